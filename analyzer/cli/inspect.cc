@@ -1,0 +1,140 @@
+#include "analyzer/cli/inspect.h"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <limits>
+#include <map>
+
+#include "tracer/format/error.h"
+#include "tracer/format/keys.h"
+#include "tracer/format/reader.h"
+
+namespace shardscope::cli {
+namespace {
+
+using json = nlohmann::json;
+
+struct TrackSummary {
+  std::string name;
+  uint64_t events = 0;
+};
+
+struct Summary {
+  std::map<std::pair<int64_t, int64_t>, TrackSummary> tracks;  // (pid, tid)
+  std::map<int64_t, std::string> processes;
+  std::map<char, uint64_t> by_phase;
+  std::map<std::string, uint64_t> counters;  // counter name -> samples
+  int64_t first_ns = std::numeric_limits<int64_t>::max();
+  int64_t last_ns = std::numeric_limits<int64_t>::min();
+};
+
+Summary summarize(const trace::TraceFile& f) {
+  Summary s;
+  for (const trace::Event& e : f.events) {
+    ++s.by_phase[e.ph];
+    if (e.ph == 'M') {
+      if (e.name == keys::kThreadName && e.args.contains(keys::kName))
+        s.tracks[{e.pid, e.tid}].name = e.args[keys::kName].get<std::string>();
+      if (e.name == keys::kProcessName && e.args.contains(keys::kName))
+        s.processes[e.pid] = e.args[keys::kName].get<std::string>();
+      continue;
+    }
+    ++s.tracks[{e.pid, e.tid}].events;
+    if (e.ph == 'C') ++s.counters[e.name];
+    s.first_ns = std::min(s.first_ns, e.ts_ns);
+    s.last_ns = std::max(s.last_ns, e.ts_ns + e.dur_ns);
+  }
+  return s;
+}
+
+std::string seconds(int64_t ns) { return fmt::format("{:.6f} s", double(ns) / 1e9); }
+
+json to_json(const trace::TraceFile& f, const Summary& s) {
+  json tracks = json::array();
+  for (const auto& [key, t] : s.tracks)
+    tracks.push_back({{"pid", key.first}, {"tid", key.second}, {"name", t.name}, {"events", t.events}});
+  json phases = json::object();
+  for (const auto& [ph, n] : s.by_phase) phases[std::string(1, ph)] = n;
+  json j = {{"file", f.name},
+            {"gzip", f.gzip},
+            {"json_bytes", f.json_bytes},
+            {"shardscope", f.shardscope},
+            {"events", f.events.size()},
+            {"events_by_phase", phases},
+            {"tracks", tracks},
+            {"counters", s.counters},
+            {"truncated", nullptr}};
+  if (s.first_ns <= s.last_ns) j["span_ns"] = {{"first", s.first_ns}, {"last", s.last_ns}, {"duration", s.last_ns - s.first_ns}};
+  if (f.truncated) j["truncated"] = {{"offset", f.truncated->offset}, {"detail", f.truncated->detail}};
+  return j;
+}
+
+void print_text(const trace::TraceFile& f, const Summary& s, std::ostream& out) {
+  const json& h = f.shardscope;
+  auto field = [&](const char* k) { return h.contains(k) ? h[k].dump() : std::string("?"); };
+  fmt::print(out, "{}\n", f.name);
+  fmt::print(out, "  format      shardscope schema {}{}, {} bytes of JSON\n", field(keys::kSchemaVersion),
+             f.gzip ? " (gzip)" : "", f.json_bytes);
+  fmt::print(out, "  rank        {} of {} on host {}, os pid {}\n", field(keys::kRank), field(keys::kWorldSize),
+             h.value(keys::kHost, std::string("?")), field(keys::kOsPid));
+  if (h.contains(keys::kClock)) fmt::print(out, "  clock       {}\n", h[keys::kClock].dump());
+  if (h.contains(keys::kTracer)) fmt::print(out, "  tracer      {}\n", h[keys::kTracer].dump());
+  if (h.contains(keys::kRunConfig) && !h[keys::kRunConfig].empty())
+    fmt::print(out, "  run config  {}\n", h[keys::kRunConfig].dump());
+  std::string phases;
+  for (const auto& [ph, n] : s.by_phase) phases += fmt::format("{}{} {}", phases.empty() ? "" : ", ", ph, n);
+  fmt::print(out, "  events      {} ({})\n", f.events.size(), phases);
+  if (s.first_ns <= s.last_ns)
+    fmt::print(out, "  span        {} (from {} to {} on the trace clock)\n", seconds(s.last_ns - s.first_ns),
+               seconds(s.first_ns), seconds(s.last_ns));
+  else
+    fmt::print(out, "  span        none (no timed events)\n");
+  fmt::print(out, "  tracks       pid   tid  events  name\n");
+  for (const auto& [key, t] : s.tracks)
+    fmt::print(out, "             {:>4} {:>5} {:>7}  {}\n", key.first, key.second, t.events, t.name.empty() ? "-" : t.name);
+  if (!s.counters.empty()) {
+    fmt::print(out, "  counters    ");
+    bool first = true;
+    for (const auto& [name, n] : s.counters) {
+      fmt::print(out, "{}{} ({} samples)", first ? "" : ", ", name, n);
+      first = false;
+    }
+    fmt::print(out, "\n");
+  }
+  if (h.value(keys::kDroppedRecords, uint64_t(0)) > 0)
+    fmt::print(out, "  DROPPED     {} records: the tracer's buffers were full\n", h[keys::kDroppedRecords].get<uint64_t>());
+  if (f.truncated)
+    fmt::print(out, "  TRUNCATED   at byte {}: {} complete events before the cut were loaded\n", f.truncated->offset,
+               f.events.size());
+}
+
+}  // namespace
+
+int inspect(const std::vector<std::string>& files, bool as_json, std::ostream& out, std::ostream& err) {
+  int rc = 0;
+  json all = json::array();
+  for (const std::string& path : files) {
+    try {
+      trace::TraceFile f = trace::read_trace(path);
+      Summary s = summarize(f);
+      if (f.truncated)
+        fmt::print(err, "shardscope: warning: {}: file cut off at byte {} ({}); loaded the {} complete events before it\n",
+                   path, f.truncated->offset, f.truncated->detail, f.events.size());
+      if (as_json) all.push_back(to_json(f, s));
+      else print_text(f, s, out);
+    } catch (const trace::TraceError& e) {
+      fmt::print(err, "shardscope: error: {}\n", e.what());
+      rc = 2;
+    } catch (const std::exception& e) {
+      fmt::print(err, "shardscope: error: {}: {}\n", path, e.what());
+      rc = 2;
+    }
+  }
+  if (as_json) out << all.dump(2) << "\n";
+  return rc;
+}
+
+}  // namespace shardscope::cli

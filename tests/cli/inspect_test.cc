@@ -1,0 +1,101 @@
+// The shardscope CLI as a user runs it: a real process, its exit code and what it prints.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/support/run.h"
+#include "tests/support/temp_dir.h"
+
+namespace shardscope::test {
+namespace {
+
+using json = nlohmann::json;
+
+void write(const std::filesystem::path& p, const std::string& text) {
+  std::ofstream(p, std::ios::binary) << text;
+}
+
+TEST(Cli, HelpVersionAndWrongFlags) {
+  RunResult help = run({SHARDSCOPE_BIN, "--help"});
+  EXPECT_EQ(help.rc, 0);
+  EXPECT_NE(help.out.find("inspect"), std::string::npos);
+  RunResult version = run({SHARDSCOPE_BIN, "--version"});
+  EXPECT_EQ(version.rc, 0);
+  EXPECT_NE(version.out.find("shardscope 0."), std::string::npos);
+  RunResult none = run({SHARDSCOPE_BIN});
+  EXPECT_EQ(none.rc, 2);
+  RunResult bad = run({SHARDSCOPE_BIN, "inspect", "--frobnicate", "x.json"});
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_NE(bad.err.find("--frobnicate"), std::string::npos) << bad.err;
+  RunResult badfmt = run({SHARDSCOPE_BIN, "inspect", "--format", "xml", "x.json"});
+  EXPECT_EQ(badfmt.rc, 2);
+  EXPECT_NE(badfmt.err.find("xml"), std::string::npos) << badfmt.err;
+}
+
+TEST(Cli, InspectsFilesTheTracerWrote) {
+  TempDir dir;
+  auto trace = dir.path() / "rank1.json.gz";
+  RunResult demo = run({HOST_DEMO_BIN, "--rank", "1", "--world-size", "2", "--steps", "2", "--out", trace.string()});
+  ASSERT_EQ(demo.rc, 0) << demo.err;
+
+  RunResult text = run({SHARDSCOPE_BIN, "inspect", trace.string()});
+  EXPECT_EQ(text.rc, 0) << text.err;
+  EXPECT_NE(text.out.find("rank        1 of 2"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("compute"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("comm (copy thread)"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("TRUNCATED"), std::string::npos);
+
+  RunResult js = run({SHARDSCOPE_BIN, "inspect", "--format", "json", trace.string()});
+  ASSERT_EQ(js.rc, 0) << js.err;
+  json j = json::parse(js.out);
+  ASSERT_EQ(j.size(), 1u);
+  EXPECT_EQ(j[0]["shardscope"]["rank"], 1);
+  EXPECT_EQ(j[0]["gzip"], true);
+  EXPECT_GT(j[0]["span_ns"]["duration"].get<int64_t>(), 0);
+  uint64_t compute_events = 0, comm_events = 0;
+  for (const json& t : j[0]["tracks"]) {
+    if (t["name"] == "compute") compute_events = t["events"];
+    if (t["name"] == "comm (copy thread)") comm_events = t["events"];
+  }
+  EXPECT_EQ(compute_events, 2u * (1 + 4 + 4 + 1));  // step, 4 unit ranges, 4 counters, 1 instant per step
+  EXPECT_EQ(comm_events, 2u);
+  EXPECT_EQ(j[0]["counters"]["memory.activations"], 8);
+}
+
+TEST(Cli, BadFilesNameFileAndByteAndExit2) {
+  TempDir dir;
+  auto empty = dir.path() / "empty.json", garbage = dir.path() / "garbage.json", kineto = dir.path() / "kineto.json";
+  write(empty, "");
+  write(garbage, "{\"shardscope\": nope}");
+  write(kineto, R"({"traceEvents":[]})");
+  auto missing = dir.path() / "missing.json";
+  for (auto [path, expect] : std::vector<std::pair<std::filesystem::path, std::string>>{
+           {empty, "at byte 0: empty file"},
+           {garbage, "at byte 16: parse error"},  // "n" could start null; "o" cannot
+           {kineto, "at byte 18: no \"shardscope\" object"},
+           {missing, "at byte 0: cannot open"}}) {
+    RunResult r = run({SHARDSCOPE_BIN, "inspect", path.string()});
+    EXPECT_EQ(r.rc, 2) << path;
+    EXPECT_NE(r.err.find(path.string() + ": " + expect), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("terminate"), std::string::npos);
+  }
+}
+
+TEST(Cli, TruncatedFileLoadsWithWarning) {
+  TempDir dir;
+  auto trace = dir.path() / "t.json";
+  ASSERT_EQ(run({HOST_DEMO_BIN, "--steps", "1", "--out", trace.string()}).rc, 0);
+  std::ifstream in(trace);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t cut = text.size() - 30;
+  write(trace, text.substr(0, cut));
+  RunResult r = run({SHARDSCOPE_BIN, "inspect", trace.string()});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.err.find("warning: " + trace.string() + ": file cut off at byte " + std::to_string(cut)), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("TRUNCATED   at byte " + std::to_string(cut)), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace shardscope::test

@@ -1,0 +1,79 @@
+// Writer -> file -> reader gives back exactly the events and header that went in, plain and gzip.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "tests/support/temp_dir.h"
+#include "tracer/format/keys.h"
+#include "tracer/format/reader.h"
+#include "tracer/format/writer.h"
+
+namespace shardscope::trace {
+namespace {
+
+using json = nlohmann::json;
+
+std::vector<Event> sample_events() {
+  return {
+      {'M', "process_name", "", 3, 0, 0, 0, "", {{"name", "rank 3"}}},
+      {'M', "thread_name", "", 3, 1, 0, 0, "", {{"name", "compute"}}},
+      {'X', "forward", "range", 3, 1, 1'700'000'000'123'456'789, 5'001, "", {{"unit", 2}}},
+      {'X', "unit \"7\" backward \xce\xbb", "range", 3, 1, 12, 0, "", nullptr},
+      {'i', "step_end", "instant", 3, 1, 99, 0, "", {{"step", 1}}},
+      {'C', "memory.sharded_params", "counter", 3, 1, 100, 0, "", {{"value", 123456789}}},
+      {'s', "launch", "flow", 3, 1, 100, 0, "42", nullptr},
+      {'f', "launch", "flow", 3, 2, 150, 0, "42", nullptr},
+      {'X', "negative ts", "range", 3, 2, -1500, 1, "", {{"nested", {{"a", json::array({1, 2.5, "x"})}}}}},
+  };
+}
+
+json sample_header() {
+  return {{keys::kSchemaVersion, keys::kSchemaVersionValue}, {keys::kRank, 3}, {keys::kWorldSize, 8},
+          {keys::kRunConfig, {{"sharding", "full_shard"}, {"units", json::array({{{"id", 0}, {"params", 1000}}})}}}};
+}
+
+void check_roundtrip(const std::filesystem::path& path) {
+  {
+    Writer w(path, sample_header());
+    for (const Event& e : sample_events()) w.append(e);
+    w.close();
+    EXPECT_EQ(w.events_written(), sample_events().size());
+  }
+  TraceFile f = read_trace(path);
+  EXPECT_FALSE(f.truncated.has_value());
+  EXPECT_EQ(f.shardscope, sample_header());
+  EXPECT_EQ(f.events, sample_events());
+  // The file is also plain JSON that any parser (and so Perfetto / chrome://tracing) accepts.
+  json whole = json::parse(read_file_text(path));
+  EXPECT_TRUE(whole[keys::kTraceEvents].is_array());
+  EXPECT_EQ(whole[keys::kTraceEvents].size(), sample_events().size());
+  EXPECT_NE(read_file_text(path).find("\"ts\":1700000000123456.789"), std::string::npos);
+}
+
+TEST(RoundTrip, PlainJson) {
+  test::TempDir dir;
+  check_roundtrip(dir.path() / "t.json");
+}
+
+TEST(RoundTrip, Gzip) {
+  test::TempDir dir;
+  check_roundtrip(dir.path() / "t.json.gz");
+  bool gz = false;
+  read_file_text(dir.path() / "t.json.gz", &gz);
+  EXPECT_TRUE(gz);
+}
+
+TEST(RoundTrip, MetadataPatchesMergeIntoHeader) {
+  test::TempDir dir;
+  auto path = dir.path() / "t.json";
+  {
+    Writer w(path, sample_header());
+    w.append({'M', keys::kMetadataPatch, "", 3, 0, 0, 0, "", {{keys::kRunConfig, {{"prefetch", "pre"}}}}});
+  }
+  TraceFile f = read_trace(path);
+  EXPECT_EQ(f.shardscope[keys::kRunConfig]["prefetch"], "pre");
+  EXPECT_EQ(f.shardscope[keys::kRunConfig]["sharding"], "full_shard");
+}
+
+}  // namespace
+}  // namespace shardscope::trace
