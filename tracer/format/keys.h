@@ -61,6 +61,61 @@ inline constexpr const char* kCatRange = "range";
 inline constexpr const char* kCatInstant = "instant";
 inline constexpr const char* kCatCounter = "counter";
 
+// --- What the trainer records (the contract between training/ and the analyzer) ---
+// Ranges on the compute thread: "step" (cat kCatStep, args step), the phases "forward", "backward",
+// "optimizer" (cat kCatPhase), and each unit's compute "unit_forward" / "unit_backward" (cat kCatCompute,
+// args unit). Collectives: complete events on a communication track, named by kind ("all_gather",
+// "reduce_scatter", "all_reduce"), cat kCatComm, args unit, bytes (per rank, the unsharded size for
+// all_gather and the input size for reduce_scatter, as nccl-tests count), group_size, issued_ns (when the
+// compute thread issued it, CLOCK_MONOTONIC ns; ts is when it started running). Prefetch decisions:
+// instant "prefetch" (cat kCatFsdp, args unit, reason). Memory: counters named kMemory* (bytes).
+inline constexpr const char* kCatStep = "step";
+inline constexpr const char* kCatPhase = "phase";
+inline constexpr const char* kCatCompute = "compute";
+inline constexpr const char* kCatComm = "comm";
+inline constexpr const char* kCatFsdp = "fsdp";
+inline constexpr const char* kStepRange = "step";
+inline constexpr const char* kForwardPhase = "forward";
+inline constexpr const char* kBackwardPhase = "backward";
+inline constexpr const char* kOptimizerPhase = "optimizer";
+inline constexpr const char* kUnitForward = "unit_forward";
+inline constexpr const char* kUnitBackward = "unit_backward";
+inline constexpr const char* kAllGather = "all_gather";
+inline constexpr const char* kReduceScatter = "reduce_scatter";
+inline constexpr const char* kAllReduce = "all_reduce";
+inline constexpr const char* kPrefetch = "prefetch";
+inline constexpr const char* kArgStep = "step";
+inline constexpr const char* kArgUnit = "unit";
+inline constexpr const char* kArgBytes = "bytes";
+inline constexpr const char* kArgGroupSize = "group_size";
+inline constexpr const char* kArgIssuedNs = "issued_ns";
+inline constexpr const char* kArgReason = "reason";
+inline constexpr const char* kMemoryShardedParams = "memory.sharded_params";
+inline constexpr const char* kMemoryUnshardedParams = "memory.unsharded_params";
+inline constexpr const char* kMemoryGradients = "memory.gradients";
+inline constexpr const char* kMemoryOptimizerState = "memory.optimizer_state";
+inline constexpr const char* kMemoryActivations = "memory.activations";
+inline constexpr const char* kMemoryAllocatorTotal = "memory.allocator_total";
+// run_config keys: sharding (no_shard|zero1|shard_grad_op|full_shard|hybrid_shard), backward_prefetch
+// (none|pre|post), forward_prefetch, limit_all_gathers, param_dtype, reduce_dtype, world_size,
+// ranks_per_node, activation_checkpointing, cpu_offload, optimizer, model {preset, layers, dim, heads,
+// ffn_dim, vocab, seq_len}, units [{id, name, params, padded_params}].
+inline constexpr const char* kCfgSharding = "sharding";
+inline constexpr const char* kCfgBackwardPrefetch = "backward_prefetch";
+inline constexpr const char* kCfgForwardPrefetch = "forward_prefetch";
+inline constexpr const char* kCfgLimitAllGathers = "limit_all_gathers";
+inline constexpr const char* kCfgParamDtype = "param_dtype";
+inline constexpr const char* kCfgReduceDtype = "reduce_dtype";
+inline constexpr const char* kCfgRanksPerNode = "ranks_per_node";
+inline constexpr const char* kCfgActivationCheckpointing = "activation_checkpointing";
+inline constexpr const char* kCfgCpuOffload = "cpu_offload";
+inline constexpr const char* kCfgOptimizer = "optimizer";
+inline constexpr const char* kCfgModel = "model";
+inline constexpr const char* kCfgUnits = "units";
+inline constexpr const char* kCfgUnitId = "id";
+inline constexpr const char* kCfgUnitParams = "params";
+inline constexpr const char* kCfgUnitPaddedParams = "padded_params";
+
 // Fixed values.
 inline constexpr const char* kClockMonotonic = "CLOCK_MONOTONIC";
 inline constexpr const char* kUnitNs = "ns";
