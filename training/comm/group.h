@@ -1,0 +1,41 @@
+// A communicator over a set of ranks, as FSDP needs it: all-gather, reduce-scatter and all-reduce (sum) on
+// raw buffers. Raw pointers on purpose: a collective writing a parameter buffer must not bump the autograd
+// version counter of the tensors viewing it (an ATen copy_ would, and backward would then refuse to run).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace shardscope::train {
+
+enum class DType { F32, BF16 };
+inline size_t dtype_size(DType d) { return d == DType::F32 ? 4 : 2; }
+const char* dtype_name(DType d);
+DType parse_dtype(const std::string& s);  // "fp32" | "bf16"; throws std::invalid_argument
+
+class Group {
+ public:
+  virtual ~Group() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // out holds size() * count elements; `in` (count elements) may not alias out.
+  virtual void all_gather(void* out, const void* in, size_t count, DType dt) = 0;
+  // in holds size() * count elements; out receives the sum of every rank's chunk rank() (count elements).
+  virtual void reduce_scatter(void* out, const void* in, size_t count, DType dt) = 0;
+  // Sums buf across the group, in place.
+  virtual void all_reduce(void* buf, size_t count, DType dt) = 0;
+};
+
+class Rendezvous;
+
+// A Gloo communicator over `members` (global ranks, sorted; this rank must be one of them). Every member
+// must call this with the same name and members. Each communicator is its own Gloo context, so two of them
+// can run at once on different threads, as the all-gather and reduce-scatter streams do.
+std::unique_ptr<Group> make_gloo_group(Rendezvous& rv, const std::string& name, const std::vector<int>& members,
+                                       std::chrono::milliseconds timeout);
+
+}  // namespace shardscope::train

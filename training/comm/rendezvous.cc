@@ -1,0 +1,118 @@
+#include "training/comm/rendezvous.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <stdexcept>
+#include <vector>
+
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+namespace shardscope::train {
+namespace {
+
+constexpr auto kHeartbeatEvery = std::chrono::milliseconds(500);
+
+std::optional<int> env_int(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return std::nullopt;
+  char* end = nullptr;
+  long x = std::strtol(v, &end, 10);
+  if (*end != '\0' || x < 0 || x > 1'000'000) throw std::invalid_argument(std::string(name) + "='" + v + "' is not a non-negative integer");
+  return int(x);
+}
+
+}  // namespace
+
+WorldEnv read_world_env() {
+  WorldEnv e;
+  e.world_size = env_int("WORLD_SIZE").value_or(1);
+  e.rank = env_int("RANK").value_or(0);
+  e.local_rank = env_int("LOCAL_RANK").value_or(e.rank);
+  e.local_world_size = env_int("LOCAL_WORLD_SIZE").value_or(e.world_size);
+  if (const char* a = std::getenv("MASTER_ADDR"); a && *a) e.master_addr = a;
+  e.master_port = env_int("MASTER_PORT").value_or(29500);
+  if (e.world_size < 1) throw std::invalid_argument("WORLD_SIZE must be at least 1");
+  if (e.rank >= e.world_size)
+    throw std::invalid_argument("RANK=" + std::to_string(e.rank) + " is not below WORLD_SIZE=" + std::to_string(e.world_size));
+  if (e.local_world_size < 1 || e.local_rank >= e.local_world_size)
+    throw std::invalid_argument("LOCAL_RANK=" + std::to_string(e.local_rank) + " is not below LOCAL_WORLD_SIZE=" +
+                                std::to_string(e.local_world_size));
+  if (e.master_port < 1 || e.master_port > 65535) throw std::invalid_argument("MASTER_PORT is not a TCP port");
+  return e;
+}
+
+Rendezvous::Rendezvous(const WorldEnv& env, std::chrono::milliseconds timeout) : env_(env) {
+  c10d::TCPStoreOptions o;
+  o.port = uint16_t(env.master_port);
+  o.isServer = env.rank == 0;
+  o.numWorkers = size_t(env.world_size);
+  o.waitWorkers = true;
+  o.timeout = timeout;
+  try {
+    store_ = std::make_shared<c10d::TCPStore>(env.master_addr, o);
+    c10d::TCPStoreOptions client = o;
+    client.isServer = false;
+    client.waitWorkers = false;
+    client.numWorkers = c10::nullopt;
+    heartbeat_store_ = std::make_shared<c10d::TCPStore>(env.master_addr, client);
+    // Everyone arrived: count ourselves in and wait for the others (TCPStore's own wait covers only rank 0).
+    store_->add("shardscope/arrived", 1);
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (store_->add("shardscope/arrived", 0) < env.world_size) {
+      if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error("not every rank arrived");
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  } catch (const std::exception& e) {
+    throw std::runtime_error("rendezvous at " + env.master_addr + ":" + std::to_string(env.master_port) + " with " +
+                             std::to_string(env.world_size) + " ranks did not complete within " +
+                             std::to_string(timeout.count() / 1000) + " s: " + e.what());
+  }
+  heartbeat_ = std::thread([this] { heartbeat_loop(); });
+}
+
+Rendezvous::~Rendezvous() {
+  stop_ = true;
+  if (heartbeat_.joinable()) heartbeat_.join();
+}
+
+std::string Rendezvous::gloo_host() const {
+  if (env_.master_addr == "localhost" || env_.master_addr.rfind("127.", 0) == 0) return "127.0.0.1";
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  return host;
+}
+
+void Rendezvous::heartbeat_loop() {
+  const std::string key = "shardscope/heartbeat/" + std::to_string(env_.rank);
+  while (!stop_) {
+    try {
+      heartbeat_store_->add(key, 1);
+    } catch (const std::exception&) {
+      return;  // the store (rank 0) is gone; diagnose_lost_peer says so
+    }
+    for (int i = 0; i < 5 && !stop_; ++i) std::this_thread::sleep_for(kHeartbeatEvery / 5);
+  }
+}
+
+std::string Rendezvous::diagnose_lost_peer() {
+  try {
+    auto read = [&] {
+      std::vector<int64_t> beats(size_t(env_.world_size));
+      for (int r = 0; r < env_.world_size; ++r)
+        beats[size_t(r)] = store_->add("shardscope/heartbeat/" + std::to_string(r), 0);
+      return beats;
+    };
+    auto before = read();
+    std::this_thread::sleep_for(4 * kHeartbeatEvery);
+    auto after = read();
+    std::string lost;
+    for (int r = 0; r < env_.world_size; ++r)
+      if (r != env_.rank && after[size_t(r)] == before[size_t(r)]) lost += (lost.empty() ? "rank " : ", rank ") + std::to_string(r);
+    return lost.empty() ? "no peer stopped its heartbeat (a collective timed out or failed)" : "lost " + lost + " (its heartbeat stopped)";
+  } catch (const std::exception&) {
+    return "lost rank 0 (it hosts the rendezvous store, which stopped answering)";
+  }
+}
+
+}  // namespace shardscope::train

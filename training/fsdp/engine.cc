@@ -1,0 +1,204 @@
+#include "training/fsdp/engine.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "tracer/format/keys.h"
+#include "tracer/tracer.h"
+#include "training/model/transformer.h"
+
+namespace shardscope::train {
+namespace {
+
+namespace tr = tracer;
+constexpr auto kCollectiveTimeout = std::chrono::seconds(30);
+
+torch::Tensor init_unit(const UnitLayout& u, torch::Generator& gen) {
+  auto t = torch::empty({u.numel}, torch::kFloat32);
+  for (const ParamSpec& p : u.params) {
+    auto slice = t.narrow(0, p.offset, p.numel());
+    if (p.is_norm) slice.fill_(1.0);
+    else slice.normal_(0.0, 0.02, gen);
+  }
+  return t;
+}
+
+std::vector<int> range_of(int first, int count, int stride = 1) {
+  std::vector<int> v;
+  for (int i = 0; i < count; ++i) v.push_back(first + i * stride);
+  return v;
+}
+
+}  // namespace
+
+Engine::Engine(const ModelConfig& model, const FsdpOptions& opts, Rendezvous& rv, uint64_t seed, MemoryLedger& mem)
+    : model_(model), opts_(opts), rv_(rv), mem_(mem) {
+  const int world = rv.env().world_size, rank = rv.env().rank;
+  std::string node = "all";
+  std::vector<int> shard_members = range_of(0, world);
+  if (opts.sharding == Sharding::NoShard) {
+    shard_members = {rank};
+    node = "self" + std::to_string(rank);
+  } else if (opts.sharding == Sharding::HybridShard) {
+    const int rpn = opts.ranks_per_node;
+    if (rpn < 1 || world % rpn != 0)
+      throw std::invalid_argument("hybrid_shard needs --ranks-per-node dividing the world size " + std::to_string(world) +
+                                  " (got " + std::to_string(rpn) + ")");
+    shard_members = range_of(rank / rpn * rpn, rpn);
+    node = "node" + std::to_string(rank / rpn);
+    replicas_ = world / rpn;
+  }
+  shard_size_ = int(shard_members.size());
+  shard_rank_ = int(std::find(shard_members.begin(), shard_members.end(), rank) - shard_members.begin());
+
+  shard_ag_ = make_gloo_group(rv, "shard_ag_" + node, shard_members, kCollectiveTimeout);
+  shard_rs_ = make_gloo_group(rv, "shard_rs_" + node, shard_members, kCollectiveTimeout);
+  if (opts.sharding == Sharding::HybridShard) {
+    const int rpn = opts.ranks_per_node;
+    replica_rs_ = make_gloo_group(rv, "replica_" + std::to_string(rank % rpn), range_of(rank % rpn, replicas_, rpn),
+                                  kCollectiveTimeout);
+  }
+  if (zero_stage(opts.sharding) <= 1) world_rs_ = make_gloo_group(rv, "world_rs", range_of(0, world), kCollectiveTimeout);
+  world_main_ = make_gloo_group(rv, "world_main", range_of(0, world), kCollectiveTimeout);
+  ag_stream_ = std::make_unique<CommStream>("comm: all-gather");
+  rs_stream_ = std::make_unique<CommStream>("comm: reduce-scatter");
+  comms_ = {shard_ag_.get(), shard_rs_.get(), replica_rs_.get(), world_rs_.get(), ag_stream_.get(), rs_stream_.get()};
+
+  // Every rank draws the same full initialization, then keeps its shard.
+  torch::Generator gen = at::detail::createCPUGenerator(seed);
+  for (UnitLayout& layout : unit_layouts(model)) {
+    torch::Tensor init = init_unit(layout, gen);
+    units_.push_back(std::make_unique<Unit>(std::move(layout), opts, shard_rank_, shard_size_, world, init, mem));
+  }
+}
+
+Engine::~Engine() = default;
+
+void Engine::unshard(Unit& u, const char* reason) {
+  if (u.gathered()) return;
+  // Rate limiter: at most limit_all_gathers gathered-but-unconsumed units, as FSDP's limit_all_gathers.
+  while (int(in_flight_.size()) >= std::max(1, opts_.limit_all_gathers)) {
+    tr::instant("rate_limited", {{keys::kArgUnit, int64_t(u.id())}}, keys::kCatFsdp);
+    in_flight_.front()->wait_unshard();
+    in_flight_.erase(in_flight_.begin());
+  }
+  u.unshard(comms_, reason);
+  in_flight_.push_back(&u);
+}
+
+void Engine::wait_unshard(Unit& u) {
+  u.wait_unshard();
+  std::erase(in_flight_, &u);
+}
+
+torch::Tensor Engine::run_block(Unit& u, const torch::Tensor& x) { return block_forward(model_, u.views(), x); }
+
+double Engine::forward_backward(const torch::Tensor& tokens, const torch::Tensor& targets) {
+  const int L = int(units_.size()) - 1;
+  Unit& root = *units_[0];
+  for (auto& u : units_) u->begin_step();
+  std::vector<torch::Tensor> inputs(size_t(L) + 1), outputs(size_t(L) + 1);
+  torch::Tensor embedded, hidden, loss;
+  auto boundary_bytes = [](const torch::Tensor& t) { return t.defined() ? t.numel() * t.element_size() : 0; };
+  {
+    tr::Range phase(keys::kForwardPhase, keys::kCatPhase);
+    unshard(root, "forward");
+    wait_unshard(root);
+    {
+      tr::Range r(keys::kUnitForward, {{keys::kArgUnit, int64_t(0)}}, keys::kCatCompute);
+      embedded = embed(root.views(), tokens);
+    }
+    torch::Tensor act = embedded;
+    for (int i = 1; i <= L; ++i) {
+      Unit& u = *units_[size_t(i)];
+      unshard(u, "forward");
+      if (opts_.forward_prefetch && i < L) unshard(*units_[size_t(i) + 1], "forward_prefetch");
+      wait_unshard(u);
+      inputs[size_t(i)] = act.detach().requires_grad_(true);
+      mem_.add(Mem::Activations, boundary_bytes(inputs[size_t(i)]));
+      {
+        tr::Range r(keys::kUnitForward, {{keys::kArgUnit, int64_t(i)}}, keys::kCatCompute);
+        if (opts_.activation_checkpointing) {
+          torch::NoGradGuard no_grad;  // keep only the unit's input; recompute in backward
+          outputs[size_t(i)] = run_block(u, inputs[size_t(i)]);
+        } else {
+          outputs[size_t(i)] = run_block(u, inputs[size_t(i)]);
+        }
+      }
+      act = outputs[size_t(i)];
+      if (opts_.sharding == Sharding::FullShard || opts_.sharding == Sharding::HybridShard) u.reshard();
+    }
+    hidden = act.detach().requires_grad_(true);
+    tr::Range r(keys::kUnitForward, {{keys::kArgUnit, int64_t(0)}}, keys::kCatCompute);
+    loss = head_loss(root.views(), hidden, targets);
+  }
+  mem_.sample_allocator();
+  {
+    tr::Range phase(keys::kBackwardPhase, keys::kCatPhase);
+    {
+      tr::Range r(keys::kUnitBackward, {{keys::kArgUnit, int64_t(0)}}, keys::kCatCompute);
+      loss.backward();
+    }
+    torch::Tensor grad = hidden.grad();
+    for (int i = L; i >= 1; --i) {
+      Unit& u = *units_[size_t(i)];
+      unshard(u, "backward_on_demand");  // a no-op when a prefetch already issued it
+      wait_unshard(u);
+      // BACKWARD_PRE: the next unit's all-gather goes out before this unit's gradient computation.
+      if (opts_.backward_prefetch == BackwardPrefetch::Pre && i > 1) unshard(*units_[size_t(i) - 1], "backward_pre");
+      {
+        tr::Range r(keys::kUnitBackward, {{keys::kArgUnit, int64_t(i)}}, keys::kCatCompute);
+        torch::Tensor out = outputs[size_t(i)];
+        if (opts_.activation_checkpointing) out = run_block(u, inputs[size_t(i)]);
+        torch::autograd::backward({out}, {grad});
+        grad = inputs[size_t(i)].grad();
+      }
+      // BACKWARD_POST: after this unit's gradient computation, before its reduction.
+      if (opts_.backward_prefetch == BackwardPrefetch::Post && i > 1) unshard(*units_[size_t(i) - 1], "backward_post");
+      u.reduce_grad(comms_);
+      if (u.params_sharded()) u.reshard();
+      mem_.add(Mem::Activations, -boundary_bytes(inputs[size_t(i)]));
+      inputs[size_t(i)] = outputs[size_t(i)] = torch::Tensor();
+    }
+    {
+      tr::Range r(keys::kUnitBackward, {{keys::kArgUnit, int64_t(0)}}, keys::kCatCompute);
+      torch::autograd::backward({embedded}, {grad});
+    }
+    root.reduce_grad(comms_);
+    if (root.params_sharded()) root.reshard();
+    for (auto& u : units_) u->wait_reduce();
+  }
+  mem_.sample_allocator();
+  double local = loss.item<double>();
+  float sum = float(local);
+  world_main_->all_reduce(&sum, 1, DType::F32);
+  return double(sum) / rv_.env().world_size;
+}
+
+double Engine::clip_grad_norm(double max_norm) {
+  // Each rank adds the squares of the gradient it owns; replicated copies are divided back out.
+  double sq = 0;
+  for (auto& u : units_) sq += u->grad_for_optimizer().pow(2).sum().item<double>();
+  float total = float(sq);
+  world_main_->all_reduce(&total, 1, DType::F32);
+  const int copies = opts_.sharding == Sharding::NoShard ? rv_.env().world_size : replicas_;
+  double norm = std::sqrt(double(total) / copies);
+  if (max_norm > 0 && norm > max_norm) {
+    torch::NoGradGuard no_grad;
+    double coef = max_norm / (norm + 1e-6);
+    for (auto& u : units_) u->grad_for_optimizer().mul_(coef);
+  }
+  return norm;
+}
+
+void Engine::after_optimizer() {
+  for (auto& u : units_) u->after_optimizer(comms_);
+}
+
+torch::Tensor Engine::full_parameters() {
+  std::vector<torch::Tensor> parts;
+  for (auto& u : units_) parts.push_back(u->gather_master(*shard_ag_));
+  return torch::cat(parts);
+}
+
+}  // namespace shardscope::train

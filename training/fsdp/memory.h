@@ -1,0 +1,25 @@
+// The bytes the trainer holds, by the categories of SPEC's ZeRO model, published as trace counters.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+namespace shardscope::train {
+
+enum class Mem { ShardedParams, UnshardedParams, Gradients, OptimizerState, Activations, kCount };
+
+class MemoryLedger {
+ public:
+  void add(Mem m, int64_t delta);
+  int64_t bytes(Mem m) const { return now_[std::size_t(m)]; }
+  int64_t peak(Mem m) const { return peak_[std::size_t(m)]; }
+  void reset_peaks() { peak_ = now_; }
+  // Emits the allocator's total (glibc's in-use bytes, mmapped blocks included) as a counter.
+  void sample_allocator();
+
+ private:
+  std::array<int64_t, std::size_t(Mem::kCount)> now_{}, peak_{};
+};
+
+}  // namespace shardscope::train

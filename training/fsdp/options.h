@@ -1,0 +1,30 @@
+// The FSDP configuration: sharding strategy, prefetch, precision, memory savers.
+#pragma once
+
+#include <string>
+
+#include "training/comm/group.h"
+
+namespace shardscope::train {
+
+enum class Sharding { NoShard, Zero1, ShardGradOp, FullShard, HybridShard };
+enum class BackwardPrefetch { None, Pre, Post };
+
+Sharding parse_sharding(const std::string& s);  // throws std::invalid_argument
+const char* sharding_name(Sharding s);
+int zero_stage(Sharding s);  // 0, 1, 2, 3 (hybrid_shard: 3 within a node)
+BackwardPrefetch parse_prefetch(const std::string& s);
+const char* prefetch_name(BackwardPrefetch p);
+
+struct FsdpOptions {
+  Sharding sharding = Sharding::FullShard;
+  BackwardPrefetch backward_prefetch = BackwardPrefetch::Pre;
+  bool forward_prefetch = false;
+  int limit_all_gathers = 2;  // all-gathers issued but not yet consumed by compute
+  DType param_dtype = DType::F32;
+  DType reduce_dtype = DType::F32;
+  bool activation_checkpointing = false;
+  int ranks_per_node = 0;  // hybrid_shard: the sharding group size
+};
+
+}  // namespace shardscope::train

@@ -1,0 +1,188 @@
+#include "training/fsdp/unit.h"
+
+#include <ATen/native/Resize.h>
+
+#include "tracer/format/keys.h"
+#include "tracer/tracer.h"
+
+namespace shardscope::train {
+namespace {
+
+namespace tr = tracer;
+
+torch::ScalarType scalar(DType d) { return d == DType::F32 ? torch::kFloat32 : torch::kBFloat16; }
+
+// Frees or re-allocates a tensor's storage in place, keeping the StorageImpl every view shares.
+void resize_storage(const torch::Tensor& t, size_t bytes) {
+  TORCH_CHECK(t.storage_offset() == 0, "flat parameter must own its storage");
+  at::native::resize_bytes_cpu(t.storage().unsafeGetStorageImpl(), bytes);
+}
+
+}  // namespace
+
+Unit::Unit(UnitLayout layout, const FsdpOptions& opts, int shard_rank, int shard_size, int world_size,
+           const torch::Tensor& full_init, MemoryLedger& mem)
+    : layout_(std::move(layout)), opts_(opts), shard_rank_(shard_rank), shard_size_(shard_size),
+      world_size_(world_size), mem_(mem) {
+  padded_ = (layout_.numel + shard_size_ - 1) / shard_size_ * shard_size_;
+  shard_numel_ = padded_ / shard_size_;
+  params_sharded_ = zero_stage(opts.sharding) >= 2;
+  grads_sharded_ = params_sharded_;
+
+  torch::NoGradGuard no_grad;
+  auto padded_init = torch::zeros({padded_}, torch::kFloat32);
+  padded_init.narrow(0, 0, layout_.numel).copy_(full_init);
+  if (opts.sharding == Sharding::NoShard) {
+    master_ = padded_init;
+  } else {
+    master_ = padded_init.narrow(0, int64_t(shard_rank_) * shard_numel_, shard_numel_).clone();
+  }
+  mem_.add(Mem::ShardedParams, master_.numel() * 4);
+
+  if (opts.sharding == Sharding::NoShard && opts.param_dtype == DType::F32) {
+    full_ = master_;  // DDP in fp32 keeps one copy: the master is the parameter
+  } else if (!params_sharded_) {
+    full_ = padded_init.to(scalar(opts.param_dtype));
+    mem_.add(Mem::UnshardedParams, padded_ * int64_t(dtype_size(opts.param_dtype)));
+  }
+  gathered_ = full_.defined();
+
+  grad_ = torch::zeros({grads_sharded_ ? shard_numel_ : padded_}, torch::kFloat32);
+  mem_.add(Mem::Gradients, grad_.numel() * 4);
+  exp_avg_ = torch::zeros_like(master_);
+  exp_avg_sq_ = torch::zeros_like(master_);
+  mem_.add(Mem::OptimizerState, 2 * master_.numel() * 4);
+}
+
+void Unit::unshard(const Comms& c, const char* reason) {
+  if (gathered_) return;
+  const size_t bytes = size_t(padded_) * dtype_size(opts_.param_dtype);
+  if (!full_.defined()) full_ = torch::empty({padded_}, scalar(opts_.param_dtype));
+  else resize_storage(full_, bytes);
+  mem_.add(Mem::UnshardedParams, int64_t(bytes));
+  gathered_ = true;
+
+  torch::Tensor send = opts_.param_dtype == DType::F32 ? master_ : master_.to(torch::kBFloat16);
+  void* out = full_.data_ptr();
+  Group* g = c.shard_ag;
+  const int64_t issued = tr::now_ns(), count = shard_numel_, unit = id();
+  const DType dt = opts_.param_dtype;
+  tr::instant(keys::kPrefetch, {{keys::kArgUnit, unit}, {keys::kArgReason, reason}}, keys::kCatFsdp);
+  gather_ = c.ag_stream->issue([=] {
+    int64_t start = tr::now_ns();
+    g->all_gather(out, send.data_ptr(), size_t(count), dt);
+    tr::complete(0, keys::kAllGather, keys::kCatComm, start, tr::now_ns(),
+                 {{keys::kArgUnit, unit}, {keys::kArgBytes, int64_t(bytes)}, {keys::kArgGroupSize, g->size()},
+                  {keys::kArgIssuedNs, issued}});
+  });
+}
+
+void Unit::wait_unshard() {
+  if (gather_) {
+    gather_->get();
+    gather_.reset();
+  }
+}
+
+ParamViews Unit::views() {
+  // Fresh views per use: each forward (and each recomputation) builds its own graph, and every graph's
+  // gradient accumulates into the one flat gradient of flat_.
+  if (!flat_.defined()) begin_step();
+  ParamViews v;
+  v.reserve(layout_.params.size());
+  for (const ParamSpec& p : layout_.params) v.push_back(flat_.narrow(0, p.offset, p.numel()).view(p.shape));
+  return v;
+}
+
+void Unit::begin_step() {
+  // The flat parameter leaf shares full_'s storage and version counter; a new one each step drops the last
+  // step's gradient and graph.
+  flat_ = full_.defined() ? full_.detach().requires_grad_(true) : torch::Tensor();
+}
+
+void Unit::reshard() {
+  if (!params_sharded_ || !gathered_) return;
+  wait_unshard();
+  resize_storage(full_, 0);
+  mem_.add(Mem::UnshardedParams, -int64_t(size_t(padded_) * dtype_size(opts_.param_dtype)));
+  gathered_ = false;
+}
+
+void Unit::reduce_grad(const Comms& c) {
+  torch::Tensor g = flat_.grad();
+  if (!g.defined()) g = torch::zeros({padded_}, scalar(opts_.param_dtype));  // a unit that got no gradient
+  torch::Tensor input = g.to(scalar(opts_.reduce_dtype)).contiguous();
+  flat_.mutable_grad() = torch::Tensor();
+  const int64_t issued = tr::now_ns(), unit = id();
+  const DType dt = opts_.reduce_dtype;
+  const double scale = 1.0 / double(world_size_);
+  torch::Tensor grad = grad_;
+  if (grads_sharded_) {
+    Group* g_rs = c.shard_rs;
+    Group* replica = c.replica_rs;
+    const int64_t count = shard_numel_;
+    reduce_ = c.rs_stream->issue([=] {
+      torch::Tensor out = torch::empty({count}, input.options());
+      int64_t start = tr::now_ns();
+      g_rs->reduce_scatter(out.data_ptr(), input.data_ptr(), size_t(count), dt);
+      tr::complete(0, keys::kReduceScatter, keys::kCatComm, start, tr::now_ns(),
+                   {{keys::kArgUnit, unit}, {keys::kArgBytes, int64_t(input.numel() * input.element_size())},
+                    {keys::kArgGroupSize, g_rs->size()}, {keys::kArgIssuedNs, issued}});
+      if (replica && replica->size() > 1) {
+        start = tr::now_ns();
+        replica->all_reduce(out.data_ptr(), size_t(count), dt);
+        tr::complete(0, keys::kAllReduce, keys::kCatComm, start, tr::now_ns(),
+                     {{keys::kArgUnit, unit}, {keys::kArgBytes, int64_t(out.numel() * out.element_size())},
+                      {keys::kArgGroupSize, replica->size()}, {keys::kArgIssuedNs, issued}});
+      }
+      torch::NoGradGuard no_grad;
+      grad.copy_(out.to(torch::kFloat32).mul_(scale));
+    });
+  } else {
+    Group* world = c.world_rs;
+    reduce_ = c.rs_stream->issue([=] {
+      int64_t start = tr::now_ns();
+      world->all_reduce(input.data_ptr(), size_t(input.numel()), dt);
+      tr::complete(0, keys::kAllReduce, keys::kCatComm, start, tr::now_ns(),
+                   {{keys::kArgUnit, unit}, {keys::kArgBytes, int64_t(input.numel() * input.element_size())},
+                    {keys::kArgGroupSize, world->size()}, {keys::kArgIssuedNs, issued}});
+      torch::NoGradGuard no_grad;
+      grad.copy_(input.to(torch::kFloat32).mul_(scale));
+    });
+  }
+}
+
+void Unit::wait_reduce() {
+  if (reduce_) {
+    reduce_->get();
+    reduce_.reset();
+  }
+}
+
+torch::Tensor Unit::grad_for_optimizer() {
+  if (opts_.sharding == Sharding::Zero1) return grad_.narrow(0, int64_t(shard_rank_) * shard_numel_, shard_numel_);
+  return grad_;
+}
+
+void Unit::after_optimizer(const Comms& c) {
+  torch::NoGradGuard no_grad;
+  if (opts_.sharding == Sharding::NoShard && !full_.is_same(master_)) {
+    full_.copy_(master_);
+  } else if (opts_.sharding == Sharding::Zero1) {
+    torch::Tensor send = master_.to(scalar(opts_.param_dtype));
+    void* out = full_.data_ptr();
+    Group* g = c.shard_ag;
+    const int64_t count = shard_numel_;
+    const DType dt = opts_.param_dtype;
+    c.ag_stream->issue([=] { g->all_gather(out, send.data_ptr(), size_t(count), dt); }).get();
+  }
+}
+
+torch::Tensor Unit::gather_master(Group& g) {
+  if (opts_.sharding == Sharding::NoShard) return master_.narrow(0, 0, layout_.numel).clone();
+  torch::Tensor all = torch::empty({padded_}, torch::kFloat32);
+  g.all_gather(all.data_ptr(), master_.data_ptr(), size_t(shard_numel_), DType::F32);
+  return all.narrow(0, 0, layout_.numel).clone();
+}
+
+}  // namespace shardscope::train

@@ -1,0 +1,266 @@
+// shardscope-train: a decoder-only transformer trained with FSDP/ZeRO sharding on libtorch, every
+// all-gather, reduce-scatter and prefetch traced. Ranks meet by the torchrun environment variables.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "tracer/format/keys.h"
+#include "tracer/tracer.h"
+#include "training/checkpoint.h"
+#include "training/data/data.h"
+#include "training/fsdp/engine.h"
+#include "training/optim/adamw.h"
+
+namespace fs = std::filesystem;
+namespace tr = shardscope::tracer;
+namespace keys = shardscope::keys;
+using namespace shardscope::train;
+using json = nlohmann::json;
+
+namespace {
+
+struct Args {
+  std::string preset = "tiny";
+  ModelConfig model;
+  std::string data = "synthetic", device = "cpu", sharding = "full_shard", prefetch = "pre";
+  std::string param_dtype = "fp32", reduce_dtype = "fp32";
+  int steps = 10, batch = 2, warmup = -1, limit_all_gathers = 2, ranks_per_node = 0, save_every = 0, threads = 1;
+  double lr = 3e-3, max_grad_norm = 1.0;
+  uint64_t seed = 0;
+  bool forward_prefetch = false, checkpointing = false, cpu_offload = false, resume = false;
+  std::string checkpoint_dir, trace_dir, log_json, dump_params;
+  int rendezvous_timeout_s = 60;
+};
+
+[[noreturn]] void fail(int code, const std::string& rank_prefix, const std::string& msg) {
+  std::fprintf(stderr, "shardscope-train: %serror: %s\n", rank_prefix.c_str(), msg.c_str());
+  tr::stop();  // whatever was recorded reaches the file
+  std::fflush(stdout);
+  std::fflush(stderr);
+  _exit(code);  // comm threads may be blocked in a collective: do not wait for them
+}
+
+json run_config(const Args& a, const FsdpOptions& o, const WorldEnv& w, int shard_size) {
+  json units = json::array();
+  for (const UnitLayout& u : unit_layouts(a.model)) {
+    int64_t padded = (u.numel + shard_size - 1) / shard_size * shard_size;
+    units.push_back({{keys::kCfgUnitId, u.id}, {keys::kName, u.name}, {keys::kCfgUnitParams, u.numel},
+                     {keys::kCfgUnitPaddedParams, padded}});
+  }
+  const ModelConfig& m = a.model;
+  return {{keys::kCfgSharding, sharding_name(o.sharding)},
+          {keys::kCfgBackwardPrefetch, prefetch_name(o.backward_prefetch)},
+          {keys::kCfgForwardPrefetch, o.forward_prefetch},
+          {keys::kCfgLimitAllGathers, o.limit_all_gathers},
+          {keys::kCfgParamDtype, dtype_name(o.param_dtype)},
+          {keys::kCfgReduceDtype, dtype_name(o.reduce_dtype)},
+          {keys::kWorldSize, w.world_size},
+          {keys::kCfgRanksPerNode, o.sharding == Sharding::HybridShard ? o.ranks_per_node : w.local_world_size},
+          {"shard_size", shard_size},
+          {keys::kCfgActivationCheckpointing, o.activation_checkpointing},
+          {keys::kCfgCpuOffload, a.cpu_offload},
+          {keys::kCfgOptimizer, "adamw"},
+          {"batch_size", a.batch},
+          {"device", a.device},
+          {keys::kCfgModel,
+           {{"preset", m.preset}, {"layers", m.layers}, {"dim", m.dim}, {"heads", m.heads}, {"kv_heads", m.kv_heads},
+            {"ffn_dim", m.ffn_dim}, {"vocab", m.vocab}, {"seq_len", m.seq_len}, {"params", parameter_count(m)}}},
+          {keys::kCfgUnits, units}};
+}
+
+json bytes_json(const MemoryLedger& mem, bool peak) {
+  auto v = [&](Mem m) { return peak ? mem.peak(m) : mem.bytes(m); };
+  return {{"sharded_params", v(Mem::ShardedParams)}, {"unsharded_params", v(Mem::UnshardedParams)},
+          {"gradients", v(Mem::Gradients)}, {"optimizer_state", v(Mem::OptimizerState)},
+          {"activations", v(Mem::Activations)}};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  CLI::App app{"shardscope-train: FSDP / ZeRO training of a decoder-only transformer, traced"};
+  app.add_option("--preset", a.preset, "tiny (~1M params), small (~125M), 1b, 8b")->check(CLI::IsMember({"tiny", "small", "1b", "8b"}));
+  auto* layers = app.add_option("--layers", a.model.layers, "Transformer blocks (overrides the preset)");
+  auto* dim = app.add_option("--dim", a.model.dim, "Model width");
+  auto* heads = app.add_option("--heads", a.model.heads, "Attention heads");
+  auto* kv_heads = app.add_option("--kv-heads", a.model.kv_heads, "Key/value heads (grouped-query attention)");
+  auto* ffn = app.add_option("--ffn-dim", a.model.ffn_dim, "SwiGLU hidden width");
+  auto* vocab = app.add_option("--vocab", a.model.vocab, "Vocabulary size");
+  auto* seq = app.add_option("--seq-len", a.model.seq_len, "Sequence length");
+  app.add_option("--data", a.data, "'synthetic', or a text file read as byte tokens");
+  app.add_option("--steps", a.steps, "Training steps")->check(CLI::PositiveNumber);
+  app.add_option("--batch-size", a.batch, "Sequences per rank per step")->check(CLI::PositiveNumber);
+  app.add_option("--lr", a.lr, "Peak learning rate")->check(CLI::PositiveNumber);
+  app.add_option("--warmup", a.warmup, "Warmup steps (default: a tenth of --steps)");
+  app.add_option("--max-grad-norm", a.max_grad_norm, "Global gradient-norm clip (0: off)");
+  app.add_option("--seed", a.seed, "Initialization and data seed");
+  app.add_option("--device", a.device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
+  app.add_option("--sharding", a.sharding, "no_shard | zero1 | shard_grad_op | full_shard | hybrid_shard");
+  app.add_option("--backward-prefetch", a.prefetch, "none | pre | post");
+  app.add_flag("--forward-prefetch", a.forward_prefetch, "Issue the next unit's all-gather before this unit's forward");
+  app.add_option("--limit-all-gathers", a.limit_all_gathers, "All-gathers in flight at most")->check(CLI::PositiveNumber);
+  app.add_option("--ranks-per-node", a.ranks_per_node, "hybrid_shard: ranks in one sharding group");
+  app.add_option("--param-dtype", a.param_dtype, "fp32 | bf16");
+  app.add_option("--reduce-dtype", a.reduce_dtype, "fp32 | bf16");
+  app.add_flag("--activation-checkpointing", a.checkpointing, "Recompute each block's forward in backward");
+  app.add_flag("--cpu-offload", a.cpu_offload, "Keep sharded state on the host (GPU runs)");
+  app.add_option("--checkpoint-dir", a.checkpoint_dir, "Where checkpoints go");
+  app.add_option("--save-every", a.save_every, "Checkpoint every N steps (0: only at the end when --checkpoint-dir)");
+  app.add_flag("--resume", a.resume, "Continue from the newest checkpoint in --checkpoint-dir");
+  app.add_option("--trace-dir", a.trace_dir, "Write one trace file per rank here");
+  app.add_option("--log-json", a.log_json, "One JSON line per step (rank 0; '{rank}' in the name: every rank)");
+  app.add_option("--dump-params", a.dump_params, "After training, rank 0 writes all parameters (fp32, raw) here");
+  app.add_option("--threads", a.threads, "Intra-op threads per rank")->check(CLI::PositiveNumber);
+  app.add_option("--rendezvous-timeout", a.rendezvous_timeout_s, "Seconds to wait for every rank")->check(CLI::PositiveNumber);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;
+  }
+
+  WorldEnv world;
+  FsdpOptions o;
+  try {
+    world = read_world_env();
+    ModelConfig base = preset(a.preset);
+    auto keep = [](CLI::Option* opt, int64_t& field, int64_t preset_value) { if (!*opt) field = preset_value; };
+    keep(layers, a.model.layers, base.layers), keep(dim, a.model.dim, base.dim), keep(heads, a.model.heads, base.heads);
+    keep(ffn, a.model.ffn_dim, base.ffn_dim), keep(vocab, a.model.vocab, base.vocab), keep(seq, a.model.seq_len, base.seq_len);
+    if (!*kv_heads) a.model.kv_heads = *heads ? a.model.heads : base.kv_heads;
+    a.model.preset = (*layers || *dim || *heads || *kv_heads || *ffn || *vocab || *seq) ? "custom" : a.preset;
+    validate(a.model);
+    o.sharding = parse_sharding(a.sharding);
+    o.backward_prefetch = parse_prefetch(a.prefetch);
+    o.forward_prefetch = a.forward_prefetch;
+    o.limit_all_gathers = a.limit_all_gathers;
+    o.param_dtype = parse_dtype(a.param_dtype);
+    o.reduce_dtype = parse_dtype(a.reduce_dtype);
+    o.activation_checkpointing = a.checkpointing;
+    o.ranks_per_node = a.ranks_per_node;
+    if (a.device == "cuda") throw std::invalid_argument("--device cuda: this build has no CUDA backend (CPU and Gloo only)");
+    if (a.cpu_offload) throw std::invalid_argument("--cpu-offload moves sharded state from a GPU to the host; it needs --device cuda");
+    if (o.sharding == Sharding::HybridShard && (a.ranks_per_node < 1 || world.world_size % a.ranks_per_node != 0))
+      throw std::invalid_argument("hybrid_shard needs --ranks-per-node dividing WORLD_SIZE=" + std::to_string(world.world_size) +
+                                  (a.ranks_per_node ? " (got " + std::to_string(a.ranks_per_node) + ")" : " (none given)"));
+    if (a.resume && a.checkpoint_dir.empty()) throw std::invalid_argument("--resume needs --checkpoint-dir");
+  } catch (const std::exception& e) {
+    fail(2, "", e.what());
+  }
+  const std::string who = world.world_size > 1 ? "rank " + std::to_string(world.rank) + ": " : "";
+  torch::set_num_threads(a.threads);
+
+  std::unique_ptr<DataSource> data;
+  try {
+    data = make_data(a.data, a.model.vocab, a.model.seq_len, a.seed);
+  } catch (const std::exception& e) {
+    fail(2, who, e.what());
+  }
+
+  std::unique_ptr<Rendezvous> rv;
+  try {
+    rv = std::make_unique<Rendezvous>(world, std::chrono::seconds(a.rendezvous_timeout_s));
+  } catch (const std::exception& e) {
+    fail(2, who, e.what());
+  }
+
+  const int shard_size = o.sharding == Sharding::NoShard ? 1 : o.sharding == Sharding::HybridShard ? a.ranks_per_node : world.world_size;
+  const json config = run_config(a, o, world, shard_size);
+  if (!a.trace_dir.empty()) {
+    try {
+      fs::create_directories(a.trace_dir);
+      tr::start({.path = fs::path(a.trace_dir) / ("trace.rank" + std::to_string(world.rank) + ".json.gz"),
+                 .rank = world.rank,
+                 .world_size = world.world_size,
+                 .run_config = config});
+      tr::name_this_thread("compute");
+    } catch (const std::exception& e) {
+      fail(2, who, std::string("--trace-dir: ") + e.what());
+    }
+  }
+
+  try {
+    MemoryLedger mem;
+    Engine engine(a.model, o, *rv, a.seed, mem);
+    AdamWConfig opt;
+    opt.lr = a.lr;
+    opt.total_steps = a.steps;
+    opt.warmup_steps = a.warmup >= 0 ? a.warmup : std::max(1, a.steps / 10);
+
+    int first_step = 0;
+    json ckpt_config = config;
+    ckpt_config.erase(keys::kCfgBackwardPrefetch);  // the schedule, not the state: a resume may change it
+    ckpt_config.erase(keys::kCfgForwardPrefetch);
+    ckpt_config.erase(keys::kCfgLimitAllGathers);
+    if (a.resume) {
+      if (auto step = load_checkpoint(a.checkpoint_dir, engine, world.rank, ckpt_config)) first_step = *step + 1;
+      if (world.rank == 0) std::printf("resuming at step %d\n", first_step);
+    }
+    auto barrier = [&] { float x = 0; engine.full_parameters(); (void)x; };
+
+    std::ofstream log;
+    std::string log_path = a.log_json;
+    if (auto p = log_path.find("{rank}"); p != std::string::npos) log_path.replace(p, 6, std::to_string(world.rank));
+    else if (world.rank != 0) log_path.clear();
+    if (!log_path.empty()) {
+      log.open(log_path, a.resume ? std::ios::app : std::ios::trunc);
+      if (!log) throw std::invalid_argument("--log-json " + log_path + ": cannot open");
+    }
+
+    const int64_t global_batch = int64_t(a.batch) * world.world_size;
+    for (int step = first_step; step < a.steps; ++step) {
+      auto t0 = std::chrono::steady_clock::now();
+      mem.reset_peaks();
+      double loss, norm, lr;
+      {
+        tr::Range r(keys::kStepRange, {{keys::kArgStep, int64_t(step)}}, keys::kCatStep);
+        torch::Tensor tokens, targets;
+        data->batch(step, int64_t(world.rank) * a.batch, a.batch, tokens, targets);
+        loss = engine.forward_backward(tokens, targets);
+        tr::Range phase(keys::kOptimizerPhase, keys::kCatPhase);
+        norm = engine.clip_grad_norm(a.max_grad_norm);
+        lr = learning_rate(opt, step);
+        for (auto& u : engine.units()) adamw_update(*u, lr, step + 1, opt);
+        engine.after_optimizer();
+      }
+      double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      double tokens_per_s = double(global_batch * a.model.seq_len) / secs;
+      if (world.rank == 0)
+        std::printf("step %d loss %.6f grad_norm %.4f lr %.3g step_time %.3f s tokens/s %.0f\n", step, loss, norm, lr, secs, tokens_per_s);
+      if (log.is_open()) {
+        log << json{{"step", step}, {"loss", loss}, {"grad_norm", norm}, {"lr", lr}, {"step_time_s", secs},
+                    {"tokens_per_s", tokens_per_s}, {"rank", world.rank}, {"peak_bytes", bytes_json(mem, true)},
+                    {"end_bytes", bytes_json(mem, false)}}.dump()
+            << "\n"
+            << std::flush;
+      }
+      bool last = step + 1 == a.steps;
+      if (!a.checkpoint_dir.empty() && ((a.save_every > 0 && (step + 1) % a.save_every == 0) || (last && a.save_every == 0)))
+        save_checkpoint(a.checkpoint_dir, step, engine, world.rank, ckpt_config, barrier);
+      tr::flush();
+    }
+    torch::Tensor params = engine.full_parameters();
+    if (!a.dump_params.empty() && world.rank == 0) {
+      std::ofstream out(a.dump_params, std::ios::binary);
+      out.write(static_cast<const char*>(params.data_ptr()), std::streamsize(params.numel() * 4));
+      if (!out) throw std::invalid_argument("--dump-params " + a.dump_params + ": cannot write");
+    }
+  } catch (const std::invalid_argument& e) {
+    fail(2, who, e.what());
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    if (auto nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
+    fail(3, who, "a collective failed: " + what + "; " + rv->diagnose_lost_peer());
+  }
+  tr::stop();
+  std::fflush(stdout);
+  _exit(0);  // skip static destructors of libtorch and gloo threads; everything is written
+}

@@ -1,0 +1,24 @@
+// The decoder-only transformer, written as functions of explicit parameter tensors so that an FSDP unit can
+// hand in views of its all-gathered flat parameter: RMSNorm -> causal self-attention with rotary position
+// embeddings -> RMSNorm -> SwiGLU MLP per block; token embedding, final norm and LM head in the root.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <vector>
+
+#include "training/model/config.h"
+
+namespace shardscope::train {
+
+// Views of one unit's parameters, in the order of its UnitLayout.
+using ParamViews = std::vector<torch::Tensor>;
+
+// x: [batch, seq, dim] -> [batch, seq, dim]
+torch::Tensor block_forward(const ModelConfig& c, const ParamViews& p, const torch::Tensor& x);
+// tokens: [batch, seq] int64 -> [batch, seq, dim]
+torch::Tensor embed(const ParamViews& root, const torch::Tensor& tokens);
+// Mean next-token cross-entropy: h [batch, seq, dim], targets [batch, seq].
+torch::Tensor head_loss(const ParamViews& root, const torch::Tensor& h, const torch::Tensor& targets);
+
+}  // namespace shardscope::train
