@@ -1,0 +1,122 @@
+#include "analyzer/metrics/breakdown.h"
+
+#include <algorithm>
+
+namespace shardscope::metrics {
+namespace {
+
+std::optional<double> pct(int64_t num, int64_t den) {
+  if (den <= 0) return std::nullopt;
+  return 100.0 * double(num) / double(den);
+}
+
+// Floor and ceiling division for possibly negative ns.
+int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
+
+// HTA's merge_kernel_intervals: sorted by start, a new group whenever start > running max of the ends, each
+// group [min start, max end]. Unlike merge() it keeps the reversed intervals µs rounding creates (a 0.4 µs
+// kernel at 10.3 becomes [11, 10]) and counts their negative length, exactly as HTA's sum does.
+struct HtaSet {
+  std::vector<Interval> groups;
+  int64_t length() const {
+    int64_t n = 0;
+    for (const Interval& g : groups) n += g.end - g.start;
+    return n;
+  }
+};
+HtaSet hta_merge(std::vector<Interval> v) {
+  std::stable_sort(v.begin(), v.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
+  HtaSet s;
+  int64_t running_end = 0;
+  for (const Interval& i : v) {
+    if (s.groups.empty() || i.start > running_end) {
+      s.groups.push_back(i);
+      running_end = i.end;
+    } else {
+      s.groups.back().end = std::max(s.groups.back().end, i.end);
+      running_end = std::max(running_end, i.end);
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+DeviceSets device_sets(const model::Rank& rank) {
+  std::vector<Interval> c, m, a;
+  DeviceSets s;
+  for (const model::Track& t : rank.tracks)
+    for (const model::Event& e : t.events) {
+      if (!e.is_device() || e.ph != 'X') continue;
+      ++s.device_events;
+      Interval i{e.ts_ns, e.end_ns()};
+      a.push_back(i);
+      if (e.cls == model::IntervalClass::Compute) c.push_back(i);
+      else if (e.cls == model::IntervalClass::Communication) m.push_back(i);
+    }
+  s.compute = merge(std::move(c));
+  s.comm = merge(std::move(m));
+  s.all = merge(std::move(a));
+  return s;
+}
+
+std::optional<double> WindowMetrics::overlap_pct() const { return pct(overlap_ns, comm_ns); }
+std::optional<double> WindowMetrics::comm_fraction_pct() const { return pct(comm_ns, window_ns); }
+std::optional<double> WindowMetrics::exposed_fraction_pct() const { return pct(exposed_ns(), window_ns); }
+std::optional<double> WindowMetrics::idle_pct() const { return pct(idle_ns(), window_ns); }
+std::optional<double> WindowMetrics::compute_pct() const { return pct(compute_ns, window_ns); }
+
+WindowMetrics& WindowMetrics::operator+=(const WindowMetrics& o) {
+  window_ns += o.window_ns;
+  compute_ns += o.compute_ns;
+  comm_ns += o.comm_ns;
+  overlap_ns += o.overlap_ns;
+  busy_ns += o.busy_ns;
+  return *this;
+}
+
+WindowMetrics measure(const DeviceSets& s, int64_t lo, int64_t hi) {
+  WindowMetrics w;
+  if (hi <= lo) return w;
+  w.window_ns = hi - lo;
+  IntervalSet c = clip(s.compute, lo, hi), m = clip(s.comm, lo, hi);
+  w.compute_ns = length(c);
+  w.comm_ns = length(m);
+  w.overlap_ns = intersection_length(m, c);
+  w.busy_ns = length_within(s.all, lo, hi);
+  return w;
+}
+
+std::optional<double> HtaBreakdown::overlap_pct() const { return pct(overlap_us, comm_us); }
+double HtaBreakdown::idle_pct() const { return *pct(window_us - busy_us, window_us); }
+double HtaBreakdown::compute_pct() const { return *pct(compute_us, window_us); }
+double HtaBreakdown::non_compute_pct() const { return *pct(busy_us - compute_us, window_us); }
+
+std::optional<HtaBreakdown> hta_breakdown(const model::Rank& rank) {
+  std::vector<Interval> c, m, a;
+  for (const model::Track& t : rank.tracks)
+    for (const model::Event& e : t.events) {
+      if (!e.is_device() || e.ph != 'X' || (e.flags & model::kOutsideHtaWindow)) continue;
+      Interval i{ceil_div(e.ts_ns, 1000), floor_div(e.end_ns(), 1000)};
+      a.push_back(i);
+      if (e.cls == model::IntervalClass::Compute) c.push_back(i);
+      else if (e.cls == model::IntervalClass::Communication) m.push_back(i);
+    }
+  if (a.empty()) return std::nullopt;
+  HtaBreakdown b;
+  b.device_events = a.size();
+  HtaSet all = hta_merge(std::move(a)), comp = hta_merge(std::move(c)), comm = hta_merge(std::move(m));
+  int64_t first = all.groups.front().start, last = all.groups.front().end;
+  for (const Interval& g : all.groups) last = std::max(last, g.end);
+  b.window_us = last - first;
+  b.busy_us = all.length();
+  b.compute_us = comp.length();
+  b.comm_us = comm.length();
+  // HTA's overlap sweep only ever counts time where both are active: reversed groups add nothing.
+  b.overlap_us = intersection_length(merge(comm.groups), merge(comp.groups));
+  if (b.window_us <= 0) return std::nullopt;
+  return b;
+}
+
+}  // namespace shardscope::metrics

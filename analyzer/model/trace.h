@@ -1,0 +1,71 @@
+// The trace model: a trace is ranks, a rank is tracks (threads, streams) of time-sorted events plus counter
+// series and steps. Importers fill it; metrics, the CLI and the viewer read it. No output format here.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "analyzer/model/event.h"
+#include "analyzer/model/strings.h"
+
+namespace shardscope::model {
+
+enum class TrackKind : uint8_t { HostThread, DeviceStream, Communication };
+
+struct Track {
+  int64_t pid = 0;  // process (Kineto: OS pid, or the device for GPU streams; shardscope: the rank)
+  int64_t tid = 0;  // thread or stream
+  std::string name;
+  TrackKind kind = TrackKind::HostThread;
+  std::vector<Event> events;  // sorted by ts_ns, then longest first (so a parent precedes its children)
+};
+
+struct CounterSample {
+  int64_t ts_ns;
+  double value;
+};
+
+struct CounterSeries {
+  std::string name;
+  std::vector<CounterSample> samples;  // sorted by ts_ns
+  double peak() const;
+};
+
+// A training step. [start_ns, end_ns) is the window SPEC's per-step metrics use: the step range itself where
+// the device timeline is the host (the trainer on CPU), or the device time the step's launches span.
+struct Step {
+  int64_t number = 0;  // the trace's own number: ProfilerStep#N, the trainer's args.step
+  int64_t start_ns = 0, end_ns = 0;
+  int64_t host_start_ns = 0, host_end_ns = 0;  // the host range that marked it
+};
+
+struct Rank {
+  int rank = 0;
+  int world_size = 0;
+  std::string source;  // the file it came from
+  std::string format;  // the importer that read it
+  StringTable strings;
+  std::vector<Track> tracks;
+  std::vector<CounterSeries> counters;
+  std::vector<Step> steps;     // sorted by start (importers sort them before events refer to them by index)
+  nlohmann::json run_config;   // the trainer's configuration (null when the trace has none)
+  nlohmann::json metadata;     // other header fields worth showing (null when none)
+  std::vector<std::string> warnings;  // what the importer noticed but could read past (truncation, ...)
+  bool truncated = false;
+
+  std::string_view str(StringId id) const { return strings.str(id); }
+  size_t event_count() const;
+  const CounterSeries* counter(std::string_view name) const;
+  // Sorts every track's events and the counters' samples; importers call it last.
+  void finalize();
+};
+
+struct Trace {
+  std::vector<Rank> ranks;  // sorted by rank
+};
+
+}  // namespace shardscope::model

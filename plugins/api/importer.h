@@ -1,0 +1,49 @@
+// The one interface every trace importer implements, built-in or loaded from SHARDSCOPE_PLUGIN_PATH.
+// An importer turns one file's text into one rank of the model; finding files, inflating gzip, running
+// ranks in parallel and reporting progress are the loader's job, not the importer's.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "analyzer/model/trace.h"
+
+namespace shardscope::plugins {
+
+// Bumped whenever Importer, Input or model::Rank change layout. A third-party plugin exports
+// `int shardscope_importer_abi_version()` returning the version it was built against, and is refused
+// unless it equals this one.
+inline constexpr int kImporterAbiVersion = 1;
+
+struct Input {
+  std::string path;
+  // The whole (inflated) text in buffer[0, size), followed by at least kPadding zero bytes, so a SIMD parser
+  // may read past the end without copying. The importer owns it and may free it as soon as it has parsed
+  // it, before it builds the model: that keeps peak memory near the size of the text.
+  std::string buffer;
+  size_t size = 0;
+  bool gzip = false;
+  // Set when the gzip stream stopped early: the text is a prefix of the real file.
+  std::optional<uint64_t> gzip_cut_at;
+  static constexpr size_t kPadding = 64;
+  std::string_view text() const { return {buffer.data(), size}; }
+  void release() { std::string().swap(buffer); size = 0; }
+};
+
+class Importer {
+ public:
+  virtual ~Importer() = default;
+  // A short lower-case name: "shardscope", "kineto".
+  virtual std::string name() const = 0;
+  // Whether this importer reads a file whose text begins with `head` (up to 64 KiB).
+  virtual bool can_read(std::string_view head) const = 0;
+  // Reads the file into one rank. Throws trace::TraceError (file, byte, what) when it cannot.
+  virtual model::Rank read(Input in) const = 0;
+};
+
+}  // namespace shardscope::plugins
+
+// What a plugin shared object exports (C linkage, so dlsym finds them by these names):
+//   extern "C" int shardscope_importer_abi_version();
+//   extern "C" shardscope::plugins::Importer* shardscope_create_importer();  // the caller owns it

@@ -1,0 +1,134 @@
+#include "plugins/kineto/json_scan.h"
+
+#include <cstring>
+
+#include "tracer/format/error.h"
+
+namespace shardscope::plugins {
+namespace {
+
+bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+const char* skip_space(const char* p, const char* end) {
+  while (p < end && is_space(*p)) ++p;
+  return p;
+}
+
+// p is at '"'. Returns the position after the closing quote, or nullptr when the text ends first.
+const char* skip_string(const char* p, const char* end) {
+  const char* s = p + 1;
+  for (;;) {
+    const char* q = static_cast<const char*>(std::memchr(s, '"', size_t(end - s)));
+    if (!q) return nullptr;
+    const char* b = q;
+    while (b > s && b[-1] == '\\') --b;
+    if (((q - b) & 1) == 0) return q + 1;  // an even run of backslashes escapes nothing
+    s = q + 1;
+  }
+}
+
+// p is at '{' or '['. Returns the position after the matching bracket, nullptr when the text ends first.
+// Only brackets and strings matter for finding the end; the batch parser checks everything else.
+const char* skip_container(const char* p, const char* end) {
+  int depth = 0;
+  while (p < end) {
+    char c = *p;
+    if (c == '"') {
+      p = skip_string(p, end);
+      if (!p) return nullptr;
+      continue;
+    }
+    if (c == '{' || c == '[') ++depth;
+    else if ((c == '}' || c == ']') && --depth == 0) return p + 1;
+    ++p;
+  }
+  return nullptr;
+}
+
+// A scalar (number, true, false, null): up to the next ',', '}' or ']'.
+const char* skip_scalar(const char* p, const char* end) {
+  while (p < end && *p != ',' && *p != '}' && *p != ']' && !is_space(*p)) ++p;
+  return p < end ? p : nullptr;
+}
+
+const char* skip_value(const char* p, const char* end) {
+  if (p >= end) return nullptr;
+  if (*p == '"') return skip_string(p, end);
+  if (*p == '{' || *p == '[') return skip_container(p, end);
+  return skip_scalar(p, end);
+}
+
+}  // namespace
+
+TopLevel scan_top_level(std::string_view text, const std::string& name, size_t batch_bytes) {
+  TopLevel out;
+  const char* base = text.data();
+  const char* end = base + text.size();
+  auto at = [&](const char* p) { return uint64_t(p - base); };
+  auto fail = [&](const char* p, const std::string& what) { throw trace::TraceError(name, at(p), what); };
+
+  const char* p = skip_space(base, end);
+  if (p == end) fail(p, text.empty() ? "empty file" : "file holds only whitespace");
+  if (*p != '{') fail(p, *p == '[' ? "the top level is an array; expected a Chrome-trace JSON object with \"traceEvents\"" : "not JSON: the top level is not an object");
+  ++p;
+  for (;;) {
+    p = skip_space(p, end);
+    if (p == end) return out.truncated_at = at(p), out;
+    if (*p == '}') return out;
+    if (*p == ',') { ++p; continue; }
+    if (*p != '"') fail(p, "not JSON: expected a key");
+    const char* key_end = skip_string(p, end);
+    if (!key_end) return out.truncated_at = at(p), out;
+    std::string_view key(p + 1, size_t(key_end - p - 2));
+    p = skip_space(key_end, end);
+    if (p == end) return out.truncated_at = at(p), out;
+    if (*p != ':') fail(p, "not JSON: expected ':' after a key");
+    p = skip_space(p + 1, end);
+    if (p == end) return out.truncated_at = at(p), out;
+    if (key != "traceEvents") {
+      const char* v = skip_value(p, end);
+      if (!v) return out.truncated_at = at(p), out;
+      out.members.emplace_back(key, std::string_view(p, size_t(v - p)));
+      p = v;
+      continue;
+    }
+    if (*p != '[') fail(p, "\"traceEvents\" is not an array");
+    out.has_events = true;
+    ++p;
+    const char* batch_start = nullptr;
+    const char* last_end = nullptr;
+    for (;;) {
+      p = skip_space(p, end);
+      if (p == end) {
+        out.truncated_at = at(p);
+        break;
+      }
+      if (*p == ']') {
+        ++p;
+        break;
+      }
+      if (*p == ',') {
+        ++p;
+        continue;
+      }
+      if (*p != '{') fail(p, "traceEvents[" + std::to_string(out.events) + "] is not an object");
+      const char* e = skip_container(p, end);
+      if (!e) {
+        out.truncated_at = at(p);
+        break;
+      }
+      if (!batch_start) batch_start = p;
+      last_end = e;
+      ++out.events;
+      if (size_t(e - batch_start) >= batch_bytes) {
+        out.batches.emplace_back(batch_start, size_t(e - batch_start));
+        batch_start = nullptr;
+      }
+      p = e;
+    }
+    if (batch_start) out.batches.emplace_back(batch_start, size_t(last_end - batch_start));
+    if (out.truncated_at) return out;
+  }
+}
+
+}  // namespace shardscope::plugins

@@ -1,0 +1,428 @@
+#include "plugins/kineto/kineto_importer.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <unordered_map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "analyzer/model/classify.h"
+#include "plugins/kineto/json_scan.h"
+#include "plugins/kineto/kineto_keys.h"
+#include "tracer/format/error.h"
+#include "tracer/format/keys.h"
+#include "tracer/format/serialize.h"
+
+namespace shardscope::plugins {
+namespace {
+
+namespace od = simdjson::ondemand;
+namespace kk = kineto_keys;
+using model::CollectiveKind;
+using model::IntervalClass;
+
+// What one event says, as far as the importer uses it. Views point into the parser's buffers and live until
+// the next batch.
+struct Fields {
+  std::string_view ph, cat, name;
+  bool pid_ok = false, tid_ok = false;
+  int64_t pid = 0, tid = 0;
+  std::optional<int64_t> ts, dur;
+  bool has_stream = false;
+  int64_t stream = -1, correlation = -1, ext = -1;
+  std::string_view coll_name, dtype, meta_name;
+  int64_t in_nelems = -1, out_nelems = -1, group = -1, bytes = -1, device_type = -1;
+  double total_allocated = NAN;
+};
+
+// Reads a value when it has the expected type; leaves `out` as it was otherwise (an odd type is not an error).
+template <class R, class T>
+void try_get(R&& r, T& out) {
+  if (std::forward<R>(r).get(out) != simdjson::SUCCESS) return;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\r' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+bool get_int(od::value& v, int64_t& out) {
+  od::json_type t;
+  if (v.type().get(t) != simdjson::SUCCESS || t != od::json_type::number) return false;
+  if (v.get_int64().get(out) == simdjson::SUCCESS) return true;
+  double d;
+  if (v.get_double().get(d) == simdjson::SUCCESS && std::isfinite(d) && std::fabs(d) < 9e18) return out = int64_t(d), true;
+  return false;
+}
+
+std::optional<int64_t> get_us(od::value& v) {
+  od::json_type t;
+  if (v.type().get(t) != simdjson::SUCCESS || t != od::json_type::number) return std::nullopt;
+  return trace::parse_us(trim(v.raw_json_token()));
+}
+
+void read_args(od::object args, Fields& f) {
+  for (auto field : args) {
+    std::string_view k = field.unescaped_key();
+    od::value v = field.value();
+    switch (k.size()) {  // a cheap first cut: most args are none of ours
+      case 6:
+        if (k == kk::kStream) f.has_stream = get_int(v, f.stream);
+        break;
+      case 11:
+        if (k == kk::kCorrelation) get_int(v, f.correlation);
+        else if (k == kk::kExternalId) get_int(v, f.ext);
+        else if (k == kk::kDeviceType) get_int(v, f.device_type);
+        break;
+      case 15:  // "Collective name", "Total Allocated"
+        if (k == kk::kCollectiveName) try_get(v.get_string(), f.coll_name);
+        else if (k == kk::kTotalAllocated) try_get(v.get_double(), f.total_allocated);
+        break;
+      case 13:
+        if (k == kk::kInMsgNelems) get_int(v, f.in_nelems);
+        break;
+      case 14:
+        if (k == kk::kOutMsgNelems) get_int(v, f.out_nelems);
+        break;
+      case 10:
+        if (k == kk::kGroupSize) get_int(v, f.group);
+        break;
+      case 5:
+        if (k == kk::kDtype) try_get(v.get_string(), f.dtype);
+        else if (k == kk::kBytes) get_int(v, f.bytes);
+        break;
+      case 4:
+        if (k == kk::kMetaName) try_get(v.get_string(), f.meta_name);
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+void read_event(od::object obj, Fields& f) {
+  for (auto field : obj) {
+    std::string_view k = field.unescaped_key();
+    od::value v = field.value();
+    if (k == kk::kPh) try_get(v.get_string(), f.ph);
+    else if (k == kk::kName) try_get(v.get_string(), f.name);
+    else if (k == kk::kCat) try_get(v.get_string(), f.cat);
+    else if (k == kk::kTs) f.ts = get_us(v);
+    else if (k == kk::kDur) f.dur = get_us(v);
+    else if (k == kk::kPid) f.pid_ok = get_int(v, f.pid);
+    else if (k == kk::kTid) f.tid_ok = get_int(v, f.tid);
+    else if (k == kk::kArgs) {
+      od::object args;
+      if (v.get_object().get(args) == simdjson::SUCCESS) read_args(args, f);
+    }
+  }
+}
+
+bool is_device_category(std::string_view cat) {
+  return cat == kk::kCatKernel || cat == "Kernel" || cat == kk::kCatMemcpy || cat == kk::kCatMemset || cat == kk::kCatCudaSync ||
+         cat == kk::kCatMtiaCcp;
+}
+
+std::optional<int64_t> profiler_step_number(std::string_view name) {
+  // HTA's ProfilerStep\s*#\s*(\d+)
+  if (name.substr(0, 12) != kk::kProfilerStepPrefix) return std::nullopt;
+  size_t i = 12;
+  while (i < name.size() && name[i] == ' ') ++i;
+  if (i >= name.size() || name[i] != '#') return std::nullopt;
+  ++i;
+  while (i < name.size() && name[i] == ' ') ++i;
+  int64_t n = 0;
+  auto [p, ec] = std::from_chars(name.data() + i, name.data() + name.size(), n);
+  if (ec != std::errc() || p == name.data() + i) return std::nullopt;
+  return n;
+}
+
+int64_t floor_us(int64_t ns) { return ns / 1000 - ((ns % 1000 != 0) && ns < 0); }
+int64_t ceil_us(int64_t ns) { return -floor_us(-ns); }
+
+struct PairHash {
+  size_t operator()(const std::pair<int64_t, int64_t>& p) const { return std::hash<int64_t>()(p.first * 1000003 ^ p.second); }
+};
+
+class Builder {
+ public:
+  explicit Builder(int64_t base_ns) : base_(base_ns) {}
+
+  void add(const Fields& f) {
+    if (f.ph.size() != 1) return skip();
+    char ph = f.ph[0];
+    if (ph == 'M') return meta(f);
+    if (ph != 'X' && ph != 'i' && ph != 'I') return skip();
+    if (!f.pid_ok || !f.tid_ok || !f.ts) return skip();  // "Spans", "Traces", the "Record Window End" marker
+    int64_t ts = *f.ts + base_;
+    if (ph != 'X') return instant(f, ts);
+    if (!f.dur || *f.dur < 0) return skip();
+    bool device = f.has_stream && f.stream != -1 && is_device_category(f.cat);
+    model::Event e;
+    e.ts_ns = ts;
+    e.dur_ns = *f.dur;
+    e.name = rank_.strings.intern(f.name);
+    e.cat = rank_.strings.intern(f.cat);
+    uint32_t track = track_for(f.pid, f.tid, device);
+    if (device) {
+      e.cls = model::classify_device_name(f.name);
+      if (e.cls == IntervalClass::Memory && f.bytes >= 0) e.bytes = f.bytes;
+      if (e.cls == IntervalClass::Communication) {
+        CollArgs a = coll_args(f);
+        e.coll = a.kind != CollectiveKind::None ? a.kind : model::collective_from_kernel_name(f.name);
+        e.bytes = a.bytes;
+        e.group_size = a.group;
+      }
+      device_refs_.push_back({uint32_t(events_.size()), f.correlation, f.ext, !f.coll_name.empty()});
+    } else {
+      if (f.correlation >= 0 && (f.cat == kk::kCatCudaRuntime || f.cat == kk::kCatCudaDriver)) launch_ts_[f.correlation] = ts;
+      if (f.ext >= 0 && f.name == kk::kRecordParamComms && !f.coll_name.empty()) comm_by_ext_[f.ext] = coll_args(f);
+      if (f.cat != kk::kCatGpuUserAnnotation)
+        if (auto n = profiler_step_number(f.name)) steps_.push_back({*n, ts, ts + *f.dur});
+    }
+    events_.push_back(e);
+    track_of_.push_back(track);
+  }
+
+  model::Rank finish(const nlohmann::json& dist) {
+    apply_steps_and_launches();
+    distribute();
+    if (dist.is_object()) {
+      if (dist.contains(kk::kRank) && dist[kk::kRank].is_number_integer()) rank_.rank = dist[kk::kRank].get<int>();
+      else rank_.rank = -1;
+      if (dist.contains(kk::kWorldSize) && dist[kk::kWorldSize].is_number_integer()) rank_.world_size = dist[kk::kWorldSize].get<int>();
+      nlohmann::json meta = dist;
+      meta.erase("pg_config");
+      rank_.metadata[kk::kDistributedInfo] = meta;
+    } else {
+      rank_.rank = -1;
+    }
+    if (skipped_) rank_.metadata["skipped_events"] = skipped_;
+    rank_.finalize();
+    return std::move(rank_);
+  }
+
+ private:
+  struct CollArgs {
+    CollectiveKind kind = CollectiveKind::None;
+    int64_t bytes = model::kUnknown;
+    int32_t group = 0;
+  };
+  struct DeviceRef {
+    uint32_t index;
+    int64_t correlation, ext;
+    bool has_coll_args;
+  };
+  struct HostStep {
+    int64_t number, start, end;
+  };
+
+  void skip() { ++skipped_; }
+
+  static CollArgs coll_args(const Fields& f) {
+    CollArgs a;
+    if (!f.coll_name.empty()) a.kind = model::collective_from_op_name(f.coll_name);
+    // nccl-tests count all_gather by its output, everything else by its input.
+    int64_t nelems = a.kind == CollectiveKind::AllGather ? f.out_nelems : f.in_nelems;
+    int size = model::dtype_size(f.dtype);
+    if (nelems >= 0 && size > 0) a.bytes = nelems * size;
+    if (f.group > 0) a.group = int32_t(f.group);
+    return a;
+  }
+
+  uint32_t track_for(int64_t pid, int64_t tid, bool device) {
+    if (last_track_ != UINT32_MAX && pid == last_pid_ && tid == last_tid_) {
+      if (device) rank_.tracks[last_track_].kind = model::TrackKind::DeviceStream;
+      return last_track_;
+    }
+    auto [it, fresh] = tracks_.try_emplace({pid, tid}, uint32_t(rank_.tracks.size()));
+    if (fresh) rank_.tracks.push_back(model::Track{pid, tid, "", model::TrackKind::HostThread, {}});
+    if (device) rank_.tracks[it->second].kind = model::TrackKind::DeviceStream;
+    last_pid_ = pid, last_tid_ = tid, last_track_ = it->second;
+    return it->second;
+  }
+
+  void instant(const Fields& f, int64_t ts) {
+    if (f.name == kk::kMemoryEvent) {
+      if (f.device_type == kk::kDeviceTypeCuda && std::isfinite(f.total_allocated)) memory_.push_back({ts, f.total_allocated});
+      return;
+    }
+    model::Event e;
+    e.ts_ns = ts;
+    e.ph = 'i';
+    e.flags = model::kInstant;
+    e.name = rank_.strings.intern(f.name);
+    e.cat = rank_.strings.intern(f.cat);
+    uint32_t track = track_for(f.pid, f.tid, false);
+    events_.push_back(e);
+    track_of_.push_back(track);
+  }
+
+  void meta(const Fields& f) {
+    if (!f.pid_ok || f.meta_name.empty()) return;
+    if (f.name == kk::kThreadName && f.tid_ok) thread_names_[{f.pid, f.tid}] = std::string(f.meta_name);
+    else if (f.name == kk::kProcessName) process_names_[f.pid] = std::string(f.meta_name);
+  }
+
+  void apply_steps_and_launches() {
+    std::sort(steps_.begin(), steps_.end(), [](const HostStep& a, const HostStep& b) { return a.start < b.start; });
+    steps_.erase(std::unique(steps_.begin(), steps_.end(), [](const HostStep& a, const HostStep& b) { return a.number == b.number; }), steps_.end());
+    // HTA keeps, when there are two or more ProfilerSteps, only device events launched by a CPU event that
+    // starts (in whole µs) no later than the last step ends; our HTA-compatible numbers do the same.
+    bool hta_filter = steps_.size() >= 2;
+    int64_t last_end_us = 0;
+    if (hta_filter) {
+      const HostStep& last = *std::max_element(steps_.begin(), steps_.end(), [](const HostStep& a, const HostStep& b) { return a.start < b.start; });
+      last_end_us = floor_us(last.end);
+    }
+    struct Span {
+      int64_t lo = INT64_MAX, hi = INT64_MIN;
+    };
+    std::vector<Span> spans(steps_.size());
+    for (const DeviceRef& r : device_refs_) {
+      model::Event& e = events_[r.index];
+      auto launch = r.correlation >= 0 ? launch_ts_.find(r.correlation) : launch_ts_.end();
+      if (launch != launch_ts_.end()) e.issued_ns = launch->second;
+      if (hta_filter && (launch == launch_ts_.end() || ceil_us(launch->second) > last_end_us)) e.flags |= model::kOutsideHtaWindow;
+      if (e.cls == IntervalClass::Communication && !r.has_coll_args && r.ext >= 0) {
+        // Older traces carry the collective's arguments only on the record_param_comms op that launched it.
+        if (auto c = comm_by_ext_.find(r.ext); c != comm_by_ext_.end()) {
+          if (c->second.kind != CollectiveKind::None && c->second.kind != CollectiveKind::Unknown) e.coll = c->second.kind;
+          e.bytes = c->second.bytes;
+          e.group_size = c->second.group;
+        }
+      }
+      if (e.issued_ns != model::kUnknown && !steps_.empty()) {
+        auto it = std::upper_bound(steps_.begin(), steps_.end(), e.issued_ns, [](int64_t t, const HostStep& s) { return t < s.start; });
+        if (it != steps_.begin() && e.issued_ns < std::prev(it)->end) {
+          size_t i = size_t(std::prev(it) - steps_.begin());
+          e.step = int32_t(i);
+          spans[i].lo = std::min(spans[i].lo, e.ts_ns);
+          spans[i].hi = std::max(spans[i].hi, e.end_ns());
+        }
+      }
+    }
+    // A step's device window runs from its first device event to the next step's first one (its last event's
+    // end for the last step), so the idle time between steps belongs to the step that left the device idle.
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      model::Step s;
+      s.number = steps_[i].number;
+      s.host_start_ns = steps_[i].start;
+      s.host_end_ns = steps_[i].end;
+      if (spans[i].lo == INT64_MAX) {
+        s.start_ns = s.host_start_ns, s.end_ns = s.host_end_ns;
+      } else {
+        s.start_ns = spans[i].lo;
+        s.end_ns = spans[i].hi;
+        if (i + 1 < steps_.size() && spans[i + 1].lo != INT64_MAX && spans[i + 1].lo > s.start_ns) s.end_ns = spans[i + 1].lo;
+      }
+      rank_.steps.push_back(s);
+    }
+    if (!memory_.empty()) rank_.counters.push_back({keys::kMemoryAllocatorTotal, std::move(memory_)});
+  }
+
+  // Moves the events, parsed in file order into one array, onto their tracks with exact reservations.
+  void distribute() {
+    std::vector<size_t> counts(rank_.tracks.size());
+    for (uint32_t t : track_of_) ++counts[t];
+    for (size_t t = 0; t < counts.size(); ++t) rank_.tracks[t].events.reserve(counts[t]);
+    for (size_t i = 0; i < events_.size(); ++i) rank_.tracks[track_of_[i]].events.push_back(events_[i]);
+    std::vector<model::Event>().swap(events_);
+    std::vector<uint32_t>().swap(track_of_);
+    for (model::Track& t : rank_.tracks) {
+      if (auto n = thread_names_.find({t.pid, t.tid}); n != thread_names_.end()) t.name = n->second;
+      else if (t.kind == model::TrackKind::DeviceStream) t.name = fmt::format("GPU {} stream {}", t.pid, t.tid);
+      else t.name = fmt::format("thread {}", t.tid);
+      if (auto p = process_names_.find(t.pid); p != process_names_.end() && t.kind != model::TrackKind::DeviceStream)
+        t.name = p->second + " / " + t.name;
+    }
+    std::stable_sort(rank_.tracks.begin(), rank_.tracks.end(), [](const model::Track& a, const model::Track& b) {
+      return a.kind != b.kind ? a.kind > b.kind : (a.pid != b.pid ? a.pid < b.pid : a.tid < b.tid);
+    });
+  }
+
+  model::Rank rank_;
+  int64_t base_;
+  std::vector<model::Event> events_;
+  std::vector<uint32_t> track_of_;
+  std::unordered_map<std::pair<int64_t, int64_t>, uint32_t, PairHash> tracks_;
+  int64_t last_pid_ = 0, last_tid_ = 0;
+  uint32_t last_track_ = UINT32_MAX;
+  std::unordered_map<int64_t, int64_t> launch_ts_;
+  std::unordered_map<int64_t, CollArgs> comm_by_ext_;
+  std::vector<DeviceRef> device_refs_;
+  std::vector<HostStep> steps_;
+  std::vector<model::CounterSample> memory_;
+  std::map<std::pair<int64_t, int64_t>, std::string> thread_names_;
+  std::map<int64_t, std::string> process_names_;
+  uint64_t skipped_ = 0;
+};
+
+}  // namespace
+
+bool KinetoImporter::can_read(std::string_view head) const {
+  size_t i = head.find_first_not_of(" \t\r\n");
+  if (i == std::string_view::npos || head[i] != '{') return false;
+  return head.find("\"traceEvents\"") != std::string_view::npos || head.find("\"schemaVersion\"") != std::string_view::npos ||
+         head.find("\"deviceProperties\"") != std::string_view::npos;
+}
+
+model::Rank KinetoImporter::read(Input in) const {
+  const std::string& name = in.path;
+  TopLevel top = scan_top_level(in.text(), name);
+  if (!top.has_events) {
+    if (top.truncated_at) throw trace::TraceError(name, *top.truncated_at, "file cut off before its \"traceEvents\" array: nothing to load");
+    throw trace::TraceError(name, in.size, "no \"traceEvents\" array: not a Chrome-trace / PyTorch profiler file");
+  }
+  int64_t base_ns = 0;
+  nlohmann::json dist;
+  for (auto [key, value] : top.members) {
+    if (key == kk::kBaseTimeNanoseconds) {
+      auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), base_ns);
+      if (ec != std::errc()) throw trace::TraceError(name, uint64_t(value.data() - in.buffer.data()), "baseTimeNanoseconds is not an integer");
+    } else if (key == kk::kDistributedInfo) {
+      dist = nlohmann::json::parse(value, nullptr, false);
+      if (dist.is_discarded()) throw trace::TraceError(name, uint64_t(value.data() - in.buffer.data()), "distributedInfo is not valid JSON");
+    }
+  }
+
+  Builder b(base_ns);
+  simdjson::ondemand::parser parser;
+  std::string buf;
+  for (std::string_view batch : top.batches) {
+    buf.clear();
+    buf.push_back('[');
+    buf.append(batch);
+    buf.push_back(']');
+    size_t len = buf.size();
+    buf.append(simdjson::SIMDJSON_PADDING, '\0');
+    try {
+      od::document doc = parser.iterate(buf.data(), len, buf.size());
+      for (auto elem : doc.get_array()) {
+        Fields f;
+        read_event(elem.get_object(), f);
+        b.add(f);
+      }
+    } catch (const simdjson::simdjson_error& e) {
+      throw trace::TraceError(name, uint64_t(batch.data() - in.buffer.data()),
+                              std::string("not valid JSON in the events that start here: ") + e.what());
+    }
+  }
+  uint64_t text_size = in.size;
+  in.release();  // the text is no longer needed: free it before the model's tracks are built
+  model::Rank r = b.finish(dist);
+  r.format = "kineto";
+  r.source = name;
+  if (top.truncated_at) {
+    r.truncated = true;
+    r.warnings.push_back(fmt::format("{}: file cut off at byte {} of {}: read the {} whole events before the cut", name, *top.truncated_at, text_size, top.events));
+  }
+  return r;
+}
+
+}  // namespace shardscope::plugins

@@ -1,0 +1,145 @@
+#include "plugins/shardscope/shardscope_importer.h"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "analyzer/model/classify.h"
+#include "tracer/format/keys.h"
+#include "tracer/format/reader.h"
+
+namespace shardscope::plugins {
+namespace {
+
+using model::IntervalClass;
+using nlohmann::json;
+
+int64_t arg_int(const json& args, const char* key, int64_t fallback) {
+  if (!args.is_object()) return fallback;
+  auto it = args.find(key);
+  if (it == args.end() || !it->is_number()) return fallback;
+  return it->is_number_float() ? int64_t(it->get<double>()) : it->get<int64_t>();
+}
+
+// The GPU tracer's keys (tracer/cupti/, in keys.h once it lands): GPU work has cat kernel, memcpy, memset or
+// sync and args stream/device; its NCCL kernels have cat "comm" (as the trainer's host collectives do) with
+// args stream and collective.
+constexpr const char* kGpuArgStream = "stream";
+constexpr const char* kGpuArgCollective = "collective";
+
+bool is_gpu_event(const trace::Event& e) {
+  if (e.ph != 'X') return false;
+  if (e.cat == "kernel" || e.cat == "memcpy" || e.cat == "memset" || e.cat == "sync" || e.cat == "gpu_memcpy" || e.cat == "gpu_memset" ||
+      e.cat == "cuda_sync")
+    return true;
+  return e.cat == keys::kCatComm && e.args.is_object() && e.args.contains(kGpuArgStream);
+}
+
+}  // namespace
+
+bool ShardscopeImporter::can_read(std::string_view head) const {
+  size_t i = head.find_first_not_of(" \t\r\n");
+  if (i == std::string_view::npos || head[i] != '{') return false;
+  size_t j = head.find_first_not_of(" \t\r\n", i + 1);
+  return j != std::string_view::npos && head.substr(j, 12) == "\"shardscope\"";
+}
+
+model::Rank ShardscopeImporter::read(Input in) const {
+  trace::TraceFile file = trace::parse_trace(in.text(), in.path);
+  in.release();
+  model::Rank r;
+  r.source = in.path;
+  r.format = "shardscope";
+  const json& h = file.shardscope;
+  r.rank = int(h.value(keys::kRank, -1));
+  r.world_size = int(h.value(keys::kWorldSize, 0));
+  if (h.contains(keys::kRunConfig)) r.run_config = h[keys::kRunConfig];
+  for (const char* k : {keys::kHost, keys::kClock, keys::kTracer, keys::kDroppedRecords})
+    if (h.contains(k)) r.metadata[k] = h[k];
+  if (file.truncated)
+    r.warnings.push_back(fmt::format("{}: file cut off at byte {} ({}): read the {} whole events before the cut", in.path, file.truncated->offset,
+                                     file.truncated->detail, file.events.size()));
+  if (int64_t dropped = h.value(keys::kDroppedRecords, int64_t(0)); dropped > 0)
+    r.warnings.push_back(fmt::format("{}: the tracer dropped {} records (its buffers were full)", in.path, dropped));
+  r.truncated = file.truncated.has_value();
+
+  bool has_gpu = std::any_of(file.events.begin(), file.events.end(), is_gpu_event);
+  std::map<int64_t, size_t> track_index;
+  std::map<std::string, size_t> counter_index;
+  std::map<int64_t, std::string> names;
+  auto track = [&](int64_t tid) -> model::Track& {
+    auto [it, fresh] = track_index.try_emplace(tid, r.tracks.size());
+    if (fresh) r.tracks.push_back(model::Track{r.rank, tid, "", model::TrackKind::HostThread, {}});
+    return r.tracks[it->second];
+  };
+  std::vector<model::Step> steps;
+  for (const trace::Event& te : file.events) {
+    if (te.ph == 'M') {
+      if (te.name == keys::kThreadName && te.args.is_object() && te.args.contains(keys::kName) && te.args[keys::kName].is_string())
+        names[te.tid] = te.args[keys::kName].get<std::string>();
+      continue;
+    }
+    if (te.ph == 'C') {
+      double v = te.args.is_object() && te.args.contains(keys::kValue) && te.args[keys::kValue].is_number() ? te.args[keys::kValue].get<double>() : 0.0;
+      auto [it, fresh] = counter_index.try_emplace(te.name, r.counters.size());
+      if (fresh) r.counters.push_back({te.name, {}});
+      r.counters[it->second].samples.push_back({te.ts_ns, v});
+      continue;
+    }
+    if (te.ph != 'X' && te.ph != 'i') continue;
+    model::Event e;
+    e.ph = te.ph;
+    e.ts_ns = te.ts_ns;
+    e.dur_ns = te.ph == 'X' ? te.dur_ns : 0;
+    if (te.ph == 'i') e.flags = model::kInstant;
+    e.name = r.strings.intern(te.name);
+    e.cat = r.strings.intern(te.cat);
+    e.unit = int32_t(arg_int(te.args, keys::kArgUnit, -1));
+    model::Track& t = track(te.tid);
+    if (te.ph == 'X') {
+      if (is_gpu_event(te)) {
+        e.cls = model::classify_device_name(te.name);
+        if (te.cat == keys::kCatComm) e.cls = IntervalClass::Communication;
+        if (e.cls == IntervalClass::Communication) {
+          auto c = te.args.find(kGpuArgCollective);
+          e.coll = c != te.args.end() && c->is_string() ? model::collective_from_op_name(c->get<std::string>()) : model::collective_from_kernel_name(te.name);
+        }
+        t.kind = model::TrackKind::DeviceStream;
+      } else if (te.cat == keys::kCatComm) {
+        // The trainer's collectives. On a GPU run the NCCL kernels are the device's communication and this
+        // host range is only the trainer's view of it.
+        e.coll = model::collective_from_op_name(te.name);
+        e.bytes = arg_int(te.args, keys::kArgBytes, model::kUnknown);
+        e.group_size = int32_t(arg_int(te.args, keys::kArgGroupSize, 0));
+        e.issued_ns = arg_int(te.args, keys::kArgIssuedNs, model::kUnknown);
+        e.cls = has_gpu ? IntervalClass::Host : IntervalClass::Communication;
+        if (!has_gpu) t.kind = model::TrackKind::Communication;
+      } else if (te.cat == keys::kCatCompute || (te.cat == keys::kCatPhase && te.name == keys::kOptimizerPhase)) {
+        // On a CPU run the compute thread is the device: each unit's forward/backward compute and the
+        // optimizer step are its compute intervals (the forward/backward phase ranges also hold the waits).
+        e.cls = has_gpu ? IntervalClass::Host : IntervalClass::Compute;
+      } else if (te.cat == keys::kCatStep && te.name == keys::kStepRange) {
+        int64_t n = arg_int(te.args, keys::kArgStep, int64_t(steps.size()));
+        steps.push_back({n, te.ts_ns, te.ts_ns + te.dur_ns, te.ts_ns, te.ts_ns + te.dur_ns});
+      }
+    }
+    t.events.push_back(e);
+  }
+  std::sort(steps.begin(), steps.end(), [](const model::Step& a, const model::Step& b) { return a.start_ns < b.start_ns; });
+  r.steps = std::move(steps);
+  for (model::Track& t : r.tracks) {
+    auto n = names.find(t.tid);
+    t.name = n != names.end() ? n->second : fmt::format("track {}", t.tid);
+    for (model::Event& e : t.events) {
+      if (!e.is_device() || r.steps.empty()) continue;
+      int64_t at = e.issued_ns != model::kUnknown ? e.issued_ns : e.ts_ns;
+      auto it = std::upper_bound(r.steps.begin(), r.steps.end(), at, [](int64_t x, const model::Step& s) { return x < s.start_ns; });
+      if (it != r.steps.begin() && at < std::prev(it)->end_ns) e.step = int32_t(std::prev(it) - r.steps.begin());
+    }
+  }
+  r.finalize();
+  return r;
+}
+
+}  // namespace shardscope::plugins
