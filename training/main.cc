@@ -29,6 +29,7 @@ struct Args {
   ModelConfig model;
   std::string data = "synthetic", device = "cpu", sharding = "full_shard", prefetch = "pre";
   std::string param_dtype = "fp32", reduce_dtype = "fp32";
+  int stop_after = -1;
   int steps = 10, batch = 2, warmup = -1, limit_all_gathers = 2, ranks_per_node = 0, save_every = 0, threads = 1;
   double lr = 3e-3, max_grad_norm = 1.0;
   uint64_t seed = 0;
@@ -95,6 +96,7 @@ int main(int argc, char** argv) {
   auto* seq = app.add_option("--seq-len", a.model.seq_len, "Sequence length");
   app.add_option("--data", a.data, "'synthetic', or a text file read as byte tokens");
   app.add_option("--steps", a.steps, "Training steps")->check(CLI::PositiveNumber);
+  app.add_option("--stop-after", a.stop_after, "Stop after this many steps, as if interrupted (the schedule still spans --steps)");
   app.add_option("--batch-size", a.batch, "Sequences per rank per step")->check(CLI::PositiveNumber);
   app.add_option("--lr", a.lr, "Peak learning rate")->check(CLI::PositiveNumber);
   app.add_option("--warmup", a.warmup, "Warmup steps (default: a tenth of --steps)");
@@ -216,7 +218,8 @@ int main(int argc, char** argv) {
     }
 
     const int64_t global_batch = int64_t(a.batch) * world.world_size;
-    for (int step = first_step; step < a.steps; ++step) {
+    const int end_step = a.stop_after >= 0 ? std::min(a.steps, a.stop_after) : a.steps;
+    for (int step = first_step; step < end_step; ++step) {
       auto t0 = std::chrono::steady_clock::now();
       mem.reset_peaks();
       double loss, norm, lr;
@@ -242,7 +245,7 @@ int main(int argc, char** argv) {
             << "\n"
             << std::flush;
       }
-      bool last = step + 1 == a.steps;
+      bool last = step + 1 == end_step;
       if (!a.checkpoint_dir.empty() && ((a.save_every > 0 && (step + 1) % a.save_every == 0) || (last && a.save_every == 0)))
         save_checkpoint(a.checkpoint_dir, step, engine, world.rank, ckpt_config, barrier);
       tr::flush();

@@ -1,0 +1,86 @@
+// Per rank, the bytes the trainer holds for parameters, gradients and optimizer state are SPEC's ZeRO
+// formula for its stage, exactly, padding included. In fp32 with AdamW (p = g = 4 bytes, moments 8 bytes):
+//   stage 0  no_shard       params 4P           grads 4P     optimizer 8P
+//   stage 1  zero1          params 4P + 4P/N    grads 4P     optimizer 8P/N   (fp32 master shard: K = 12)
+//   stage 2  shard_grad_op  params 4P + 4P/N    grads 4P/N   optimizer 8P/N   (full params during compute)
+//   stage 3  full_shard     params 4P/N         grads 4P/N   optimizer 8P/N   (+ units in use)
+// where P counts each unit's flat parameter padded to a multiple of N, the sharding group size.
+#include <gtest/gtest.h>
+
+#include "tests/training/ranks.h"
+#include "tracer/format/reader.h"
+
+namespace shardscope::test {
+namespace {
+
+struct Expect {
+  int64_t sharded, unsharded_end, unsharded_peak, grads, optim;
+};
+
+// Units of the tiny preset: root (embedding, final norm, head) and 4 blocks, in elements.
+constexpr int64_t kRoot = 256 * 128 * 2 + 128;
+constexpr int64_t kBlock = 128 * 2 + 4 * 128 * 128 + 3 * 128 * 344;
+
+int64_t padded(int64_t n, int64_t group) { return (n + group - 1) / group * group; }
+
+void check(const std::string& sharding, int world, int group, const Expect& e) {
+  TempDir dir;
+  std::vector<std::string> args = {"--preset", "tiny", "--steps", "2", "--batch-size", "1", "--sharding", sharding,
+                                   "--log-json", (dir.path() / "log.{rank}.json").string(), "--trace-dir", dir.path().string()};
+  if (sharding == "hybrid_shard") args.insert(args.end(), {"--ranks-per-node", std::to_string(group)});
+  auto ranks = run_ranks(world, args, dir.path());
+  for (int r = 0; r < world; ++r) {
+    ASSERT_EQ(ranks[size_t(r)].rc, 0) << ranks[size_t(r)].stderr_text();
+    auto log = read_log(dir.path() / ("log." + std::to_string(r) + ".json"));
+    ASSERT_EQ(log.size(), 2u);
+    const auto& end = log[1]["end_bytes"];
+    const auto& peak = log[1]["peak_bytes"];
+    EXPECT_EQ(end["sharded_params"], e.sharded) << sharding << " rank " << r;
+    EXPECT_EQ(end["unsharded_params"], e.unsharded_end) << sharding << " rank " << r;
+    EXPECT_EQ(peak["unsharded_params"], e.unsharded_peak) << sharding << " rank " << r;
+    EXPECT_EQ(end["gradients"], e.grads) << sharding << " rank " << r;
+    EXPECT_EQ(end["optimizer_state"], e.optim) << sharding << " rank " << r;
+    // The trace's counters say the same as the log.
+    auto f = trace::read_trace(dir.path() / ("trace.rank" + std::to_string(r) + ".json.gz"));
+    int64_t last_grads = -1;
+    for (const auto& ev : f.events)
+      if (ev.ph == 'C' && ev.name == "memory.gradients") last_grads = ev.args["value"];
+    EXPECT_EQ(last_grads, e.grads);
+  }
+}
+
+TEST(ZeroMemory, Stage0NoShard) {
+  const int64_t P = kRoot + 4 * kBlock;
+  check("no_shard", 2, 1, {4 * P, 0, 0, 4 * P, 8 * P});
+}
+
+TEST(ZeroMemory, Stage1Zero1) {
+  const int N = 2;
+  const int64_t P = padded(kRoot, N) + 4 * padded(kBlock, N);
+  check("zero1", N, N, {4 * P / N, 4 * P, 4 * P, 4 * P, 8 * P / N});
+}
+
+TEST(ZeroMemory, Stage2ShardGradOp) {
+  const int N = 4;
+  const int64_t P = padded(kRoot, N) + 4 * padded(kBlock, N);
+  // Full parameters live from each unit's forward to its backward, then go.
+  check("shard_grad_op", N, N, {4 * P / N, 0, 4 * P, 4 * P / N, 8 * P / N});
+}
+
+TEST(ZeroMemory, Stage3FullShard) {
+  const int N = 4;
+  const int64_t P = padded(kRoot, N) + 4 * padded(kBlock, N);
+  // At most the root and limit_all_gathers (2) blocks are unsharded at once.
+  const int64_t peak = 4 * (padded(kRoot, N) + 2 * padded(kBlock, N));
+  check("full_shard", N, N, {4 * P / N, 0, peak, 4 * P / N, 8 * P / N});
+}
+
+TEST(ZeroMemory, HybridShardUsesTheNodeAsGroup) {
+  const int N = 2;  // 4 ranks as 2 nodes x 2
+  const int64_t P = padded(kRoot, N) + 4 * padded(kBlock, N);
+  const int64_t peak = 4 * (padded(kRoot, N) + 2 * padded(kBlock, N));
+  check("hybrid_shard", 4, N, {4 * P / N, 0, peak, 4 * P / N, 8 * P / N});
+}
+
+}  // namespace
+}  // namespace shardscope::test
