@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "analyzer/cli/inspect.h"
+#include "analyzer/cli/launch.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"shardscope: profiling and diagnostics for sharded data-parallel training (DDP, ZeRO, FSDP)"};
@@ -16,6 +17,12 @@ int main(int argc, char** argv) {
   inspect->add_option("FILE", files, "Trace files (.json or .json.gz)")->required();
   inspect->add_option("--format", format, "Output format")->check(CLI::IsMember({"text", "json"}));
 
+  shardscope::cli::LaunchOptions lo;
+  CLI::App* launch = app.add_subcommand("launch", "Start N local ranks with the torchrun variables: shardscope launch -n N -- PROGRAM ARGS...");
+  launch->add_option("-n,--nproc", lo.ranks, "Ranks to start")->required()->check(CLI::Range(1, 1024));
+  launch->add_option("--master-port", lo.master_port, "MASTER_PORT (default: a free port)")->check(CLI::Range(1, 65535));
+  launch->add_option("PROGRAM", lo.command, "The program and its arguments, after --")->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
@@ -26,5 +33,6 @@ int main(int argc, char** argv) {
   }
 
   if (*inspect) return shardscope::cli::inspect(files, format == "json", std::cout, std::cerr);
+  if (*launch) return shardscope::cli::launch(lo);
   return 2;
 }
