@@ -3,8 +3,12 @@
 
 #include <iostream>
 
+#include "analyzer/cli/check_prefetch.h"
+#include "analyzer/cli/diff.h"
 #include "analyzer/cli/inspect.h"
 #include "analyzer/cli/launch.h"
+#include "analyzer/cli/memory.h"
+#include "analyzer/cli/report.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"shardscope: profiling and diagnostics for sharded data-parallel training (DDP, ZeRO, FSDP)"};
@@ -16,6 +20,36 @@ int main(int argc, char** argv) {
   CLI::App* inspect = app.add_subcommand("inspect", "Show each trace file's metadata, tracks, event counts, span and truncation");
   inspect->add_option("FILE", files, "Trace files (.json or .json.gz)")->required();
   inspect->add_option("--format", format, "Output format")->check(CLI::IsMember({"text", "json"}));
+
+  std::vector<std::string> paths;
+  std::string output = "-";
+  CLI::App* report = app.add_subcommand("report", "Where each step went: compute, communication (overlapped and exposed), idle; collectives, prefetch, memory");
+  report->add_option("PATH", paths, "Trace files or directories of per-rank files (shardscope or PyTorch profiler JSON, .json or .json.gz)")->required();
+  report->add_option("--format", format, "Output format")->check(CLI::IsMember({"text", "md", "json", "html"}));
+  report->add_option("-o,--output", output, "Write to FILE instead of stdout (- for stdout)");
+
+  CLI::App* check = app.add_subcommand("check-prefetch", "Verify BACKWARD_PRE prefetch per unit and step; exit 0 effective, 1 not effective, 2 error");
+  check->add_option("PATH", paths, "Trace files or directories")->required();
+  check->add_option("--format", format, "Output format")->check(CLI::IsMember({"text", "json"}));
+
+  std::string a, b;
+  CLI::App* diff = app.add_subcommand("diff", "Compare two runs: metric deltas, and which collectives, device activities and units changed");
+  diff->add_option("A", a, "The first run (a trace file or a directory)")->required();
+  diff->add_option("B", b, "The second run")->required();
+  diff->add_option("--format", format, "Output format")->check(CLI::IsMember({"text", "json"}));
+
+  shardscope::cli::MemoryArgs m;
+  int stage = -1;
+  double params = 0;
+  CLI::App* memory = app.add_subcommand("memory", "The ZeRO memory calculator: model-state bytes per rank for each stage");
+  auto* preset = memory->add_option("--preset", m.preset, "A trainer preset")->check(CLI::IsMember({"tiny", "small", "1b", "8b"}));
+  auto* params_opt = memory->add_option("--params", params, "Parameter count (e.g. 7.5e9)")->check(CLI::PositiveNumber);
+  preset->excludes(params_opt);
+  memory->add_option("--world", m.world, "Ranks in the sharding group")->required()->check(CLI::PositiveNumber);
+  memory->add_option("--stage", stage, "ZeRO stage (all four when absent)")->check(CLI::Range(0, 3));
+  memory->add_option("--dtype", m.dtype, "bf16 or fp16 (mixed precision, K = 12) or fp32")->check(CLI::IsMember({"bf16", "fp16", "fp32"}));
+  memory->add_flag("--offload", m.offload, "Sharded state offloaded to the host");
+  memory->add_option("--format", m.format, "Output format")->check(CLI::IsMember({"text", "json"}));
 
   shardscope::cli::LaunchOptions lo;
   CLI::App* launch = app.add_subcommand("launch", "Start N local ranks with the torchrun variables: shardscope launch -n N -- PROGRAM ARGS...");
@@ -34,5 +68,13 @@ int main(int argc, char** argv) {
 
   if (*inspect) return shardscope::cli::inspect(files, format == "json", std::cout, std::cerr);
   if (*launch) return shardscope::cli::launch(lo);
+  if (*report) return shardscope::cli::report(paths, format, output, std::cout, std::cerr);
+  if (*check) return shardscope::cli::check_prefetch(paths, format, std::cout, std::cerr);
+  if (*diff) return shardscope::cli::diff(a, b, format, std::cout, std::cerr);
+  if (*memory) {
+    if (*params_opt) m.params = params;
+    if (stage >= 0) m.stage = stage;
+    return shardscope::cli::memory(m, std::cout, std::cerr);
+  }
   return 2;
 }

@@ -1,0 +1,13 @@
+// `shardscope check-prefetch PATH...`: SPEC's BACKWARD_PRE verification as a CI gate.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace shardscope::cli {
+
+// Exit code: 0 every checked step effective, 1 some step not effective, 2 error or nothing to check.
+int check_prefetch(const std::vector<std::string>& paths, const std::string& format, std::ostream& out, std::ostream& err);
+
+}  // namespace shardscope::cli

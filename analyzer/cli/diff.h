@@ -1,0 +1,12 @@
+// `shardscope diff A B`: two runs side by side: metric deltas, and which collectives, device activities and
+// FSDP units changed.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+
+namespace shardscope::cli {
+
+int diff(const std::string& a, const std::string& b, const std::string& format, std::ostream& out, std::ostream& err);
+
+}  // namespace shardscope::cli

@@ -1,0 +1,88 @@
+#include "analyzer/metrics/collectives.h"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "analyzer/model/classify.h"
+
+namespace shardscope::metrics {
+
+using model::CollectiveKind;
+
+std::optional<double> CollectiveStats::algbw_gbps() const {
+  if (sized_count == 0 || sized_time_ns <= 0) return std::nullopt;
+  return double(bytes) / double(sized_time_ns);  // bytes per ns = GB/s
+}
+std::optional<double> CollectiveStats::busbw_gbps() const {
+  if (sized_count == 0 || sized_time_ns <= 0) return std::nullopt;
+  return bus_bytes / double(sized_time_ns);
+}
+
+std::vector<CollectiveStats> collective_stats(const model::Rank& rank, int64_t lo, int64_t hi) {
+  std::map<CollectiveKind, CollectiveStats> by;
+  for (const model::Track& t : rank.tracks)
+    for (const model::Event& e : t.events) {
+      if (e.cls != model::IntervalClass::Communication || e.ph != 'X' || e.ts_ns < lo || e.ts_ns >= hi) continue;
+      CollectiveKind k = e.coll == CollectiveKind::None ? CollectiveKind::Unknown : e.coll;
+      CollectiveStats& s = by[k];
+      s.kind = k;
+      ++s.count;
+      s.time_ns += e.dur_ns;
+      s.group_size = std::max(s.group_size, int(e.group_size));
+      if (e.bytes != model::kUnknown && e.bytes >= 0) {
+        ++s.sized_count;
+        s.bytes += e.bytes;
+        s.sized_time_ns += e.dur_ns;
+        s.bus_bytes += double(e.bytes) * model::busbw_factor(k, e.group_size);
+      }
+    }
+  std::vector<CollectiveStats> out;
+  for (auto& [k, s] : by) out.push_back(s);
+  return out;
+}
+
+Stragglers find_stragglers(const model::Trace& trace) {
+  Stragglers out;
+  if (trace.ranks.size() < 2) {
+    out.not_applicable = "n/a: one rank only; stragglers need two or more ranks of the same run";
+    return out;
+  }
+  // Per rank, per kind: the start of each collective instance, in issue order.
+  std::vector<std::map<CollectiveKind, std::vector<int64_t>>> starts(trace.ranks.size());
+  for (size_t r = 0; r < trace.ranks.size(); ++r) {
+    for (const model::Track& t : trace.ranks[r].tracks)
+      for (const model::Event& e : t.events)
+        if (e.cls == model::IntervalClass::Communication && e.ph == 'X') starts[r][e.coll].push_back(e.ts_ns);
+    for (auto& [k, v] : starts[r]) std::sort(v.begin(), v.end());
+  }
+  std::map<CollectiveKind, size_t> common;
+  for (auto& [k, v] : starts[0]) common[k] = v.size();
+  for (size_t r = 1; r < starts.size(); ++r)
+    for (auto& [k, n] : common) {
+      size_t here = starts[r].count(k) ? starts[r][k].size() : 0;
+      if (here != n)
+        out.notes.push_back(fmt::format("rank {} has {} {} and rank {} has {}: matched the first {}", trace.ranks[r].rank, here, model::to_string(k),
+                                        trace.ranks[0].rank, n, std::min(n, here)));
+      n = std::min(n, here);
+    }
+  out.ranks.resize(trace.ranks.size());
+  for (size_t r = 0; r < trace.ranks.size(); ++r) out.ranks[r].rank = trace.ranks[r].rank;
+  for (auto& [k, n] : common)
+    for (size_t i = 0; i < n; ++i) {
+      std::vector<std::pair<int64_t, size_t>> arr;
+      for (size_t r = 0; r < starts.size(); ++r) arr.push_back({starts[r][k][i], r});
+      std::sort(arr.begin(), arr.end());
+      StragglerInstance s{k, i, trace.ranks[arr.back().second].rank, arr.back().first - arr[arr.size() - 2].first, arr.back().first - arr.front().first};
+      StragglerRank& sr = out.ranks[arr.back().second];
+      ++sr.times_last;
+      sr.total_late_by_ns += s.late_by_ns;
+      sr.max_late_by_ns = std::max(sr.max_late_by_ns, s.late_by_ns);
+      out.instances.push_back(s);
+    }
+  if (out.instances.empty() && out.not_applicable.empty()) out.not_applicable = "n/a: no collective appears on every rank";
+  return out;
+}
+
+}  // namespace shardscope::metrics

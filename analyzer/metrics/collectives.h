@@ -1,0 +1,55 @@
+// Per-collective statistics of one rank (count, bytes, time, algorithm and bus bandwidth as nccl-tests
+// defines them) and stragglers across ranks, matched by collective instance rather than by wall clock.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analyzer/model/trace.h"
+
+namespace shardscope::metrics {
+
+struct CollectiveStats {
+  model::CollectiveKind kind = model::CollectiveKind::None;
+  int64_t count = 0;
+  int64_t time_ns = 0;         // summed durations
+  int64_t bytes = 0;           // summed over the instances whose size the trace says
+  int64_t sized_count = 0;     // how many those are
+  int64_t sized_time_ns = 0;   // and their summed durations
+  double bus_bytes = 0;        // Σ bytes × busbw_factor(kind, group size)
+  int group_size = 0;          // the largest group seen
+  std::optional<double> algbw_gbps() const;  // GB/s (1e9 bytes), n/a when no sizes are known
+  std::optional<double> busbw_gbps() const;
+};
+
+// Device communication events of the rank whose start lies in [lo, hi), by kind (sorted by kind).
+std::vector<CollectiveStats> collective_stats(const model::Rank& rank, int64_t lo = INT64_MIN, int64_t hi = INT64_MAX);
+
+struct StragglerInstance {
+  model::CollectiveKind kind;
+  size_t ordinal = 0;       // the n-th collective of this kind on every rank
+  int last_rank = 0;        // whose kernel started last
+  int64_t late_by_ns = 0;   // its start minus the next-latest rank's start
+  int64_t spread_ns = 0;    // its start minus the earliest rank's start
+};
+
+struct StragglerRank {
+  int rank = 0;
+  size_t times_last = 0;
+  int64_t total_late_by_ns = 0, max_late_by_ns = 0;
+};
+
+struct Stragglers {
+  std::vector<StragglerInstance> instances;  // every matched instance
+  std::vector<StragglerRank> ranks;          // every rank, in rank order
+  std::vector<std::string> notes;            // why some instances could not be matched
+  std::string not_applicable;                // non-empty: why there is no straggler analysis at all
+};
+
+// Matches the n-th collective of each kind across ranks (ranks issue collectives in the same order, so the
+// n-th all_gather on rank 0 is the same collective as the n-th on rank 1, whatever the clocks say).
+Stragglers find_stragglers(const model::Trace& trace);
+
+}  // namespace shardscope::metrics

@@ -1,0 +1,119 @@
+#include "analyzer/metrics/memory_model.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "tracer/format/keys.h"
+
+namespace shardscope::metrics {
+
+bool apply_dtype(MemoryConfig& c, const std::string& d) {
+  if (d == "bf16" || d == "fp16" || d == "bfloat16" || d == "float16" || d == "half") {
+    c.param_bytes = 2, c.grad_bytes = 2, c.optimizer_bytes = 12;
+    return true;
+  }
+  if (d == "fp32" || d == "float32" || d == "float") {
+    c.param_bytes = 4, c.grad_bytes = 4, c.optimizer_bytes = 8;
+    return true;
+  }
+  return false;
+}
+
+MemoryPrediction predict(const MemoryConfig& c) {
+  MemoryPrediction p;
+  const double psi = c.params, n = std::max(1, c.world);
+  p.params = c.param_bytes * psi / (c.stage >= 3 ? n : 1);
+  p.gradients = c.grad_bytes * psi / (c.stage >= 2 ? n : 1);
+  p.optimizer_state = c.optimizer_bytes * psi / (c.stage >= 1 ? n : 1);
+  if (c.stage >= 3) p.unsharded_params = (c.param_bytes + c.grad_bytes) * c.largest_unit_params;
+  if (c.offload) {
+    // The sharded part of the state moves to the host: the optimizer state always, and under stage 2/3
+    // the sharded gradients and (stage 3) parameters.
+    p.host_offloaded = p.optimizer_state;
+    p.optimizer_state = 0;
+    if (c.stage >= 2) p.host_offloaded += p.gradients, p.gradients = 0;
+    if (c.stage >= 3) p.host_offloaded += p.params, p.params = 0;
+  }
+  return p;
+}
+
+std::optional<MemoryConfig> config_from_run(const nlohmann::json& rc, int world_size, std::string& why) {
+  if (!rc.is_object()) {
+    why = "n/a: the trace has no run_config (give --params/--world/--stage to `shardscope memory`)";
+    return std::nullopt;
+  }
+  MemoryConfig c;
+  std::string sharding = rc.value(keys::kCfgSharding, std::string());
+  if (sharding == "no_shard") c.stage = 0;
+  else if (sharding == "zero1") c.stage = 1;
+  else if (sharding == "shard_grad_op") c.stage = 2;
+  else if (sharding == "full_shard" || sharding == "hybrid_shard") c.stage = 3;
+  else {
+    why = sharding.empty() ? "n/a: run_config does not say the sharding strategy" : "n/a: unknown sharding strategy \"" + sharding + "\"";
+    return std::nullopt;
+  }
+  c.world = rc.value(keys::kWorldSize, world_size);
+  if (sharding == "hybrid_shard") c.world = rc.value(keys::kCfgRanksPerNode, c.world);
+  if (c.world <= 0) c.world = std::max(1, world_size);
+  if (rc.contains(keys::kCfgUnits) && rc[keys::kCfgUnits].is_array()) {
+    for (const auto& u : rc[keys::kCfgUnits]) {
+      double n = u.value(keys::kCfgUnitParams, 0.0);
+      c.params += n;
+      c.largest_unit_params = std::max(c.largest_unit_params, n);
+    }
+  }
+  if (c.params <= 0) {
+    why = "n/a: run_config lists no units with parameter counts";
+    return std::nullopt;
+  }
+  std::string dtype = rc.value(keys::kCfgParamDtype, std::string("fp32"));
+  if (!apply_dtype(c, dtype)) apply_dtype(c, "fp32");
+  c.offload = rc.value(keys::kCfgCpuOffload, false);
+  return c;
+}
+
+RankMemory compare_memory(const model::Rank& rank) {
+  RankMemory out;
+  out.rank = rank.rank;
+  std::string why;
+  out.config = config_from_run(rank.run_config, rank.world_size, why);
+  std::optional<MemoryPrediction> p;
+  if (out.config) p = predict(*out.config);
+  struct Cat {
+    const char* counter;
+    std::optional<double> predicted;
+  };
+  const Cat cats[] = {
+      {keys::kMemoryShardedParams, p ? std::optional(p->params) : std::nullopt},
+      {keys::kMemoryUnshardedParams, p ? std::optional(p->unsharded_params) : std::nullopt},
+      {keys::kMemoryGradients, p ? std::optional(p->gradients) : std::nullopt},
+      {keys::kMemoryOptimizerState, p ? std::optional(p->optimizer_state) : std::nullopt},
+      {keys::kMemoryActivations, std::nullopt},
+      {keys::kMemoryAllocatorTotal, std::nullopt},
+  };
+  bool any_measured = false;
+  double worst = -1;
+  for (const Cat& c : cats) {
+    MemoryRow row;
+    row.category = std::string(c.counter).substr(7);  // without "memory."
+    if (const model::CounterSeries* s = rank.counter(c.counter)) row.measured = s->peak(), any_measured = true;
+    row.predicted = c.predicted;
+    if (row.measured && row.predicted) {
+      double diff = *row.measured - *row.predicted;
+      double rel = std::fabs(diff) / std::max(*row.predicted, 1.0);
+      if (rel > worst) {
+        worst = rel;
+        out.departs_most = fmt::format("{}: measured {:.3f} MB vs predicted {:.3f} MB ({:+.1f}%)", row.category, *row.measured / 1e6, *row.predicted / 1e6,
+                                       *row.predicted > 0 ? 100 * diff / *row.predicted : 0.0);
+      }
+    }
+    out.rows.push_back(row);
+  }
+  if (!any_measured && !p) out.not_applicable = why + "; and no memory.* counters in the trace";
+  else if (!any_measured) out.not_applicable = "n/a: no memory.* counters in the trace (prediction only)";
+  else if (!p) out.not_applicable = why;
+  return out;
+}
+
+}  // namespace shardscope::metrics

@@ -1,0 +1,210 @@
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "analyzer/report/render.h"
+
+namespace shardscope::report {
+namespace {
+
+struct Segment {
+  const char* label;
+  const char* color;
+  int64_t ns;
+};
+
+// SPEC's split of a window: compute not overlapped, communication hidden under compute, exposed
+// communication, other device work (memory, sync), idle. The five add up to the window.
+std::vector<Segment> segments(const metrics::WindowMetrics& m) {
+  int64_t other = std::max<int64_t>(0, m.busy_ns - m.compute_ns - m.exposed_ns());
+  return {{"compute", "#4e79a7", m.compute_ns - m.overlap_ns},
+          {"overlapped comm", "#59a14f", m.overlap_ns},
+          {"exposed comm", "#e15759", m.exposed_ns()},
+          {"other device", "#b07aa1", other},
+          {"idle", "#d3d3d3", m.idle_ns()}};
+}
+
+// The whole-trace breakdown as a window, for ranks without steps.
+metrics::WindowMetrics from_whole(const metrics::HtaBreakdown& w) {
+  metrics::WindowMetrics m;
+  m.window_ns = w.window_us * 1000;
+  m.compute_ns = w.compute_us * 1000;
+  m.comm_ns = w.comm_us * 1000;
+  m.overlap_ns = w.overlap_us * 1000;
+  m.busy_ns = w.busy_us * 1000;
+  return m;
+}
+
+std::string stacked_bar(const metrics::WindowMetrics& m, double x, double y, double width, double height) {
+  std::string s;
+  if (m.window_ns <= 0) return s;
+  double at = x;
+  for (const Segment& seg : segments(m)) {
+    double w = width * double(seg.ns) / double(m.window_ns);
+    if (w <= 0) continue;
+    s += fmt::format("<rect x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" height=\"{:.2f}\" fill=\"{}\"><title>{}: {:.3f} ms ({:.1f}%)</title></rect>", at, y, w, height,
+                     seg.color, seg.label, seg.ns / 1e6, 100.0 * double(seg.ns) / double(m.window_ns));
+    at += w;
+  }
+  return s;
+}
+
+std::string legend() {
+  std::string s = "<p class=\"legend\">";
+  for (const Segment& seg : segments({}))
+    s += fmt::format("<span><svg width=\"12\" height=\"12\"><rect width=\"12\" height=\"12\" fill=\"{}\"/></svg> {}</span> ", seg.color, seg.label);
+  return s + "</p>";
+}
+
+std::string td(const std::string& s, bool num = false) { return (num ? "<td class=\"n\">" : "<td>") + html_escape(s) + "</td>"; }
+std::string ms(int64_t ns) { return fmt::format("{:.3f}", double(ns) / 1e6); }
+std::string pct(const std::optional<double>& v) { return v ? fmt::format("{:.2f}", *v) : "n/a"; }
+
+}  // namespace
+
+std::string html_escape(std::string_view in) {
+  std::string o;
+  o.reserve(in.size());
+  for (char c : in) {
+    switch (c) {
+      case '&': o += "&amp;"; break;
+      case '<': o += "&lt;"; break;
+      case '>': o += "&gt;"; break;
+      case '"': o += "&quot;"; break;
+      case '\'': o += "&#39;"; break;
+      default: o += c;
+    }
+  }
+  return o;
+}
+
+std::string render_html(const Report& r) {
+  std::string h = R"(<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>shardscope report</title>
+<style>
+body{font-family:system-ui,sans-serif;margin:2em;color:#222}
+table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:2px 8px}td.n{text-align:right;font-variant-numeric:tabular-nums}
+th{background:#f3f3f3}.legend span{margin-right:1.2em}.warn{color:#a15c00}.bad{color:#b00020;font-weight:bold}.good{color:#1b7f3b;font-weight:bold}
+</style></head><body>
+)";
+  h += fmt::format("<h1>shardscope report</h1><p>{} rank(s) from {}</p>\n", r.ranks.size(), html_escape(fmt::format("{}", fmt::join(r.inputs, ", "))));
+  for (const std::string& w : r.warnings) h += "<p class=\"warn\">warning: " + html_escape(w) + "</p>\n";
+  for (const std::string& n : r.notes) h += "<p class=\"warn\">note: " + html_escape(n) + "</p>\n";
+
+  // Per-rank stacked bars.
+  h += "<h2>Where the time goes, per rank</h2>\n" + legend();
+  const double W = 720, bar = 22, gap = 8, label = 90;
+  h += fmt::format("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" role=\"img\">", label + W + 10, (bar + gap) * double(r.ranks.size()) + 10);
+  for (size_t i = 0; i < r.ranks.size(); ++i) {
+    const RankReport& rr = r.ranks[i];
+    double y = 5 + double(i) * (bar + gap);
+    h += fmt::format("<text x=\"0\" y=\"{:.1f}\" font-size=\"13\">rank {}</text>", y + bar * 0.7, rr.rank);
+    if (!rr.steps.empty()) h += stacked_bar(rr.all_steps, label, y, W, bar);
+    else if (rr.whole) h += stacked_bar(from_whole(*rr.whole), label, y, W, bar);
+    else h += fmt::format("<text x=\"{}\" y=\"{:.1f}\" font-size=\"12\">{}</text>", label, y + bar * 0.7, html_escape(rr.whole_na));
+  }
+  h += "</svg>\n";
+
+  for (const RankReport& rr : r.ranks) {
+    h += fmt::format("<h2>Rank {}</h2><p>{} ({}, {} events, {} on the device timeline)</p>\n", rr.rank, html_escape(rr.source), html_escape(rr.format), rr.events, rr.device_events);
+    if (rr.whole)
+      h += fmt::format("<p>Whole trace (HTA-compatible): window {:.3f} ms, overlap {} %, idle {:.2f} %, compute {:.2f} %, non-compute {:.2f} %</p>\n", rr.whole->window_us / 1e3,
+                       html_escape(pct_or(rr.whole->overlap_pct(), na_overlap())), rr.whole->idle_pct(), rr.whole->compute_pct(), rr.whole->non_compute_pct());
+    else
+      h += "<p>Whole trace: " + html_escape(rr.whole_na) + "</p>\n";
+    if (rr.steps.empty()) {
+      h += "<p>Steps: " + html_escape(rr.steps_na) + "</p>\n";
+    } else {
+      // The per-step strip: one stacked bar per step, widths proportional to step time.
+      int64_t total = std::max<int64_t>(1, rr.all_steps.window_ns);
+      h += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"730\" height=\"44\" role=\"img\">";
+      double x = 0;
+      for (const StepRow& s : rr.steps) {
+        double w = 720.0 * double(s.m.window_ns) / double(total);
+        h += stacked_bar(s.m, x, 4, std::max(0.0, w - 2), 24);
+        h += fmt::format("<text x=\"{:.1f}\" y=\"42\" font-size=\"10\">{}</text>", x, s.step.number);
+        x += w;
+      }
+      h += "</svg>\n<table><tr><th>step</th><th>time ms</th><th>compute ms</th><th>comm ms</th><th>overlapped ms</th><th>exposed ms</th><th>overlap %</th><th>comm %</th><th>exposed %</th><th>idle ms</th></tr>\n";
+      auto row = [&](const std::string& label, const metrics::WindowMetrics& m) {
+        h += "<tr>" + td(label) + td(ms(m.window_ns), true) + td(ms(m.compute_ns), true) + td(ms(m.comm_ns), true) + td(ms(m.overlap_ns), true) +
+             td(ms(m.exposed_ns()), true) + td(pct(m.overlap_pct()), true) + td(pct(m.comm_fraction_pct()), true) + td(pct(m.exposed_fraction_pct()), true) +
+             td(ms(m.idle_ns()), true) + "</tr>\n";
+      };
+      for (const StepRow& s : rr.steps) row(std::to_string(s.step.number), s.m);
+      row("all", rr.all_steps);
+      h += "</table>\n";
+    }
+    if (!rr.collectives.empty()) {
+      h += "<table><tr><th>collective</th><th>count</th><th>MB</th><th>time ms</th><th>algbw GB/s</th><th>busbw GB/s</th><th>group</th></tr>\n";
+      for (const metrics::CollectiveStats& c : rr.collectives)
+        h += "<tr>" + td(std::string(model::to_string(c.kind))) + td(std::to_string(c.count), true) + td(c.sized_count ? fmt::format("{:.3f}", c.bytes / 1e6) : "n/a", true) +
+             td(ms(c.time_ns), true) + td(c.algbw_gbps() ? fmt::format("{:.2f}", *c.algbw_gbps()) : "n/a", true) +
+             td(c.busbw_gbps() ? fmt::format("{:.2f}", *c.busbw_gbps()) : "n/a", true) + td(c.group_size ? std::to_string(c.group_size) : "n/a", true) + "</tr>\n";
+      h += "</table>\n";
+    }
+    if (!rr.top_device.empty()) {
+      h += "<table><tr><th>top device activity</th><th>class</th><th>count</th><th>time ms</th></tr>\n";
+      for (const KernelTime& k : rr.top_device)
+        h += "<tr>" + td(k.name) + td(std::string(model::to_string(k.cls))) + td(std::to_string(k.count), true) + td(ms(k.time_ns), true) + "</tr>\n";
+      h += "</table>\n";
+    }
+    // Prefetch table.
+    const metrics::RankPrefetch& p = rr.prefetch;
+    h += "<h3>Backward prefetch</h3>\n";
+    if (!p.not_applicable.empty()) {
+      h += "<p>" + html_escape(p.not_applicable) + "</p>\n";
+    } else {
+      h += fmt::format("<p>configured: {}; verdict: <span class=\"{}\">{}</span></p>\n", html_escape(p.configured.empty() ? "unknown" : p.configured),
+                       p.verdict() == metrics::Verdict::Effective ? "good" : "bad", verdict_name(p.verdict()));
+      h += "<table><tr><th>step</th><th>unit i</th><th>AG of unit</th><th>issue lead µs</th><th>hidden %</th><th>exposed wait µs</th><th>behind RS</th></tr>\n";
+      for (const metrics::StepPrefetch& s : p.steps) {
+        for (const metrics::UnitPrefetch& u : s.units)
+          h += "<tr>" + td(std::to_string(s.step)) + td(std::to_string(u.unit), true) + td(std::to_string(u.next_unit), true) +
+               td(fmt::format("{:.1f}", u.issue_lead_ns / 1e3), true) + td(fmt::format("{:.0f}", 100 * u.hidden_share()), true) +
+               td(fmt::format("{:.1f}", u.exposed_wait_ns / 1e3), true) + td(u.serialized_behind_rs ? "yes" : "no") + "</tr>\n";
+        h += "<tr><td colspan=\"7\">step " + html_escape(std::to_string(s.step)) + ": <b>" + verdict_name(s.verdict) + "</b>: " + html_escape(s.reason) + "</td></tr>\n";
+      }
+      h += "</table>\n";
+    }
+    // Memory: measured vs predicted bars.
+    const metrics::RankMemory& m = rr.memory;
+    h += "<h3>Memory, measured vs predicted</h3>\n";
+    double peak = 1;
+    for (const metrics::MemoryRow& row : m.rows) peak = std::max({peak, row.measured.value_or(0), row.predicted.value_or(0)});
+    bool any = false;
+    for (const metrics::MemoryRow& row : m.rows) any = any || row.measured || row.predicted;
+    if (!any) {
+      h += "<p>" + html_escape(m.not_applicable) + "</p>\n";
+    } else {
+      h += fmt::format("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"760\" height=\"{}\" role=\"img\">", 30 * m.rows.size() + 10);
+      for (size_t i = 0; i < m.rows.size(); ++i) {
+        const metrics::MemoryRow& row = m.rows[i];
+        double y = 5 + 30.0 * double(i);
+        h += fmt::format("<text x=\"0\" y=\"{:.1f}\" font-size=\"12\">{}</text>", y + 14, html_escape(row.category));
+        if (row.measured)
+          h += fmt::format("<rect x=\"150\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"11\" fill=\"#4e79a7\"><title>measured {:.3f} MB</title></rect>", y, 560 * *row.measured / peak,
+                           *row.measured / 1e6);
+        if (row.predicted)
+          h += fmt::format("<rect x=\"150\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"11\" fill=\"#f28e2b\"><title>predicted {:.3f} MB</title></rect>", y + 12,
+                           560 * *row.predicted / peak, *row.predicted / 1e6);
+      }
+      h += "</svg>\n<p class=\"legend\"><span style=\"color:#4e79a7\">■ measured</span> <span style=\"color:#f28e2b\">■ predicted</span></p>\n";
+      if (!m.departs_most.empty()) h += "<p>Departs most: " + html_escape(m.departs_most) + "</p>\n";
+      if (!m.not_applicable.empty()) h += "<p>" + html_escape(m.not_applicable) + "</p>\n";
+    }
+  }
+  h += "<h2>Stragglers</h2>\n";
+  if (!r.stragglers.not_applicable.empty()) {
+    h += "<p>" + html_escape(r.stragglers.not_applicable) + "</p>\n";
+  } else {
+    h += "<table><tr><th>rank</th><th>times last</th><th>total late ms</th><th>max late ms</th></tr>\n";
+    for (const metrics::StragglerRank& s : r.stragglers.ranks)
+      h += "<tr>" + td(std::to_string(s.rank)) + td(std::to_string(s.times_last), true) + td(ms(s.total_late_by_ns), true) + td(ms(s.max_late_by_ns), true) + "</tr>\n";
+    h += "</table>\n";
+  }
+  h += "</body></html>\n";
+  return h;
+}
+
+}  // namespace shardscope::report

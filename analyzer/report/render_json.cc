@@ -1,0 +1,149 @@
+#include <fmt/format.h>
+
+#include "analyzer/report/render.h"
+#include "tracer/format/keys.h"
+
+namespace shardscope::report {
+namespace k = keys::report;
+using nlohmann::json;
+
+namespace {
+
+// A percentage, or null with its reason under "na".
+void put_pct(json& o, const char* key, const std::optional<double>& v, const std::string& why) {
+  if (v) {
+    o[key] = std::round(*v * 1e4) / 1e4;
+  } else {
+    o[key] = nullptr;
+    o[k::kNa][key] = why;
+  }
+}
+
+json window(const metrics::WindowMetrics& m) {
+  json o;
+  o[k::kStepNs] = m.window_ns;
+  o[k::kComputeNs] = m.compute_ns;
+  o[k::kCommNs] = m.comm_ns;
+  o[k::kOverlapNs] = m.overlap_ns;
+  o[k::kExposedNs] = m.exposed_ns();
+  o[k::kIdleNs] = m.idle_ns();
+  put_pct(o, k::kOverlapPct, m.overlap_pct(), na_overlap());
+  put_pct(o, k::kCommFractionPct, m.comm_fraction_pct(), "n/a: empty window");
+  put_pct(o, k::kExposedFractionPct, m.exposed_fraction_pct(), "n/a: empty window");
+  put_pct(o, k::kIdlePct, m.idle_pct(), "n/a: empty window");
+  put_pct(o, k::kComputePct, m.compute_pct(), "n/a: empty window");
+  return o;
+}
+
+json optional_number(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+}  // namespace
+
+std::string verdict_name(metrics::Verdict v) {
+  switch (v) {
+    case metrics::Verdict::Effective: return "effective";
+    case metrics::Verdict::NotEffective: return "not effective";
+    case metrics::Verdict::NotApplicable: return "n/a";
+  }
+  return "?";
+}
+
+json render_json(const Report& r) {
+  json out;
+  out[k::kSchema] = k::kSchemaValue;
+  out[k::kInputs] = r.inputs;
+  out[k::kWarnings] = r.warnings;
+  out[k::kNotes] = r.notes;
+  out[k::kRanks] = json::array();
+  for (const RankReport& rr : r.ranks) {
+    json o;
+    o[k::kRank] = rr.rank;
+    o[k::kSource] = rr.source;
+    o[k::kFormat] = rr.format;
+    o[k::kEvents] = rr.events;
+    if (rr.whole) {
+      json w;
+      w[k::kWindowNs] = rr.whole->window_us * 1000;
+      put_pct(w, k::kOverlapPct, rr.whole->overlap_pct(), na_overlap());
+      w[k::kIdlePct] = std::round(rr.whole->idle_pct() * 1e4) / 1e4;
+      w[k::kComputePct] = std::round(rr.whole->compute_pct() * 1e4) / 1e4;
+      w[k::kNonComputePct] = std::round(rr.whole->non_compute_pct() * 1e4) / 1e4;
+      o[k::kWholeTrace] = w;
+    } else {
+      o[k::kWholeTrace] = nullptr;
+      o[k::kNa][k::kWholeTrace] = rr.whole_na;
+    }
+    o[k::kSteps] = json::array();
+    for (const StepRow& s : rr.steps) {
+      json so = window(s.m);
+      so[k::kStep] = s.step.number;
+      so[k::kStartNs] = s.step.start_ns;
+      o[k::kSteps].push_back(so);
+    }
+    if (rr.steps.empty()) {
+      o[k::kAllSteps] = nullptr;
+      o[k::kNa][k::kSteps] = rr.steps_na;
+    } else {
+      o[k::kAllSteps] = window(rr.all_steps);
+    }
+    o[k::kCollectives] = json::array();
+    for (const metrics::CollectiveStats& c : rr.collectives) {
+      json co;
+      co[k::kKind] = model::to_string(c.kind);
+      co[k::kCount] = c.count;
+      co[k::kTimeNs] = c.time_ns;
+      co[k::kBytes] = c.sized_count ? json(c.bytes) : json(nullptr);
+      co[k::kGroupSize] = c.group_size ? json(c.group_size) : json(nullptr);
+      co[k::kAlgbwGbps] = optional_number(c.algbw_gbps());
+      co[k::kBusbwGbps] = optional_number(c.busbw_gbps());
+      o[k::kCollectives].push_back(co);
+    }
+    o[k::kTopDevice] = json::array();
+    for (const KernelTime& kt : rr.top_device)
+      o[k::kTopDevice].push_back({{k::kName, kt.name}, {k::kClass, model::to_string(kt.cls)}, {k::kCount, kt.count}, {k::kTimeNs, kt.time_ns}});
+    json p;
+    p[k::kConfigured] = rr.prefetch.configured.empty() ? json(nullptr) : json(rr.prefetch.configured);
+    p[k::kVerdict] = verdict_name(rr.prefetch.verdict());
+    if (!rr.prefetch.not_applicable.empty()) p[k::kReason] = rr.prefetch.not_applicable;
+    p[k::kSteps] = json::array();
+    for (const metrics::StepPrefetch& s : rr.prefetch.steps) {
+      json so;
+      so[k::kStep] = s.step;
+      so[k::kVerdict] = verdict_name(s.verdict);
+      so[k::kReason] = s.reason;
+      so[k::kHiddenShare] = s.hidden_share();
+      so[k::kExposedWaitNs] = s.exposed_wait_ns;
+      so[k::kUnits] = json::array();
+      for (const metrics::UnitPrefetch& u : s.units)
+        so[k::kUnits].push_back({{k::kUnit, u.unit},
+                                 {k::kNextUnit, u.next_unit},
+                                 {k::kIssueLeadNs, u.issue_lead_ns},
+                                 {k::kHiddenShare, u.hidden_share()},
+                                 {k::kExposedWaitNs, u.exposed_wait_ns},
+                                 {k::kAllGatherNs, u.ag_ns},
+                                 {k::kSerializedBehindRs, u.serialized_behind_rs}});
+      p[k::kSteps].push_back(so);
+    }
+    o[k::kPrefetch] = p;
+    json m;
+    m[k::kRows] = json::array();
+    for (const metrics::MemoryRow& row : rr.memory.rows)
+      m[k::kRows].push_back({{k::kCategory, row.category}, {k::kMeasuredBytes, optional_number(row.measured)}, {k::kPredictedBytes, optional_number(row.predicted)}});
+    m[k::kDepartsMost] = rr.memory.departs_most.empty() ? json(nullptr) : json(rr.memory.departs_most);
+    if (!rr.memory.not_applicable.empty()) m[k::kReason] = rr.memory.not_applicable;
+    o[k::kMemory] = m;
+    out[k::kRanks].push_back(o);
+  }
+  json s;
+  if (!r.stragglers.not_applicable.empty()) s[k::kReason] = r.stragglers.not_applicable;
+  s[k::kRanks] = json::array();
+  for (const metrics::StragglerRank& sr : r.stragglers.ranks)
+    s[k::kRanks].push_back({{k::kRank, sr.rank}, {k::kTimesLast, sr.times_last}, {k::kTotalLateByNs, sr.total_late_by_ns}, {k::kMaxLateByNs, sr.max_late_by_ns}});
+  s[k::kInstances] = json::array();
+  for (const metrics::StragglerInstance& i : r.stragglers.instances)
+    s[k::kInstances].push_back({{k::kKind, model::to_string(i.kind)}, {k::kOrdinal, i.ordinal}, {k::kLastRank, i.last_rank}, {k::kLateByNs, i.late_by_ns}, {k::kSpreadNs, i.spread_ns}});
+  out[k::kStragglers] = s;
+  return out;
+}
+
+}  // namespace shardscope::report

@@ -1,0 +1,78 @@
+#include "analyzer/report/report.h"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+namespace shardscope::report {
+
+std::string pct_or(const std::optional<double>& v, const std::string& why) { return v ? fmt::format("{:.2f}", *v) : why; }
+std::string na_overlap() { return "n/a: no communication"; }
+
+namespace {
+
+std::vector<KernelTime> top_device(const model::Rank& rank, size_t n) {
+  std::map<model::StringId, KernelTime> by;
+  for (const model::Track& t : rank.tracks)
+    for (const model::Event& e : t.events) {
+      if (!e.is_device() || e.ph != 'X') continue;
+      KernelTime& k = by[e.name];
+      k.cls = e.cls;
+      ++k.count;
+      k.time_ns += e.dur_ns;
+    }
+  std::vector<KernelTime> out;
+  for (auto& [id, k] : by) {
+    k.name = std::string(rank.str(id));
+    out.push_back(std::move(k));
+  }
+  std::sort(out.begin(), out.end(), [](const KernelTime& a, const KernelTime& b) { return a.time_ns > b.time_ns; });
+  if (out.size() > n) out.resize(n);
+  return out;
+}
+
+}  // namespace
+
+Report build(const model::Trace& trace, std::vector<std::string> inputs, std::vector<std::string> warnings) {
+  Report r;
+  r.inputs = std::move(inputs);
+  r.warnings = std::move(warnings);
+  std::map<size_t, std::vector<int>> step_counts;
+  for (const model::Rank& rank : trace.ranks) {
+    RankReport rr;
+    rr.rank = rank.rank;
+    rr.source = rank.source;
+    rr.format = rank.format;
+    rr.events = rank.event_count();
+    metrics::DeviceSets sets = metrics::device_sets(rank);
+    rr.device_events = sets.device_events;
+    rr.whole = metrics::hta_breakdown(rank);
+    if (!rr.whole) rr.whole_na = "n/a: no device events (no kernels, copies or collectives on a device timeline)";
+    if (rank.steps.empty()) rr.steps_na = "n/a: no steps (no ProfilerStep#N or trainer \"step\" ranges)";
+    else if (sets.device_events == 0) rr.steps_na = "n/a: no device events";
+    else
+      for (const model::Step& s : rank.steps) {
+        StepRow row{s, metrics::measure(sets, s.start_ns, s.end_ns)};
+        rr.all_steps += row.m;
+        rr.steps.push_back(row);
+      }
+    step_counts[rank.steps.size()].push_back(rank.rank);
+    rr.collectives = metrics::collective_stats(rank);
+    rr.top_device = top_device(rank, 10);
+    rr.prefetch = metrics::check_prefetch(rank);
+    rr.memory = metrics::compare_memory(rank);
+    r.ranks.push_back(std::move(rr));
+  }
+  if (step_counts.size() > 1) {
+    std::string s = "ranks have different step counts:";
+    for (auto& [n, ranks] : step_counts) s += fmt::format(" {} step(s) on rank(s) {};", n, fmt::join(ranks, ","));
+    s += " per-step numbers are per rank, matched by step number";
+    r.notes.push_back(s);
+  }
+  r.stragglers = metrics::find_stragglers(trace);
+  for (const std::string& n : r.stragglers.notes) r.notes.push_back("stragglers: " + n);
+  return r;
+}
+
+}  // namespace shardscope::report

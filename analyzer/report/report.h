@@ -1,0 +1,58 @@
+// Everything a report shows, computed once from a loaded trace; the renderers (text, md, json, html) and
+// `diff` only format it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analyzer/metrics/breakdown.h"
+#include "analyzer/metrics/collectives.h"
+#include "analyzer/metrics/memory_model.h"
+#include "analyzer/metrics/prefetch.h"
+#include "analyzer/model/trace.h"
+
+namespace shardscope::report {
+
+struct StepRow {
+  model::Step step;
+  metrics::WindowMetrics m;
+};
+
+struct KernelTime {
+  std::string name;
+  model::IntervalClass cls;
+  int64_t count = 0, time_ns = 0;
+};
+
+struct RankReport {
+  int rank = 0;
+  std::string source, format;
+  size_t events = 0, device_events = 0;
+  std::optional<metrics::HtaBreakdown> whole;
+  std::string whole_na;             // why `whole` is missing
+  std::vector<StepRow> steps;
+  metrics::WindowMetrics all_steps; // summed over the steps
+  std::string steps_na;             // why there are no per-step numbers
+  std::vector<metrics::CollectiveStats> collectives;
+  std::vector<KernelTime> top_device;  // the device activities that took the most time, by name
+  metrics::RankPrefetch prefetch;
+  metrics::RankMemory memory;
+};
+
+struct Report {
+  std::vector<std::string> inputs;
+  std::vector<std::string> warnings;  // from loading
+  std::vector<std::string> notes;     // from the analysis (ranks with different step counts, ...)
+  std::vector<RankReport> ranks;
+  metrics::Stragglers stragglers;
+};
+
+Report build(const model::Trace& trace, std::vector<std::string> inputs, std::vector<std::string> warnings);
+
+// "12.34 %" or the reason; shared by the text renderers.
+std::string pct_or(const std::optional<double>& v, const std::string& why);
+// The reason a percentage of a window is missing.
+std::string na_overlap();
+
+}  // namespace shardscope::report

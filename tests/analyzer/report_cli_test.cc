@@ -1,0 +1,261 @@
+// `shardscope report`, `check-prefetch`, `diff` and `memory` as a user runs them: real trace files, the real
+// binary, its exit code and output. Bad input gets a clear message and exit 2, never a crash.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/analyzer/trainer_trace.h"
+#include "tests/support/run.h"
+#include "tests/support/temp_dir.h"
+
+using nlohmann::json;
+using shardscope::test::run;
+using shardscope::test::TempDir;
+using shardscope::test::TrainerTraceOptions;
+using shardscope::test::write_trainer_trace;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kBin = SHARDSCOPE_BIN;
+
+void write(const fs::path& p, const std::string& s) { std::ofstream(p, std::ios::binary) << s; }
+
+// A small PyTorch-profiler trace: one compute kernel, one NCCL kernel half under it, no ProfilerStep.
+const char* kKineto = R"JSON({"schemaVersion": 1, "baseTimeNanoseconds": 1700000000000000000, "traceEvents": [
+{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 10, "tid": 10, "ts": 1.000, "dur": 1.000, "args": {"correlation": 1}},
+{"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 10.000, "dur": 20.000, "args": {"stream": 7, "correlation": 1}},
+{"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)", "pid": 0, "tid": 9, "ts": 20.000, "dur": 20.000, "args": {"stream": 9, "correlation": 2}}
+], "distributedInfo": {"rank": 0, "world_size": 1}})JSON";
+
+fs::path two_ranks(const TempDir& d, const std::string& prefetch, const std::string& sub) {
+  fs::path dir = d.path() / sub;
+  fs::create_directories(dir);
+  for (int r = 0; r < 2; ++r) {
+    TrainerTraceOptions o;
+    o.rank = r;
+    o.prefetch = prefetch;
+    write_trainer_trace(dir / ("trace.rank" + std::to_string(r) + ".json"), o);
+  }
+  return dir;
+}
+
+TEST(ReportCli, JsonHasSchemaRanksWholeTraceAndSteps) {
+  TempDir d;
+  fs::path dir = two_ranks(d, "pre", "run");
+  auto r = run({kBin, "report", dir.string(), "--format", "json"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["schema"], "shardscope.report/1");
+  ASSERT_EQ(j["ranks"].size(), 2u);
+  for (int i = 0; i < 2; ++i) {
+    const json& rank = j["ranks"][i];
+    EXPECT_EQ(rank["rank"], i);
+    const json& w = rank["whole_trace"];
+    for (const char* k : {"window_ns", "overlap_pct", "idle_pct", "compute_pct", "non_compute_pct"}) EXPECT_TRUE(w.contains(k)) << k;
+    // idle + compute + non-compute is the whole window.
+    EXPECT_NEAR(w["idle_pct"].get<double>() + w["compute_pct"].get<double>() + w["non_compute_pct"].get<double>(), 100.0, 0.01);
+    ASSERT_EQ(rank["steps"].size(), 2u);
+    const json& s = rank["steps"][0];
+    EXPECT_EQ(s["step_ns"].get<int64_t>() - s["idle_ns"].get<int64_t>() >= s["compute_ns"].get<int64_t>(), true);
+    EXPECT_EQ(s["exposed_ns"].get<int64_t>(), s["comm_ns"].get<int64_t>() - s["overlap_ns"].get<int64_t>());
+    EXPECT_EQ(rank["prefetch"]["verdict"], "effective");
+    EXPECT_EQ(rank["collectives"][0]["kind"], "all_gather");
+  }
+  EXPECT_EQ(j["stragglers"]["ranks"].size(), 2u);
+}
+
+TEST(ReportCli, TextAndMarkdownAndOutputFile) {
+  TempDir d;
+  fs::path dir = two_ranks(d, "pre", "run");
+  auto text = run({kBin, "report", dir.string()});
+  ASSERT_EQ(text.rc, 0) << text.err;
+  EXPECT_NE(text.out.find("rank 1:"), std::string::npos);
+  EXPECT_NE(text.out.find("overlap"), std::string::npos);
+  auto md = run({kBin, "report", dir.string(), "--format", "md"});
+  ASSERT_EQ(md.rc, 0);
+  EXPECT_NE(md.out.find("| step |"), std::string::npos) << md.out;
+  fs::path out = d.path() / "report.html";
+  auto html = run({kBin, "report", dir.string(), "--format", "html", "-o", out.string()});
+  ASSERT_EQ(html.rc, 0) << html.err;
+  EXPECT_TRUE(html.out.empty());
+  EXPECT_GT(fs::file_size(out), 1000u);
+}
+
+TEST(ReportCli, HtmlIsSelfContainedAndEscapesHostileNames) {
+  TempDir d;
+  const std::string hostile = R"(<script>alert("pwned")</script><img src=x onerror='y'>&)";
+  TrainerTraceOptions o;
+  o.hostile_name = hostile;
+  write_trainer_trace(d.path() / "t.json", o);
+  auto r = run({kBin, "report", (d.path() / "t.json").string(), "--format", "html"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out.find("<script"), std::string::npos);
+  EXPECT_EQ(r.out.find("<img"), std::string::npos);
+  EXPECT_NE(r.out.find("&lt;script&gt;alert(&quot;pwned&quot;)&lt;/script&gt;&lt;img src=x onerror=&#39;y&#39;&gt;&amp;"), std::string::npos);
+  EXPECT_NE(r.out.find("<svg"), std::string::npos);
+  // No network: nothing is fetched (the only URL is the SVG namespace name).
+  EXPECT_EQ(r.out.find("src=\""), std::string::npos);
+  EXPECT_EQ(r.out.find("href="), std::string::npos);
+  EXPECT_EQ(r.out.find("https://"), std::string::npos);
+}
+
+TEST(ReportCli, KinetoWithoutStepsSaysSo) {
+  TempDir d;
+  write(d.path() / "k.json", kKineto);
+  auto r = run({kBin, "report", (d.path() / "k.json").string(), "--format", "json"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  json j = json::parse(r.out);
+  const json& rank = j["ranks"][0];
+  EXPECT_EQ(rank["format"], "kineto");
+  // Window [10, 40) µs: compute 20, comm [20, 40) of which [20, 30) under compute: overlap 50 %, idle 0.
+  EXPECT_EQ(rank["whole_trace"]["window_ns"], 30000);
+  EXPECT_DOUBLE_EQ(rank["whole_trace"]["overlap_pct"].get<double>(), 50.0);
+  EXPECT_DOUBLE_EQ(rank["whole_trace"]["idle_pct"].get<double>(), 0.0);
+  EXPECT_TRUE(rank["all_steps"].is_null());
+  EXPECT_NE(rank["na"]["steps"].get<std::string>().find("n/a: no steps"), std::string::npos);
+  EXPECT_EQ(rank["collectives"][0]["kind"], "all_reduce");
+}
+
+TEST(ReportCli, NoDeviceEventsSaysWhy) {
+  TempDir d;
+  std::string t = R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 1, "dur": 2}]})";
+  write(d.path() / "cpu.json", t);
+  auto r = run({kBin, "report", (d.path() / "cpu.json").string()});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("whole trace: n/a: no device events"), std::string::npos) << r.out;
+  auto j = run({kBin, "report", (d.path() / "cpu.json").string(), "--format", "json"});
+  EXPECT_TRUE(json::parse(j.out)["ranks"][0]["whole_trace"].is_null());
+}
+
+TEST(ReportCli, RanksWithDifferentStepCountsAreNoted) {
+  TempDir d;
+  TrainerTraceOptions a, b;
+  b.rank = 1;
+  b.steps = 3;
+  write_trainer_trace(d.path() / "a.json", a);
+  write_trainer_trace(d.path() / "b.json", b);
+  auto r = run({kBin, "report", d.path().string()});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("different step counts"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("stragglers:"), std::string::npos) << r.out;
+}
+
+TEST(ReportCli, BadInputExitsTwoWithAClearMessage) {
+  TempDir d;
+  auto missing = run({kBin, "report", (d.path() / "nope.json").string()});
+  EXPECT_EQ(missing.rc, 2);
+  EXPECT_NE(missing.err.find("no such file or directory"), std::string::npos) << missing.err;
+
+  fs::create_directories(d.path() / "empty");
+  auto empty = run({kBin, "report", (d.path() / "empty").string()});
+  EXPECT_EQ(empty.rc, 2);
+  EXPECT_NE(empty.err.find("no trace files"), std::string::npos) << empty.err;
+
+  write(d.path() / "garbage.json", "this is not json at all");
+  auto garbage = run({kBin, "report", (d.path() / "garbage.json").string()});
+  EXPECT_EQ(garbage.rc, 2);
+  EXPECT_NE(garbage.err.find("garbage.json"), std::string::npos) << garbage.err;
+  EXPECT_NE(garbage.err.find("unknown format"), std::string::npos) << garbage.err;
+
+  write(d.path() / "other.json", R"({"foo": [1, 2, 3]})");
+  auto other = run({kBin, "report", (d.path() / "other.json").string()});
+  EXPECT_EQ(other.rc, 2);
+  EXPECT_NE(other.err.find("unknown format"), std::string::npos) << other.err;
+
+  write(d.path() / "broken.json", R"({"traceEvents": [{"ph": "X", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 2, "args": {"stream": 7}} x ]})");
+  auto broken = run({kBin, "report", (d.path() / "broken.json").string()});
+  EXPECT_EQ(broken.rc, 2);
+  EXPECT_NE(broken.err.find("broken.json: at byte"), std::string::npos) << broken.err;
+
+  write(d.path() / "corrupt.json.gz", std::string("\x1f\x8b\x08\x00garbagegarbagegarbage", 25));
+  auto corrupt = run({kBin, "report", (d.path() / "corrupt.json.gz").string()});
+  EXPECT_EQ(corrupt.rc, 2);
+  EXPECT_NE(corrupt.err.find("corrupt.json.gz"), std::string::npos) << corrupt.err;
+}
+
+TEST(ReportCli, TruncatedFilesLoadWithAWarning) {
+  TempDir d;
+  std::string k = kKineto;
+  // Cut inside the NCCL kernel event: the first two events are whole.
+  write(d.path() / "cut.json", k.substr(0, k.find("ncclDevKernel") + 5));
+  auto r = run({kBin, "report", (d.path() / "cut.json").string(), "--format", "json"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.err.find("cut off"), std::string::npos) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["ranks"][0]["events"], 2);
+  EXPECT_EQ(j["ranks"][0]["whole_trace"]["overlap_pct"], nullptr);
+  EXPECT_NE(j["ranks"][0]["whole_trace"]["na"]["overlap_pct"].get<std::string>().find("no communication"), std::string::npos);
+
+  TrainerTraceOptions o;
+  write_trainer_trace(d.path() / "own.json", o);
+  std::string own;
+  {
+    std::ifstream in(d.path() / "own.json");
+    own.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  write(d.path() / "own.json", own.substr(0, own.size() * 2 / 3));
+  auto r2 = run({kBin, "report", (d.path() / "own.json").string()});
+  EXPECT_EQ(r2.rc, 0) << r2.err;
+  EXPECT_NE(r2.err.find("cut off"), std::string::npos) << r2.err;
+}
+
+TEST(CheckPrefetchCli, ExitCodesGateACi) {
+  TempDir d;
+  auto pre = run({kBin, "check-prefetch", two_ranks(d, "pre", "pre").string()});
+  EXPECT_EQ(pre.rc, 0) << pre.out << pre.err;
+  EXPECT_NE(pre.out.find("verdict: effective"), std::string::npos) << pre.out;
+  EXPECT_NE(pre.out.find("issue lead"), std::string::npos) << pre.out;
+  auto none = run({kBin, "check-prefetch", two_ranks(d, "none", "none").string()});
+  EXPECT_EQ(none.rc, 1) << none.out << none.err;
+  EXPECT_NE(none.out.find("issued late"), std::string::npos) << none.out;
+  write(d.path() / "k.json", kKineto);
+  auto na = run({kBin, "check-prefetch", (d.path() / "k.json").string()});
+  EXPECT_EQ(na.rc, 2) << na.out;
+  auto missing = run({kBin, "check-prefetch", (d.path() / "missing").string()});
+  EXPECT_EQ(missing.rc, 2);
+  auto j = run({kBin, "check-prefetch", (d.path() / "none").string(), "--format", "json"});
+  EXPECT_EQ(j.rc, 1);
+  EXPECT_EQ(json::parse(j.out)["ranks"][0]["verdict"], "not effective");
+}
+
+TEST(DiffCli, ShowsMetricAndUnitChanges) {
+  TempDir d;
+  fs::path a = two_ranks(d, "pre", "a"), b = two_ranks(d, "none", "b");
+  auto r = run({kBin, "diff", a.string(), b.string()});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("unit 2 all-gather hidden %"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("mean step time ms"), std::string::npos) << r.out;
+  auto j = run({kBin, "diff", a.string(), b.string(), "--format", "json"});
+  ASSERT_EQ(j.rc, 0);
+  json parsed = json::parse(j.out);
+  ASSERT_EQ(parsed["ranks"].size(), 2u);
+  // "none" hides nothing: the unit's hidden share drops from 100 % to 0 %.
+  for (const json& row : parsed["ranks"][0]["diff"])
+    if (row["metric"] == "unit 1 all-gather hidden %") {
+      EXPECT_DOUBLE_EQ(row["a"].get<double>(), 100.0);
+      EXPECT_DOUBLE_EQ(row["b"].get<double>(), 0.0);
+    }
+  auto bad = run({kBin, "diff", a.string(), (d.path() / "missing").string()});
+  EXPECT_EQ(bad.rc, 2);
+}
+
+TEST(MemoryCli, ZeroPaperNumbersAndJson) {
+  auto t = run({kBin, "memory", "--params", "7.5e9", "--world", "64"});
+  ASSERT_EQ(t.rc, 0) << t.err;
+  for (const char* gb : {"120.0", "31.4", "16.6", "1.9"}) EXPECT_NE(t.out.find(gb), std::string::npos) << gb << "\n" << t.out;
+  auto j = run({kBin, "memory", "--params", "7.5e9", "--world", "64", "--stage", "2", "--format", "json"});
+  ASSERT_EQ(j.rc, 0) << j.err;
+  json parsed = json::parse(j.out);
+  EXPECT_NEAR(parsed["model_states_bytes"].get<double>() / 1e9, 16.6, 0.05);
+  auto preset = run({kBin, "memory", "--preset", "8b", "--world", "8", "--format", "json"});
+  ASSERT_EQ(preset.rc, 0) << preset.err;
+  EXPECT_GT(json::parse(preset.out)["params"].get<double>(), 7e9);
+  auto bad = run({kBin, "memory", "--world", "8"});
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_NE(bad.err.find("--preset"), std::string::npos);
+}
+
+}  // namespace
