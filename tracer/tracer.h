@@ -17,8 +17,11 @@
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "tracer/format/event.h"
 
 #include "tracer/host/clock.h"
 #include "tracer/host/nvtx.h"
@@ -138,5 +141,21 @@ inline void complete(uint32_t track_id, const char* name, const char* cat, int64
 }
 // Merged into the file's top-level "shardscope" object by readers (e.g. a run configuration known late).
 void metadata(const nlohmann::json& patch);
+
+// Finished events from another source (the CUPTI backend: GPU work, flows, counters with their own times),
+// written at the next flush. The pid becomes the session's rank; tid is taken as given (from track()).
+// Not for hot paths.
+void emit(const std::vector<trace::Event>& events);
+
+namespace detail {
+// What a backend that feeds emit() needs from the session's lifecycle. on_flush runs before every periodic
+// flush (on the flusher thread) and at the start of flush(); before_stop runs at the start of stop() while
+// the session still takes events. Neither runs with a tracer lock held. Null members are skipped.
+struct BackendHooks {
+  void (*on_flush)() = nullptr;
+  void (*before_stop)() = nullptr;
+};
+void set_backend_hooks(BackendHooks hooks);
+}  // namespace detail
 
 }  // namespace shardscope::tracer

@@ -106,6 +106,9 @@ void print_text(const trace::TraceFile& f, const Summary& s, std::ostream& out) 
   }
   if (h.value(keys::kDroppedRecords, uint64_t(0)) > 0)
     fmt::print(out, "  DROPPED     {} records: the tracer's buffers were full\n", h[keys::kDroppedRecords].get<uint64_t>());
+  if (h.value(keys::kDroppedGpuRecords, uint64_t(0)) > 0)
+    fmt::print(out, "  DROPPED GPU {} records: CUPTI's activity buffers were full\n",
+               h[keys::kDroppedGpuRecords].get<uint64_t>());
   if (f.truncated)
     fmt::print(out, "  TRUNCATED   at byte {}: {} complete events before the cut were loaded\n", f.truncated->offset,
                f.events.size());

@@ -116,6 +116,67 @@ inline constexpr const char* kCfgUnitId = "id";
 inline constexpr const char* kCfgUnitParams = "params";
 inline constexpr const char* kCfgUnitPaddedParams = "padded_params";
 
+// --- What the CUPTI backend records (tracer/cupti/) ---
+// Track names below are patterns: each "{}" is replaced by a number, in order.
+// GPU work goes on one named track per (device, stream): "GPU <d> stream <s>"; CUDA API calls on one track
+// per OS thread: "CUDA API thread <tid>"; NVTX ranges captured by CUPTI on "NVTX thread <tid>"; CUPTI's
+// own overhead on "CUPTI overhead". A launch and the GPU work it started share a flow (ph "s" on the API
+// call, ph "f" with bp "e" on the GPU event, same id, name kFlowLaunch, cat kCatFlow).
+inline constexpr const char* kGpuStreamTrack = "GPU {} stream {}";
+inline constexpr const char* kGpuSyncTrack = "GPU {} synchronization";
+inline constexpr const char* kCudaApiTrack = "CUDA API thread {}";
+inline constexpr const char* kNvtxTrack = "NVTX thread {}";
+inline constexpr const char* kCuptiOverheadTrack = "CUPTI overhead";
+inline constexpr const char* kCatKernel = "kernel";
+inline constexpr const char* kCatMemcpy = "memcpy";
+inline constexpr const char* kCatMemset = "memset";
+inline constexpr const char* kCatSync = "sync";
+inline constexpr const char* kCatCudaRuntime = "cuda_runtime";
+inline constexpr const char* kCatCudaDriver = "cuda_driver";
+inline constexpr const char* kCatNvtx = "nvtx";
+inline constexpr const char* kCatOverhead = "overhead";
+inline constexpr const char* kCatFlow = "cuda_flow";
+inline constexpr const char* kFlowLaunch = "launch";
+// Per-device bytes allocated through CUDA (cudaMalloc, pools) since tracing began: "gpu<d>.memory_allocated".
+inline constexpr const char* kGpuMemoryCounter = "gpu{}.memory_allocated";
+// Arguments of GPU events. NCCL kernels (cat kCatComm) also carry kArgCollective (all_gather,
+// reduce_scatter, all_reduce, broadcast, reduce, send_recv, all_to_all; absent when neither the kernel name
+// nor an NVTX range says it), and kArgNcclOp / kArgNcclGroupOps from NCCL's NVTX ranges when present.
+inline constexpr const char* kArgDevice = "device";
+inline constexpr const char* kArgStream = "stream";
+inline constexpr const char* kArgContext = "context";
+inline constexpr const char* kArgCorrelation = "correlation";
+inline constexpr const char* kArgExternalId = "external_id";
+inline constexpr const char* kArgExternalKind = "external_kind";
+inline constexpr const char* kArgGrid = "grid";
+inline constexpr const char* kArgBlock = "block";
+inline constexpr const char* kArgRegistersPerThread = "registers_per_thread";
+inline constexpr const char* kArgSharedMemory = "shared_memory";
+inline constexpr const char* kArgCopyKind = "copy_kind";
+inline constexpr const char* kArgMemsetValue = "memset_value";
+inline constexpr const char* kArgReturnValue = "return_value";
+inline constexpr const char* kArgCudaEvent = "cuda_event";
+inline constexpr const char* kArgDomain = "domain";
+inline constexpr const char* kArgPayload = "payload";
+inline constexpr const char* kArgColor = "color";
+inline constexpr const char* kArgCategory = "category";
+inline constexpr const char* kArgObject = "object";
+inline constexpr const char* kArgCollective = "collective";
+inline constexpr const char* kArgNcclOp = "nccl_op";
+inline constexpr const char* kArgNcclGroupOps = "nccl_group_ops";
+// Header keys (patched in while tracing): GPU records CUPTI dropped, and how GPU tracing went.
+inline constexpr const char* kDroppedGpuRecords = "dropped_gpu_records";
+inline constexpr const char* kGpuTracing = "gpu_tracing";
+inline constexpr const char* kGpuBackend = "backend";  // "cupti" or "none"
+inline constexpr const char* kGpuBackendCupti = "cupti";
+inline constexpr const char* kGpuBackendNone = "none";
+inline constexpr const char* kGpuReason = "reason";
+inline constexpr const char* kCuptiVersion = "cupti_api_version";
+inline constexpr const char* kGpuDevices = "devices";
+inline constexpr const char* kNvtxInjection = "nvtx_injection";
+inline constexpr const char* kGpuClockOffsetNs = "clock_offset_ns";  // CLOCK_MONOTONIC = CUPTI ts + offset
+inline constexpr const char* kGpuClockBracketNs = "clock_bracket_ns";
+
 // Fixed values.
 inline constexpr const char* kClockMonotonic = "CLOCK_MONOTONIC";
 inline constexpr const char* kUnitNs = "ns";

@@ -48,6 +48,14 @@ std::string host_name() {
 
 int64_t os_tid() { return int64_t(syscall(SYS_gettid)); }
 
+// A backend's hooks (see detail::set_backend_hooks); atomics so the flusher reads them without a lock.
+std::atomic<void (*)()> g_on_flush{nullptr};
+std::atomic<void (*)()> g_before_stop{nullptr};
+
+void run_flush_hook() {
+  if (auto f = g_on_flush.load()) f();
+}
+
 class Session {
  public:
   explicit Session(const Options& o)
@@ -90,6 +98,13 @@ class Session {
     if (it == thread_names_.end()) return;
     it->second.name = std::string(name);
     if (it->second.announced) queue_track_name(b->track(), name, b->os_tid());
+  }
+
+  int rank() const { return opts_.rank; }
+
+  void queue_serialized(std::vector<std::string>&& events) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (std::string& e : events) pending_.push_back(std::move(e));
   }
 
   void queue_metadata(const json& patch) {
@@ -184,6 +199,7 @@ class Session {
       cv_.wait_for(lock, opts_.flush_interval, [this] { return stopping_; });
       if (stopping_) break;
       lock.unlock();
+      run_flush_hook();
       flush_now();
       lock.lock();
     }
@@ -323,6 +339,8 @@ std::unordered_set<std::string>* g_interned = new std::unordered_set<std::string
 void after_fork_in_child() {
   // The flusher thread does not exist in the child; writing to the parent's file would corrupt it.
   g_on.store(false);
+  g_on_flush.store(nullptr);
+  g_before_stop.store(nullptr);
   g_session = nullptr;  // leaked on purpose: its mutexes may be held by threads that are gone
 }
 
@@ -376,6 +394,9 @@ void start(const Options& options) {
 }
 
 void stop() {
+  if (!running()) return;
+  // The backend's last events (a final CUPTI flush) must reach the session before it closes.
+  if (auto f = g_before_stop.load()) f();
   Session* s;
   {
     std::lock_guard<std::mutex> lock(g_lifecycle);
@@ -393,6 +414,7 @@ void stop() {
 }
 
 void flush() {
+  run_flush_hook();
   std::lock_guard<std::mutex> lock(g_lifecycle);
   if (g_session) g_session->flush_now();
 }
@@ -435,5 +457,36 @@ void metadata(const nlohmann::json& patch) {
   std::lock_guard<std::mutex> lock(g_lifecycle);
   if (g_session) g_session->queue_metadata(patch);
 }
+
+void emit(const std::vector<trace::Event>& events) {
+  if (!enabled() || events.empty()) return;
+  int rank;
+  {
+    std::lock_guard<std::mutex> lock(g_lifecycle);
+    if (!g_session) return;
+    rank = g_session->rank();
+  }
+  // Serialized outside the lock: a batch of GPU records is large and Range's thread registration waits on it.
+  std::vector<std::string> serialized(events.size());
+  trace::Event copy;
+  for (size_t i = 0; i < events.size(); ++i) {
+    if (events[i].pid == rank) {
+      trace::append_event(serialized[i], events[i]);
+      continue;
+    }
+    copy = events[i];
+    copy.pid = rank;
+    trace::append_event(serialized[i], copy);
+  }
+  std::lock_guard<std::mutex> lock(g_lifecycle);
+  if (g_session) g_session->queue_serialized(std::move(serialized));
+}
+
+namespace detail {
+void set_backend_hooks(BackendHooks hooks) {
+  g_on_flush.store(hooks.on_flush);
+  g_before_stop.store(hooks.before_stop);
+}
+}  // namespace detail
 
 }  // namespace shardscope::tracer
