@@ -3,6 +3,7 @@
 // checkpointing and resuming from a checkpoint.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include "tests/training/ranks.h"
@@ -152,6 +153,39 @@ TEST(Checkpoint, ResumedRunReproducesTheUninterruptedOne) {
   auto want = losses(a.path() / "log"), got = losses(b.path() / "log");
   ASSERT_EQ(got.size(), 6u);
   EXPECT_EQ(got, want);  // bit for bit: same shards, same moments, same data
+}
+
+}  // namespace
+}  // namespace shardscope::test
+
+namespace shardscope::test {
+namespace {
+
+TEST(Prefetch, ForwardPrefetchIssuesTheNextUnitBeforeThisOneComputes) {
+  TempDir dir;
+  auto ranks = run_ranks(2, {"--preset", "tiny", "--steps", "3", "--batch-size", "1", "--sharding", "full_shard",
+                             "--forward-prefetch", "--trace-dir", dir.path().string()},
+                         dir.path());
+  for (auto& r : ranks) ASSERT_EQ(r.rc, 0) << r.stderr_text();
+  auto f = trace::read_trace(dir.path() / "trace.rank0.json.gz");
+  std::vector<std::pair<int64_t, int>> prefetches;  // (time, unit) of forward prefetch decisions
+  std::vector<std::pair<int64_t, int>> forwards;    // (start, unit) of block forward compute
+  for (const trace::Event& e : f.events) {
+    if (e.ph == 'i' && e.name == keys::kPrefetch && e.args[keys::kArgReason] == "forward_prefetch")
+      prefetches.emplace_back(e.ts_ns, e.args[keys::kArgUnit]);
+    if (e.ph == 'X' && e.name == keys::kUnitForward && e.args[keys::kArgUnit] != 0) forwards.emplace_back(e.ts_ns, e.args[keys::kArgUnit]);
+  }
+  std::sort(forwards.begin(), forwards.end());
+  // The first step records the order; the next two prefetch units 2, 3, 4 each.
+  ASSERT_EQ(prefetches.size(), 2u * 3u);
+  for (auto [t, unit] : prefetches) {
+    // Find the forward of unit - 1 that follows this decision: it must start after it (same step).
+    auto it = std::find_if(forwards.begin(), forwards.end(), [&](auto& f) { return f.second == unit - 1 && f.first >= t; });
+    ASSERT_NE(it, forwards.end()) << "unit " << unit;
+    auto next_of_unit = std::find_if(forwards.begin(), forwards.end(), [&](auto& f) { return f.second == unit && f.first >= t; });
+    ASSERT_NE(next_of_unit, forwards.end());
+    EXPECT_LT(it->first, next_of_unit->first) << "prefetch of unit " << unit << " came after unit " << unit - 1 << " ran";
+  }
 }
 
 }  // namespace

@@ -93,6 +93,11 @@ void Engine::wait_unshard(Unit& u) {
 
 torch::Tensor Engine::run_block(Unit& u, const torch::Tensor& x) { return block_forward(model_, u.views(), x); }
 
+int Engine::next_in_forward(int unit) const {
+  auto it = std::find(exec_order_.begin(), exec_order_.end(), unit);
+  return it != exec_order_.end() && std::next(it) != exec_order_.end() ? *std::next(it) : unit;
+}
+
 double Engine::forward_backward(const torch::Tensor& tokens, const torch::Tensor& targets) {
   const int L = int(units_.size()) - 1;
   Unit& root = *units_[0];
@@ -100,6 +105,7 @@ double Engine::forward_backward(const torch::Tensor& tokens, const torch::Tensor
   std::vector<torch::Tensor> inputs(size_t(L) + 1), outputs(size_t(L) + 1);
   torch::Tensor embedded, hidden, loss;
   auto boundary_bytes = [](const torch::Tensor& t) { return t.defined() ? t.numel() * t.element_size() : 0; };
+  const bool recording = exec_order_.empty();
   {
     tr::Range phase(keys::kForwardPhase, keys::kCatPhase);
     unshard(root, "forward");
@@ -112,7 +118,9 @@ double Engine::forward_backward(const torch::Tensor& tokens, const torch::Tensor
     for (int i = 1; i <= L; ++i) {
       Unit& u = *units_[size_t(i)];
       unshard(u, "forward");
-      if (opts_.forward_prefetch && i < L) unshard(*units_[size_t(i) + 1], "forward_prefetch");
+      // Forward prefetch follows the order recorded on the first iteration, as FSDP's does.
+      if (opts_.forward_prefetch && !recording && i < L) unshard(*units_[size_t(next_in_forward(i))], "forward_prefetch");
+      if (recording) exec_order_.push_back(i);
       wait_unshard(u);
       inputs[size_t(i)] = act.detach().requires_grad_(true);
       mem_.add(Mem::Activations, boundary_bytes(inputs[size_t(i)]));
@@ -139,13 +147,17 @@ double Engine::forward_backward(const torch::Tensor& tokens, const torch::Tensor
       tr::Range r(keys::kUnitBackward, {{keys::kArgUnit, int64_t(0)}}, keys::kCatCompute);
       loss.backward();
     }
+    if (recording) tr::metadata({{"execution_order", exec_order_}});
     torch::Tensor grad = hidden.grad();
-    for (int i = L; i >= 1; --i) {
+    // Backward visits the units in the reverse of the recorded forward order.
+    for (auto it = exec_order_.rbegin(); it != exec_order_.rend(); ++it) {
+      const int i = *it;
+      const int next = std::next(it) != exec_order_.rend() ? *std::next(it) : 0;  // the unit backward reaches next
       Unit& u = *units_[size_t(i)];
       unshard(u, "backward_on_demand");  // a no-op when a prefetch already issued it
       wait_unshard(u);
       // BACKWARD_PRE: the next unit's all-gather goes out before this unit's gradient computation.
-      if (opts_.backward_prefetch == BackwardPrefetch::Pre && i > 1) unshard(*units_[size_t(i) - 1], "backward_pre");
+      if (opts_.backward_prefetch == BackwardPrefetch::Pre && next > 0) unshard(*units_[size_t(next)], "backward_pre");
       {
         tr::Range r(keys::kUnitBackward, {{keys::kArgUnit, int64_t(i)}}, keys::kCatCompute);
         torch::Tensor out = outputs[size_t(i)];
@@ -154,7 +166,7 @@ double Engine::forward_backward(const torch::Tensor& tokens, const torch::Tensor
         grad = inputs[size_t(i)].grad();
       }
       // BACKWARD_POST: after this unit's gradient computation, before its reduction.
-      if (opts_.backward_prefetch == BackwardPrefetch::Post && i > 1) unshard(*units_[size_t(i) - 1], "backward_post");
+      if (opts_.backward_prefetch == BackwardPrefetch::Post && next > 0) unshard(*units_[size_t(next)], "backward_post");
       u.reduce_grad(comms_);
       if (u.params_sharded()) u.reshard();
       mem_.add(Mem::Activations, -boundary_bytes(inputs[size_t(i)]));

@@ -40,6 +40,7 @@ class Engine {
   void unshard(Unit& u, const char* reason);
   void wait_unshard(Unit& u);
   torch::Tensor run_block(Unit& u, const torch::Tensor& x);
+  int next_in_forward(int unit) const;
 
   ModelConfig model_;
   FsdpOptions opts_;
@@ -51,6 +52,7 @@ class Engine {
   Comms comms_{};
   std::vector<std::unique_ptr<Unit>> units_;  // [0] root, [1..L] blocks
   std::vector<Unit*> in_flight_;              // all-gathers issued, not yet consumed (the rate limiter)
+  std::vector<int> exec_order_;               // block units in forward order, recorded on the first step
 };
 
 }  // namespace shardscope::train
