@@ -31,7 +31,9 @@ struct Rank {
 };
 
 inline int free_port() {
-  static int next = 31000 + int(getpid() % 2000) * 8;  // distinct per test process; ctest runs them in parallel
+  // Distinct per test process (ctest runs them in parallel), and below Linux's ephemeral range (32768 and up)
+  // so no connection's local port can already hold it.
+  static int next = 20000 + int(getpid() % 1500) * 8;
   return next++;
 }
 
