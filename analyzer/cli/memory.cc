@@ -32,7 +32,10 @@ int memory(const MemoryArgs& a, std::ostream& out, std::ostream& err) {
     try {
       train::ModelConfig m = train::preset(a.preset);
       c.params = double(train::parameter_count(m));
-      for (const train::UnitLayout& u : train::unit_layouts(m)) c.largest_unit_params = std::max(c.largest_unit_params, double(u.numel));
+      for (const train::UnitLayout& u : train::unit_layouts(m)) {
+        if (u.id == 0) c.root_unit_params = double(u.numel);  // the root unit stays gathered
+        else c.largest_unit_params = std::max(c.largest_unit_params, double(u.numel));
+      }
     } catch (const std::exception& e) {
       err << "shardscope: error: " << e.what() << "\n";
       return 2;
@@ -84,8 +87,8 @@ int memory(const MemoryArgs& a, std::ostream& out, std::ostream& err) {
                        c.params, a.preset.empty() ? "" : " (preset " + a.preset + ")", c.world, a.dtype, c.param_bytes, c.grad_bytes, c.optimizer_bytes,
                        c.offload ? ", sharded state offloaded to the host" : "");
     out << t.render(false, "  ");
-    out << "  (GB = 1e9 bytes. Activations come on top; under stage 3 the largest unit's unsharded parameters and\n"
-           "   gradients are resident while it runs.)\n";
+    out << "  (GB = 1e9 bytes. Activations come on top; under stage 3 the largest unit's gathered parameters, and\n"
+           "   the root unit's, which FSDP keeps gathered, are resident while it runs.)\n";
   }
   return 0;
 }

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "analyzer/model/json_get.h"
 #include "tracer/format/keys.h"
 
 namespace shardscope::metrics {
@@ -26,7 +27,7 @@ MemoryPrediction predict(const MemoryConfig& c) {
   p.params = c.param_bytes * psi / (c.stage >= 3 ? n : 1);
   p.gradients = c.grad_bytes * psi / (c.stage >= 2 ? n : 1);
   p.optimizer_state = c.optimizer_bytes * psi / (c.stage >= 1 ? n : 1);
-  if (c.stage >= 3) p.unsharded_params = (c.param_bytes + c.grad_bytes) * c.largest_unit_params;
+  if (c.stage >= 3) p.unsharded_params = c.param_bytes * (c.largest_unit_params * std::max(1, c.units_in_flight) + c.root_unit_params);
   if (c.offload) {
     // The sharded part of the state moves to the host: the optimizer state always, and under stage 2/3
     // the sharded gradients and (stage 3) parameters.
@@ -44,7 +45,7 @@ std::optional<MemoryConfig> config_from_run(const nlohmann::json& rc, int world_
     return std::nullopt;
   }
   MemoryConfig c;
-  std::string sharding = rc.value(keys::kCfgSharding, std::string());
+  std::string sharding = model::json_string(rc, keys::kCfgSharding).value_or("");
   if (sharding == "no_shard") c.stage = 0;
   else if (sharding == "zero1") c.stage = 1;
   else if (sharding == "shard_grad_op") c.stage = 2;
@@ -53,23 +54,27 @@ std::optional<MemoryConfig> config_from_run(const nlohmann::json& rc, int world_
     why = sharding.empty() ? "n/a: run_config does not say the sharding strategy" : "n/a: unknown sharding strategy \"" + sharding + "\"";
     return std::nullopt;
   }
-  c.world = rc.value(keys::kWorldSize, world_size);
-  if (sharding == "hybrid_shard") c.world = rc.value(keys::kCfgRanksPerNode, c.world);
+  c.world = int(model::json_number(rc, keys::kWorldSize).value_or(world_size));
+  if (sharding == "hybrid_shard") c.world = int(model::json_number(rc, keys::kCfgRanksPerNode).value_or(c.world));
   if (c.world <= 0) c.world = std::max(1, world_size);
   if (rc.contains(keys::kCfgUnits) && rc[keys::kCfgUnits].is_array()) {
     for (const auto& u : rc[keys::kCfgUnits]) {
-      double n = u.value(keys::kCfgUnitParams, 0.0);
+      double n = model::json_number(u, keys::kCfgUnitParams).value_or(0.0);
       c.params += n;
-      c.largest_unit_params = std::max(c.largest_unit_params, n);
+      // The trainer's unit 0 is the root (embedding, final norm, head): FSDP keeps it gathered.
+      if (model::json_number(u, keys::kCfgUnitId).value_or(-1) == 0 && rc[keys::kCfgUnits].size() > 1) c.root_unit_params = n;
+      else c.largest_unit_params = std::max(c.largest_unit_params, n);
     }
   }
   if (c.params <= 0) {
     why = "n/a: run_config lists no units with parameter counts";
     return std::nullopt;
   }
-  std::string dtype = rc.value(keys::kCfgParamDtype, std::string("fp32"));
+  std::string dtype = model::json_string(rc, keys::kCfgParamDtype).value_or("fp32");
   if (!apply_dtype(c, dtype)) apply_dtype(c, "fp32");
-  c.offload = rc.value(keys::kCfgCpuOffload, false);
+  c.offload = model::json_truthy(rc, keys::kCfgCpuOffload);
+  std::string prefetch = model::json_string(rc, keys::kCfgBackwardPrefetch).value_or("none");
+  if (prefetch == "pre" || prefetch == "post" || model::json_truthy(rc, keys::kCfgForwardPrefetch)) c.units_in_flight = 2;
   return c;
 }
 

@@ -19,6 +19,8 @@ struct MemoryConfig {
   double optimizer_bytes = 12;  // K
   bool offload = false;       // sharded state lives on the host
   double largest_unit_params = 0;  // stage 3: the largest unit's unsharded parameters while it runs
+  int units_in_flight = 1;         // 2 with prefetch: the next unit is gathered while the current one runs
+  double root_unit_params = 0;     // the root unit, kept unsharded from forward through backward
 };
 
 // "bf16"/"fp16" (mixed precision: 2 + 2 + 12) or "fp32" (4 + 4 + 8); false for an unknown name.
@@ -26,7 +28,7 @@ bool apply_dtype(MemoryConfig& c, const std::string& dtype);
 
 struct MemoryPrediction {
   double params = 0;            // resident parameters (the shard under stage 3)
-  double unsharded_params = 0;  // stage 3: the largest unit gathered while it runs (plus its gradients)
+  double unsharded_params = 0;  // stage 3: gathered parameters: the largest unit (× units in flight) and the root
   double gradients = 0;
   double optimizer_state = 0;
   double host_offloaded = 0;    // what --offload moves to the host

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "analyzer/metrics/breakdown.h"
+#include "analyzer/model/json_get.h"
 #include "tracer/format/keys.h"
 
 namespace shardscope::metrics {
@@ -35,9 +36,8 @@ Verdict RankPrefetch::verdict() const {
 RankPrefetch check_prefetch(const model::Rank& rank) {
   RankPrefetch out;
   out.rank = rank.rank;
-  if (rank.run_config.is_object() && rank.run_config.contains(keys::kCfgBackwardPrefetch) && rank.run_config[keys::kCfgBackwardPrefetch].is_string())
-    out.configured = rank.run_config[keys::kCfgBackwardPrefetch].get<std::string>();
-  bool rate_limited = rank.run_config.is_object() && rank.run_config.value(keys::kCfgLimitAllGathers, false);
+  out.configured = model::json_string(rank.run_config, keys::kCfgBackwardPrefetch).value_or("");
+  bool rate_limited = model::json_truthy(rank.run_config, keys::kCfgLimitAllGathers);
 
   model::StringId bc_name = rank.strings.find(keys::kUnitBackward), fwd_name = rank.strings.find(keys::kUnitForward),
                   bwd_phase = rank.strings.find(keys::kBackwardPhase);
@@ -76,18 +76,27 @@ RankPrefetch check_prefetch(const model::Rank& rank) {
     StepPrefetch sp;
     sp.step = st.number;
     auto in_step = [&](const Event& e) { return e.ts_ns >= st.host_start_ns && e.ts_ns < st.host_end_ns; };
-    std::vector<Ref> b;
+    std::vector<Ref> all_b;
     for (const Ref& r : bcs)
-      if (in_step(*r.e)) b.push_back(r);
+      if (in_step(*r.e)) all_b.push_back(r);
     // Backward starts at the backward phase range, else where the last unit's forward compute ended.
-    int64_t backward_start = b.empty() ? st.host_start_ns : b.front().e->ts_ns, last_forward_end = INT64_MIN;
+    int64_t backward_start = all_b.empty() ? st.host_start_ns : all_b.front().e->ts_ns, last_forward_end = INT64_MIN;
     for (const Ref& r : fwds)
       if (in_step(*r.e) && r.e->end_ns() <= backward_start) last_forward_end = std::max(last_forward_end, r.e->end_ns());
     if (last_forward_end != INT64_MIN) backward_start = last_forward_end;
     for (const Ref& r : phases)
       if (in_step(*r.e)) backward_start = r.e->ts_ns;
+    // SPEC's u_L … u_1 are the units re-gathered for backward; the root (kept unsharded through backward)
+    // computes too but has no all-gather to hide, so it is not one of the pairs.
+    std::vector<Ref> b;
+    for (const Ref& r : all_b) {
+      bool regathered = false;
+      for (const Ref& a : ags)
+        regathered |= a.e->unit == r.e->unit && in_step(*a.e) && issued(*a.e) >= backward_start;
+      if (regathered) b.push_back(r);
+    }
     if (b.size() < 2) {
-      sp.reason = "n/a: fewer than two units' backward compute in this step";
+      sp.reason = "n/a: fewer than two re-gathered units' backward compute in this step";
       out.steps.push_back(sp);
       continue;
     }

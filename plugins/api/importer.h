@@ -3,6 +3,7 @@
 // ranks in parallel and reporting progress are the loader's job, not the importer's.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,17 +19,21 @@ inline constexpr int kImporterAbiVersion = 1;
 
 struct Input {
   std::string path;
-  // The whole (inflated) text in buffer[0, size), followed by at least kPadding zero bytes, so a SIMD parser
-  // may read past the end without copying. The importer owns it and may free it as soon as it has parsed
-  // it, before it builds the model: that keeps peak memory near the size of the text.
-  std::string buffer;
+  // The whole (inflated) text: data[0, size). No padding follows it (it may be a read-only mapping of the
+  // file). `owner` keeps it alive; the importer owns the Input and may release() it as soon as it has
+  // parsed the text, before it builds the model: that keeps peak memory near the size of the text.
+  const char* data = nullptr;
   size_t size = 0;
+  std::shared_ptr<const void> owner;
   bool gzip = false;
   // Set when the gzip stream stopped early: the text is a prefix of the real file.
   std::optional<uint64_t> gzip_cut_at;
-  static constexpr size_t kPadding = 64;
-  std::string_view text() const { return {buffer.data(), size}; }
-  void release() { std::string().swap(buffer); size = 0; }
+  std::string_view text() const { return {data, size}; }
+  void release() {
+    owner.reset();
+    data = nullptr;
+    size = 0;
+  }
 };
 
 class Importer {

@@ -151,7 +151,10 @@ struct PairHash {
 
 class Builder {
  public:
-  explicit Builder(int64_t base_ns) : base_(base_ns) {}
+  Builder(int64_t base_ns, size_t events) : base_(base_ns) {
+    events_.reserve(events);
+    track_of_.reserve(events);
+  }
 
   void add(const Fields& f) {
     if (f.ph.size() != 1) return skip();
@@ -384,14 +387,14 @@ model::Rank KinetoImporter::read(Input in) const {
   for (auto [key, value] : top.members) {
     if (key == kk::kBaseTimeNanoseconds) {
       auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), base_ns);
-      if (ec != std::errc()) throw trace::TraceError(name, uint64_t(value.data() - in.buffer.data()), "baseTimeNanoseconds is not an integer");
+      if (ec != std::errc()) throw trace::TraceError(name, uint64_t(value.data() - in.data), "baseTimeNanoseconds is not an integer");
     } else if (key == kk::kDistributedInfo) {
       dist = nlohmann::json::parse(value, nullptr, false);
-      if (dist.is_discarded()) throw trace::TraceError(name, uint64_t(value.data() - in.buffer.data()), "distributedInfo is not valid JSON");
+      if (dist.is_discarded()) throw trace::TraceError(name, uint64_t(value.data() - in.data), "distributedInfo is not valid JSON");
     }
   }
 
-  Builder b(base_ns);
+  Builder b(base_ns, top.events);
   simdjson::ondemand::parser parser;
   std::string buf;
   for (std::string_view batch : top.batches) {
@@ -409,7 +412,7 @@ model::Rank KinetoImporter::read(Input in) const {
         b.add(f);
       }
     } catch (const simdjson::simdjson_error& e) {
-      throw trace::TraceError(name, uint64_t(batch.data() - in.buffer.data()),
+      throw trace::TraceError(name, uint64_t(batch.data() - in.data),
                               std::string("not valid JSON in the events that start here: ") + e.what());
     }
   }

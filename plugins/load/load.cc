@@ -129,7 +129,7 @@ LoadResult load(const std::vector<fs::path>& paths, const LoadOptions& options) 
             throw trace::TraceError(files[i].string(), 0,
                                     fmt::format("unknown format: no importer reads it (tried: {})", fmt::join(registry->names(), ", ")));
           sizes[i] = t.size;
-          Input in{files[i].string(), std::move(t.buffer), t.size, t.gzip, t.gzip_cut_at};
+          Input in{files[i].string(), t.data, t.size, std::move(t.owner), t.gzip, t.gzip_cut_at};
           ranks[i] = imp->read(std::move(in));
           std::error_code ec;
           progress.file_done(fs::file_size(files[i], ec));

@@ -1,19 +1,22 @@
-// Reads one trace file into memory, inflating gzip, with the padding a SIMD JSON parser needs after it.
+// Reads one trace file into memory: a plain file is mapped read-only (no copy, no zeroed buffer to fault
+// in), a gzip file is inflated in one pass into a buffer of exactly its size.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
-#include <string>
+#include <string_view>
 
 namespace shardscope::plugins {
 
 struct FileText {
-  std::string buffer;  // text followed by Input::kPadding zero bytes
-  size_t size = 0;     // bytes of text
+  const char* data = nullptr;
+  size_t size = 0;
+  std::shared_ptr<const void> owner;  // the mapping or the buffer
   bool gzip = false;
   std::optional<uint64_t> gzip_cut_at;  // the gzip stream stopped early (a file cut off mid-write)
-  std::string_view text() const { return {buffer.data(), size}; }
+  std::string_view text() const { return {data, size}; }
 };
 
 // Throws trace::TraceError when the file is missing, unreadable or its gzip data is corrupt.

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "analyzer/model/classify.h"
+#include "analyzer/model/json_get.h"
 #include "tracer/format/keys.h"
 #include "tracer/format/reader.h"
 
@@ -52,15 +53,15 @@ model::Rank ShardscopeImporter::read(Input in) const {
   r.source = in.path;
   r.format = "shardscope";
   const json& h = file.shardscope;
-  r.rank = int(h.value(keys::kRank, -1));
-  r.world_size = int(h.value(keys::kWorldSize, 0));
+  r.rank = int(model::json_number(h, keys::kRank).value_or(-1));
+  r.world_size = int(model::json_number(h, keys::kWorldSize).value_or(0));
   if (h.contains(keys::kRunConfig)) r.run_config = h[keys::kRunConfig];
   for (const char* k : {keys::kHost, keys::kClock, keys::kTracer, keys::kDroppedRecords})
     if (h.contains(k)) r.metadata[k] = h[k];
   if (file.truncated)
     r.warnings.push_back(fmt::format("{}: file cut off at byte {} ({}): read the {} whole events before the cut", in.path, file.truncated->offset,
                                      file.truncated->detail, file.events.size()));
-  if (int64_t dropped = h.value(keys::kDroppedRecords, int64_t(0)); dropped > 0)
+  if (int64_t dropped = int64_t(model::json_number(h, keys::kDroppedRecords).value_or(0)); dropped > 0)
     r.warnings.push_back(fmt::format("{}: the tracer dropped {} records (its buffers were full)", in.path, dropped));
   r.truncated = file.truncated.has_value();
 

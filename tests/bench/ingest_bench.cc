@@ -1,0 +1,80 @@
+// Ingest speed of the Kineto importer: JSON bytes per second on one core (one thread, one file at a time),
+// on a generated Kineto-like trace and on the shared real traces when ../shared is present.
+// Run: build-analyzer/tests/bench/ingest_bench --benchmark_repetitions=3
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "plugins/kineto/json_scan.h"
+#include "plugins/load/load.h"
+#include "plugins/load/read_text.h"
+
+namespace fs = std::filesystem;
+using namespace shardscope;
+
+namespace {
+
+// The same event mix as scripts/gen-kineto-traces, generated here so the benchmark needs nothing else.
+fs::path generated_trace() {
+  static fs::path path = [] {
+    fs::path p = fs::temp_directory_path() / "shardscope_ingest_bench.json";
+    std::ofstream out(p, std::ios::binary);
+    out << R"({"schemaVersion": 1, "baseTimeNanoseconds": 1767189312000000000, "traceEvents": [)" << "\n";
+    char buf[2048];
+    double ts = 1000;
+    for (int i = 1; i <= 120000; ++i, ts += 20) {
+      int n = std::snprintf(buf, sizeof buf,
+                            R"({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 4000, "tid": 4000, "ts": %.3f, "dur": 12.345, "args": {"External id": %d, "Record function id": 0, "Ev Idx": %d, "Input Dims": [[4096, 4096], [4096, 4096]], "Input type": ["c10::BFloat16", "c10::BFloat16"]}},)"
+                            "\n"
+                            R"({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 4000, "tid": 4000, "ts": %.3f, "dur": 4.210, "args": {"External id": %d, "cbid": 211, "correlation": %d}},)"
+                            "\n"
+                            R"({"ph": "X", "cat": "kernel", "name": "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas", "pid": 0, "tid": 7, "ts": %.3f, "dur": 9.500, "args": {"External id": %d, "queued": 0, "device": 0, "context": 1, "stream": 7, "correlation": %d, "registers per thread": 168, "shared memory": 213248, "blocks per SM": 0.996, "warps per SM": 11.9, "grid": [132, 1, 1], "block": [384, 1, 1], "est. achieved occupancy %%": 19}},)"
+                            "\n"
+                            R"({"ph": "s", "id": %d, "pid": 4000, "tid": 4000, "ts": %.3f, "cat": "ac2g", "name": "ac2g"},)"
+                            "\n",
+                            ts, i, i, ts + 2, i, i, ts + 8, i, i, i, ts + 2);
+      out.write(buf, n);
+    }
+    out << R"({"ph": "i", "cat": "", "name": "Record Window End", "pid": "", "tid": "", "ts": 1.0, "s": "g"}], "distributedInfo": {"rank": 0, "world_size": 8}})" << "\n";
+    return p;
+  }();
+  return path;
+}
+
+void ingest(benchmark::State& state, const fs::path& file) {
+  if (!fs::exists(file)) {
+    state.SkipWithError("trace file absent");
+    return;
+  }
+  uint64_t bytes = 0;
+  for (auto _ : state) {
+    plugins::LoadResult r = plugins::load({file}, {.threads = 1});
+    bytes = r.json_bytes;
+    benchmark::DoNotOptimize(r.trace.ranks.data());
+  }
+  state.SetBytesProcessed(int64_t(bytes) * state.iterations());
+}
+
+void BM_IngestGenerated(benchmark::State& state) { ingest(state, generated_trace()); }
+BENCHMARK(BM_IngestGenerated)->Unit(benchmark::kMillisecond);
+
+// The structural pass alone (finding event boundaries), on text already in memory.
+void BM_ScanGenerated(benchmark::State& state) {
+  plugins::FileText t = plugins::read_text(generated_trace());
+  for (auto _ : state) benchmark::DoNotOptimize(plugins::scan_top_level(t.text(), "x").events);
+  state.SetBytesProcessed(int64_t(t.size) * state.iterations());
+}
+BENCHMARK(BM_ScanGenerated)->Unit(benchmark::kMillisecond);
+
+const fs::path kShared = fs::path(SHARDSCOPE_SHARED_DIR) / "traces";
+void BM_IngestSharedTraceDiffControl(benchmark::State& state) { ingest(state, kShared / "hta_trace_diff/control/control.json.gz"); }
+BENCHMARK(BM_IngestSharedTraceDiffControl)->Unit(benchmark::kMillisecond);
+void BM_IngestSharedNcclData(benchmark::State& state) { ingest(state, kShared / "hta_nccl_parser_config/nccl_data.json.gz"); }
+BENCHMARK(BM_IngestSharedNcclData)->Unit(benchmark::kMillisecond);
+void BM_IngestSharedB200(benchmark::State& state) { ingest(state, kShared / "tracelens_b200/eager_trace.json.gz"); }
+BENCHMARK(BM_IngestSharedB200)->Unit(benchmark::kMillisecond);
+
+}  // namespace

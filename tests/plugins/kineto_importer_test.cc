@@ -1,0 +1,162 @@
+// The Kineto importer on small hand-written PyTorch-profiler files whose every number is known: timestamps
+// to the nanosecond in both time bases, rank from distributedInfo wherever it is, collective arguments from
+// the kernel or joined from record_param_comms, ProfilerStep steps, per-rank directories, gzip, truncation.
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <fstream>
+
+#include "analyzer/metrics/breakdown.h"
+#include "plugins/load/load.h"
+#include "tests/support/temp_dir.h"
+#include "tracer/format/error.h"
+
+namespace fs = std::filesystem;
+using namespace shardscope;
+using model::CollectiveKind;
+
+namespace {
+
+void write(const fs::path& p, const std::string& s) { std::ofstream(p, std::ios::binary) << s; }
+
+model::Rank load_one(const std::string& text, const std::string& name = "t.json") {
+  test::TempDir d;
+  write(d.path() / name, text);
+  plugins::LoadResult r = plugins::load({d.path() / name});
+  EXPECT_EQ(r.trace.ranks.size(), 1u);
+  return std::move(r.trace.ranks.at(0));
+}
+
+std::vector<const model::Event*> device_events(const model::Rank& r) {
+  std::vector<const model::Event*> out;
+  for (const auto& t : r.tracks)
+    for (const auto& e : t.events)
+      if (e.is_device()) out.push_back(&e);
+  std::sort(out.begin(), out.end(), [](auto* a, auto* b) { return a->ts_ns < b->ts_ns; });
+  return out;
+}
+
+TEST(KinetoImporter, RelativeTimestampsAreExactNanoseconds) {
+  model::Rank r = load_one(R"J({"baseTimeNanoseconds": 1700000000000000000, "traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1365627949863.953, "dur": 21.957, "args": {"stream": 7}}]})J");
+  auto ev = device_events(r);
+  ASSERT_EQ(ev.size(), 1u);
+  // 1365627949863.953 µs after the base: no double could hold this to the nanosecond.
+  EXPECT_EQ(ev[0]->ts_ns, 1700000000000000000 + 1365627949863953);
+  EXPECT_EQ(ev[0]->dur_ns, 21957);
+}
+
+TEST(KinetoImporter, AbsoluteMicrosecondsAndRankAfterTheEvents) {
+  model::Rank r = load_one(R"J({"traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": "k", "pid": 3, "tid": 21, "ts": 1661203463042907, "dur": 5847, "args": {"stream": 21}},
+    {"ph": "i", "cat": "", "name": "Record Window End", "pid": "", "tid": "", "ts": 1661203463050000, "s": "g"}
+  ], "distributedInfo": {"backend": "nccl", "rank": 5, "world_size": 8}, "traceName": "x"})J");
+  EXPECT_EQ(r.rank, 5);
+  EXPECT_EQ(r.world_size, 8);
+  auto ev = device_events(r);
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0]->ts_ns, 1661203463042907000);
+  EXPECT_EQ(ev[0]->dur_ns, 5847000);
+}
+
+TEST(KinetoImporter, CollectiveArgsFromTheKernelOrJoinedFromRecordParamComms) {
+  model::Rank r = load_one(R"J({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 9, "tid": 9, "ts": 1, "dur": 1,
+     "args": {"External id": 42, "Collective name": "_reduce_scatter_base", "In msg nelems": 1000, "Out msg nelems": 250, "Group size": 4, "dtype": "Float"}},
+    {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)", "pid": 0, "tid": 20, "ts": 10, "dur": 5,
+     "args": {"stream": 20, "External id": 42}},
+    {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllGather_RING_LL(x)", "pid": 0, "tid": 20, "ts": 20, "dur": 5,
+     "args": {"stream": 20, "Collective name": "_allgather_base", "In msg nelems": 25136, "Out msg nelems": 201088, "Group size": 8, "dtype": "BFloat16"}},
+    {"ph": "X", "cat": "kernel", "name": "ncclKernel_Broadcast_RING_LL_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)", "pid": 0, "tid": 20, "ts": 30, "dur": 5,
+     "args": {"stream": 20}}]})J");
+  auto ev = device_events(r);
+  ASSERT_EQ(ev.size(), 3u);
+  EXPECT_EQ(ev[0]->coll, CollectiveKind::ReduceScatter);  // from the join: the kernel name says nothing
+  EXPECT_EQ(ev[0]->bytes, 4000);                          // input: 1000 floats
+  EXPECT_EQ(ev[0]->group_size, 4);
+  EXPECT_EQ(ev[1]->coll, CollectiveKind::AllGather);
+  EXPECT_EQ(ev[1]->bytes, 201088 * 2);                    // all_gather counts its output, bf16
+  EXPECT_EQ(ev[1]->group_size, 8);
+  EXPECT_EQ(ev[2]->coll, CollectiveKind::Broadcast);      // legacy name, no args
+  EXPECT_EQ(ev[2]->bytes, model::kUnknown);
+}
+
+TEST(KinetoImporter, ProfilerStepsWindowsAndTheHtaStepFilter) {
+  // Two steps on the CPU; kernels launched in each (by correlation); one launched after the last step ends.
+  model::Rank r = load_one(R"J({"traceEvents": [
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#7", "pid": 9, "tid": 9, "ts": 0, "dur": 100},
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#8", "pid": 9, "tid": 9, "ts": 100, "dur": 100},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 9, "ts": 10, "dur": 1, "args": {"correlation": 1}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 9, "ts": 110, "dur": 1, "args": {"correlation": 2}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 9, "ts": 250, "dur": 1, "args": {"correlation": 3}},
+    {"ph": "X", "cat": "kernel", "name": "a", "pid": 0, "tid": 7, "ts": 50, "dur": 10, "args": {"stream": 7, "correlation": 1}},
+    {"ph": "X", "cat": "kernel", "name": "b", "pid": 0, "tid": 7, "ts": 150, "dur": 30, "args": {"stream": 7, "correlation": 2}},
+    {"ph": "X", "cat": "kernel", "name": "c", "pid": 0, "tid": 7, "ts": 260, "dur": 10, "args": {"stream": 7, "correlation": 3}},
+    {"ph": "M", "name": "thread_name", "pid": 0, "tid": 7, "args": {"name": "stream 7"}}]})J");
+  ASSERT_EQ(r.steps.size(), 2u);
+  EXPECT_EQ(r.steps[0].number, 7);
+  // Step 7's device window: from its first kernel to step 8's first kernel.
+  EXPECT_EQ(r.steps[0].start_ns, 50'000);
+  EXPECT_EQ(r.steps[0].end_ns, 150'000);
+  EXPECT_EQ(r.steps[1].start_ns, 150'000);
+  EXPECT_EQ(r.steps[1].end_ns, 180'000);
+  auto ev = device_events(r);
+  ASSERT_EQ(ev.size(), 3u);
+  EXPECT_EQ(ev[0]->issued_ns, 10'000);
+  EXPECT_EQ(ev[0]->step, 0);
+  EXPECT_EQ(ev[1]->step, 1);
+  EXPECT_EQ(ev[2]->step, -1);
+  EXPECT_TRUE(ev[2]->flags & model::kOutsideHtaWindow);  // launched after the last step: HTA drops it
+  EXPECT_FALSE(ev[1]->flags & model::kOutsideHtaWindow);
+  auto b = metrics::hta_breakdown(r);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->window_us, 130);  // [50, 180): kernel c is outside
+  EXPECT_EQ(b->busy_us, 40);
+  bool named = false;
+  for (const auto& t : r.tracks) named |= t.name == "stream 7";
+  EXPECT_TRUE(named);
+}
+
+TEST(KinetoImporter, DirectoryOfRanksGzipAndTruncation) {
+  test::TempDir d;
+  auto text = [](int rank) {
+    return std::string(R"J({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 10, "dur": 5, "args": {"stream": 7}},
+       {"ph": "X", "cat": "kernel", "name": "k2", "pid": 0, "tid": 7, "ts": 20, "dur": 5, "args": {"stream": 7}}],
+       "distributedInfo": {"rank": )J") + std::to_string(rank) + "}}";
+  };
+  write(d.path() / "b.json", text(0));
+  gzFile gz = gzopen((d.path() / "a.json.gz").c_str(), "wb");
+  std::string t1 = text(1);
+  gzwrite(gz, t1.data(), unsigned(t1.size()));
+  gzclose(gz);
+  plugins::LoadResult r = plugins::load({d.path()});
+  ASSERT_EQ(r.trace.ranks.size(), 2u);
+  EXPECT_EQ(r.trace.ranks[0].rank, 0);
+  EXPECT_EQ(r.trace.ranks[1].rank, 1);
+  EXPECT_EQ(device_events(r.trace.ranks[1]).size(), 2u);
+
+  // A gzip file cut in half still loads what inflated, and says it was cut.
+  std::ifstream in(d.path() / "a.json.gz", std::ios::binary);
+  std::string gzbytes((std::istreambuf_iterator<char>(in)), {});
+  fs::create_directories(d.path() / "cut");
+  write(d.path() / "cut" / "c.json.gz", gzbytes.substr(0, gzbytes.size() - 30));
+  plugins::LoadResult c = plugins::load({d.path() / "cut" / "c.json.gz"});
+  EXPECT_TRUE(c.trace.ranks[0].truncated);
+  EXPECT_FALSE(c.warnings.empty());
+}
+
+TEST(KinetoImporter, MalformedEventsNameFileAndByte) {
+  test::TempDir d;
+  write(d.path() / "bad.json", R"J({"traceEvents": [{"ph": "X", "ts": 1, "dur": 2 "x": 3}]})J");
+  try {
+    plugins::load({d.path() / "bad.json"});
+    FAIL() << "no error";
+  } catch (const trace::TraceError& e) {
+    EXPECT_EQ(e.file(), (d.path() / "bad.json").string());
+    EXPECT_EQ(e.offset(), 17u);  // the event that does not parse
+  }
+  write(d.path() / "arr.json", R"J({"traceEvents": 5})J");
+  EXPECT_THROW(plugins::load({d.path() / "arr.json"}), trace::TraceError);
+}
+
+}  // namespace

@@ -1,0 +1,51 @@
+// Third-party importers from SHARDSCOPE_PLUGIN_PATH: one built for this ABI loads and reads its format;
+// one built for another ABI version, and a library that is no plugin, are refused with a clear message.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "plugins/load/load.h"
+#include "tests/support/run.h"
+#include "tests/support/temp_dir.h"
+
+namespace fs = std::filesystem;
+using namespace shardscope;
+
+namespace {
+
+TEST(PluginLoading, GoodPluginLoadsWrongAbiIsRefused) {
+  plugins::Registry reg = plugins::Registry::with_builtins();
+  std::vector<std::string> refusals;
+  reg.load_plugins(std::string(TOY_PLUGIN) + ":" + TOY_PLUGIN_BAD_ABI + ":/nonexistent/dir", refusals);
+  ASSERT_EQ(refusals.size(), 2u);
+  std::string all = refusals[0] + "\n" + refusals[1];
+  EXPECT_NE(all.find("built for importer ABI version 999, this shardscope needs version 1"), std::string::npos) << all;
+  EXPECT_NE(all.find("rebuild"), std::string::npos) << all;
+  EXPECT_NE(all.find("/nonexistent/dir: no such plugin"), std::string::npos) << all;
+  auto names = reg.names();
+  EXPECT_EQ(names.front(), "toy");  // plugins first: a plugin may claim a format
+
+  test::TempDir d;
+  std::ofstream(d.path() / "run.json") << "TOY\ngemm 1000 500\nsoftmax 2000 100\n";
+  plugins::LoadResult r = plugins::load({d.path() / "run.json"}, {.registry = &reg});
+  ASSERT_EQ(r.trace.ranks.size(), 1u);
+  EXPECT_EQ(r.trace.ranks[0].format, "toy");
+  EXPECT_EQ(r.trace.ranks[0].event_count(), 2u);
+}
+
+TEST(PluginLoading, TheCliUsesShardscopePluginPath) {
+  test::TempDir d;
+  std::ofstream(d.path() / "run.json") << "TOY\ngemm 1000 500\n";
+  auto without = test::run({SHARDSCOPE_BIN, "report", (d.path() / "run.json").string()});
+  EXPECT_EQ(without.rc, 2);
+  EXPECT_NE(without.err.find("unknown format"), std::string::npos) << without.err;
+  setenv("SHARDSCOPE_PLUGIN_PATH", (std::string(TOY_PLUGIN) + ":" + TOY_PLUGIN_BAD_ABI).c_str(), 1);
+  auto with = test::run({SHARDSCOPE_BIN, "report", (d.path() / "run.json").string()});
+  unsetenv("SHARDSCOPE_PLUGIN_PATH");
+  EXPECT_EQ(with.rc, 0) << with.err;
+  EXPECT_NE(with.out.find("(toy,"), std::string::npos) << with.out;
+  EXPECT_NE(with.err.find("refused"), std::string::npos) << with.err;
+}
+
+}  // namespace
