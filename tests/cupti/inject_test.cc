@@ -2,6 +2,8 @@
 // process runs on, exits 0, and leaves no trace file behind; one line says why.
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
+
 #include <filesystem>
 
 #include "tests/cupti/child_env.h"
@@ -16,7 +18,16 @@ bool empty_or_missing(const std::filesystem::path& dir) {
   return !std::filesystem::exists(dir) || std::filesystem::is_empty(dir);
 }
 
-TEST(Inject, ExportsOnlyInitializeInjectionAndLoadsWithoutADriver) {
+TEST(Inject, ExportsOnlyInitializeInjection) {
+  // The tracer inside stays private: a program that links its own shardscope tracer must not bind to it.
+  void* lib = dlopen(INJECT_LIB, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_TRUE(lib) << dlerror();
+  EXPECT_TRUE(dlsym(lib, "InitializeInjection"));
+  EXPECT_FALSE(dlsym(lib, "_ZN10shardscope6tracer4stopEv"));  // shardscope::tracer::stop()
+  EXPECT_FALSE(dlsym(lib, "_ZN10shardscope6tracer5cupti6enableERKNS1_10GpuOptionsE"));
+}
+
+TEST(Inject, LoadsWithoutADriverAndDoesNothing) {
   if (tracer::cupti::check_device().ok) GTEST_SKIP() << "this machine has a CUDA device";
   TempDir dir;
   ScopedEnv env;
