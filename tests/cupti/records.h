@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <vector>
 
@@ -125,6 +126,24 @@ class Records {
     return o;
   }
 
+  // The records laid out one after another as in a CUPTI activity buffer (each struct is 8-byte aligned).
+  std::vector<uint64_t> pack() const {
+    size_t bytes = 0;
+    for (size_t n : sizes_) bytes += n;
+    std::vector<uint64_t> buffer(bytes / 8 + 1, 0);
+    auto* at = reinterpret_cast<uint8_t*>(buffer.data());
+    for (size_t i = 0; i < order_.size(); ++i) {
+      std::memcpy(at, order_[i], sizes_[i]);
+      at += sizes_[i];
+    }
+    return buffer;
+  }
+  size_t packed_bytes() const {
+    size_t bytes = 0;
+    for (size_t n : sizes_) bytes += n;
+    return bytes;
+  }
+
   // The records in the order they were added (or reversed, to show order does not matter).
   std::vector<const CUpti_Activity*> batch(bool reversed = false) const {
     std::vector<const CUpti_Activity*> out(order_.begin(), order_.end());
@@ -138,6 +157,7 @@ class Records {
     T& r = store.emplace_back();  // value-initialized: all zero
     r.kind = kind;
     order_.push_back(reinterpret_cast<const CUpti_Activity*>(&r));
+    sizes_.push_back(sizeof(T));
     return r;
   }
   // deques: records keep their addresses as more are added.
@@ -152,6 +172,7 @@ class Records {
   std::deque<CUpti_ActivitySynchronization2> syncs_;
   std::deque<CUpti_ActivityOverhead3> overheads_;
   std::vector<const CUpti_Activity*> order_;
+  std::vector<size_t> sizes_;
 };
 
 }  // namespace shardscope::test

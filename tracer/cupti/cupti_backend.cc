@@ -17,6 +17,7 @@
 
 #include <cupti.h>
 
+#include "tracer/cupti/activity_buffer.h"
 #include "tracer/cupti/buffer_pool.h"
 #include "tracer/cupti/device_check.h"
 #include "tracer/cupti/gpu_clock.h"
@@ -145,12 +146,9 @@ void drain_locked(Backend* b) {
   }
   if (now_ns() - b->calibrated_at >= kRecalibrateEveryNs) calibrate_locked(b, false);
   std::vector<const CUpti_Activity*> records;
-  for (auto [buffer, valid] : buffers) {
-    CUpti_Activity* r = nullptr;
-    CUptiResult rc;
-    while ((rc = cuptiActivityGetNextRecord(buffer, valid, &r)) == CUPTI_SUCCESS) records.push_back(r);
-    if (rc != CUPTI_ERROR_MAX_LIMIT_REACHED) say("CUPTI error: cuptiActivityGetNextRecord returned " + std::to_string(int(rc)) + " (" + result_name(rc) + "); rest of the buffer skipped");
-  }
+  for (auto [buffer, valid] : buffers)
+    if (std::string error = read_buffer(buffer, valid, records); !error.empty())
+      say("CUPTI error: " + error + "; the rest of that buffer is skipped");
   b->processor.process(records);
   b->processor.add_dropped(b->dropped.exchange(0));
   tracer::emit(b->processor.take());
@@ -188,6 +186,13 @@ void before_stop() {
   if (finalize) cuptiFinalize();
 }
 
+// On the thread destroying a context: hand CUPTI's buffers over now (they are queued, and read at the next
+// flush); takes none of our locks but the queue's, as the buffer callback does.
+void CUPTIAPI on_resource(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void*) {
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE && id == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
 void after_fork_in_child() {
   // CUDA is unusable in a child forked after cuInit, and the parent's buffers and locks are not ours.
   g_backend.store(nullptr);
@@ -218,8 +223,7 @@ bool enable_after_check(const DeviceCheck& device, const GpuOptions& gpu, const 
   // Claim CUPTI: a second subscriber (nsys, ncu, torch.profiler's Kineto) would take our buffers over.
   char holder[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN * 2] = {};
   CUpti_SubscriberParams params{CUpti_SubscriberParams_STRUCT_SIZE, "shardscope", holder, sizeof holder};
-  CUptiResult r = cuptiSubscribe_v2(
-      &b->subscriber, [](void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}, nullptr, &params);
+  CUptiResult r = cuptiSubscribe_v2(&b->subscriber, on_resource, nullptr, &params);
   if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
     b->subscriber = nullptr;
     teardown_locked(b);
@@ -230,6 +234,12 @@ bool enable_after_check(const DeviceCheck& device, const GpuOptions& gpu, const 
   if (r != CUPTI_SUCCESS) {
     b->subscriber = nullptr;
     fail_locked(b, "cuptiSubscribe_v2", r);
+    return false;
+  }
+  // A context about to be destroyed (cudaDeviceReset, process teardown) takes its unflushed records along.
+  if (r = cuptiEnableCallback(1, b->subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+      r != CUPTI_SUCCESS) {
+    fail_locked(b, "cuptiEnableCallback(CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)", r);
     return false;
   }
   // gettid() in API and marker records, matching the host tracer's os_tid; must precede the callbacks.
@@ -254,7 +264,6 @@ bool enable_after_check(const DeviceCheck& device, const GpuOptions& gpu, const 
   cuptiActivityEnableDriverApi(CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxGetState, 0);
   cuptiActivityEnableDriverApi(CUPTI_DRIVER_TRACE_CBID_cuKernelGetAttribute, 0);
   b->active = true;
-  calibrate_locked(b, false);
   json status = {{keys::kGpuBackend, keys::kGpuBackendCupti},
                  {keys::kCuptiVersion, version},
                  {keys::kGpuDevices, device.devices},
