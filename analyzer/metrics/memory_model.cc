@@ -78,6 +78,10 @@ std::optional<MemoryConfig> config_from_run(const nlohmann::json& rc, int world_
   return c;
 }
 
+namespace {
+constexpr double kAgreement = 0.05;
+}  // namespace
+
 RankMemory compare_memory(const model::Rank& rank) {
   RankMemory out;
   out.rank = rank.rank;
@@ -115,6 +119,9 @@ RankMemory compare_memory(const model::Rank& rank) {
     }
     out.rows.push_back(row);
   }
+  // Within 5 % is agreement: name a category only when one really departs.
+  if (worst >= 0 && worst < kAgreement)
+    out.departs_most = fmt::format("none: every predicted category is within {:.0f}% of the model", 100 * kAgreement);
   if (!any_measured && !p) out.not_applicable = why + "; and no memory.* counters in the trace";
   else if (!any_measured) out.not_applicable = "n/a: no memory.* counters in the trace (prediction only)";
   else if (!p) out.not_applicable = why;

@@ -75,12 +75,14 @@ RankPrefetch check_prefetch(const model::Rank& rank) {
   for (const model::Step& st : steps) {
     StepPrefetch sp;
     sp.step = st.number;
-    auto in_step = [&](const Event& e) { return e.ts_ns >= st.host_start_ns && e.ts_ns < st.host_end_ns; };
+    // A step spans its host range and the device time its launches ran in (on a GPU the device lags).
+    const int64_t step_lo = std::min(st.host_start_ns, st.start_ns), step_hi = std::max(st.host_end_ns, st.end_ns);
+    auto in_step = [&](const Event& e) { return e.ts_ns >= step_lo && e.ts_ns < step_hi; };
     std::vector<Ref> all_b;
     for (const Ref& r : bcs)
       if (in_step(*r.e)) all_b.push_back(r);
     // Backward starts at the backward phase range, else where the last unit's forward compute ended.
-    int64_t backward_start = all_b.empty() ? st.host_start_ns : all_b.front().e->ts_ns, last_forward_end = INT64_MIN;
+    int64_t backward_start = all_b.empty() ? step_lo : all_b.front().e->ts_ns, last_forward_end = INT64_MIN;
     for (const Ref& r : fwds)
       if (in_step(*r.e) && r.e->end_ns() <= backward_start) last_forward_end = std::max(last_forward_end, r.e->end_ns());
     if (last_forward_end != INT64_MIN) backward_start = last_forward_end;

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analyzer/model/classify.h"
+#include "plugins/kineto/fsdp_labels.h"
 #include "plugins/kineto/json_scan.h"
 #include "plugins/kineto/kineto_keys.h"
 #include "tracer/format/error.h"
@@ -194,6 +195,7 @@ class Builder {
 
   model::Rank finish(const nlohmann::json& dist) {
     apply_steps_and_launches();
+    derive_fsdp_units(rank_, events_, track_of_);
     distribute();
     if (dist.is_object()) {
       if (dist.contains(kk::kRank) && dist[kk::kRank].is_number_integer()) rank_.rank = dist[kk::kRank].get<int>();

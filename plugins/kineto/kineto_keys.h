@@ -57,4 +57,7 @@ inline constexpr const char* kThreadName = "thread_name";
 
 inline constexpr int kDeviceTypeCuda = 1;
 
+// What the importer adds to a rank's metadata: the FSDP units its labels name, by unit number.
+inline constexpr const char* kFsdpUnits = "fsdp_units";
+
 }  // namespace shardscope::kineto_keys
