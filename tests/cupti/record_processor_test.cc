@@ -177,6 +177,26 @@ TEST_F(RecordProcessorTest, NvtxMarkersPairedWithTheirPayloads) {
   }
 }
 
+TEST_F(RecordProcessorTest, WhatIsKeptForLaterRecordsStaysBounded) {
+  // A long run: launches whose GPU work never comes, GPU work whose launch never comes, default-domain
+  // markers (a linked program's own Ranges) with payloads, ranges that never end.
+  RecordProcessor p = RecordProcessor({.pid = kPid, .default_domain_markers = false, .memory = 100},
+                                      [](const std::string&) { return 1u; });
+  for (uint32_t i = 1; i <= 5000; ++i) {
+    Records r;
+    r.api(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 2 * i, 1, 10, 20);
+    r.kernel("k", 2 * i + 1, 0, 1, 1, 30, 40);
+    r.external(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, i, 2 * i);
+    r.range(3 * i, 50, 60, 1, "range", nullptr);
+    r.marker_data(3 * i).category = 1;
+    r.marker(CUPTI_ACTIVITY_FLAG_MARKER_START, 3 * i + 1, 70, 1, "never ends", "d");
+    p.process(r.batch());
+    p.take();
+  }
+  EXPECT_LE(p.held(), 5u * 100u);
+  EXPECT_GE(p.held(), 100u);  // it does remember, up to the bound
+}
+
 TEST_F(RecordProcessorTest, AllocationsAndFreesBecomeAPerDeviceCounter) {
   Records r;
   r.memory(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE, 1, 0x1000, 1 << 20, 500);

@@ -82,6 +82,7 @@ void RecordProcessor::process(std::span<const CUpti_Activity* const> records) {
         if (d->flags & CUPTI_ACTIVITY_FLAG_MARKER_COLOR_ARGB) args[keys::kArgColor] = d->color;
         if (d->category != 0) args[keys::kArgCategory] = d->category;
         marker_data_[d->id].args = std::move(args);
+        remember(marker_data_, marker_data_order_, d->id);
         break;
       }
       case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
@@ -187,7 +188,10 @@ void RecordProcessor::emit_markers(std::vector<const CUpti_ActivityMarker2*>& ma
     bool start = m->flags & CUPTI_ACTIVITY_FLAG_MARKER_START;
     bool end = m->flags & CUPTI_ACTIVITY_FLAG_MARKER_END;
     if (instant || start) {
-      if (!m->domain && !opts_.default_domain_markers) continue;
+      if (!m->domain && !opts_.default_domain_markers) {
+        marker_data_.erase(m->id);  // every Range of a linked program has one: do not keep them
+        continue;
+      }
       if (m->timestamp == 0) {
         ++stats_.bad_timestamps;
         continue;
@@ -213,6 +217,7 @@ void RecordProcessor::emit_markers(std::vector<const CUpti_ActivityMarker2*>& ma
         if (ranges.size() > kNcclRangesPerThread) ranges.pop_front();
       }
       open_markers_[m->id] = {std::move(name), std::move(domain), thread, ts(m->timestamp)};
+      remember(open_markers_, open_marker_order_, m->id);  // ranges never ended must not pile up
     } else if (end) {
       auto it = open_markers_.find(m->id);
       if (it == open_markers_.end()) continue;  // a default-domain range we skip, or begun before tracing

@@ -53,6 +53,11 @@ class RecordProcessor {
     uint64_t records = 0, ignored = 0, bad_timestamps = 0, dropped = 0, flows = 0;
   };
   const Stats& stats() const { return stats_; }
+  // Entries kept for records still to come (launches, waiting GPU work, external ids, open markers, marker
+  // payloads): bounded by ProcessorOptions::memory each, whatever the program does.
+  size_t held() const {
+    return launches_.size() + pending_.size() + external_.size() + open_markers_.size() + marker_data_.size();
+  }
 
  private:
   struct Launch {  // a RUNTIME or DRIVER record, kept for the GPU work it launched
@@ -112,6 +117,7 @@ class RecordProcessor {
   std::deque<uint32_t> external_order_;
   std::unordered_map<uint32_t, OpenMarker> open_markers_;  // by marker id
   std::unordered_map<uint32_t, MarkerData> marker_data_;   // by marker id
+  std::deque<uint32_t> marker_data_order_, open_marker_order_;
   std::unordered_map<uint32_t, std::deque<NvtxRange>> nccl_ranges_;  // by thread, by start
   std::map<uint32_t, std::map<uint64_t, int64_t>> live_allocations_;  // device -> address -> bytes
   std::map<uint32_t, int64_t> allocated_;                              // device -> bytes
