@@ -252,6 +252,8 @@ bool enable_after_check(const DeviceCheck& device, const GpuOptions& gpu, const 
     return false;
   }
   for (const Kind& k : kKinds) {
+    bool marker = k.kind == CUPTI_ACTIVITY_KIND_MARKER || k.kind == CUPTI_ACTIVITY_KIND_MARKER_DATA;
+    if (marker && !gpu.nvtx) continue;
     if (r = cuptiActivityEnable(k.kind); r != CUPTI_SUCCESS) {
       fail_locked(b, std::string("cuptiActivityEnable(") + k.name + ")", r);
       return false;
@@ -291,7 +293,7 @@ std::string point_nvtx_at_cupti() {
 
 bool enable(const GpuOptions& gpu) {
   DeviceCheck device = gpu.check_device ? check_device() : DeviceCheck{true, 0, "inside cuInit"};
-  std::string nvtx = device.ok ? point_nvtx_at_cupti() : "";
+  std::string nvtx = device.ok && gpu.nvtx ? point_nvtx_at_cupti() : "";
   return enable_after_check(device, gpu, nvtx);
 }
 
@@ -299,7 +301,7 @@ bool start(const Options& options, const GpuOptions& gpu) {
   // The device check and NVTX_INJECTION64_PATH come first: the host session's first Range makes this
   // module's first NVTX call, after which NVTX never looks for a tool again.
   DeviceCheck device = gpu.check_device ? check_device() : DeviceCheck{true, 0, "inside cuInit"};
-  std::string nvtx = device.ok ? point_nvtx_at_cupti() : "";
+  std::string nvtx = device.ok && gpu.nvtx ? point_nvtx_at_cupti() : "";
   tracer::start(options);
   return enable_after_check(device, gpu, nvtx);
 }

@@ -19,6 +19,10 @@
 namespace shardscope::tracer::cupti {
 
 struct GpuOptions {
+  // NVTX capture through CUPTI (MARKER, MARKER_DATA, and NVTX_INJECTION64_PATH). It labels NCCL's Generic
+  // kernels and shows NVTX ranges of other libraries, but every NVTX call, each Range's included, then goes
+  // through CUPTI: turn it off when Range cost matters more.
+  bool nvtx = true;
   // NVTX ranges of the default domain (see ProcessorOptions): off when the program's own Ranges are NVTX.
   bool default_domain_markers = false;
   size_t buffer_bytes = 4 << 20;  // CUPTI recommends 1-10 MB
