@@ -124,6 +124,30 @@ void read_event(od::object obj, Fields& f) {
   }
 }
 
+// Replaces every byte that does not start or continue a valid UTF-8 sequence with '?'.
+void replace_invalid_utf8(std::string& s) {
+  auto cont = [&](size_t i) { return i < s.size() && (uint8_t(s[i]) & 0xC0) == 0x80; };
+  for (size_t i = 0; i < s.size();) {
+    uint8_t c = uint8_t(s[i]);
+    size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 && c >= 0xC2 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E && c <= 0xF4 ? 4 : 0;
+    bool ok = n > 0;
+    for (size_t k = 1; ok && k < n; ++k) ok = cont(i + k);
+    if (ok && n == 3) {  // no overlong forms, no surrogates
+      uint8_t c1 = uint8_t(s[i + 1]);
+      ok = !(c == 0xE0 && c1 < 0xA0) && !(c == 0xED && c1 >= 0xA0);
+    }
+    if (ok && n == 4) {
+      uint8_t c1 = uint8_t(s[i + 1]);
+      ok = !(c == 0xF0 && c1 < 0x90) && !(c == 0xF4 && c1 >= 0x90);
+    }
+    if (!ok) {
+      s[i++] = '?';
+      continue;
+    }
+    i += n;
+  }
+}
+
 bool is_device_category(std::string_view cat) {
   return cat == kk::kCatKernel || cat == "Kernel" || cat == kk::kCatMemcpy || cat == kk::kCatMemset || cat == kk::kCatCudaSync ||
          cat == kk::kCatMtiaCcp;
@@ -405,6 +429,9 @@ model::Rank KinetoImporter::read(Input in) const {
     buf.append(batch);
     buf.push_back(']');
     size_t len = buf.size();
+    // Old Kineto wrote names byte for byte, invalid UTF-8 included; simdjson rejects such text, so replace
+    // the bad bytes rather than refuse the whole file.
+    if (!simdjson::validate_utf8(buf.data(), len)) replace_invalid_utf8(buf);
     buf.append(simdjson::SIMDJSON_PADDING, '\0');
     try {
       od::document doc = parser.iterate(buf.data(), len, buf.size());

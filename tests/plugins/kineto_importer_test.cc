@@ -145,6 +145,26 @@ TEST(KinetoImporter, DirectoryOfRanksGzipAndTruncation) {
   EXPECT_FALSE(c.warnings.empty());
 }
 
+TEST(KinetoImporter, MemoryEventsBecomeTheAllocatorCounter) {
+  model::Rank r = load_one(R"J({"traceEvents": [
+    {"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 9, "tid": 9, "ts": 1, "s": "t", "args": {"Device Type": 1, "Device Id": 0, "Bytes": 512, "Total Allocated": 1536, "Total Reserved": 4096}},
+    {"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 9, "tid": 9, "ts": 2, "s": "t", "args": {"Device Type": 1, "Device Id": 0, "Bytes": -512, "Total Allocated": 1024, "Total Reserved": 4096}},
+    {"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 9, "tid": 9, "ts": 3, "s": "t", "args": {"Device Type": 0, "Device Id": -1, "Bytes": 99999, "Total Allocated": 99999, "Total Reserved": 0}}]})J");
+  const model::CounterSeries* c = r.counter("memory.allocator_total");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->samples.size(), 2u);  // CUDA only: the CPU allocation is not device memory
+  EXPECT_DOUBLE_EQ(c->peak(), 1536.0);
+}
+
+TEST(KinetoImporter, InvalidUtf8InANameIsReplacedNotFatal) {
+  std::string text = R"J({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "bad\xff\xfename", "pid": 0, "tid": 7, "ts": 1, "dur": 2, "args": {"stream": 7}}]})J";
+  text.replace(text.find("\\xff\\xfe"), 8, "\xff\xfe");
+  model::Rank r = load_one(text);
+  auto ev = device_events(r);
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(r.str(ev[0]->name), "bad??name");
+}
+
 TEST(KinetoImporter, MalformedEventsNameFileAndByte) {
   test::TempDir d;
   write(d.path() / "bad.json", R"J({"traceEvents": [{"ph": "X", "ts": 1, "dur": 2 "x": 3}]})J");
