@@ -34,7 +34,25 @@ uint32_t RecordProcessor::track(const std::string& name) {
 }
 
 uint32_t RecordProcessor::stream_track(uint32_t device, uint32_t stream) {
-  return track(fill(keys::kGpuStreamTrack, device, stream));
+  uint64_t key = (uint64_t(device) << 32) | stream;
+  auto it = stream_tracks_.find(key);
+  if (it != stream_tracks_.end()) return it->second;
+  return stream_tracks_.emplace(key, track(fill(keys::kGpuStreamTrack, device, stream))).first->second;
+}
+
+uint32_t RecordProcessor::thread_track(const char* pattern, uint32_t thread) {
+  uint64_t key = (uint64_t(pattern == keys::kNvtxTrack) << 32) | thread;
+  auto it = thread_tracks_.find(key);
+  if (it != thread_tracks_.end()) return it->second;
+  return thread_tracks_.emplace(key, track(fill(pattern, thread))).first->second;
+}
+
+const std::string& RecordProcessor::kernel_name(const char* mangled) {
+  std::string key = mangled ? mangled : "";
+  auto it = kernel_names_.find(key);
+  if (it != kernel_names_.end()) return it->second;
+  if (kernel_names_.size() >= (1u << 16)) kernel_names_.clear();  // a program generating kernels without end
+  return kernel_names_.emplace(std::move(key), demangle(mangled)).first->second;
 }
 
 template <typename Map>
@@ -145,7 +163,7 @@ void RecordProcessor::emit_api(const CUpti_ActivityAPI* r) {
     ++stats_.bad_timestamps;
     return;
   }
-  Launch launch{track(fill(keys::kCudaApiTrack, r->threadId)), ts(r->start), r->threadId};
+  Launch launch{thread_track(keys::kCudaApiTrack, r->threadId), ts(r->start), r->threadId};
   json args = {{keys::kArgCorrelation, r->correlationId}};
   if (r->returnValue != 0) args[keys::kArgReturnValue] = r->returnValue;
   add_external(r->correlationId, args);
@@ -207,7 +225,7 @@ void RecordProcessor::emit_markers(std::vector<const CUpti_ActivityMarker2*>& ma
           args.update(d->second.args);
           marker_data_.erase(d);
         }
-        push({'i', name, keys::kCatNvtx, opts_.pid, track(fill(keys::kNvtxTrack, thread)), ts(m->timestamp), 0, "",
+        push({'i', name, keys::kCatNvtx, opts_.pid, thread_track(keys::kNvtxTrack, thread), ts(m->timestamp), 0, "",
               std::move(args)});
         continue;
       }
@@ -238,7 +256,7 @@ void RecordProcessor::emit_markers(std::vector<const CUpti_ActivityMarker2*>& ma
             break;
           }
       }
-      push({'X', o.name, keys::kCatNvtx, opts_.pid, track(fill(keys::kNvtxTrack, o.thread)), o.start, stop - o.start,
+      push({'X', o.name, keys::kCatNvtx, opts_.pid, thread_track(keys::kNvtxTrack, o.thread), o.start, stop - o.start,
             "", std::move(args)});
       open_markers_.erase(it);
     }
@@ -294,7 +312,7 @@ void RecordProcessor::emit_kernel(const CUpti_ActivityKernel10* r) {
     ++stats_.bad_timestamps;
     return;
   }
-  std::string name = demangle(r->name);
+  const std::string& name = kernel_name(r->name);
   uint32_t tid = stream_track(r->deviceId, r->streamId);
   json args = {{keys::kArgDevice, r->deviceId},
                {keys::kArgStream, r->streamId},

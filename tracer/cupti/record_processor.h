@@ -85,6 +85,8 @@ class RecordProcessor {
   int64_t ts(uint64_t cupti_ns) const { return int64_t(cupti_ns) + offset_; }
   uint32_t track(const std::string& name);
   uint32_t stream_track(uint32_t device, uint32_t stream);
+  uint32_t thread_track(const char* pattern, uint32_t thread);
+  const std::string& kernel_name(const char* mangled);
 
   void index(const CUpti_Activity* r);
   void emit_api(const CUpti_ActivityAPI* r);
@@ -108,6 +110,10 @@ class RecordProcessor {
   std::function<uint32_t(const std::string&)> make_track_;
   int64_t offset_ = 0;
   std::unordered_map<std::string, uint32_t> tracks_;
+  // Per-record lookups without building a track name or demangling each time (the flusher's hot loop).
+  std::unordered_map<uint64_t, uint32_t> stream_tracks_;
+  std::unordered_map<uint64_t, uint32_t> thread_tracks_;  // (pattern id, thread)
+  std::unordered_map<std::string, std::string> kernel_names_;
   std::unordered_map<uint32_t, uint32_t> context_device_;  // learned from GPU records
   std::unordered_map<uint32_t, Launch> launches_;
   std::deque<uint32_t> launch_order_;
