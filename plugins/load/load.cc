@@ -124,6 +124,8 @@ LoadResult load(const std::vector<fs::path>& paths, const LoadOptions& options) 
         try {
           FileText t = read_text(files[i]);
           std::string_view head = t.text().substr(0, 64 * 1024);
+          if (head.find_first_not_of(" \t\r\n") == std::string_view::npos)
+            throw trace::TraceError(files[i].string(), 0, t.size == 0 ? "empty file" : "file holds only whitespace");
           const Importer* imp = registry->find(head);
           if (!imp)
             throw trace::TraceError(files[i].string(), 0,

@@ -154,6 +154,11 @@ TEST(ReportCli, BadInputExitsTwoWithAClearMessage) {
   EXPECT_EQ(empty.rc, 2);
   EXPECT_NE(empty.err.find("no trace files"), std::string::npos) << empty.err;
 
+  write(d.path() / "empty.json", "");
+  auto empty_file = run({kBin, "report", (d.path() / "empty.json").string()});
+  EXPECT_EQ(empty_file.rc, 2);
+  EXPECT_NE(empty_file.err.find("empty.json: at byte 0: empty file"), std::string::npos) << empty_file.err;
+
   write(d.path() / "garbage.json", "this is not json at all");
   auto garbage = run({kBin, "report", (d.path() / "garbage.json").string()});
   EXPECT_EQ(garbage.rc, 2);
