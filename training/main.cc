@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <thread>
 
 #include "tracer/format/keys.h"
 #include "tracer/tracer.h"
@@ -261,7 +262,12 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::string what = e.what();
     if (auto nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
-    fail(3, who, "a collective failed: " + what + "; " + rv->diagnose_lost_peer());
+    std::string diagnosis = rv->diagnose_lost_peer();
+    if (rv->hosts_store()) {
+      tr::stop();
+      std::this_thread::sleep_for(std::chrono::seconds(5));  // the store lives in this process: let peers read it
+    }
+    fail(3, who, "a collective failed: " + what + "; " + diagnosis);
   }
   tr::stop();
   std::fflush(stdout);

@@ -96,7 +96,14 @@ void Rendezvous::heartbeat_loop() {
 }
 
 std::string Rendezvous::diagnose_lost_peer() {
+  // The first rank to diagnose publishes its verdict; the others repeat it, so every rank names the same peer
+  // even when the peers that noticed first have already exited.
+  const std::string verdict_key = "shardscope/lost_peer";
   try {
+    if (store_->check({verdict_key})) {
+      auto v = store_->get(verdict_key);
+      return std::string(v.begin(), v.end());
+    }
     auto read = [&] {
       std::vector<int64_t> beats(size_t(env_.world_size));
       for (int r = 0; r < env_.world_size; ++r)
@@ -109,10 +116,16 @@ std::string Rendezvous::diagnose_lost_peer() {
     std::string lost;
     for (int r = 0; r < env_.world_size; ++r)
       if (r != env_.rank && after[size_t(r)] == before[size_t(r)]) lost += (lost.empty() ? "rank " : ", rank ") + std::to_string(r);
-    return lost.empty() ? "no peer stopped its heartbeat (a collective timed out or failed)" : "lost " + lost + " (its heartbeat stopped)";
+    if (lost.empty()) return "no peer stopped its heartbeat (a collective timed out or failed)";
+    std::string verdict = "lost " + lost + " (its heartbeat stopped)";
+    // compareSet: only the first verdict is kept.
+    auto kept = store_->compareSet(verdict_key, {}, std::vector<uint8_t>(verdict.begin(), verdict.end()));
+    return std::string(kept.begin(), kept.end());
   } catch (const std::exception&) {
     return "lost rank 0 (it hosts the rendezvous store, which stopped answering)";
   }
 }
+
+bool Rendezvous::hosts_store() const { return env_.rank == 0 && env_.world_size > 1; }
 
 }  // namespace shardscope::train

@@ -38,6 +38,8 @@ class Rendezvous {
 
   // After a collective failed: which peer stopped sending heartbeats ("rank 3"), or why that is unknown.
   std::string diagnose_lost_peer();
+  // Rank 0 hosts the store: when it fails it should linger a little so the others can still diagnose.
+  bool hosts_store() const;
 
  private:
   void heartbeat_loop();
