@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -23,18 +24,36 @@ int64_t arg_int(const json& args, const char* key, int64_t fallback) {
   return it->is_number_float() ? int64_t(it->get<double>()) : it->get<int64_t>();
 }
 
-// The GPU tracer's keys (tracer/cupti/, in keys.h once it lands): GPU work has cat kernel, memcpy, memset or
-// sync and args stream/device; its NCCL kernels have cat "comm" (as the trainer's host collectives do) with
-// args stream and collective.
-constexpr const char* kGpuArgStream = "stream";
-constexpr const char* kGpuArgCollective = "collective";
+bool has_stream(const trace::Event& e) { return e.args.is_object() && e.args.contains(keys::kArgStream) && e.args[keys::kArgStream].is_number(); }
 
+// GPU work recorded by the GPU tracer (tracer/cupti): kernels, copies, sets, and NCCL kernels (cat "comm", as
+// the trainer's host collectives, but with a stream). A synchronization counts as device activity only when
+// it is bound to a stream (a stream waiting on an event), as HTA counts Kineto's cuda_sync; a host thread
+// blocked in cudaEventSynchronize is not the device being busy.
 bool is_gpu_event(const trace::Event& e) {
   if (e.ph != 'X') return false;
-  if (e.cat == "kernel" || e.cat == "memcpy" || e.cat == "memset" || e.cat == "sync" || e.cat == "gpu_memcpy" || e.cat == "gpu_memset" ||
-      e.cat == "cuda_sync")
-    return true;
-  return e.cat == keys::kCatComm && e.args.is_object() && e.args.contains(kGpuArgStream);
+  if (e.cat == keys::kCatKernel || e.cat == keys::kCatMemcpy || e.cat == keys::kCatMemset) return true;
+  return (e.cat == keys::kCatSync || e.cat == keys::kCatComm) && has_stream(e);
+}
+
+bool is_launch(const trace::Event& e) { return e.ph == 'X' && (e.cat == keys::kCatCudaRuntime || e.cat == keys::kCatCudaDriver); }
+
+// On a GPU the device runs behind the host: a step's window is the device time its launches ran in, from its
+// first device event to the next step's first (its last event's end for the last step).
+void device_step_windows(model::Rank& r) {
+  std::vector<int64_t> lo(r.steps.size(), INT64_MAX), hi(r.steps.size(), INT64_MIN);
+  for (const model::Track& t : r.tracks)
+    for (const model::Event& e : t.events)
+      if (e.is_device() && e.step >= 0) {
+        lo[size_t(e.step)] = std::min(lo[size_t(e.step)], e.ts_ns);
+        hi[size_t(e.step)] = std::max(hi[size_t(e.step)], e.end_ns());
+      }
+  for (size_t i = 0; i < r.steps.size(); ++i) {
+    if (lo[i] == INT64_MAX) continue;
+    r.steps[i].start_ns = lo[i];
+    r.steps[i].end_ns = hi[i];
+    if (i + 1 < r.steps.size() && lo[i + 1] != INT64_MAX && lo[i + 1] > lo[i]) r.steps[i].end_ns = lo[i + 1];
+  }
 }
 
 }  // namespace
@@ -75,6 +94,9 @@ model::Rank ShardscopeImporter::read(Input in) const {
     return r.tracks[it->second];
   };
   std::vector<model::Step> steps;
+  std::unordered_map<int64_t, int64_t> launch_ts;  // CUDA API call correlation -> when it was called
+  for (const trace::Event& te : file.events)
+    if (is_launch(te) && arg_int(te.args, keys::kArgCorrelation, -1) >= 0) launch_ts[arg_int(te.args, keys::kArgCorrelation, -1)] = te.ts_ns;
   for (const trace::Event& te : file.events) {
     if (te.ph == 'M') {
       if (te.name == keys::kThreadName && te.args.is_object() && te.args.contains(keys::kName) && te.args[keys::kName].is_string())
@@ -103,10 +125,11 @@ model::Rank ShardscopeImporter::read(Input in) const {
         e.cls = model::classify_device_name(te.name);
         if (te.cat == keys::kCatComm) e.cls = IntervalClass::Communication;
         if (e.cls == IntervalClass::Communication) {
-          auto c = te.args.find(kGpuArgCollective);
+          auto c = te.args.find(keys::kArgCollective);
           e.coll = c != te.args.end() && c->is_string() ? model::collective_from_op_name(c->get<std::string>()) : model::collective_from_kernel_name(te.name);
         }
         t.kind = model::TrackKind::DeviceStream;
+        if (auto l = launch_ts.find(arg_int(te.args, keys::kArgCorrelation, -1)); l != launch_ts.end()) e.issued_ns = l->second;
       } else if (te.cat == keys::kCatComm) {
         // The trainer's collectives. On a GPU run the NCCL kernels are the device's communication and this
         // host range is only the trainer's view of it.
@@ -139,6 +162,7 @@ model::Rank ShardscopeImporter::read(Input in) const {
       if (it != r.steps.begin() && at < std::prev(it)->end_ns) e.step = int32_t(std::prev(it) - r.steps.begin());
     }
   }
+  if (has_gpu) device_step_windows(r);
   r.finalize();
   return r;
 }
