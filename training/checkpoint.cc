@@ -24,9 +24,10 @@ void save_checkpoint(const fs::path& dir, int step, Engine& engine, int rank, co
     out.write(reinterpret_cast<const char*>(&n), 8);
     for (auto& u : engine.units()) {
       for (torch::Tensor* t : {&u->master(), &u->exp_avg(), &u->exp_avg_sq()}) {
-        uint64_t len = uint64_t(t->numel());
+        torch::Tensor host = t->cpu().contiguous();  // from the GPU, or the tensor itself on CPU
+        uint64_t len = uint64_t(host.numel());
         out.write(reinterpret_cast<const char*>(&len), 8);
-        out.write(static_cast<const char*>(t->data_ptr()), std::streamsize(len * 4));
+        out.write(static_cast<const char*>(host.data_ptr()), std::streamsize(len * 4));
       }
     }
     if (!out) throw std::runtime_error("cannot write checkpoint " + rank_file(step_dir, rank).string());
@@ -71,7 +72,10 @@ std::optional<int> load_checkpoint(const fs::path& dir, Engine& engine, int rank
       in.read(reinterpret_cast<char*>(&len), 8);
       if (!in || len != uint64_t(t->numel()))
         throw std::invalid_argument(rank_file(step_dir, rank).string() + ": damaged (unit " + std::to_string(u->id()) + ")");
-      in.read(static_cast<char*>(t->data_ptr()), std::streamsize(len * 4));
+      torch::Tensor host = torch::empty({int64_t(len)}, torch::kFloat32);
+      in.read(static_cast<char*>(host.data_ptr()), std::streamsize(len * 4));
+      torch::NoGradGuard no_grad;
+      t->copy_(host);
     }
   }
   if (!in) throw std::invalid_argument(rank_file(step_dir, rank).string() + ": truncated");

@@ -12,6 +12,13 @@
 
 #include "tracer/format/keys.h"
 #include "tracer/tracer.h"
+#if SHARDSCOPE_HAVE_CUPTI
+#include "tracer/cupti/cupti_backend.h"
+#endif
+#if SHARDSCOPE_TRAIN_NCCL
+#include <cuda_runtime_api.h>
+#include <torch/cuda.h>
+#endif
 #include "training/checkpoint.h"
 #include "training/data/data.h"
 #include "training/fsdp/engine.h"
@@ -149,8 +156,19 @@ int main(int argc, char** argv) {
     o.reduce_dtype = parse_dtype(a.reduce_dtype);
     o.activation_checkpointing = a.checkpointing;
     o.ranks_per_node = a.ranks_per_node;
-    if (a.device == "cuda") throw std::invalid_argument("--device cuda: this build has no CUDA backend (CPU and Gloo only)");
-    if (a.cpu_offload) throw std::invalid_argument("--cpu-offload moves sharded state from a GPU to the host; it needs --device cuda");
+    if (a.device == "cuda") {
+#if SHARDSCOPE_TRAIN_NCCL
+      if (torch::cuda::device_count() == 0)
+        throw std::invalid_argument("--device cuda: no CUDA device is visible (or this libtorch was built without CUDA)");
+      o.cuda = true;
+      o.device = world.local_rank % int(torch::cuda::device_count());
+      cudaSetDevice(o.device);
+#else
+      throw std::invalid_argument("--device cuda: this build has no NCCL/CUDA backend (CPU and Gloo only)");
+#endif
+    }
+    if (a.cpu_offload && a.device != "cuda") throw std::invalid_argument("--cpu-offload moves sharded state from a GPU to the host; it needs --device cuda");
+    if (a.cpu_offload) throw std::invalid_argument("--cpu-offload is not implemented yet");
     if (o.sharding == Sharding::HybridShard && (a.ranks_per_node < 1 || world.world_size % a.ranks_per_node != 0))
       throw std::invalid_argument("hybrid_shard needs --ranks-per-node dividing WORLD_SIZE=" + std::to_string(world.world_size) +
                                   (a.ranks_per_node ? " (got " + std::to_string(a.ranks_per_node) + ")" : " (none given)"));
@@ -180,10 +198,16 @@ int main(int argc, char** argv) {
   if (!a.trace_dir.empty()) {
     try {
       fs::create_directories(a.trace_dir);
-      tr::start({.path = fs::path(a.trace_dir) / ("trace.rank" + std::to_string(world.rank) + ".json.gz"),
-                 .rank = world.rank,
-                 .world_size = world.world_size,
-                 .run_config = config});
+      tr::Options topts{.path = fs::path(a.trace_dir) / ("trace.rank" + std::to_string(world.rank) + ".json.gz"),
+                        .rank = world.rank,
+                        .world_size = world.world_size,
+                        .run_config = config};
+#if SHARDSCOPE_HAVE_CUPTI
+      if (o.cuda) shardscope::tracer::cupti::start(topts);  // host and GPU activity (kernels, NCCL, memory)
+      else tr::start(topts);
+#else
+      tr::start(topts);
+#endif
       tr::name_this_thread("compute");
     } catch (const std::exception& e) {
       fail(2, who, std::string("--trace-dir: ") + e.what());
@@ -192,6 +216,7 @@ int main(int argc, char** argv) {
 
   try {
     MemoryLedger mem;
+    mem.set_gpu(o.cuda);
     Engine engine(a.model, o, *rv, a.seed, mem);
     AdamWConfig opt;
     opt.lr = a.lr;
@@ -228,6 +253,10 @@ int main(int argc, char** argv) {
         tr::Range r(keys::kStepRange, {{keys::kArgStep, int64_t(step)}}, keys::kCatStep);
         torch::Tensor tokens, targets;
         data->batch(step, int64_t(world.rank) * a.batch, a.batch, tokens, targets);
+        if (o.cuda) {
+          tokens = tokens.to(torch::Device(torch::kCUDA, int16_t(o.device)));
+          targets = targets.to(tokens.device());
+        }
         loss = engine.forward_backward(tokens, targets);
         tr::Range phase(keys::kOptimizerPhase, keys::kCatPhase);
         norm = engine.clip_grad_norm(a.max_grad_norm);

@@ -38,4 +38,10 @@ class Rendezvous;
 std::unique_ptr<Group> make_gloo_group(Rendezvous& rv, const std::string& name, const std::vector<int>& members,
                                        std::chrono::milliseconds timeout);
 
+#if SHARDSCOPE_TRAIN_NCCL
+// The same over NCCL, for buffers on CUDA device `device` (built when the CUDA toolkit and NCCL are found).
+std::unique_ptr<Group> make_nccl_group(Rendezvous& rv, const std::string& name, const std::vector<int>& members,
+                                       std::chrono::milliseconds timeout, int device);
+#endif
+
 }  // namespace shardscope::train

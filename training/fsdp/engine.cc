@@ -51,15 +51,21 @@ Engine::Engine(const ModelConfig& model, const FsdpOptions& opts, Rendezvous& rv
   shard_size_ = int(shard_members.size());
   shard_rank_ = int(std::find(shard_members.begin(), shard_members.end(), rank) - shard_members.begin());
 
-  shard_ag_ = make_gloo_group(rv, "shard_ag_" + node, shard_members, kCollectiveTimeout);
-  shard_rs_ = make_gloo_group(rv, "shard_rs_" + node, shard_members, kCollectiveTimeout);
+  auto make_group = [&](const std::string& name, const std::vector<int>& members) -> std::unique_ptr<Group> {
+#if SHARDSCOPE_TRAIN_NCCL
+    if (opts.cuda) return make_nccl_group(rv, name, members, kCollectiveTimeout, opts.device);
+#endif
+    if (opts.cuda) throw std::invalid_argument("this build has no NCCL: --device cuda is not available");
+    return make_gloo_group(rv, name, members, kCollectiveTimeout);
+  };
+  shard_ag_ = make_group("shard_ag_" + node, shard_members);
+  shard_rs_ = make_group("shard_rs_" + node, shard_members);
   if (opts.sharding == Sharding::HybridShard) {
     const int rpn = opts.ranks_per_node;
-    replica_rs_ = make_gloo_group(rv, "replica_" + std::to_string(rank % rpn), range_of(rank % rpn, replicas_, rpn),
-                                  kCollectiveTimeout);
+    replica_rs_ = make_group("replica_" + std::to_string(rank % rpn), range_of(rank % rpn, replicas_, rpn));
   }
-  if (zero_stage(opts.sharding) <= 1) world_rs_ = make_gloo_group(rv, "world_rs", range_of(0, world), kCollectiveTimeout);
-  world_main_ = make_gloo_group(rv, "world_main", range_of(0, world), kCollectiveTimeout);
+  if (zero_stage(opts.sharding) <= 1) world_rs_ = make_group("world_rs", range_of(0, world));
+  world_main_ = make_group("world_main", range_of(0, world));
   ag_stream_ = std::make_unique<CommStream>("comm: all-gather");
   rs_stream_ = std::make_unique<CommStream>("comm: reduce-scatter");
   comms_ = {shard_ag_.get(), shard_rs_.get(), replica_rs_.get(), world_rs_.get(), ag_stream_.get(), rs_stream_.get()};
@@ -181,20 +187,22 @@ double Engine::forward_backward(const torch::Tensor& tokens, const torch::Tensor
     for (auto& u : units_) u->wait_reduce();
   }
   mem_.sample_allocator();
-  double local = loss.item<double>();
-  float sum = float(local);
-  world_main_->all_reduce(&sum, 1, DType::F32);
-  return double(sum) / rv_.env().world_size;
+  // Through a tensor on the training device: NCCL reduces device memory only.
+  torch::Tensor sum = loss.detach().to(torch::kFloat32).reshape({1}).clone();
+  world_main_->all_reduce(sum.data_ptr(), 1, DType::F32);
+  return sum.item<double>() / rv_.env().world_size;
 }
 
 double Engine::clip_grad_norm(double max_norm) {
   // Each rank adds the squares of the gradient it owns; replicated copies are divided back out.
-  double sq = 0;
-  for (auto& u : units_) sq += u->grad_for_optimizer().pow(2).sum().item<double>();
-  float total = float(sq);
-  world_main_->all_reduce(&total, 1, DType::F32);
+  torch::Tensor total = torch::zeros({1}, units_[0]->master().options());
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& u : units_) total += u->grad_for_optimizer().pow(2).sum();
+  }
+  world_main_->all_reduce(total.data_ptr(), 1, DType::F32);
   const int copies = opts_.sharding == Sharding::NoShard ? rv_.env().world_size : replicas_;
-  double norm = std::sqrt(double(total) / copies);
+  double norm = std::sqrt(total.item<double>() / copies);
   if (max_norm > 0 && norm > max_norm) {
     torch::NoGradGuard no_grad;
     double coef = max_norm / (norm + 1e-6);

@@ -2,6 +2,10 @@
 
 #include <malloc.h>
 
+#if SHARDSCOPE_TRAIN_NCCL
+#include <cuda_runtime_api.h>
+#endif
+
 #include <algorithm>
 
 #include "tracer/format/keys.h"
@@ -21,6 +25,13 @@ void MemoryLedger::add(Mem m, int64_t delta) {
 }
 
 void MemoryLedger::sample_allocator() {
+#if SHARDSCOPE_TRAIN_NCCL
+  if (on_gpu_) {  // the device's used memory: the caching allocator's reserve and everything else on it
+    size_t free = 0, total = 0;
+    if (cudaMemGetInfo(&free, &total) == cudaSuccess) tracer::counter(keys::kMemoryAllocatorTotal, int64_t(total - free));
+    return;
+  }
+#endif
   struct mallinfo2 mi = mallinfo2();
   tracer::counter(keys::kMemoryAllocatorTotal, int64_t(mi.uordblks + mi.hblkhd));
 }

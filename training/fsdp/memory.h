@@ -15,11 +15,13 @@ class MemoryLedger {
   int64_t bytes(Mem m) const { return now_[std::size_t(m)]; }
   int64_t peak(Mem m) const { return peak_[std::size_t(m)]; }
   void reset_peaks() { peak_ = now_; }
-  // Emits the allocator's total (glibc's in-use bytes, mmapped blocks included) as a counter.
+  // Emits the allocator's total as a counter: glibc's in-use bytes on CPU, the device's used bytes on a GPU.
   void sample_allocator();
+  void set_gpu(bool on) { on_gpu_ = on; }
 
  private:
   std::array<int64_t, std::size_t(Mem::kCount)> now_{}, peak_{};
+  bool on_gpu_ = false;
 };
 
 }  // namespace shardscope::train

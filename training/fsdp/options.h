@@ -25,6 +25,8 @@ struct FsdpOptions {
   DType reduce_dtype = DType::F32;
   bool activation_checkpointing = false;
   int ranks_per_node = 0;  // hybrid_shard: the sharding group size
+  bool cuda = false;       // tensors on CUDA device `device`, collectives over NCCL
+  int device = 0;
 };
 
 }  // namespace shardscope::train

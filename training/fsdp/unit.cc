@@ -12,10 +12,17 @@ namespace tr = tracer;
 
 torch::ScalarType scalar(DType d) { return d == DType::F32 ? torch::kFloat32 : torch::kBFloat16; }
 
-// Frees or re-allocates a tensor's storage in place, keeping the StorageImpl every view shares.
+// Frees or re-allocates a tensor's storage in place, keeping the StorageImpl every view shares. On a GPU
+// the old block goes back to the caching allocator on the default stream, which orders its reuse.
 void resize_storage(const torch::Tensor& t, size_t bytes) {
   TORCH_CHECK(t.storage_offset() == 0, "flat parameter must own its storage");
-  at::native::resize_bytes_cpu(t.storage().unsafeGetStorageImpl(), bytes);
+  c10::StorageImpl* s = t.storage().unsafeGetStorageImpl();
+  if (t.is_cpu()) {
+    at::native::resize_bytes_cpu(s, bytes);
+    return;
+  }
+  s->set_data_ptr_noswap(s->allocator()->allocate(bytes));
+  s->set_nbytes(bytes);
 }
 
 }  // namespace
@@ -30,7 +37,8 @@ Unit::Unit(UnitLayout layout, const FsdpOptions& opts, int shard_rank, int shard
   grads_sharded_ = params_sharded_;
 
   torch::NoGradGuard no_grad;
-  auto padded_init = torch::zeros({padded_}, torch::kFloat32);
+  device_ = opts.cuda ? torch::Device(torch::kCUDA, int16_t(opts.device)) : torch::Device(torch::kCPU);
+  auto padded_init = torch::zeros({padded_}, torch::TensorOptions().dtype(torch::kFloat32).device(device_));
   padded_init.narrow(0, 0, layout_.numel).copy_(full_init);
   if (opts.sharding == Sharding::NoShard) {
     master_ = padded_init;
@@ -47,7 +55,7 @@ Unit::Unit(UnitLayout layout, const FsdpOptions& opts, int shard_rank, int shard
   }
   gathered_ = full_.defined();
 
-  grad_ = torch::zeros({grads_sharded_ ? shard_numel_ : padded_}, torch::kFloat32);
+  grad_ = torch::zeros({grads_sharded_ ? shard_numel_ : padded_}, padded_init.options());
   mem_.add(Mem::Gradients, grad_.numel() * 4);
   exp_avg_ = torch::zeros_like(master_);
   exp_avg_sq_ = torch::zeros_like(master_);
@@ -57,7 +65,7 @@ Unit::Unit(UnitLayout layout, const FsdpOptions& opts, int shard_rank, int shard
 void Unit::unshard(const Comms& c, const char* reason) {
   if (gathered_) return;
   const size_t bytes = size_t(padded_) * dtype_size(opts_.param_dtype);
-  if (!full_.defined()) full_ = torch::empty({padded_}, scalar(opts_.param_dtype));
+  if (!full_.defined()) full_ = torch::empty({padded_}, torch::TensorOptions().dtype(scalar(opts_.param_dtype)).device(device_));
   else resize_storage(full_, bytes);
   mem_.add(Mem::UnshardedParams, int64_t(bytes));
   gathered_ = true;
@@ -110,7 +118,7 @@ void Unit::reshard() {
 
 void Unit::reduce_grad(const Comms& c) {
   torch::Tensor g = flat_.grad();
-  if (!g.defined()) g = torch::zeros({padded_}, scalar(opts_.param_dtype));  // a unit that got no gradient
+  if (!g.defined()) g = torch::zeros({padded_}, torch::TensorOptions().dtype(scalar(opts_.param_dtype)).device(device_));  // no gradient reached it
   torch::Tensor input = g.to(scalar(opts_.reduce_dtype)).contiguous();
   flat_.mutable_grad() = torch::Tensor();
   const int64_t issued = tr::now_ns(), unit = id();
@@ -179,10 +187,10 @@ void Unit::after_optimizer(const Comms& c) {
 }
 
 torch::Tensor Unit::gather_master(Group& g) {
-  if (opts_.sharding == Sharding::NoShard) return master_.narrow(0, 0, layout_.numel).clone();
-  torch::Tensor all = torch::empty({padded_}, torch::kFloat32);
+  if (opts_.sharding == Sharding::NoShard) return master_.narrow(0, 0, layout_.numel).cpu();
+  torch::Tensor all = torch::empty({padded_}, master_.options());
   g.all_gather(all.data_ptr(), master_.data_ptr(), size_t(shard_numel_), DType::F32);
-  return all.narrow(0, 0, layout_.numel).clone();
+  return all.narrow(0, 0, layout_.numel).cpu();
 }
 
 }  // namespace shardscope::train

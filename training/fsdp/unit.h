@@ -71,6 +71,7 @@ class Unit {
   UnitLayout layout_;
   FsdpOptions opts_;
   int shard_rank_, shard_size_, world_size_;
+  torch::Device device_ = torch::kCPU;
   int64_t padded_, shard_numel_;
   bool params_sharded_;  // full parameters exist only between unshard and reshard
   bool grads_sharded_;
