@@ -15,7 +15,10 @@ size_t width(const std::string& s) {
 std::string md_cell(const std::string& s) {
   std::string o;
   for (char c : s) {
+    // Cells hold names from traces: keep them from turning into table syntax or HTML when rendered.
     if (c == '|') o += "\\|";
+    else if (c == '<') o += "&lt;";
+    else if (c == '>') o += "&gt;";
     else if (c == '\n') o += ' ';
     else o += c;
   }

@@ -100,6 +100,11 @@ TEST(ReportCli, HtmlIsSelfContainedAndEscapesHostileNames) {
   EXPECT_EQ(r.out.find("src=\""), std::string::npos);
   EXPECT_EQ(r.out.find("href="), std::string::npos);
   EXPECT_EQ(r.out.find("https://"), std::string::npos);
+  // Markdown tables escape it too (a renderer would otherwise run it as HTML).
+  auto md = run({kBin, "report", (d.path() / "t.json").string(), "--format", "md"});
+  ASSERT_EQ(md.rc, 0) << md.err;
+  EXPECT_EQ(md.out.find("<script"), std::string::npos);
+  EXPECT_NE(md.out.find("&lt;script&gt;"), std::string::npos) << md.out;
 }
 
 TEST(ReportCli, KinetoWithoutStepsSaysSo) {
