@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <exception>
 #include <map>
+#include <set>
 #include <mutex>
 #include <thread>
 
@@ -101,6 +102,11 @@ Registry default_registry(std::vector<std::string>& refusals) {
 LoadResult load(const std::vector<fs::path>& paths, const LoadOptions& options) {
   LoadResult result;
   std::vector<fs::path> files = expand_inputs(paths);
+  // A file found by listing a directory that no importer reads (a training log, say) is passed over with a
+  // warning; one the user named is an error.
+  std::set<fs::path> named;
+  for (const fs::path& p : paths) named.insert(p);
+  std::vector<char> skipped(files.size(), 0);
   Registry own;
   const Registry* registry = options.registry;
   if (!registry) {
@@ -127,6 +133,10 @@ LoadResult load(const std::vector<fs::path>& paths, const LoadOptions& options) 
           if (head.find_first_not_of(" \t\r\n") == std::string_view::npos)
             throw trace::TraceError(files[i].string(), 0, t.size == 0 ? "empty file" : "file holds only whitespace");
           const Importer* imp = registry->find(head);
+          if (!imp && !named.count(files[i])) {
+            skipped[i] = 1;
+            continue;
+          }
           if (!imp)
             throw trace::TraceError(files[i].string(), 0,
                                     fmt::format("unknown format: no importer reads it (tried: {})", fmt::join(registry->names(), ", ")));
@@ -149,9 +159,15 @@ LoadResult load(const std::vector<fs::path>& paths, const LoadOptions& options) 
   }
   for (const std::exception_ptr& e : errors)
     if (e) std::rethrow_exception(e);
+  if (std::all_of(skipped.begin(), skipped.end(), [](char c) { return c; }))
+    throw trace::TraceError(files.front().parent_path().string(), 0, "no file here is a trace any importer reads");
 
   std::map<int, std::string> seen;
   for (size_t i = 0; i < files.size(); ++i) {
+    if (skipped[i]) {
+      result.warnings.push_back(fmt::format("{}: passed over: not a trace (no importer reads it)", files[i].string()));
+      continue;
+    }
     model::Rank& r = *ranks[i];
     result.json_bytes += sizes[i];
     if (r.rank < 0) {

@@ -148,6 +148,27 @@ TEST(ReportCli, RanksWithDifferentStepCountsAreNoted) {
   EXPECT_NE(r.out.find("stragglers:"), std::string::npos) << r.out;
 }
 
+TEST(ReportCli, ADirectoryPassesOverFilesThatAreNotTraces) {
+  // A trainer's --trace-dir often holds its --log-json too: the report reads the traces and says so.
+  TempDir d;
+  write_trainer_trace(d.path() / "trace.rank0.json", TrainerTraceOptions{});
+  std::ofstream(d.path() / "log.json") << "{\"step\": 0, \"loss\": 5.5}\n";
+  auto r = run({kBin, "report", d.path().string()});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.err.find("log.json: passed over: not a trace"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("1 rank(s)"), std::string::npos) << r.out;
+  // Named explicitly, the same file is an error.
+  auto named = run({kBin, "report", (d.path() / "log.json").string()});
+  EXPECT_EQ(named.rc, 2);
+  EXPECT_NE(named.err.find("unknown format"), std::string::npos) << named.err;
+  // A directory with nothing readable at all is an error too.
+  TempDir only_logs;
+  std::ofstream(only_logs.path() / "log.json") << "{}\n";
+  auto none = run({kBin, "report", only_logs.path().string()});
+  EXPECT_EQ(none.rc, 2);
+  EXPECT_NE(none.err.find("no file here is a trace"), std::string::npos) << none.err;
+}
+
 TEST(ReportCli, BadInputExitsTwoWithAClearMessage) {
   TempDir d;
   auto missing = run({kBin, "report", (d.path() / "nope.json").string()});

@@ -4,6 +4,7 @@
 //   shardscope launch -n 2 -- shardscope-gloo-allgather --mib-per-rank 32
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <memory>
 #include <chrono>
 #include <cstdio>
 #include <vector>
@@ -16,9 +17,11 @@ using namespace shardscope::train;
 int main(int argc, char** argv) {
   double mib = 32;
   int iters = 10, warmup = 2;
+  bool fresh = false;
   CLI::App app{"Raw Gloo all-gather timing"};
   app.add_option("--mib-per-rank", mib, "Input size per rank, MiB")->check(CLI::PositiveNumber);
   app.add_option("--iters", iters, "Timed iterations")->check(CLI::PositiveNumber);
+  app.add_flag("--fresh-output", fresh, "A newly allocated output buffer each time, as a freed-and-regathered flat parameter");
   CLI11_PARSE(app, argc, argv);
   try {
     WorldEnv env = read_world_env();
@@ -30,8 +33,10 @@ int main(int argc, char** argv) {
     std::vector<float> in(count, float(env.rank)), out(count * size_t(env.world_size));
     std::vector<double> ms;
     for (int i = 0; i < warmup + iters; ++i) {
+      std::unique_ptr<float[]> fresh_out;
+      if (fresh) fresh_out.reset(new float[out.size()]);  // untouched pages, as torch::empty gives
       auto t0 = std::chrono::steady_clock::now();
-      g->all_gather(out.data(), in.data(), count, DType::F32);
+      g->all_gather(fresh ? fresh_out.get() : out.data(), in.data(), count, DType::F32);
       double t = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       if (i >= warmup) ms.push_back(t);
     }
