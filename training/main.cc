@@ -232,7 +232,7 @@ int main(int argc, char** argv) {
       if (auto step = load_checkpoint(a.checkpoint_dir, engine, world.rank, ckpt_config)) first_step = *step + 1;
       if (world.rank == 0) std::printf("resuming at step %d\n", first_step);
     }
-    auto barrier = [&] { float x = 0; engine.full_parameters(); (void)x; };
+    auto barrier = [&] { engine.barrier(); };
 
     std::ofstream log;
     std::string log_path = a.log_json;
@@ -280,11 +280,13 @@ int main(int argc, char** argv) {
         save_checkpoint(a.checkpoint_dir, step, engine, world.rank, ckpt_config, barrier);
       tr::flush();
     }
-    torch::Tensor params = engine.full_parameters();
-    if (!a.dump_params.empty() && world.rank == 0) {
-      std::ofstream out(a.dump_params, std::ios::binary);
-      out.write(static_cast<const char*>(params.data_ptr()), std::streamsize(params.numel() * 4));
-      if (!out) throw std::invalid_argument("--dump-params " + a.dump_params + ": cannot write");
+    if (!a.dump_params.empty()) {
+      torch::Tensor params = engine.full_parameters();  // collective: every rank takes part, rank 0 writes
+      if (world.rank == 0) {
+        std::ofstream out(a.dump_params, std::ios::binary);
+        out.write(static_cast<const char*>(params.data_ptr()), std::streamsize(params.numel() * 4));
+        if (!out) throw std::invalid_argument("--dump-params " + a.dump_params + ": cannot write");
+      }
     }
   } catch (const std::invalid_argument& e) {
     fail(2, who, e.what());

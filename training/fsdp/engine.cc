@@ -1,6 +1,7 @@
 #include "training/fsdp/engine.h"
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 
 #include "tracer/format/keys.h"
@@ -132,12 +133,10 @@ double Engine::forward_backward(const torch::Tensor& tokens, const torch::Tensor
       mem_.add(Mem::Activations, boundary_bytes(inputs[size_t(i)]));
       {
         tr::Range r(keys::kUnitForward, {{keys::kArgUnit, int64_t(i)}}, keys::kCatCompute);
-        if (opts_.activation_checkpointing) {
-          torch::NoGradGuard no_grad;  // keep only the unit's input; recompute in backward
-          outputs[size_t(i)] = run_block(u, inputs[size_t(i)]);
-        } else {
-          outputs[size_t(i)] = run_block(u, inputs[size_t(i)]);
-        }
+        // With checkpointing no graph is kept, only the unit's input: backward recomputes the block.
+        std::optional<torch::NoGradGuard> no_grad;
+        if (opts_.activation_checkpointing) no_grad.emplace();
+        outputs[size_t(i)] = run_block(u, inputs[size_t(i)]);
       }
       act = outputs[size_t(i)];
       if (opts_.sharding == Sharding::FullShard || opts_.sharding == Sharding::HybridShard) u.reshard();
@@ -209,6 +208,11 @@ double Engine::clip_grad_norm(double max_norm) {
     for (auto& u : units_) u->grad_for_optimizer().mul_(coef);
   }
   return norm;
+}
+
+void Engine::barrier() {
+  torch::Tensor one = torch::ones({1}, units_[0]->master().options());
+  world_main_->all_reduce(one.data_ptr(), 1, DType::F32);
 }
 
 void Engine::after_optimizer() {

@@ -30,6 +30,8 @@ class Engine {
   double clip_grad_norm(double max_norm);
   std::vector<std::unique_ptr<Unit>>& units() { return units_; }
   void after_optimizer();
+  // Returns once every rank has called it.
+  void barrier();
   // Every unit's full fp32 parameters, concatenated (collective; all ranks must call it).
   torch::Tensor full_parameters();
   int shard_size() const { return shard_size_; }
