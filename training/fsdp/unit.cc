@@ -25,6 +25,13 @@ void resize_storage(const torch::Tensor& t, size_t bytes) {
   s->set_nbytes(bytes);
 }
 
+// One collective as the trace records it: on the comm thread's own track, from `start` to now, with the
+// unit, bytes per rank, group size and when the compute thread issued it.
+void trace_collective(const char* kind, int64_t start, int64_t unit, int64_t bytes, int group_size, int64_t issued) {
+  tr::complete(0, kind, keys::kCatComm, start, tr::now_ns(),
+               {{keys::kArgUnit, unit}, {keys::kArgBytes, bytes}, {keys::kArgGroupSize, group_size}, {keys::kArgIssuedNs, issued}});
+}
+
 }  // namespace
 
 Unit::Unit(UnitLayout layout, const FsdpOptions& opts, int shard_rank, int shard_size, int world_size,
@@ -79,9 +86,7 @@ void Unit::unshard(const Comms& c, const char* reason) {
   gather_ = c.ag_stream->issue([=] {
     int64_t start = tr::now_ns();
     g->all_gather(out, send.data_ptr(), size_t(count), dt);
-    tr::complete(0, keys::kAllGather, keys::kCatComm, start, tr::now_ns(),
-                 {{keys::kArgUnit, unit}, {keys::kArgBytes, int64_t(bytes)}, {keys::kArgGroupSize, g->size()},
-                  {keys::kArgIssuedNs, issued}});
+    trace_collective(keys::kAllGather, start, unit, int64_t(bytes), g->size(), issued);
   });
 }
 
@@ -133,15 +138,11 @@ void Unit::reduce_grad(const Comms& c) {
       torch::Tensor out = torch::empty({count}, input.options());
       int64_t start = tr::now_ns();
       g_rs->reduce_scatter(out.data_ptr(), input.data_ptr(), size_t(count), dt);
-      tr::complete(0, keys::kReduceScatter, keys::kCatComm, start, tr::now_ns(),
-                   {{keys::kArgUnit, unit}, {keys::kArgBytes, int64_t(input.numel() * input.element_size())},
-                    {keys::kArgGroupSize, g_rs->size()}, {keys::kArgIssuedNs, issued}});
+      trace_collective(keys::kReduceScatter, start, unit, int64_t(input.numel() * input.element_size()), g_rs->size(), issued);
       if (replica && replica->size() > 1) {
         start = tr::now_ns();
         replica->all_reduce(out.data_ptr(), size_t(count), dt);
-        tr::complete(0, keys::kAllReduce, keys::kCatComm, start, tr::now_ns(),
-                     {{keys::kArgUnit, unit}, {keys::kArgBytes, int64_t(out.numel() * out.element_size())},
-                      {keys::kArgGroupSize, replica->size()}, {keys::kArgIssuedNs, issued}});
+        trace_collective(keys::kAllReduce, start, unit, int64_t(out.numel() * out.element_size()), replica->size(), issued);
       }
       torch::NoGradGuard no_grad;
       grad.copy_(out.to(torch::kFloat32).mul_(scale));
@@ -151,9 +152,7 @@ void Unit::reduce_grad(const Comms& c) {
     reduce_ = c.rs_stream->issue([=] {
       int64_t start = tr::now_ns();
       world->all_reduce(input.data_ptr(), size_t(input.numel()), dt);
-      tr::complete(0, keys::kAllReduce, keys::kCatComm, start, tr::now_ns(),
-                   {{keys::kArgUnit, unit}, {keys::kArgBytes, int64_t(input.numel() * input.element_size())},
-                    {keys::kArgGroupSize, world->size()}, {keys::kArgIssuedNs, issued}});
+      trace_collective(keys::kAllReduce, start, unit, int64_t(input.numel() * input.element_size()), world->size(), issued);
       torch::NoGradGuard no_grad;
       grad.copy_(input.to(torch::kFloat32).mul_(scale));
     });
