@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -86,7 +87,7 @@ json bytes_json(const MemoryLedger& mem, bool peak) {
   auto v = [&](Mem m) { return peak ? mem.peak(m) : mem.bytes(m); };
   return {{"sharded_params", v(Mem::ShardedParams)}, {"unsharded_params", v(Mem::UnshardedParams)},
           {"gradients", v(Mem::Gradients)}, {"optimizer_state", v(Mem::OptimizerState)},
-          {"activations", v(Mem::Activations)}};
+          {"activations", v(Mem::Activations)}, {"host_offloaded", v(Mem::HostOffloaded)}};
 }
 
 }  // namespace
@@ -167,8 +168,17 @@ int main(int argc, char** argv) {
       throw std::invalid_argument("--device cuda: this build has no NCCL/CUDA backend (CPU and Gloo only)");
 #endif
     }
-    if (a.cpu_offload && a.device != "cuda") throw std::invalid_argument("--cpu-offload moves sharded state from a GPU to the host; it needs --device cuda");
-    if (a.cpu_offload) throw std::invalid_argument("--cpu-offload is not implemented yet");
+    if (a.cpu_offload) {
+      // SHARDSCOPE_TRAIN_OFFLOAD_ON_CPU lets tests run the offload path with the host as the training device
+      // too: the same copies and bookkeeping, without a GPU.
+      const char* on_cpu = std::getenv("SHARDSCOPE_TRAIN_OFFLOAD_ON_CPU");
+      if (a.device != "cuda" && !(on_cpu && std::string(on_cpu) == "1"))
+        throw std::invalid_argument("--cpu-offload moves sharded state from a GPU to the host; it needs --device cuda");
+      if (zero_stage(o.sharding) < 2)
+        throw std::invalid_argument("--cpu-offload offloads sharded state: use --sharding shard_grad_op, full_shard or hybrid_shard (got " +
+                                    a.sharding + ")");
+      o.cpu_offload = true;
+    }
     if (o.sharding == Sharding::HybridShard && (a.ranks_per_node < 1 || world.world_size % a.ranks_per_node != 0))
       throw std::invalid_argument("hybrid_shard needs --ranks-per-node dividing WORLD_SIZE=" + std::to_string(world.world_size) +
                                   (a.ranks_per_node ? " (got " + std::to_string(a.ranks_per_node) + ")" : " (none given)"));

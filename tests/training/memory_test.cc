@@ -14,7 +14,7 @@ namespace shardscope::test {
 namespace {
 
 struct Expect {
-  int64_t sharded, unsharded_end, unsharded_peak, grads, optim;
+  int64_t sharded, unsharded_end, unsharded_peak, grads, optim, host_offloaded = 0;
 };
 
 // Units of the tiny preset: root (embedding, final norm, head) and 4 blocks, in elements.
@@ -23,11 +23,12 @@ constexpr int64_t kBlock = 128 * 2 + 4 * 128 * 128 + 3 * 128 * 344;
 
 int64_t padded(int64_t n, int64_t group) { return (n + group - 1) / group * group; }
 
-void check(const std::string& sharding, int world, int group, const Expect& e) {
+void check(const std::string& sharding, int world, int group, const Expect& e, const std::vector<std::string>& extra = {}) {
   TempDir dir;
   std::vector<std::string> args = {"--preset", "tiny", "--steps", "2", "--batch-size", "1", "--sharding", sharding,
                                    "--log-json", (dir.path() / "log.{rank}.json").string(), "--trace-dir", dir.path().string()};
   if (sharding == "hybrid_shard") args.insert(args.end(), {"--ranks-per-node", std::to_string(group)});
+  args.insert(args.end(), extra.begin(), extra.end());
   auto ranks = run_ranks(world, args, dir.path());
   for (int r = 0; r < world; ++r) {
     ASSERT_EQ(ranks[size_t(r)].rc, 0) << ranks[size_t(r)].stderr_text();
@@ -40,12 +41,16 @@ void check(const std::string& sharding, int world, int group, const Expect& e) {
     EXPECT_EQ(peak["unsharded_params"], e.unsharded_peak) << sharding << " rank " << r;
     EXPECT_EQ(end["gradients"], e.grads) << sharding << " rank " << r;
     EXPECT_EQ(end["optimizer_state"], e.optim) << sharding << " rank " << r;
+    EXPECT_EQ(end["host_offloaded"], e.host_offloaded) << sharding << " rank " << r;
     // The trace's counters say the same as the log.
     auto f = trace::read_trace(dir.path() / ("trace.rank" + std::to_string(r) + ".json.gz"));
-    int64_t last_grads = -1;
-    for (const auto& ev : f.events)
+    int64_t last_grads = 0, last_host = 0;  // a counter that never leaves zero is never written
+    for (const auto& ev : f.events) {
       if (ev.ph == 'C' && ev.name == "memory.gradients") last_grads = ev.args["value"];
+      if (ev.ph == 'C' && ev.name == "memory.host_offloaded") last_host = ev.args["value"];
+    }
     EXPECT_EQ(last_grads, e.grads);
+    EXPECT_EQ(last_host, e.host_offloaded);
   }
 }
 
@@ -80,6 +85,18 @@ TEST(ZeroMemory, HybridShardUsesTheNodeAsGroup) {
   const int64_t P = padded(kRoot, N) + 4 * padded(kBlock, N);
   const int64_t peak = 4 * (padded(kRoot, N) + 2 * padded(kBlock, N));
   check("hybrid_shard", 4, N, {4 * P / N, 0, peak, 4 * P / N, 8 * P / N});
+}
+
+// --cpu-offload moves the fp32 shard, the gradient shard and both AdamW moments to the host: the training
+// device keeps only the unsharded parameters of the units in use (the host is both here; see
+// equivalence_test's CpuOffload).
+TEST(ZeroMemory, Stage3FullShardCpuOffload) {
+  setenv("SHARDSCOPE_TRAIN_OFFLOAD_ON_CPU", "1", 1);
+  const int N = 2;
+  const int64_t P = padded(kRoot, N) + 4 * padded(kBlock, N);
+  const int64_t peak = 4 * (padded(kRoot, N) + 2 * padded(kBlock, N));
+  check("full_shard", N, N, {0, 0, peak, 0, 0, 4 * P / N + 4 * P / N + 8 * P / N}, {"--cpu-offload"});
+  unsetenv("SHARDSCOPE_TRAIN_OFFLOAD_ON_CPU");
 }
 
 }  // namespace

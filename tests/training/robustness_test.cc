@@ -23,7 +23,10 @@ TEST(BadConfig, RejectedWithOneClearMessage) {
   expect_rejected(2, {"--sharding", "hybrid_shard"}, "hybrid_shard needs --ranks-per-node");
   expect_rejected(2, {"--sharding", "hybrid_shard", "--ranks-per-node", "3"}, "dividing WORLD_SIZE=2 (got 3)");
   expect_rejected(1, {"--data", "/nonexistent/corpus.txt"}, "--data /nonexistent/corpus.txt: cannot open the file");
-  expect_rejected(1, {"--cpu-offload"}, "--cpu-offload");
+  expect_rejected(1, {"--cpu-offload"}, "--cpu-offload moves sharded state from a GPU to the host; it needs --device cuda");
+  setenv("SHARDSCOPE_TRAIN_OFFLOAD_ON_CPU", "1", 1);  // past the GPU check, to the strategy check
+  expect_rejected(1, {"--cpu-offload", "--sharding", "zero1"}, "--cpu-offload offloads sharded state: use --sharding shard_grad_op, full_shard or hybrid_shard (got zero1)");
+  unsetenv("SHARDSCOPE_TRAIN_OFFLOAD_ON_CPU");
   expect_rejected(1, {"--dim", "100", "--heads", "3"}, "--dim must be a multiple of --heads");
   expect_rejected(1, {"--device", "cuda"}, "--device cuda: no");  // no device here (or no NCCL in the build)
 }

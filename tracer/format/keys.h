@@ -96,6 +96,8 @@ inline constexpr const char* kMemoryGradients = "memory.gradients";
 inline constexpr const char* kMemoryOptimizerState = "memory.optimizer_state";
 inline constexpr const char* kMemoryActivations = "memory.activations";
 inline constexpr const char* kMemoryAllocatorTotal = "memory.allocator_total";
+// --cpu-offload: the sharded state (fp32 parameter shard, gradient shard, optimizer state) held on the host.
+inline constexpr const char* kMemoryHostOffloaded = "memory.host_offloaded";
 // run_config keys: sharding (no_shard|zero1|shard_grad_op|full_shard|hybrid_shard), backward_prefetch
 // (none|pre|post), forward_prefetch, limit_all_gathers, param_dtype, reduce_dtype, world_size,
 // ranks_per_node, activation_checkpointing, cpu_offload, optimizer, model {preset, layers, dim, heads,

@@ -194,11 +194,13 @@ double Engine::forward_backward(const torch::Tensor& tokens, const torch::Tensor
 
 double Engine::clip_grad_norm(double max_norm) {
   // Each rank adds the squares of the gradient it owns; replicated copies are divided back out.
+  // Summed where the gradients live (the host under --cpu-offload), reduced where the collectives run.
   torch::Tensor total = torch::zeros({1}, units_[0]->master().options());
   {
     torch::NoGradGuard no_grad;
     for (auto& u : units_) total += u->grad_for_optimizer().pow(2).sum();
   }
+  total = total.to(units_[0]->device());
   world_main_->all_reduce(total.data_ptr(), 1, DType::F32);
   const int copies = opts_.sharding == Sharding::NoShard ? rv_.env().world_size : replicas_;
   double norm = std::sqrt(total.item<double>() / copies);
@@ -211,7 +213,7 @@ double Engine::clip_grad_norm(double max_norm) {
 }
 
 void Engine::barrier() {
-  torch::Tensor one = torch::ones({1}, units_[0]->master().options());
+  torch::Tensor one = torch::ones({1}, torch::TensorOptions().dtype(torch::kFloat32).device(units_[0]->device()));
   world_main_->all_reduce(one.data_ptr(), 1, DType::F32);
 }
 

@@ -14,7 +14,8 @@
 namespace shardscope::train {
 namespace {
 constexpr const char* kCounter[] = {keys::kMemoryShardedParams, keys::kMemoryUnshardedParams, keys::kMemoryGradients,
-                                    keys::kMemoryOptimizerState, keys::kMemoryActivations};
+                                    keys::kMemoryOptimizerState, keys::kMemoryActivations, keys::kMemoryHostOffloaded};
+static_assert(std::size(kCounter) == size_t(Mem::kCount), "one counter per category");
 }
 
 void MemoryLedger::add(Mem m, int64_t delta) {

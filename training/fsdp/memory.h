@@ -7,7 +7,8 @@
 
 namespace shardscope::train {
 
-enum class Mem { ShardedParams, UnshardedParams, Gradients, OptimizerState, Activations, kCount };
+// HostOffloaded: --cpu-offload's sharded state on the host; the other categories are on the training device.
+enum class Mem { ShardedParams, UnshardedParams, Gradients, OptimizerState, Activations, HostOffloaded, kCount };
 
 class MemoryLedger {
  public:

@@ -24,6 +24,7 @@ struct FsdpOptions {
   DType param_dtype = DType::F32;
   DType reduce_dtype = DType::F32;
   bool activation_checkpointing = false;
+  bool cpu_offload = false;  // fp32 shard, gradient shard and optimizer state on the host; AdamW runs there
   int ranks_per_node = 0;  // hybrid_shard: the sharding group size
   bool cuda = false;       // tensors on CUDA device `device`, collectives over NCCL
   int device = 0;

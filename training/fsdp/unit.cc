@@ -25,6 +25,12 @@ void resize_storage(const torch::Tensor& t, size_t bytes) {
   s->set_nbytes(bytes);
 }
 
+// A host copy for --cpu-offload, pinned on a GPU machine so the copies to and from the device are DMA.
+torch::Tensor on_host(const torch::Tensor& t, bool cuda) {
+  torch::Tensor h = t.to(torch::kCPU);
+  return cuda ? h.pin_memory() : h.clone();
+}
+
 // One collective as the trace records it: on the comm thread's own track, from `start` to now, with the
 // unit, bytes per rank, group size and when the compute thread issued it.
 void trace_collective(const char* kind, int64_t start, int64_t unit, int64_t bytes, int group_size, int64_t issued) {
@@ -52,9 +58,10 @@ Unit::Unit(UnitLayout layout, const FsdpOptions& opts, int shard_rank, int shard
   } else {
     master_ = padded_init.narrow(0, int64_t(shard_rank_) * shard_numel_, shard_numel_).clone();
   }
-  mem_.add(Mem::ShardedParams, master_.numel() * 4);
+  if (opts.cpu_offload) master_ = on_host(master_, opts.cuda);
+  mem_.add(state_mem(Mem::ShardedParams), master_.numel() * 4);
 
-  if (opts.sharding == Sharding::NoShard && opts.param_dtype == DType::F32) {
+  if (opts.sharding == Sharding::NoShard && opts.param_dtype == DType::F32 && !opts.cpu_offload) {
     full_ = master_;  // DDP in fp32 keeps one copy: the master is the parameter
   } else if (!params_sharded_) {
     full_ = padded_init.to(scalar(opts.param_dtype));
@@ -63,10 +70,11 @@ Unit::Unit(UnitLayout layout, const FsdpOptions& opts, int shard_rank, int shard
   gathered_ = full_.defined();
 
   grad_ = torch::zeros({grads_sharded_ ? shard_numel_ : padded_}, padded_init.options());
-  mem_.add(Mem::Gradients, grad_.numel() * 4);
+  if (opts.cpu_offload) grad_ = on_host(grad_, opts.cuda);
+  mem_.add(state_mem(Mem::Gradients), grad_.numel() * 4);
   exp_avg_ = torch::zeros_like(master_);
   exp_avg_sq_ = torch::zeros_like(master_);
-  mem_.add(Mem::OptimizerState, 2 * master_.numel() * 4);
+  mem_.add(state_mem(Mem::OptimizerState), 2 * master_.numel() * 4);
 }
 
 void Unit::unshard(const Comms& c, const char* reason) {
@@ -77,7 +85,9 @@ void Unit::unshard(const Comms& c, const char* reason) {
   mem_.add(Mem::UnshardedParams, int64_t(bytes));
   gathered_ = true;
 
-  torch::Tensor send = opts_.param_dtype == DType::F32 ? master_ : master_.to(torch::kBFloat16);
+  // The shard in the parameter dtype on the training device: the master itself in fp32 without offload,
+  // else a copy (under --cpu-offload the host-to-device copy FSDP also makes before each all-gather).
+  torch::Tensor send = master_.to(device_, scalar(opts_.param_dtype));
   void* out = full_.data_ptr();
   Group* g = c.shard_ag;
   const int64_t issued = tr::now_ns(), count = shard_numel_, unit = id();
@@ -176,7 +186,7 @@ void Unit::after_optimizer(const Comms& c) {
   if (opts_.sharding == Sharding::NoShard && !full_.is_same(master_)) {
     full_.copy_(master_);
   } else if (opts_.sharding == Sharding::Zero1) {
-    torch::Tensor send = master_.to(scalar(opts_.param_dtype));
+    torch::Tensor send = master_.to(device_, scalar(opts_.param_dtype));
     void* out = full_.data_ptr();
     Group* g = c.shard_ag;
     const int64_t count = shard_numel_;
@@ -187,8 +197,9 @@ void Unit::after_optimizer(const Comms& c) {
 
 torch::Tensor Unit::gather_master(Group& g) {
   if (opts_.sharding == Sharding::NoShard) return master_.narrow(0, 0, layout_.numel).cpu();
-  torch::Tensor all = torch::empty({padded_}, master_.options());
-  g.all_gather(all.data_ptr(), master_.data_ptr(), size_t(shard_numel_), DType::F32);
+  torch::Tensor shard = master_.to(device_);  // NCCL gathers device memory only
+  torch::Tensor all = torch::empty({padded_}, shard.options());
+  g.all_gather(all.data_ptr(), shard.data_ptr(), size_t(shard_numel_), DType::F32);
   return all.narrow(0, 0, layout_.numel).cpu();
 }
 

@@ -35,6 +35,10 @@ class Unit {
   int64_t padded_numel() const { return padded_; }
   int64_t shard_numel() const { return shard_numel_; }
   bool params_sharded() const { return params_sharded_; }
+  // Where compute and collectives run; the optimizer's tensors live on state_device() (the host under
+  // --cpu-offload).
+  torch::Device device() const { return device_; }
+  torch::Device state_device() const { return master_.device(); }
 
   // Issues the all-gather of the full flat parameter on the all-gather stream (no-op when already gathered
   // or in flight); `reason` goes into the trace.
@@ -76,6 +80,7 @@ class Unit {
   bool params_sharded_;  // full parameters exist only between unshard and reshard
   bool grads_sharded_;
   MemoryLedger& mem_;
+  Mem state_mem(Mem m) const { return opts_.cpu_offload ? Mem::HostOffloaded : m; }
 
   torch::Tensor master_;      // fp32 [shard_numel] (no_shard: [padded])
   torch::Tensor full_;        // param dtype [padded], the all-gather destination (may alias master_)
