@@ -86,6 +86,14 @@ class Records {
     d.id = id;
     return d;
   }
+  // MARKER_DATA with an NVTX extended payload: `data` points at an nvtxPayloadData_t, as CUPTI's does.
+  CUpti_ActivityMarkerData2& marker_ext_payload(uint32_t id, uint32_t cupti_domain, const void* data) {
+    auto& d = marker_data(id);
+    d.payloadKind = CUPTI_METRIC_VALUE_KIND_NVTX_EXTENDED_PAYLOAD;
+    d.payload.metricValueNvtxExtendedPayload = uint64_t(reinterpret_cast<uintptr_t>(data));
+    d.cuptiDomainId = cupti_domain;
+    return d;
+  }
   CUpti_ActivityMemory4& memory(CUpti_ActivityMemoryOperationType op, uint32_t device, uint64_t address,
                                 uint64_t bytes, uint64_t ts) {
     auto& m = add(memory_, CUPTI_ACTIVITY_KIND_MEMORY2);

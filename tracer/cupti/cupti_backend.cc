@@ -60,7 +60,8 @@ std::string result_name(CUptiResult r) {
 struct Backend {
   Backend(const GpuOptions& o, int rank)
       : opts(o), pool(o.buffer_bytes, o.max_buffers),
-        processor({.pid = rank, .default_domain_markers = o.default_domain_markers},
+        processor({.pid = rank, .default_domain_markers = o.default_domain_markers,
+                   .schemas = cupti_schema_source()},
                   [](const std::string& name) { return tracer::track(name); }) {}
 
   GpuOptions opts;

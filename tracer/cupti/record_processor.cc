@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 
 #include "tracer/cupti/names.h"
 #include "tracer/cupti/nccl.h"
@@ -25,7 +26,7 @@ uint32_t marker_thread(const CUpti_ActivityMarker2* m) {
 }  // namespace
 
 RecordProcessor::RecordProcessor(ProcessorOptions options, std::function<uint32_t(const std::string&)> track)
-    : opts_(options), make_track_(std::move(track)) {}
+    : opts_(options), decoder_(opts_.schemas), make_track_(std::move(track)) {}
 
 uint32_t RecordProcessor::track(const std::string& name) {
   auto it = tracks_.find(name);
@@ -83,8 +84,8 @@ void RecordProcessor::process(std::span<const CUpti_Activity* const> records) {
       case CUPTI_ACTIVITY_KIND_MARKER_DATA: {
         auto* d = reinterpret_cast<const CUpti_ActivityMarkerData2*>(r);
         json args = json::object();
-        // A payload CUPTI could not type (NVTX extended payloads, e.g. NCCL's) is left out, as is zero:
-        // CUPTI's record does not tell "no payload" from a zero payload.
+        json fields = json::object();
+        // Zero is left out: CUPTI's record does not tell "no payload" from a zero payload.
         switch (d->payloadKind) {
           case CUPTI_METRIC_VALUE_KIND_DOUBLE:
             if (d->payload.metricValueDouble != 0) args[keys::kArgPayload] = d->payload.metricValueDouble;
@@ -95,11 +96,16 @@ void RecordProcessor::process(std::span<const CUpti_Activity* const> records) {
           case CUPTI_METRIC_VALUE_KIND_INT64:
             if (d->payload.metricValueInt64 != 0) args[keys::kArgPayload] = d->payload.metricValueInt64;
             break;
+          case CUPTI_METRIC_VALUE_KIND_NVTX_EXTENDED_PAYLOAD:
+            // Read now, whatever becomes of the marker: the decoder frees CUPTI's copy of the payload.
+            fields = decoder_.decode(d->cuptiDomainId, reinterpret_cast<const nvtxPayloadData_v1*>(
+                                                           uintptr_t(d->payload.metricValueNvtxExtendedPayload)));
+            break;
           default: break;
         }
         if (d->flags & CUPTI_ACTIVITY_FLAG_MARKER_COLOR_ARGB) args[keys::kArgColor] = d->color;
         if (d->category != 0) args[keys::kArgCategory] = d->category;
-        marker_data_[d->id].args = std::move(args);
+        marker_data_[d->id] = {std::move(args), std::move(fields)};
         remember(marker_data_, marker_data_order_, d->id);
         break;
       }
@@ -231,7 +237,7 @@ void RecordProcessor::emit_markers(std::vector<const CUpti_ActivityMarker2*>& ma
       }
       if (domain == "NCCL") {
         auto& ranges = nccl_ranges_[thread];
-        ranges.push_back({name, ts(m->timestamp), INT64_MAX});
+        ranges.push_back({name, ts(m->timestamp), INT64_MAX, m->id, nullptr});
         if (ranges.size() > kNcclRangesPerThread) ranges.pop_front();
       }
       open_markers_[m->id] = {std::move(name), std::move(domain), thread, ts(m->timestamp)};
@@ -243,16 +249,20 @@ void RecordProcessor::emit_markers(std::vector<const CUpti_ActivityMarker2*>& ma
       int64_t stop = std::max(o.start, ts(m->timestamp));
       json args = json::object();
       if (!o.domain.empty()) args[keys::kArgDomain] = o.domain;
+      json payload = nullptr;
       auto d = marker_data_.find(m->id);
       if (d != marker_data_.end()) {
         args.update(d->second.args);
+        if (o.domain == "NCCL") payload = nccl_payload_args(d->second.fields, o.name);
         marker_data_.erase(d);
       }
+      if (payload.is_object()) args.update(payload);
       if (o.domain == "NCCL") {
         auto& ranges = nccl_ranges_[o.thread];
         for (auto r = ranges.rbegin(); r != ranges.rend(); ++r)
-          if (r->end == INT64_MAX && r->start == o.start && r->name == o.name) {
+          if (r->end == INT64_MAX && r->id == m->id && r->start == o.start && r->name == o.name) {
             r->end = stop;
+            if (r->payload.is_null()) r->payload = std::move(payload);  // its MARKER_DATA is gone now
             break;
           }
       }
@@ -263,10 +273,21 @@ void RecordProcessor::emit_markers(std::vector<const CUpti_ActivityMarker2*>& ma
   }
 }
 
+const json& RecordProcessor::range_payload(NvtxRange& range) {
+  static const json kNone = json::object();
+  if (range.payload.is_null()) {
+    auto d = marker_data_.find(range.id);  // a MARKER_DATA that came after the range's START
+    if (d == marker_data_.end()) return kNone;
+    range.payload = nccl_payload_args(d->second.fields, range.name);
+  }
+  return range.payload;
+}
+
 void RecordProcessor::label_nccl(uint32_t correlation, std::string_view kernel, json& args) {
   std::string kind = nccl_kernel_collective(kernel);
   std::string op;
   size_t group_ops = 0;
+  json payload = json::object();
   auto launch = launches_.find(correlation);
   if (launch != launches_.end()) {
     // NCCL's NVTX ranges are host ranges around the API call; the launch (cuLaunchKernelEx) happens inside
@@ -274,9 +295,9 @@ void RecordProcessor::label_nccl(uint32_t correlation, std::string_view kernel, 
     int64_t t = launch->second.start;
     auto ranges = nccl_ranges_.find(launch->second.thread);
     if (ranges != nccl_ranges_.end()) {
-      const NvtxRange* inner = nullptr;
+      NvtxRange* inner = nullptr;
       const NvtxRange* group_start = nullptr;
-      for (const NvtxRange& r : ranges->second) {
+      for (NvtxRange& r : ranges->second) {
         if (r.start > t) break;
         if (r.end >= t && (!inner || r.start >= inner->start)) inner = &r;
         if (r.name == "ncclGroupStart") group_start = &r;
@@ -284,20 +305,25 @@ void RecordProcessor::label_nccl(uint32_t correlation, std::string_view kernel, 
       if (inner && !nccl_range_collective(inner->name).empty()) {
         op = inner->name;
         group_ops = 1;
+        payload = range_payload(*inner);
       } else if (group_start) {
         // A group launches once for all its collectives: name the kind only when they agree.
         std::string group_kind;
         bool mixed = false;
-        for (const NvtxRange& r : ranges->second) {
+        for (NvtxRange& r : ranges->second) {
           if (r.start > t) break;
           std::string k = nccl_range_collective(r.name);
           if (r.start < group_start->start || k.empty()) continue;
           if (!group_kind.empty() && k != group_kind) mixed = true;
           group_kind = k;
           op = r.name;
-          ++group_ops;
+          if (group_ops++ == 0)
+            payload = range_payload(r);
+          else
+            merge_group_payload(payload, range_payload(r));
         }
         if (kind.empty() && !mixed) kind = group_kind;
+        if (mixed) payload = json::object();  // bytes of different collectives do not add up
       }
     }
   }
@@ -305,6 +331,7 @@ void RecordProcessor::label_nccl(uint32_t correlation, std::string_view kernel, 
   if (!kind.empty()) args[keys::kArgCollective] = kind;
   if (!op.empty()) args[keys::kArgNcclOp] = op;
   if (group_ops > 1) args[keys::kArgNcclGroupOps] = group_ops;
+  args.update(payload);
 }
 
 void RecordProcessor::emit_kernel(const CUpti_ActivityKernel10* r) {

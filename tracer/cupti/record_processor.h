@@ -11,6 +11,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -18,6 +19,7 @@
 
 #include <cupti.h>
 
+#include "tracer/cupti/nvtx_payload.h"
 #include "tracer/format/event.h"
 
 namespace shardscope::tracer::cupti {
@@ -29,6 +31,9 @@ struct ProcessorOptions {
   bool default_domain_markers = true;
   // How many launches, external ids and NCCL ranges per thread to remember for records still to come.
   size_t memory = 1 << 16;
+  // Where NVTX extended payload schemas come from (cupti_schema_source() in the backend). Null: such
+  // payloads (NCCL's message size, reduction op, ...) are not read.
+  std::shared_ptr<SchemaSource> schemas;
 };
 
 class RecordProcessor {
@@ -72,6 +77,8 @@ class RecordProcessor {
   struct NvtxRange {  // an NCCL NVTX range, for labelling the kernels launched inside it
     std::string name;
     int64_t start, end;  // end = INT64_MAX while open
+    uint32_t id;
+    nlohmann::json payload;  // nccl_payload_args of its extended payload; null until its MARKER_DATA is seen
   };
   struct OpenMarker {
     std::string name, domain;
@@ -80,6 +87,7 @@ class RecordProcessor {
   };
   struct MarkerData {
     nlohmann::json args = nlohmann::json::object();
+    nlohmann::json fields = nlohmann::json::object();  // the decoded extended payload, {entry name: value}
   };
 
   int64_t ts(uint64_t cupti_ns) const { return int64_t(cupti_ns) + offset_; }
@@ -102,11 +110,13 @@ class RecordProcessor {
   void flow(const Launch& launch, uint32_t gpu_track, int64_t gpu_start);
   void add_external(uint32_t correlation, nlohmann::json& args) const;
   void label_nccl(uint32_t correlation, std::string_view kernel, nlohmann::json& args);
+  const nlohmann::json& range_payload(NvtxRange& range);
   void push(trace::Event e) { out_.push_back(std::move(e)); }
   template <typename Map>
   void remember(Map& map, std::deque<uint32_t>& order, uint32_t key);
 
   ProcessorOptions opts_;
+  PayloadDecoder decoder_;
   std::function<uint32_t(const std::string&)> make_track_;
   int64_t offset_ = 0;
   std::unordered_map<std::string, uint32_t> tracks_;

@@ -144,6 +144,12 @@ inline constexpr const char* kGpuMemoryCounter = "gpu{}.memory_allocated";
 // Arguments of GPU events. NCCL kernels (cat kCatComm) also carry kArgCollective (all_gather,
 // reduce_scatter, all_reduce, broadcast, reduce, send_recv, all_to_all; absent when neither the kernel name
 // nor an NVTX range says it), and kArgNcclOp / kArgNcclGroupOps from NCCL's NVTX ranges when present.
+// From the extended payload of NCCL's range (on the range, and on the kernel launched inside it; a group's
+// kernel gets the byte counts summed and the values all its collectives share): kArgNcclMessageBytes (NCCL's
+// "Message size [bytes]": one rank's send size for all_gather, its receive size for reduce_scatter, else
+// count x type size), kArgBytes too where that equals the trainer's bytes (all_reduce, broadcast, reduce,
+// send_recv), kArgReduceOp (the enum's name lowercased: "sum", "product", "max", "min", "avg"; the number
+// when unnamed), kArgNcclComm (communicator hash, "0x" + 16 hex digits), kArgRoot, kArgPeer.
 inline constexpr const char* kArgDevice = "device";
 inline constexpr const char* kArgStream = "stream";
 inline constexpr const char* kArgContext = "context";
@@ -166,6 +172,11 @@ inline constexpr const char* kArgObject = "object";
 inline constexpr const char* kArgCollective = "collective";
 inline constexpr const char* kArgNcclOp = "nccl_op";
 inline constexpr const char* kArgNcclGroupOps = "nccl_group_ops";
+inline constexpr const char* kArgNcclMessageBytes = "nccl_message_bytes";
+inline constexpr const char* kArgReduceOp = "reduce_op";
+inline constexpr const char* kArgNcclComm = "nccl_comm";
+inline constexpr const char* kArgRoot = "root";
+inline constexpr const char* kArgPeer = "peer";
 // Header keys (patched in while tracing): GPU records CUPTI dropped, and how GPU tracing went.
 inline constexpr const char* kDroppedGpuRecords = "dropped_gpu_records";
 inline constexpr const char* kGpuTracing = "gpu_tracing";
