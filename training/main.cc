@@ -188,6 +188,7 @@ int main(int argc, char** argv) {
   }
   const std::string who = world.world_size > 1 ? "rank " + std::to_string(world.rank) + ": " : "";
   torch::set_num_threads(a.threads);
+  if (!o.cuda) retain_freed_host_memory();
 
   std::unique_ptr<DataSource> data;
   try {

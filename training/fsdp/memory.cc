@@ -7,6 +7,7 @@
 #endif
 
 #include <algorithm>
+#include <limits>
 
 #include "tracer/format/keys.h"
 #include "tracer/tracer.h"
@@ -16,6 +17,11 @@ namespace {
 constexpr const char* kCounter[] = {keys::kMemoryShardedParams, keys::kMemoryUnshardedParams, keys::kMemoryGradients,
                                     keys::kMemoryOptimizerState, keys::kMemoryActivations, keys::kMemoryHostOffloaded};
 static_assert(std::size(kCounter) == size_t(Mem::kCount), "one counter per category");
+}
+
+void retain_freed_host_memory() {
+  mallopt(M_MMAP_MAX, 0);                     // large blocks from the heap too, where free keeps them
+  mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());  // never give the heap's top back
 }
 
 void MemoryLedger::add(Mem m, int64_t delta) {

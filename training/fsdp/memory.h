@@ -10,6 +10,13 @@ namespace shardscope::train {
 // HostOffloaded: --cpu-offload's sharded state on the host; the other categories are on the training device.
 enum class Mem { ShardedParams, UnshardedParams, Gradients, OptimizerState, Activations, HostOffloaded, kCount };
 
+// Makes glibc keep freed memory in the process instead of returning it to the kernel: the host's
+// counterpart of the CUDA caching allocator. Without it every re-gathered flat parameter (freed after use,
+// allocated again next step) faults in fresh zeroed pages inside its all-gather, which halved the block
+// all-gather bandwidth under shard_grad_op (scripts/bench-trainer). Costs resident memory: the process
+// keeps its peak, as a GPU process keeps its reserved memory.
+void retain_freed_host_memory();
+
 class MemoryLedger {
  public:
   void add(Mem m, int64_t delta);
