@@ -54,7 +54,7 @@ Rendezvous::Rendezvous(const WorldEnv& env, std::chrono::milliseconds timeout) :
     c10d::TCPStoreOptions client = o;
     client.isServer = false;
     client.waitWorkers = false;
-    client.numWorkers = c10::nullopt;
+    client.numWorkers = {};  // empty: c10::optional in libtorch 1.13, std::optional in 2.x
     heartbeat_store_ = std::make_shared<c10d::TCPStore>(env.master_addr, client);
     // Everyone arrived: count ourselves in and wait for the others (TCPStore's own wait covers only rank 0).
     store_->add("shardscope/arrived", 1);
