@@ -32,16 +32,22 @@ int check_prefetch(const std::vector<std::string>& paths, const std::string& for
       text += fmt::format("rank {} ({}): backward prefetch configured {}: {}\n", p.rank, rank.source, p.configured.empty() ? "unknown" : p.configured,
                           p.not_applicable.empty() ? report::verdict_name(v) : p.not_applicable);
       if (!p.not_applicable.empty()) rj[k::kReason] = p.not_applicable;
+      if (!p.unit_identity.empty()) {
+        rj[k::kUnitIdentity] = p.unit_identity;
+        text += "  units: " + p.unit_identity + "\n";
+      }
       rj[k::kSteps] = nlohmann::json::array();
       for (const metrics::StepPrefetch& s : p.steps) {
         text += fmt::format("  step {}: {}: {}\n", s.step, report::verdict_name(s.verdict), s.reason);
-        report::Table t{{"unit i", "AG of unit", "issue lead µs", "hidden %", "exposed wait µs", "queued µs", "behind RS"}, {}, 0};
+        report::Table t{{"unit i", "AG of unit", "issue lead µs", "hidden %", "exposed wait µs", "queued µs", "behind RS", "throttled"}, {}, 0};
         nlohmann::json units = nlohmann::json::array();
         for (const metrics::UnitPrefetch& u : s.units) {
           t.rows.push_back({std::to_string(u.unit), std::to_string(u.next_unit), fmt::format("{:.1f}", u.issue_lead_ns / 1e3), fmt::format("{:.0f}", 100 * u.hidden_share()),
-                            fmt::format("{:.1f}", u.exposed_wait_ns / 1e3), fmt::format("{:.1f}", u.queued_ns / 1e3), u.serialized_behind_rs ? "yes" : "no"});
+                            fmt::format("{:.1f}", u.exposed_wait_ns / 1e3), fmt::format("{:.1f}", u.queued_ns / 1e3), u.serialized_behind_rs ? "yes" : "no",
+                            u.throttled ? "yes" : "no"});
           units.push_back({{k::kUnit, u.unit}, {k::kNextUnit, u.next_unit}, {k::kIssueLeadNs, u.issue_lead_ns}, {k::kHiddenShare, u.hidden_share()},
-                           {k::kExposedWaitNs, u.exposed_wait_ns}, {k::kSerializedBehindRs, u.serialized_behind_rs}});
+                           {k::kExposedWaitNs, u.exposed_wait_ns}, {k::kSerializedBehindRs, u.serialized_behind_rs},
+                           {k::kThrottled, u.throttled}});
         }
         if (!t.rows.empty()) text += t.render(false, "    ");
         rj[k::kSteps].push_back({{k::kStep, s.step}, {k::kVerdict, report::verdict_name(s.verdict)}, {k::kReason, s.reason}, {k::kUnits, units}});

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "analyzer/metrics/clock_map.h"
 #include "analyzer/model/classify.h"
 
 namespace shardscope::metrics {
@@ -49,14 +50,29 @@ Stragglers find_stragglers(const model::Trace& trace) {
     out.not_applicable = "n/a: one rank only; stragglers need two or more ranks of the same run";
     return out;
   }
-  // Per rank, per kind: the start of each collective instance, in issue order.
+  // Per rank, per kind: the start of each collective instance, in issue order, on the wall clock: each
+  // rank's own (monotonic, realtime) pairs map it there, since ranks on different machines have unrelated
+  // monotonic clocks. Instances are still matched by order, never by time.
   std::vector<std::map<CollectiveKind, std::vector<int64_t>>> starts(trace.ranks.size());
+  std::vector<int> unmapped;
   for (size_t r = 0; r < trace.ranks.size(); ++r) {
+    ClockMap clock(trace.ranks[r].clock_sync);
+    if (!clock.mapped()) unmapped.push_back(trace.ranks[r].rank);
     for (const model::Track& t : trace.ranks[r].tracks)
       for (const model::Event& e : t.events)
         if (e.cls == model::IntervalClass::Communication && e.ph == 'X') starts[r][e.coll].push_back(e.ts_ns);
-    for (auto& [k, v] : starts[r]) std::sort(v.begin(), v.end());
+    for (auto& [k, v] : starts[r]) {
+      std::sort(v.begin(), v.end());
+      for (int64_t& ts : v) ts = clock.to_realtime(ts);
+    }
   }
+  if (unmapped.size() == trace.ranks.size())
+    out.notes.push_back("no rank's trace maps its clock onto the wall clock (no clock_sync pairs): arrivals are compared on the raw trace clocks, "
+                        "which agree only for ranks on one machine");
+  else if (!unmapped.empty())
+    out.notes.push_back(fmt::format("rank(s) {} carry no clock_sync pairs: their arrivals are compared on their raw trace clocks, the other ranks' on "
+                                    "the wall clock; \"by how much\" is unreliable for them",
+                                    fmt::join(unmapped, ",")));
   std::map<CollectiveKind, size_t> common;
   for (auto& [k, v] : starts[0]) common[k] = v.size();
   for (size_t r = 1; r < starts.size(); ++r)

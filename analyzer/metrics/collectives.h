@@ -31,7 +31,7 @@ struct StragglerInstance {
   model::CollectiveKind kind;
   size_t ordinal = 0;       // the n-th collective of this kind on every rank
   int last_rank = 0;        // whose kernel started last
-  int64_t late_by_ns = 0;   // its start minus the next-latest rank's start
+  int64_t late_by_ns = 0;   // its start minus the next-latest rank's start (both on the wall clock)
   int64_t spread_ns = 0;    // its start minus the earliest rank's start
 };
 
@@ -49,7 +49,8 @@ struct Stragglers {
 };
 
 // Matches the n-th collective of each kind across ranks (ranks issue collectives in the same order, so the
-// n-th all_gather on rank 0 is the same collective as the n-th on rank 1, whatever the clocks say).
+// n-th all_gather on rank 0 is the same collective as the n-th on rank 1, whatever the clocks say), then
+// compares arrivals on the wall clock, each rank's timestamps mapped through its own clock_sync pairs.
 Stragglers find_stragglers(const model::Trace& trace);
 
 }  // namespace shardscope::metrics

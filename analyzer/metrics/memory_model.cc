@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "analyzer/metrics/activations.h"
 #include "analyzer/model/json_get.h"
 #include "tracer/format/keys.h"
 
@@ -89,6 +90,12 @@ RankMemory compare_memory(const model::Rank& rank) {
   out.config = config_from_run(rank.run_config, rank.world_size, why);
   std::optional<MemoryPrediction> p;
   if (out.config) p = predict(*out.config);
+  std::optional<double> activations;
+  if (auto ac = activation_config_from_run(rank.run_config, out.activations_model)) {
+    ActivationPrediction a = predict_activations(*ac);
+    activations = a.bytes;
+    out.activations_model = a.how;
+  }
   struct Cat {
     const char* counter;
     std::optional<double> predicted;
@@ -98,7 +105,7 @@ RankMemory compare_memory(const model::Rank& rank) {
       {keys::kMemoryUnshardedParams, p ? std::optional(p->unsharded_params) : std::nullopt},
       {keys::kMemoryGradients, p ? std::optional(p->gradients) : std::nullopt},
       {keys::kMemoryOptimizerState, p ? std::optional(p->optimizer_state) : std::nullopt},
-      {keys::kMemoryActivations, std::nullopt},
+      {keys::kMemoryActivations, activations},
       {keys::kMemoryAllocatorTotal, std::nullopt},
   };
   bool any_measured = false;
@@ -122,7 +129,7 @@ RankMemory compare_memory(const model::Rank& rank) {
   // Within 5 % is agreement: name a category only when one really departs.
   if (worst >= 0 && worst < kAgreement)
     out.departs_most = fmt::format("none: every predicted category is within {:.0f}% of the model", 100 * kAgreement);
-  if (!any_measured && !p) out.not_applicable = why + "; and no memory.* counters in the trace";
+  if (!any_measured && !p && !activations) out.not_applicable = why + "; and no memory.* counters in the trace";
   else if (!any_measured) out.not_applicable = "n/a: no memory.* counters in the trace (prediction only)";
   else if (!p) out.not_applicable = why;
   return out;

@@ -50,6 +50,7 @@ struct RankMemory {
   std::vector<MemoryRow> rows;
   std::optional<MemoryConfig> config;
   std::string departs_most;   // the category furthest from its prediction, with by how much
+  std::string activations_model;  // how the activations were predicted (activations.h), or why they were not
   std::string not_applicable; // non-empty: why there is no comparison
 };
 

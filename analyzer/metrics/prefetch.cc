@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "analyzer/metrics/breakdown.h"
+#include "analyzer/metrics/rate_limiter.h"
 #include "analyzer/model/json_get.h"
 #include "tracer/format/keys.h"
 
@@ -37,7 +38,8 @@ RankPrefetch check_prefetch(const model::Rank& rank) {
   RankPrefetch out;
   out.rank = rank.rank;
   out.configured = model::json_string(rank.run_config, keys::kCfgBackwardPrefetch).value_or("");
-  bool rate_limited = model::json_truthy(rank.run_config, keys::kCfgLimitAllGathers);
+  out.unit_identity = model::json_string(rank.metadata, keys::report::kUnitIdentity).value_or("");
+  RateLimiter limiter(rank);
 
   model::StringId bc_name = rank.strings.find(keys::kUnitBackward), fwd_name = rank.strings.find(keys::kUnitForward),
                   bwd_phase = rank.strings.find(keys::kBackwardPhase);
@@ -102,7 +104,7 @@ RankPrefetch check_prefetch(const model::Rank& rank) {
       out.steps.push_back(sp);
       continue;
     }
-    size_t late = 0, serialized = 0, queued_long = 0, missing = 0;
+    size_t late = 0, late_throttled = 0, serialized = 0, throttled = 0, missing = 0;
     std::string first_late;
     for (size_t j = 0; j + 1 < b.size(); ++j) {
       const Event& cur = *b[j].e;
@@ -127,11 +129,13 @@ RankPrefetch check_prefetch(const model::Rank& rank) {
       u.queued_ns = a.ts_ns - issued(a);
       for (const Ref& r : rss)
         if (r.track == ag->track && r.e->ts_ns < a.ts_ns && r.e->end_ns() > issued(a) && r.e->end_ns() <= a.ts_ns) u.serialized_behind_rs = true;
+      u.throttled = limiter.throttled(a);
       if (u.issue_lead_ns <= 0) {
         if (late++ == 0) first_late = fmt::format("unit {}'s all-gather was issued {} after unit {}'s backward compute began", u.next_unit, us(-u.issue_lead_ns), u.unit);
+        late_throttled += u.throttled;
       }
       if (u.serialized_behind_rs && u.queued_ns > u.ag_ns / 10) ++serialized;
-      if (!u.serialized_behind_rs && u.queued_ns > u.ag_ns) ++queued_long;
+      throttled += u.throttled;
       sp.ag_ns += u.ag_ns;
       sp.hidden_ns += u.hidden_ns;
       sp.exposed_wait_ns += u.exposed_wait_ns;
@@ -149,12 +153,18 @@ RankPrefetch check_prefetch(const model::Rank& rank) {
       sp.reason = fmt::format("all {} backward all-gathers issued in prefetch order; {:.0f}% of their time hidden behind compute", n, 100 * share);
     } else {
       sp.verdict = Verdict::NotEffective;
-      if (late > 0)
+      std::string limit = limiter.limit() ? fmt::format(" = {}", *limiter.limit()) : "";
+      // A late issue the limiter held back is the limiter's doing: that is the reason to name.
+      if (late > 0 && late_throttled == late)
+        sp.reason = fmt::format("throttled by the rate limiter (limit_all_gathers{}): {} of {} all-gathers were issued late because their issue waited for an earlier "
+                                "all-gather to complete ({})", limit, late, n, first_late);
+      else if (late > 0)
         sp.reason = fmt::format("issued late: {} of {} all-gathers were issued only after the backward compute they should hide had begun ({})", late, n, first_late);
       else if (serialized > 0)
         sp.reason = fmt::format("serialized behind a reduce-scatter on the same stream: {} of {} all-gathers waited for one; {:.0f}% hidden", serialized, n, 100 * share);
-      else if (rate_limited && queued_long > 0)
-        sp.reason = fmt::format("throttled by the rate limiter (limit_all_gathers): {} of {} all-gathers waited longer than they ran; {:.0f}% hidden", queued_long, n, 100 * share);
+      else if (throttled > 0)
+        sp.reason = fmt::format("throttled by the rate limiter (limit_all_gathers{}): the issue of {} of {} all-gathers waited for an earlier all-gather to complete "
+                                "while the all-gathers in flight were at the limit; {:.0f}% hidden", limit, throttled, n, 100 * share);
       else
         sp.reason = fmt::format("no compute long enough to hide it: issued in order, but only {:.0f}% of all-gather time overlaps compute", 100 * share);
     }

@@ -22,6 +22,7 @@ struct UnitPrefetch {
   int64_t exposed_wait_ns = 0;
   int64_t queued_ns = 0;       // AG start − AG issue: time it waited to run after being issued
   bool serialized_behind_rs = false;  // it waited for a reduce-scatter on its own stream to finish
+  bool throttled = false;             // its issue waited on the rate limiter (rate_limiter.h)
   double hidden_share() const { return ag_ns > 0 ? double(hidden_ns) / double(ag_ns) : 0.0; }
 };
 
@@ -41,6 +42,7 @@ struct RankPrefetch {
   std::string configured;  // run_config backward_prefetch ("pre", "post", "none"), empty when unknown
   std::vector<StepPrefetch> steps;
   std::string not_applicable;  // non-empty: why nothing could be checked on this rank
+  std::string unit_identity;   // non-empty: units were inferred (from hook order), not named by the trace
   Verdict verdict() const;     // effective only when every checked step is
 };
 

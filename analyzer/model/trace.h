@@ -43,6 +43,13 @@ struct Step {
   int64_t host_start_ns = 0, host_end_ns = 0;  // the host range that marked it
 };
 
+// A (monotonic, realtime) reading of the rank's clocks, taken together: how its trace clock maps onto the
+// wall clock, which is common to machines that run NTP/PTP while their monotonic clocks are unrelated.
+struct ClockPair {
+  int64_t trace_ns = 0;     // the trace's own clock (the tracer's CLOCK_MONOTONIC)
+  int64_t realtime_ns = 0;  // CLOCK_REALTIME at that instant
+};
+
 struct Rank {
   int rank = 0;
   int world_size = 0;
@@ -54,6 +61,7 @@ struct Rank {
   std::vector<Step> steps;     // sorted by start (importers sort them before events refer to them by index)
   nlohmann::json run_config;   // the trainer's configuration (null when the trace has none)
   nlohmann::json metadata;     // other header fields worth showing (null when none)
+  std::vector<ClockPair> clock_sync;  // sorted by trace_ns; empty when the trace gives no mapping
   std::vector<std::string> warnings;  // what the importer noticed but could read past (truncation, ...)
   bool truncated = false;
 

@@ -157,13 +157,14 @@ th{background:#f3f3f3}.legend span{margin-right:1.2em}.warn{color:#a15c00}.bad{c
     } else {
       h += fmt::format("<p>configured: {}; verdict: <span class=\"{}\">{}</span></p>\n", html_escape(p.configured.empty() ? "unknown" : p.configured),
                        p.verdict() == metrics::Verdict::Effective ? "good" : "bad", verdict_name(p.verdict()));
-      h += "<table><tr><th>step</th><th>unit i</th><th>AG of unit</th><th>issue lead µs</th><th>hidden %</th><th>exposed wait µs</th><th>behind RS</th></tr>\n";
+      if (!p.unit_identity.empty()) h += "<p>units: " + html_escape(p.unit_identity) + "</p>\n";
+      h += "<table><tr><th>step</th><th>unit i</th><th>AG of unit</th><th>issue lead µs</th><th>hidden %</th><th>exposed wait µs</th><th>behind RS</th><th>throttled</th></tr>\n";
       for (const metrics::StepPrefetch& s : p.steps) {
         for (const metrics::UnitPrefetch& u : s.units)
           h += "<tr>" + td(std::to_string(s.step)) + td(std::to_string(u.unit), true) + td(std::to_string(u.next_unit), true) +
                td(fmt::format("{:.1f}", u.issue_lead_ns / 1e3), true) + td(fmt::format("{:.0f}", 100 * u.hidden_share()), true) +
-               td(fmt::format("{:.1f}", u.exposed_wait_ns / 1e3), true) + td(u.serialized_behind_rs ? "yes" : "no") + "</tr>\n";
-        h += "<tr><td colspan=\"7\">step " + html_escape(std::to_string(s.step)) + ": <b>" + verdict_name(s.verdict) + "</b>: " + html_escape(s.reason) + "</td></tr>\n";
+               td(fmt::format("{:.1f}", u.exposed_wait_ns / 1e3), true) + td(u.serialized_behind_rs ? "yes" : "no") + td(u.throttled ? "yes" : "no") + "</tr>\n";
+        h += "<tr><td colspan=\"8\">step " + html_escape(std::to_string(s.step)) + ": <b>" + verdict_name(s.verdict) + "</b>: " + html_escape(s.reason) + "</td></tr>\n";
       }
       h += "</table>\n";
     }
@@ -190,6 +191,7 @@ th{background:#f3f3f3}.legend span{margin-right:1.2em}.warn{color:#a15c00}.bad{c
                            560 * *row.predicted / peak, *row.predicted / 1e6);
       }
       h += "</svg>\n<p class=\"legend\"><span style=\"color:#4e79a7\">■ measured</span> <span style=\"color:#f28e2b\">■ predicted</span></p>\n";
+      if (!m.activations_model.empty()) h += "<p>Activations: " + html_escape(m.activations_model) + "</p>\n";
       if (!m.departs_most.empty()) h += "<p>Departs most: " + html_escape(m.departs_most) + "</p>\n";
       if (!m.not_applicable.empty()) h += "<p>" + html_escape(m.not_applicable) + "</p>\n";
     }

@@ -105,6 +105,7 @@ json render_json(const Report& r) {
     p[k::kConfigured] = rr.prefetch.configured.empty() ? json(nullptr) : json(rr.prefetch.configured);
     p[k::kVerdict] = verdict_name(rr.prefetch.verdict());
     if (!rr.prefetch.not_applicable.empty()) p[k::kReason] = rr.prefetch.not_applicable;
+    if (!rr.prefetch.unit_identity.empty()) p[k::kUnitIdentity] = rr.prefetch.unit_identity;
     p[k::kSteps] = json::array();
     for (const metrics::StepPrefetch& s : rr.prefetch.steps) {
       json so;
@@ -121,7 +122,8 @@ json render_json(const Report& r) {
                                  {k::kHiddenShare, u.hidden_share()},
                                  {k::kExposedWaitNs, u.exposed_wait_ns},
                                  {k::kAllGatherNs, u.ag_ns},
-                                 {k::kSerializedBehindRs, u.serialized_behind_rs}});
+                                 {k::kSerializedBehindRs, u.serialized_behind_rs},
+                                 {k::kThrottled, u.throttled}});
       p[k::kSteps].push_back(so);
     }
     o[k::kPrefetch] = p;
@@ -130,6 +132,7 @@ json render_json(const Report& r) {
     for (const metrics::MemoryRow& row : rr.memory.rows)
       m[k::kRows].push_back({{k::kCategory, row.category}, {k::kMeasuredBytes, optional_number(row.measured)}, {k::kPredictedBytes, optional_number(row.predicted)}});
     m[k::kDepartsMost] = rr.memory.departs_most.empty() ? json(nullptr) : json(rr.memory.departs_most);
+    m[k::kActivationsModel] = rr.memory.activations_model.empty() ? json(nullptr) : json(rr.memory.activations_model);
     if (!rr.memory.not_applicable.empty()) m[k::kReason] = rr.memory.not_applicable;
     o[k::kMemory] = m;
     out[k::kRanks].push_back(o);

@@ -69,6 +69,7 @@ std::string render_text(const Report& r, bool md) {
       para("backward prefetch: " + p.not_applicable);
     } else {
       para(fmt::format("backward prefetch (configured: {}): {}", p.configured.empty() ? "unknown" : p.configured, verdict_name(p.verdict())));
+      if (!p.unit_identity.empty()) para("units: " + p.unit_identity);
       for (const metrics::StepPrefetch& s : p.steps) para(fmt::format("step {}: {}: {}", s.step, verdict_name(s.verdict), s.reason));
     }
     const metrics::RankMemory& m = rr.memory;
@@ -83,6 +84,7 @@ std::string render_text(const Report& r, bool md) {
                           row.predicted ? fmt::format("{:.3f}", *row.predicted / 1e6) : "n/a"});
       para("memory (peak per category vs the ZeRO model):");
       table(t);
+      if (!m.activations_model.empty()) para("activations: " + m.activations_model);
       if (!m.departs_most.empty()) para("departs most: " + m.departs_most);
       if (!m.not_applicable.empty()) para(m.not_applicable);
     }

@@ -450,6 +450,9 @@ model::Rank KinetoImporter::read(Input in) const {
   model::Rank r = b.finish(dist);
   r.format = "kineto";
   r.source = name;
+  // Kineto's times are already on the wall clock (unix time: baseTimeNanoseconds + ts, or absolute epoch
+  // µs in older files): the identity pair says so, for comparing ranks across machines.
+  r.clock_sync.push_back({0, 0});
   if (top.truncated_at) {
     r.truncated = true;
     r.warnings.push_back(fmt::format("{}: file cut off at byte {} of {}: read the {} whole events before the cut", name, *top.truncated_at, text_size, top.events));

@@ -29,6 +29,17 @@ bool is_trace_name(const fs::path& p) {
   return ends(".json") || ends(".json.gz") || ends(".gz");
 }
 
+// How long a load runs before the progress line shows: 1 s, or SHARDSCOPE_PROGRESS_AFTER_MS (tests set 0
+// to see the line without a slow load).
+std::chrono::milliseconds progress_after() {
+  if (const char* env = std::getenv("SHARDSCOPE_PROGRESS_AFTER_MS"); env && *env) {
+    char* end = nullptr;
+    long ms = std::strtol(env, &end, 10);
+    if (end && *end == '\0' && ms >= 0) return std::chrono::milliseconds(ms);
+  }
+  return std::chrono::seconds(1);
+}
+
 // Prints "ingesting: 3/8 files, 412.0 of 1024.0 MB" on stderr, redrawn in place, once a load has taken a
 // second; on a terminal only, so logs and pipes stay clean.
 class Progress {
@@ -53,13 +64,18 @@ class Progress {
 
  private:
   void run() {
-    auto start = std::chrono::steady_clock::now();
+    const auto start = std::chrono::steady_clock::now();
+    const auto after = progress_after();
     std::unique_lock lock(mu_);
+    if (after.count() == 0) draw();  // at once, however quick the load
     while (!cv_.wait_for(lock, std::chrono::milliseconds(200), [this] { return done_; })) {
-      if (std::chrono::steady_clock::now() - start < std::chrono::seconds(1)) continue;
-      fmt::print(stderr, "\r\033[Kingesting: {}/{} files, {:.1f} of {:.1f} MB (on disk)", files_done_.load(), files_, bytes_.load() / 1e6, total_ / 1e6);
-      drawn_ = true;
+      if (std::chrono::steady_clock::now() - start < after) continue;
+      draw();
     }
+  }
+  void draw() {
+    fmt::print(stderr, "\r\033[Kingesting: {}/{} files, {:.1f} of {:.1f} MB (on disk)", files_done_.load(), files_, bytes_.load() / 1e6, total_ / 1e6);
+    drawn_ = true;
   }
   uint64_t total_;
   size_t files_;

@@ -14,6 +14,7 @@ namespace shardscope::plugins {
 struct LoadOptions {
   const Registry* registry = nullptr;  // nullptr: the built-in importers plus SHARDSCOPE_PLUGIN_PATH
   bool progress = false;               // a progress line on stderr when stderr is a terminal and it takes > 1 s
+                                       // (SHARDSCOPE_PROGRESS_AFTER_MS overrides the 1 s)
   unsigned threads = 0;                // 0: one per core
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -34,6 +35,15 @@ bool is_gpu_event(const trace::Event& e) {
   if (e.ph != 'X') return false;
   if (e.cat == keys::kCatKernel || e.cat == keys::kCatMemcpy || e.cat == keys::kCatMemset) return true;
   return (e.cat == keys::kCatSync || e.cat == keys::kCatComm) && has_stream(e);
+}
+
+// A (monotonic, realtime) pair as the tracer writes it, in the header's clock.sync and in each periodic
+// shardscope_clock_sync metadata event.
+std::optional<model::ClockPair> clock_pair(const json& o) {
+  auto mono = model::json_number(o, keys::kMonotonicNs), real = model::json_number(o, keys::kRealtimeNs);
+  if (!mono || !real) return std::nullopt;
+  // Read as integers: a double loses nanoseconds on an epoch-sized realtime value.
+  return model::ClockPair{o[keys::kMonotonicNs].get<int64_t>(), o[keys::kRealtimeNs].get<int64_t>()};
 }
 
 bool is_launch(const trace::Event& e) { return e.ph == 'X' && (e.cat == keys::kCatCudaRuntime || e.cat == keys::kCatCudaDriver); }
@@ -77,6 +87,8 @@ model::Rank ShardscopeImporter::read(Input in) const {
   if (h.contains(keys::kRunConfig)) r.run_config = h[keys::kRunConfig];
   for (const char* k : {keys::kHost, keys::kClock, keys::kTracer, keys::kDroppedRecords})
     if (h.contains(k)) r.metadata[k] = h[k];
+  if (const json* clock = model::json_field(h, keys::kClock))
+    if (auto p = clock_pair(model::json_field(*clock, keys::kClockSync) ? (*clock)[keys::kClockSync] : json())) r.clock_sync.push_back(*p);
   if (file.truncated)
     r.warnings.push_back(fmt::format("{}: file cut off at byte {} ({}): read the {} whole events before the cut", in.path, file.truncated->offset,
                                      file.truncated->detail, file.events.size()));
@@ -99,6 +111,8 @@ model::Rank ShardscopeImporter::read(Input in) const {
     if (is_launch(te) && arg_int(te.args, keys::kArgCorrelation, -1) >= 0) launch_ts[arg_int(te.args, keys::kArgCorrelation, -1)] = te.ts_ns;
   for (const trace::Event& te : file.events) {
     if (te.ph == 'M') {
+      if (te.name == keys::kClockSyncEvent)
+        if (auto p = clock_pair(te.args)) r.clock_sync.push_back(*p);
       if (te.name == keys::kThreadName && te.args.is_object() && te.args.contains(keys::kName) && te.args[keys::kName].is_string())
         names[te.tid] = te.args[keys::kName].get<std::string>();
       continue;
@@ -162,6 +176,7 @@ model::Rank ShardscopeImporter::read(Input in) const {
       if (it != r.steps.begin() && at < std::prev(it)->end_ns) e.step = int32_t(std::prev(it) - r.steps.begin());
     }
   }
+  std::sort(r.clock_sync.begin(), r.clock_sync.end(), [](const model::ClockPair& a, const model::ClockPair& b) { return a.trace_ns < b.trace_ns; });
   if (has_gpu) device_step_windows(r);
   r.finalize();
   return r;

@@ -9,6 +9,9 @@
 #include <algorithm>
 #include <filesystem>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -34,7 +37,18 @@ struct TrainerTraceOptions {
   double unit_params = 1e6;
   bool memory_counters = true;
   double optimizer_scale = 1.0;   // measured optimizer state = scale × the model's prediction
+  double activations_bytes = 0;   // > 0: a memory.activations counter with this peak
   std::string hostile_name;       // when set, an extra compute range with this name
+  // The rate limiter: at most this many all-gathers issued and not yet complete when a backward prefetch is
+  // issued (0: none, and no limit_all_gathers in run_config). Each time it holds an issue back, the
+  // trainer's "rate_limited" instant is written.
+  int limit_all_gathers = 0;
+  // As FSDP on a GPU: the pre-backward hook issues the prefetch without first waiting for its own unit's
+  // all-gather (only the compute waits for it). Otherwise, as the CPU trainer: it waits, then issues.
+  bool issue_before_wait = false;
+  // (monotonic ns, realtime ns) clock pairs: the first goes in the header, the rest as clock_sync events.
+  std::vector<std::pair<int64_t, int64_t>> clock_pairs;
+  nlohmann::json run_config_extra = nlohmann::json::object();  // merged into run_config (model, batch_size, ...)
 };
 
 inline void write_trainer_trace(const std::filesystem::path& path, const TrainerTraceOptions& o) {
@@ -42,12 +56,23 @@ inline void write_trainer_trace(const std::filesystem::path& path, const Trainer
   namespace k = keys;
   json units = json::array();
   for (int u = 0; u < o.units; ++u) units.push_back({{k::kCfgUnitId, u}, {k::kName, "block" + std::to_string(u)}, {k::kCfgUnitParams, o.unit_params}});
-  json header = {{k::kSchemaVersion, k::kSchemaVersionValue},
-                 {k::kRank, o.rank},
-                 {k::kWorldSize, o.world},
-                 {k::kRunConfig,
-                  {{k::kCfgSharding, "full_shard"}, {k::kCfgBackwardPrefetch, o.prefetch}, {k::kCfgParamDtype, "bf16"}, {k::kWorldSize, o.world}, {k::kCfgUnits, units}}}};
+  json run_config = {{k::kCfgSharding, "full_shard"}, {k::kCfgBackwardPrefetch, o.prefetch}, {k::kCfgParamDtype, "bf16"}, {k::kWorldSize, o.world}, {k::kCfgUnits, units}};
+  if (o.limit_all_gathers > 0) run_config[k::kCfgLimitAllGathers] = o.limit_all_gathers;
+  run_config.update(o.run_config_extra);
+  json header = {{k::kSchemaVersion, k::kSchemaVersionValue}, {k::kRank, o.rank}, {k::kWorldSize, o.world}, {k::kRunConfig, run_config}};
+  if (!o.clock_pairs.empty())
+    header[k::kClock] = {{k::kClockDomain, k::kClockMonotonic},
+                         {k::kClockUnit, k::kUnitNs},
+                         {k::kClockSync, {{k::kMonotonicNs, o.clock_pairs[0].first}, {k::kRealtimeNs, o.clock_pairs[0].second}, {k::kBracketNs, 100}}}};
   trace::Writer w(path, header);
+  for (size_t i = 1; i < o.clock_pairs.size(); ++i) {
+    trace::Event e;
+    e.ph = 'M';
+    e.name = k::kClockSyncEvent;
+    e.pid = o.rank;
+    e.args = {{k::kMonotonicNs, o.clock_pairs[i].first}, {k::kRealtimeNs, o.clock_pairs[i].second}, {k::kBracketNs, 100}};
+    w.append(e);
+  }
   const int64_t compute = 1, comm = 2;
   auto meta = [&](int64_t tid, const char* name) {
     trace::Event e;
@@ -72,13 +97,26 @@ inline void write_trainer_trace(const std::filesystem::path& path, const Trainer
     w.append(e);
   };
   int64_t comm_free = 0;
+  std::vector<std::pair<int64_t, int64_t>> gathers;  // (issued, end) of every all-gather so far
   // Issues a collective at t; it runs when the communication thread is free. Returns its end.
   auto collective = [&](const char* kind, int unit, int64_t t, int64_t dur) {
     int64_t start = std::max(t, comm_free) + o.comm_delay_ns;
     comm_free = start + dur;
+    if (std::string_view(kind) == k::kAllGather) gathers.push_back({t, comm_free});
     range(comm, kind, k::kCatComm, start, dur,
           {{k::kArgUnit, unit}, {k::kArgBytes, int64_t(o.unit_params * 2)}, {k::kArgGroupSize, o.world}, {k::kArgIssuedNs, t}});
     return comm_free;
+  };
+  auto instant = [&](int64_t tid, const char* name, int64_t ts, json args) {
+    trace::Event e;
+    e.ph = 'i';
+    e.name = name;
+    e.cat = k::kCatFsdp;
+    e.pid = o.rank;
+    e.tid = tid;
+    e.ts_ns = ts;
+    e.args = std::move(args);
+    w.append(e);
   };
   auto counter = [&](const char* name, int64_t ts, double v) {
     trace::Event e;
@@ -108,9 +146,22 @@ inline void write_trainer_trace(const std::filesystem::path& path, const Trainer
     int64_t bwd_start = t;
     int64_t ready = collective(k::kAllGather, o.units - 1, t, o.all_gather_ns);  // the last unit's own all-gather
     for (int u = o.units - 1; u >= 0; --u) {
-      int64_t hook = std::max(t, ready);
-      if (o.prefetch == "pre" && u > 0) ready = collective(k::kAllGather, u - 1, hook, o.all_gather_ns);
-      int64_t bc = hook + o.hook_ns;
+      const int64_t own_ready = ready;
+      int64_t hook = o.issue_before_wait ? t : std::max(t, ready), issue = hook;
+      if (o.prefetch == "pre" && u > 0) {
+        // The limiter: while the all-gathers in flight are at the limit, wait for the oldest to complete.
+        for (bool marked = false; o.limit_all_gathers > 0;) {
+          std::vector<int64_t> in_flight;
+          for (auto [issued, end] : gathers)
+            if (issued <= issue && end > issue) in_flight.push_back(end);
+          if (int(in_flight.size()) < o.limit_all_gathers) break;
+          if (!marked) instant(compute, k::kRateLimited, issue, {{k::kArgUnit, u - 1}});
+          marked = true;
+          issue = *std::min_element(in_flight.begin(), in_flight.end());
+        }
+        ready = collective(k::kAllGather, u - 1, issue, o.all_gather_ns);
+      }
+      int64_t bc = std::max(issue, own_ready) + o.hook_ns;
       range(compute, k::kUnitBackward, k::kCatCompute, bc, o.backward_ns, {{k::kArgUnit, u}});
       t = bc + o.backward_ns;
       collective(k::kReduceScatter, u, t, o.reduce_scatter_ns);
@@ -131,6 +182,7 @@ inline void write_trainer_trace(const std::filesystem::path& path, const Trainer
       counter(k::kMemoryUnshardedParams, t, 2 * o.unit_params * (o.prefetch == "pre" ? 3 : 2));
       counter(k::kMemoryGradients, t, 2 * psi / n);
       counter(k::kMemoryOptimizerState, t, o.optimizer_scale * 12 * psi / n);
+      if (o.activations_bytes > 0) counter(k::kMemoryActivations, t, o.activations_bytes);
     }
     t += 50'000;
   }

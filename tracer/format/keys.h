@@ -90,6 +90,9 @@ inline constexpr const char* kArgBytes = "bytes";
 inline constexpr const char* kArgGroupSize = "group_size";
 inline constexpr const char* kArgIssuedNs = "issued_ns";
 inline constexpr const char* kArgReason = "reason";
+// Instant (cat kCatFsdp, args unit) each time the rate limiter (limit_all_gathers) holds an all-gather's
+// issue back because the all-gathers in flight are at the limit.
+inline constexpr const char* kRateLimited = "rate_limited";
 inline constexpr const char* kMemoryShardedParams = "memory.sharded_params";
 inline constexpr const char* kMemoryUnshardedParams = "memory.unsharded_params";
 inline constexpr const char* kMemoryGradients = "memory.gradients";
@@ -117,6 +120,11 @@ inline constexpr const char* kCfgUnits = "units";
 inline constexpr const char* kCfgUnitId = "id";
 inline constexpr const char* kCfgUnitParams = "params";
 inline constexpr const char* kCfgUnitPaddedParams = "padded_params";
+inline constexpr const char* kCfgBatchSize = "batch_size";  // sequences per rank per step
+inline constexpr const char* kCfgModelLayers = "layers";     // the keys inside run_config.model
+inline constexpr const char* kCfgModelDim = "dim";
+inline constexpr const char* kCfgModelHeads = "heads";
+inline constexpr const char* kCfgModelSeqLen = "seq_len";
 
 // --- What the CUPTI backend records (tracer/cupti/) ---
 // Track names below are patterns: each "{}" is replaced by a number, in order.
@@ -258,6 +266,9 @@ inline constexpr const char* kHiddenShare = "hidden_share";
 inline constexpr const char* kExposedWaitNs = "exposed_wait_ns";
 inline constexpr const char* kAllGatherNs = "all_gather_ns";
 inline constexpr const char* kSerializedBehindRs = "serialized_behind_reduce_scatter";
+inline constexpr const char* kThrottled = "throttled_by_rate_limiter";
+inline constexpr const char* kUnitIdentity = "unit_identity";  // how units were identified, when not named
+inline constexpr const char* kActivationsModel = "activations_model";  // how activations were predicted
 inline constexpr const char* kMemory = "memory";
 inline constexpr const char* kRows = "rows";
 inline constexpr const char* kCategory = "category";

@@ -1,0 +1,66 @@
+#include "analyzer/metrics/activations.h"
+
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "analyzer/model/json_get.h"
+#include "tracer/format/keys.h"
+
+namespace shardscope::metrics {
+
+double layer_activation_bytes_16bit(const ActivationConfig& c) {
+  const double s = c.seq_len, b = c.batch, h = c.hidden, a = c.heads;
+  return s * b * h * (34 + 5 * a * s / h);
+}
+
+ActivationPrediction predict_activations(const ActivationConfig& c) {
+  const double scale = c.bytes_per_element / 2;
+  const double layer = layer_activation_bytes_16bit(c);
+  const double s = c.seq_len, b = c.batch, h = c.hidden;
+  ActivationPrediction p;
+  std::string inputs = fmt::format("s={:g} b={:g} h={:g} a={:g} L={:g}", s, b, h, c.heads, c.layers);
+  std::string dtype = scale == 1 ? "2-byte activations, as the formula counts"
+                                 : fmt::format("scaled x{:g} for {:g}-byte activations (the formula counts 2-byte ones)", scale, c.bytes_per_element);
+  if (c.checkpointing) {
+    p.bytes = scale * (2 * s * b * h * c.layers + layer);
+    p.how = fmt::format("predicted by Korthikanti et al. 2022 with full activation checkpointing: 2·s·b·h per layer (its input) × L + one layer's s·b·h·(34 + 5·a·s/h); {}; {}",
+                        inputs, dtype);
+  } else {
+    p.bytes = scale * layer * c.layers;
+    p.how = fmt::format("predicted by Korthikanti et al. 2022 without recomputation: s·b·h·(34 + 5·a·s/h) per layer × L; {}; {}", inputs, dtype);
+  }
+  return p;
+}
+
+std::optional<ActivationConfig> activation_config_from_run(const nlohmann::json& rc, std::string& why) {
+  if (!rc.is_object()) {
+    why = "n/a: the trace has no run_config";
+    return std::nullopt;
+  }
+  const nlohmann::json* model = model::json_field(rc, keys::kCfgModel);
+  static const nlohmann::json kNone;
+  const nlohmann::json& m = model ? *model : kNone;
+  ActivationConfig c;
+  std::vector<std::string> missing;
+  auto need = [&](const nlohmann::json& o, const char* key, const std::string& label, double& into) {
+    std::optional<double> v = model::json_number(o, key);
+    if (v && *v > 0) into = *v;
+    else missing.push_back(label);
+  };
+  need(m, keys::kCfgModelSeqLen, "model.seq_len", c.seq_len);
+  need(rc, keys::kCfgBatchSize, "batch_size", c.batch);
+  need(m, keys::kCfgModelDim, "model.dim", c.hidden);
+  need(m, keys::kCfgModelHeads, "model.heads", c.heads);
+  need(m, keys::kCfgModelLayers, "model.layers", c.layers);
+  if (!missing.empty()) {
+    why = fmt::format("n/a: run_config lacks {} (needed to predict activations)", fmt::join(missing, ", "));
+    return std::nullopt;
+  }
+  std::string dtype = model::json_string(rc, keys::kCfgParamDtype).value_or("fp32");
+  c.bytes_per_element = dtype == "fp32" || dtype == "float32" || dtype == "float" ? 4 : 2;
+  c.checkpointing = model::json_truthy(rc, keys::kCfgActivationCheckpointing);
+  return c;
+}
+
+}  // namespace shardscope::metrics

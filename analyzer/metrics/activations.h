@@ -1,0 +1,38 @@
+// SPEC's activation memory (Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
+// Transformer Models", §4): per transformer layer s·b·h·(34 + 5·a·s/h) bytes without recomputation; with
+// full activation checkpointing, each layer keeps only its input, 2·s·b·h bytes, plus one layer's full
+// activations while it is recomputed. The paper counts 2-byte (fp16/bf16) activations, so the bytes scale
+// with the run's activation dtype.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace shardscope::metrics {
+
+struct ActivationConfig {
+  double seq_len = 0;     // s
+  double batch = 0;       // b: sequences per rank per step
+  double hidden = 0;      // h
+  double heads = 0;       // a
+  double layers = 0;      // L
+  double bytes_per_element = 2;
+  bool checkpointing = false;  // full activation checkpointing
+};
+
+struct ActivationPrediction {
+  double bytes = 0;
+  std::string how;  // the formula, its inputs and the dtype scaling, for the report
+};
+
+// One layer's activations at 2 bytes per element: s·b·h·(34 + 5·a·s/h).
+double layer_activation_bytes_16bit(const ActivationConfig& c);
+ActivationPrediction predict_activations(const ActivationConfig& c);
+
+// From run_config: model.{seq_len, dim, heads, layers}, batch_size, activation_checkpointing and
+// param_dtype (the dtype the blocks compute in); nullopt with what is missing.
+std::optional<ActivationConfig> activation_config_from_run(const nlohmann::json& run_config, std::string& why_not);
+
+}  // namespace shardscope::metrics

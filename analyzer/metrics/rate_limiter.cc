@@ -1,0 +1,53 @@
+#include "analyzer/metrics/rate_limiter.h"
+
+#include <algorithm>
+
+#include "analyzer/model/json_get.h"
+#include "tracer/format/keys.h"
+
+namespace shardscope::metrics {
+
+namespace {
+// torch/distributed/fsdp/_limiter_utils.py: _max_num_inflight_all_gathers = 2.
+constexpr int kFsdp1Limit = 2;
+int64_t issued(const model::Event& e) { return e.issued_ns != model::kUnknown ? e.issued_ns : e.ts_ns; }
+}  // namespace
+
+RateLimiter::RateLimiter(const model::Rank& rank) {
+  if (const nlohmann::json* v = model::json_field(rank.run_config, keys::kCfgLimitAllGathers)) {
+    if (v->is_number() && v->get<double>() >= 1) limit_ = int(v->get<double>());
+    else if (v->is_boolean() && v->get<bool>()) limit_ = kFsdp1Limit;
+  }
+  model::StringId mark = rank.strings.find(keys::kRateLimited);
+  for (const model::Track& t : rank.tracks)
+    for (const model::Event& e : t.events) {
+      if (e.name == mark && !e.is_device()) marks_.push_back({e.ts_ns, e.unit});
+      else if (e.cls == model::IntervalClass::Communication && e.coll == model::CollectiveKind::AllGather && e.ph == 'X')
+        gathers_.push_back({issued(e), e.end_ns(), &e});
+    }
+  std::sort(marks_.begin(), marks_.end(), [](const Mark& a, const Mark& b) { return a.ts < b.ts; });
+  std::sort(gathers_.begin(), gathers_.end(), [](const Gather& a, const Gather& b) { return a.issued < b.issued; });
+}
+
+bool RateLimiter::throttled(const model::Event& ag) const {
+  const int64_t at = issued(ag);
+  // The latest hit at or before the issue that is about this all-gather's unit (or names none).
+  const Mark* hit = nullptr;
+  for (auto it = std::upper_bound(marks_.begin(), marks_.end(), at, [](int64_t t, const Mark& m) { return t < m.ts; }); it != marks_.begin();) {
+    --it;
+    if (it->unit < 0 || ag.unit < 0 || it->unit == ag.unit) {
+      hit = &*it;
+      break;
+    }
+  }
+  if (!hit) return false;
+  bool waited = false;
+  for (const Gather& g : gathers_) {
+    if (g.e == &ag) continue;
+    if (g.issued > hit->ts && g.issued < at) return false;  // the hit held back another all-gather
+    waited |= g.issued <= hit->ts && g.end >= hit->ts && g.end <= at;
+  }
+  return waited;
+}
+
+}  // namespace shardscope::metrics

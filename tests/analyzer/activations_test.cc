@@ -1,0 +1,87 @@
+// SPEC's activation prediction (Korthikanti et al. 2022) from a trace's run_config, against numbers worked
+// out by hand, and beside the measured activations in the memory comparison.
+#include <gtest/gtest.h>
+
+#include "analyzer/metrics/activations.h"
+#include "analyzer/metrics/memory_model.h"
+#include "plugins/load/load.h"
+#include "tests/analyzer/trainer_trace.h"
+#include "tests/support/temp_dir.h"
+
+using namespace shardscope;
+using nlohmann::json;
+
+namespace {
+
+// s = 64, b = 2, h = 128, a = 4, L = 4: s·b·h = 16384; 34 + 5·a·s/h = 34 + 5·4·64/128 = 44;
+// one layer at 2 bytes = 16384 · 44 = 720,896 bytes.
+json model_config(bool checkpointing, const char* dtype) {
+  return {{"model", {{"layers", 4}, {"dim", 128}, {"heads", 4}, {"seq_len", 64}}},
+          {"batch_size", 2},
+          {"activation_checkpointing", checkpointing},
+          {"param_dtype", dtype}};
+}
+
+metrics::RankMemory memory_of(const json& extra) {
+  test::TempDir dir;
+  test::TrainerTraceOptions o;
+  o.run_config_extra = extra;
+  auto path = dir.path() / "trace.rank0.json";
+  test::write_trainer_trace(path, o);
+  return metrics::compare_memory(plugins::load({path}).trace.ranks.at(0));
+}
+
+std::optional<double> predicted(const metrics::RankMemory& m, const std::string& category) {
+  for (const metrics::MemoryRow& r : m.rows)
+    if (r.category == category) return r.predicted;
+  return std::nullopt;
+}
+
+TEST(Activations, WithoutRecomputationEveryLayerKeepsItsActivations) {
+  std::string why;
+  auto c = metrics::activation_config_from_run(model_config(false, "bf16"), why);
+  ASSERT_TRUE(c) << why;
+  EXPECT_DOUBLE_EQ(metrics::layer_activation_bytes_16bit(*c), 720'896);
+  metrics::ActivationPrediction p = metrics::predict_activations(*c);
+  EXPECT_DOUBLE_EQ(p.bytes, 4 * 720'896.0);  // 2,883,584
+  EXPECT_NE(p.how.find("without recomputation"), std::string::npos) << p.how;
+}
+
+TEST(Activations, Fp32ActivationsTakeTwiceTheBytesAndTheReportSaysSo) {
+  std::string why;
+  auto c = metrics::activation_config_from_run(model_config(false, "fp32"), why);
+  ASSERT_TRUE(c) << why;
+  metrics::ActivationPrediction p = metrics::predict_activations(*c);
+  EXPECT_DOUBLE_EQ(p.bytes, 2 * 4 * 720'896.0);  // 5,767,168
+  EXPECT_NE(p.how.find("scaled x2 for 4-byte activations"), std::string::npos) << p.how;
+}
+
+TEST(Activations, FullCheckpointingKeepsLayerInputsPlusOneLayer) {
+  std::string why;
+  auto c = metrics::activation_config_from_run(model_config(true, "bf16"), why);
+  ASSERT_TRUE(c) << why;
+  // 2·s·b·h per layer × 4 layers = 131,072, plus one layer's 720,896.
+  EXPECT_DOUBLE_EQ(metrics::predict_activations(*c).bytes, 851'968);
+}
+
+TEST(Activations, MissingFieldsAreNamed) {
+  std::string why;
+  json rc = model_config(false, "bf16");
+  rc.erase("batch_size");
+  rc["model"].erase("heads");
+  EXPECT_FALSE(metrics::activation_config_from_run(rc, why));
+  EXPECT_NE(why.find("model.heads"), std::string::npos) << why;
+  EXPECT_NE(why.find("batch_size"), std::string::npos) << why;
+}
+
+TEST(Activations, TheMemoryComparisonPredictsThemBesideTheMeasured) {
+  metrics::RankMemory m = memory_of(model_config(false, "bf16"));
+  EXPECT_EQ(predicted(m, "activations"), std::optional<double>(2'883'584));
+  EXPECT_NE(m.activations_model.find("Korthikanti"), std::string::npos) << m.activations_model;
+  // Without the model fields in run_config there is nothing to predict, and the comparison says why.
+  metrics::RankMemory bare = memory_of(json::object());
+  EXPECT_FALSE(predicted(bare, "activations"));
+  EXPECT_EQ(bare.activations_model.rfind("n/a: run_config lacks", 0), 0u) << bare.activations_model;
+}
+
+}  // namespace

@@ -1,0 +1,83 @@
+// Stragglers across machines: each rank's monotonic clock starts anywhere, so arrivals are compared after
+// mapping each rank onto the wall clock through its own (monotonic, realtime) clock_sync pairs.
+#include <gtest/gtest.h>
+
+#include "analyzer/metrics/clock_map.h"
+#include "analyzer/metrics/collectives.h"
+#include "plugins/load/load.h"
+#include "tests/analyzer/trainer_trace.h"
+#include "tests/support/temp_dir.h"
+
+using namespace shardscope;
+
+namespace {
+
+constexpr int64_t kWall = 1'700'000'000'000'000'000;  // some realtime
+constexpr int64_t kLate = 1'234;                       // rank 1 arrives this much later, on the wall clock
+constexpr int64_t kHour = 3'600'000'000'000;
+
+// The same run on two machines: rank 1's monotonic clock reads 600 ms less than rank 0's (a different
+// boot time) and its wall-clock pairs put each of its instants kLate after rank 0's.
+// `with_pairs`: how many ranks, from rank 0, carry their clock pairs.
+model::Trace two_machines(int with_pairs) {
+  test::TempDir dir;
+  std::vector<std::filesystem::path> files;
+  for (int r = 0; r < 2; ++r) {
+    test::TrainerTraceOptions o;
+    o.rank = r;
+    const int64_t boot = r == 0 ? 0 : -600'000'000;
+    o.t0_ns = 1'000'000'000 + boot;
+    const int64_t offset = kWall - boot + (r == 1 ? kLate : 0);  // realtime − monotonic
+    if (r < with_pairs) o.clock_pairs = {{o.t0_ns - 1'000, o.t0_ns - 1'000 + offset}, {o.t0_ns + kHour, o.t0_ns + kHour + offset}};
+    files.push_back(dir.path() / ("trace.rank" + std::to_string(r) + ".json"));
+    test::write_trainer_trace(files.back(), o);
+  }
+  return plugins::load(files).trace;
+}
+
+TEST(ClockMap, InterpolatesBetweenPairsAndHoldsTheOffsetOutside) {
+  metrics::ClockMap m({{2000, 12'000}, {0, 10'000}});  // offset 10,000 at 0, 10,000 at 2000 ...
+  EXPECT_EQ(m.to_realtime(1000), 11'000);
+  metrics::ClockMap drift({{0, 1000}, {1000, 3000}});  // ... offset 1000, then 2000: the clocks drift
+  EXPECT_EQ(drift.to_realtime(500), 500 + 1500);
+  EXPECT_EQ(drift.to_realtime(-100), -100 + 1000);
+  EXPECT_EQ(drift.to_realtime(5000), 5000 + 2000);
+  EXPECT_EQ(metrics::ClockMap({}).to_realtime(42), 42);
+}
+
+TEST(Stragglers, ComparedOnTheWallClockAcrossMachines) {
+  model::Trace t = two_machines(2);
+  ASSERT_EQ(t.ranks.size(), 2u);
+  ASSERT_EQ(t.ranks[1].clock_sync.size(), 2u);
+  metrics::Stragglers s = metrics::find_stragglers(t);
+  ASSERT_TRUE(s.not_applicable.empty()) << s.not_applicable;
+  ASSERT_FALSE(s.instances.empty());
+  for (const metrics::StragglerInstance& i : s.instances) {
+    EXPECT_EQ(i.last_rank, 1);
+    EXPECT_EQ(i.late_by_ns, kLate);
+  }
+  EXPECT_EQ(s.ranks[1].times_last, s.instances.size());
+  EXPECT_EQ(s.ranks[1].max_late_by_ns, kLate);
+  EXPECT_TRUE(s.notes.empty());
+}
+
+TEST(Stragglers, OnTheRawClocksTheAnswerIsWrong) {
+  // Unmapped, rank 1's clock reads 600 ms early: rank 0 looks like the straggler, by 600 ms.
+  metrics::Stragglers s = metrics::find_stragglers(two_machines(0));
+  ASSERT_FALSE(s.instances.empty());
+  for (const metrics::StragglerInstance& i : s.instances) {
+    EXPECT_EQ(i.last_rank, 0);
+    EXPECT_EQ(i.late_by_ns, 600'000'000);
+  }
+  ASSERT_EQ(s.notes.size(), 1u);
+  EXPECT_NE(s.notes[0].find("no rank's trace maps its clock"), std::string::npos) << s.notes[0];
+}
+
+TEST(Stragglers, ARankWithoutPairsFallsBackToItsRawClockWithANote) {
+  metrics::Stragglers s = metrics::find_stragglers(two_machines(1));
+  ASSERT_FALSE(s.instances.empty());
+  ASSERT_EQ(s.notes.size(), 1u);
+  EXPECT_NE(s.notes[0].find("rank(s) 1 carry no clock_sync pairs"), std::string::npos) << s.notes[0];
+}
+
+}  // namespace
