@@ -227,7 +227,7 @@ int main(int argc, char** argv) {
 
   try {
     MemoryLedger mem;
-    mem.set_gpu(o.cuda);
+    mem.set_gpu(o.cuda, o.device);
     Engine engine(a.model, o, *rv, a.seed, mem);
     AdamWConfig opt;
     opt.lr = a.lr;

@@ -99,5 +99,30 @@ TEST(ZeroMemory, Stage3FullShardCpuOffload) {
   unsetenv("SHARDSCOPE_TRAIN_OFFLOAD_ON_CPU");
 }
 
+// Activations are measured on the allocator: what each block's forward leaves for its backward. Without
+// checkpointing a block keeps far more than its output (autograd's saved tensors); with checkpointing only
+// the block boundaries stay, plus one recomputed block at a time; after each step nothing is left.
+TEST(ActivationMemory, MeasuredPerBlockAndReleasedByBackward) {
+  auto peak_and_end = [](bool checkpointing) {
+    TempDir dir;
+    std::vector<std::string> args = {"--preset", "tiny", "--steps", "2", "--batch-size", "2", "--sharding", "full_shard",
+                                     "--log-json", (dir.path() / "log.json").string()};
+    if (checkpointing) args.push_back("--activation-checkpointing");
+    auto ranks = run_ranks(2, args, dir.path());
+    EXPECT_EQ(ranks[0].rc, 0) << ranks[0].stderr_text();
+    auto log = read_log(dir.path() / "log.json");
+    EXPECT_EQ(log.size(), 2u);
+    return std::pair<int64_t, int64_t>{log.back()["peak_bytes"]["activations"], log.back()["end_bytes"]["activations"]};
+  };
+  const int64_t boundary = 64 * 2 * 128 * 4;  // one block's output: seq 64 x batch 2 x dim 128, fp32
+  const auto [full, full_end] = peak_and_end(false);
+  const auto [ckpt, ckpt_end] = peak_and_end(true);
+  EXPECT_EQ(full_end, 0);
+  EXPECT_EQ(ckpt_end, 0);
+  EXPECT_GT(full, 4 * 8 * boundary) << "4 blocks keep much more than their outputs";
+  EXPECT_GE(ckpt, 4 * boundary) << "checkpointing keeps at least every block's output";
+  EXPECT_LT(ckpt, full / 2) << "checkpointing keeps far less";
+}
+
 }  // namespace
 }  // namespace shardscope::test

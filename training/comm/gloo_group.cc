@@ -108,17 +108,20 @@ class GlooGroup : public Group {
 
   // Ring reduce-scatter: n-1 steps; at step s send the partial sum of chunk (r-s-1) to the right and add
   // the left neighbour's partial of chunk (r-s-2), so rank r ends holding the full sum of chunk r.
-  void reduce_scatter(void* out, const void* in, size_t count, DType dt) override {
+  void reduce_scatter(void* out, void* in, size_t count, DType dt) override {
     const int n = size(), r = rank();
     const size_t chunk = count * dtype_size(dt);
     if (n == 1) {
       std::memcpy(out, in, chunk);
       return;
     }
-    std::vector<char> acc(static_cast<const char*>(in), static_cast<const char*>(in) + chunk * size_t(n));
-    std::vector<char> incoming(chunk);
-    auto send_buf = ctx_->createUnboundBuffer(acc.data(), acc.size());
-    auto recv_buf = ctx_->createUnboundBuffer(incoming.data(), incoming.size());
+    // Partial sums accumulate in `in` itself; the receive buffer is kept between calls (grown, never shrunk)
+    // so a reduce-scatter allocates nothing on the communication thread.
+    char* acc = static_cast<char*>(in);
+    if (incoming_.size() < chunk) incoming_.resize(chunk);
+    char* incoming = incoming_.data();
+    auto send_buf = ctx_->createUnboundBuffer(acc, chunk * size_t(n));
+    auto recv_buf = ctx_->createUnboundBuffer(incoming, chunk);
     const int right = (r + 1) % n, left = (r - 1 + n) % n;
     const uint32_t tag = next_tag();
     for (int s = 0; s < n - 1; ++s) {
@@ -129,9 +132,9 @@ class GlooGroup : public Group {
       recv_buf->recv(left, slot, 0, chunk);
       if (!recv_buf->waitRecv(timeout_)) throw std::runtime_error("reduce-scatter: receive from rank-in-group " + std::to_string(left) + " timed out");
       if (!send_buf->waitSend(timeout_)) throw std::runtime_error("reduce-scatter: send to rank-in-group " + std::to_string(right) + " timed out");
-      sum_into(acc.data() + size_t(recv_chunk) * chunk, incoming.data(), count, dt);
+      sum_into(acc + size_t(recv_chunk) * chunk, incoming, count, dt);
     }
-    std::memcpy(out, acc.data() + size_t(r) * chunk, chunk);
+    std::memcpy(out, acc + size_t(r) * chunk, chunk);
   }
 
   void all_reduce(void* buf, size_t count, DType dt) override {
@@ -154,6 +157,7 @@ class GlooGroup : public Group {
   std::shared_ptr<gloo::Context> ctx_;
   std::chrono::milliseconds timeout_;
   uint32_t tag_ = 1;
+  std::vector<char> incoming_;  // reduce-scatter's receive buffer
 };
 
 }  // namespace

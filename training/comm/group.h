@@ -25,7 +25,8 @@ class Group {
   // out holds size() * count elements; `in` (count elements) may not alias out.
   virtual void all_gather(void* out, const void* in, size_t count, DType dt) = 0;
   // in holds size() * count elements; out receives the sum of every rank's chunk rank() (count elements).
-  virtual void reduce_scatter(void* out, const void* in, size_t count, DType dt) = 0;
+  // `in` is scratch: a backend may sum into it in place (Gloo's ring does, sparing a copy of the unit).
+  virtual void reduce_scatter(void* out, void* in, size_t count, DType dt) = 0;
   // Sums buf across the group, in place.
   virtual void all_reduce(void* buf, size_t count, DType dt) = 0;
 };

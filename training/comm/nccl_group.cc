@@ -59,7 +59,7 @@ class NcclGroup : public Group {
     check_nccl(ncclAllGather(in, out, count, nccl_type(dt), comm_, stream_), "ncclAllGather");
     finish("all_gather");
   }
-  void reduce_scatter(void* out, const void* in, size_t count, DType dt) override {
+  void reduce_scatter(void* out, void* in, size_t count, DType dt) override {
     begin();
     check_nccl(ncclReduceScatter(in, out, count, nccl_type(dt), ncclSum, comm_, stream_), "ncclReduceScatter");
     finish("reduce_scatter");

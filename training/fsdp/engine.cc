@@ -111,7 +111,17 @@ double Engine::forward_backward(const torch::Tensor& tokens, const torch::Tensor
   for (auto& u : units_) u->begin_step();
   std::vector<torch::Tensor> inputs(size_t(L) + 1), outputs(size_t(L) + 1);
   torch::Tensor embedded, hidden, loss;
-  auto boundary_bytes = [](const torch::Tensor& t) { return t.defined() ? t.numel() * t.element_size() : 0; };
+  // Activations: what each block's forward leaves allocated for its backward (its output and the tensors
+  // autograd saved; with checkpointing only the output), measured on the allocator and released when the
+  // block's backward is done.
+  std::vector<int64_t> kept(size_t(L) + 1, 0);
+  auto run_measured = [&](Unit& u, const torch::Tensor& x, int64_t& held) {
+    const int64_t before = mem_.device_in_use();
+    torch::Tensor out = run_block(u, x);
+    held = std::max<int64_t>(0, mem_.device_in_use() - before);
+    mem_.add(Mem::Activations, held);
+    return out;
+  };
   const bool recording = exec_order_.empty();
   {
     tr::Range phase(keys::kForwardPhase, keys::kCatPhase);
@@ -130,13 +140,12 @@ double Engine::forward_backward(const torch::Tensor& tokens, const torch::Tensor
       if (recording) exec_order_.push_back(i);
       wait_unshard(u);
       inputs[size_t(i)] = act.detach().requires_grad_(true);
-      mem_.add(Mem::Activations, boundary_bytes(inputs[size_t(i)]));
       {
         tr::Range r(keys::kUnitForward, {{keys::kArgUnit, int64_t(i)}}, keys::kCatCompute);
         // With checkpointing no graph is kept, only the unit's input: backward recomputes the block.
         std::optional<torch::NoGradGuard> no_grad;
         if (opts_.activation_checkpointing) no_grad.emplace();
-        outputs[size_t(i)] = run_block(u, inputs[size_t(i)]);
+        outputs[size_t(i)] = run_measured(u, inputs[size_t(i)], kept[size_t(i)]);
       }
       act = outputs[size_t(i)];
       if (opts_.sharding == Sharding::FullShard || opts_.sharding == Sharding::HybridShard) u.reshard();
@@ -159,6 +168,7 @@ double Engine::forward_backward(const torch::Tensor& tokens, const torch::Tensor
       const int i = *it;
       const int next = std::next(it) != exec_order_.rend() ? *std::next(it) : 0;  // the unit backward reaches next
       Unit& u = *units_[size_t(i)];
+      for (auto& v : units_) v->reap_reduce(false);  // free finished reductions' buffers here, between blocks
       unshard(u, "backward_on_demand");  // a no-op when a prefetch already issued it
       wait_unshard(u);
       // BACKWARD_PRE: the next unit's all-gather goes out before this unit's gradient computation.
@@ -166,15 +176,17 @@ double Engine::forward_backward(const torch::Tensor& tokens, const torch::Tensor
       {
         tr::Range r(keys::kUnitBackward, {{keys::kArgUnit, int64_t(i)}}, keys::kCatCompute);
         torch::Tensor out = outputs[size_t(i)];
-        if (opts_.activation_checkpointing) out = run_block(u, inputs[size_t(i)]);
+        int64_t recomputed = 0;  // checkpointing: one block's full activations exist during its backward
+        if (opts_.activation_checkpointing) out = run_measured(u, inputs[size_t(i)], recomputed);
         torch::autograd::backward({out}, {grad});
         grad = inputs[size_t(i)].grad();
+        mem_.add(Mem::Activations, -recomputed);
       }
       // BACKWARD_POST: after this unit's gradient computation, before its reduction.
       if (opts_.backward_prefetch == BackwardPrefetch::Post && next > 0) unshard(*units_[size_t(next)], "backward_post");
       u.reduce_grad(comms_);
       if (u.params_sharded()) u.reshard();
-      mem_.add(Mem::Activations, -boundary_bytes(inputs[size_t(i)]));
+      mem_.add(Mem::Activations, -kept[size_t(i)]);
       inputs[size_t(i)] = outputs[size_t(i)] = torch::Tensor();
     }
     {

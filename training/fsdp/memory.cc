@@ -5,6 +5,9 @@
 #if SHARDSCOPE_TRAIN_NCCL
 #include <cuda_runtime_api.h>
 #endif
+#if SHARDSCOPE_TORCH_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#endif
 
 #include <algorithm>
 #include <limits>
@@ -41,6 +44,17 @@ void MemoryLedger::sample_allocator() {
 #endif
   struct mallinfo2 mi = mallinfo2();
   tracer::counter(keys::kMemoryAllocatorTotal, int64_t(mi.uordblks + mi.hblkhd));
+}
+
+int64_t MemoryLedger::device_in_use() const {
+#if SHARDSCOPE_TORCH_CUDA
+  if (on_gpu_) {
+    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device_);
+    return stats.allocated_bytes[0].current;  // StatType::AGGREGATE, 0 in 1.13 and 2.x (where StatType moved)
+  }
+#endif
+  struct mallinfo2 mi = mallinfo2();  // every arena: the comm threads' allocations count too
+  return int64_t(mi.uordblks + mi.hblkhd);
 }
 
 }  // namespace shardscope::train

@@ -25,11 +25,15 @@ class MemoryLedger {
   void reset_peaks() { peak_ = now_; }
   // Emits the allocator's total as a counter: glibc's in-use bytes on CPU, the device's used bytes on a GPU.
   void sample_allocator();
-  void set_gpu(bool on) { on_gpu_ = on; }
+  // Bytes allocated on the training device right now (glibc's in-use heap, or the CUDA caching allocator's
+  // allocated bytes): the difference across a block's forward is what the block keeps for backward.
+  int64_t device_in_use() const;
+  void set_gpu(bool on, int device = 0) { on_gpu_ = on, device_ = device; }
 
  private:
   std::array<int64_t, std::size_t(Mem::kCount)> now_{}, peak_{};
   bool on_gpu_ = false;
+  int device_ = 0;
 };
 
 }  // namespace shardscope::train

@@ -87,15 +87,18 @@ void Unit::unshard(const Comms& c, const char* reason) {
 
   // The shard in the parameter dtype on the training device: the master itself in fp32 without offload,
   // else a copy (under --cpu-offload the host-to-device copy FSDP also makes before each all-gather).
-  torch::Tensor send = master_.to(device_, scalar(opts_.param_dtype));
+  gather_send_ = master_.to(device_, scalar(opts_.param_dtype));
   void* out = full_.data_ptr();
+  const void* send = gather_send_.data_ptr();
   Group* g = c.shard_ag;
   const int64_t issued = tr::now_ns(), count = shard_numel_, unit = id();
   const DType dt = opts_.param_dtype;
   tr::instant(keys::kPrefetch, {{keys::kArgUnit, unit}, {keys::kArgReason, reason}}, keys::kCatFsdp);
+  // The closure holds raw pointers only: every tensor is allocated and freed on the compute thread, so the
+  // allocator's count there is the compute's own (see Engine's activation measurement).
   gather_ = c.ag_stream->issue([=] {
     int64_t start = tr::now_ns();
-    g->all_gather(out, send.data_ptr(), size_t(count), dt);
+    g->all_gather(out, send, size_t(count), dt);
     trace_collective(keys::kAllGather, start, unit, int64_t(bytes), g->size(), issued);
   });
 }
@@ -104,6 +107,7 @@ void Unit::wait_unshard() {
   if (gather_) {
     gather_->get();
     gather_.reset();
+    gather_send_ = torch::Tensor();
   }
 }
 
@@ -138,43 +142,68 @@ void Unit::reduce_grad(const Comms& c) {
   flat_.mutable_grad() = torch::Tensor();
   const int64_t issued = tr::now_ns(), unit = id();
   const DType dt = opts_.reduce_dtype;
-  const double scale = 1.0 / double(world_size_);
-  torch::Tensor grad = grad_;
+  const float scale = float(1.0 / double(world_size_));
+  const int64_t in_bytes = input.numel() * input.element_size();
+  // As for the all-gather, the compute thread owns the buffers (reduce_input_, reduce_output_) and frees
+  // them in reap_reduce(); the closure works on raw pointers.
+  reduce_input_ = input;
+  void* in = input.data_ptr();
+  const bool fp32 = dt == DType::F32;
   if (grads_sharded_) {
     Group* g_rs = c.shard_rs;
     Group* replica = c.replica_rs;
     const int64_t count = shard_numel_;
+    reduce_output_ = fp32 ? torch::Tensor() : torch::empty({count}, input.options());
+    float* grad = grad_.data_ptr<float>();  // fp32 [count], on the host under --cpu-offload
+    void* out = fp32 && !opts_.cpu_offload ? static_cast<void*>(grad) : (reduce_output_.defined() ? reduce_output_.data_ptr() : nullptr);
+    if (!out) {  // fp32 with offload: reduce on the device, then copy to the host
+      reduce_output_ = torch::empty({count}, input.options());
+      out = reduce_output_.data_ptr();
+    }
+    torch::Tensor out_t = reduce_output_.defined() ? reduce_output_ : grad_;
     reduce_ = c.rs_stream->issue([=] {
-      torch::Tensor out = torch::empty({count}, input.options());
       int64_t start = tr::now_ns();
-      g_rs->reduce_scatter(out.data_ptr(), input.data_ptr(), size_t(count), dt);
-      trace_collective(keys::kReduceScatter, start, unit, int64_t(input.numel() * input.element_size()), g_rs->size(), issued);
+      g_rs->reduce_scatter(out, in, size_t(count), dt);
+      trace_collective(keys::kReduceScatter, start, unit, in_bytes, g_rs->size(), issued);
       if (replica && replica->size() > 1) {
         start = tr::now_ns();
-        replica->all_reduce(out.data_ptr(), size_t(count), dt);
-        trace_collective(keys::kAllReduce, start, unit, int64_t(out.numel() * out.element_size()), replica->size(), issued);
+        replica->all_reduce(out, size_t(count), dt);
+        trace_collective(keys::kAllReduce, start, unit, count * int64_t(dtype_size(dt)), replica->size(), issued);
       }
-      torch::NoGradGuard no_grad;
-      grad.copy_(out.to(torch::kFloat32).mul_(scale));
     });
+    // Scaling and the copy into the fp32 gradient run on the compute thread once the reduction is done.
+    finish_reduce_ = [this, out_t, scale] {
+      torch::NoGradGuard no_grad;
+      if (out_t.is_same(grad_)) grad_.mul_(scale);
+      else grad_.copy_(out_t.to(torch::kFloat32)).mul_(scale);
+    };
   } else {
     Group* world = c.world_rs;
+    const int64_t count = input.numel();
     reduce_ = c.rs_stream->issue([=] {
       int64_t start = tr::now_ns();
-      world->all_reduce(input.data_ptr(), size_t(input.numel()), dt);
-      trace_collective(keys::kAllReduce, start, unit, int64_t(input.numel() * input.element_size()), world->size(), issued);
-      torch::NoGradGuard no_grad;
-      grad.copy_(input.to(torch::kFloat32).mul_(scale));
+      world->all_reduce(in, size_t(count), dt);
+      trace_collective(keys::kAllReduce, start, unit, in_bytes, world->size(), issued);
     });
+    finish_reduce_ = [this, scale] {
+      torch::NoGradGuard no_grad;
+      grad_.copy_(reduce_input_.to(torch::kFloat32)).mul_(scale);
+    };
   }
 }
 
-void Unit::wait_reduce() {
-  if (reduce_) {
-    reduce_->get();
-    reduce_.reset();
-  }
+bool Unit::reap_reduce(bool block) {
+  if (!reduce_) return true;
+  if (!block && reduce_->wait_for(std::chrono::seconds(0)) != std::future_status::ready) return false;
+  reduce_->get();  // rethrows the collective's error
+  reduce_.reset();
+  finish_reduce_();
+  finish_reduce_ = nullptr;
+  reduce_input_ = reduce_output_ = torch::Tensor();
+  return true;
 }
+
+void Unit::wait_reduce() { reap_reduce(true); }
 
 torch::Tensor Unit::grad_for_optimizer() {
   if (opts_.sharding == Sharding::Zero1) return grad_.narrow(0, int64_t(shard_rank_) * shard_numel_, shard_numel_);

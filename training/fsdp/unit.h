@@ -4,6 +4,7 @@
 
 #include <torch/torch.h>
 
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -58,6 +59,9 @@ class Unit {
   // After backward: reduces the flat gradient across the group on the reduce-scatter stream into this
   // rank's gradient (averaged over `world_size` ranks) and drops the flat gradient.
   void reduce_grad(const Comms& c);
+  // Finishes a reduction that has run (scales it into this rank's gradient, frees its buffers); with
+  // block=false returns false at once when it has not run yet.
+  bool reap_reduce(bool block);
   void wait_reduce();
 
   // This rank's fp32 master weights, gradient and AdamW moments (all the same length).
@@ -89,7 +93,9 @@ class Unit {
   torch::Tensor grad_;        // fp32: [shard_numel] when sharded, [padded] otherwise
   torch::Tensor exp_avg_, exp_avg_sq_;
   std::optional<Work> gather_, reduce_;
-  torch::Tensor reduce_input_;  // kept alive until the reduce-scatter ran
+  torch::Tensor gather_send_;                   // the shard being sent, until the all-gather ran
+  torch::Tensor reduce_input_, reduce_output_;  // until the reduction is reaped
+  std::function<void()> finish_reduce_;
 };
 
 }  // namespace shardscope::train
