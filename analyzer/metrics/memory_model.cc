@@ -40,6 +40,23 @@ MemoryPrediction predict(const MemoryConfig& c) {
   return p;
 }
 
+CounterPrediction predict_counters(const MemoryConfig& c) {
+  CounterPrediction p;
+  const double psi = c.padded_params > 0 ? c.padded_params : c.params, n = std::max(1, c.world), pb = c.param_bytes;
+  const double shard = c.stage >= 1 ? psi / n : psi;
+  p.sharded_params = 4 * shard;
+  p.optimizer_state = 8 * shard;
+  p.gradients = 4 * (c.stage >= 2 ? psi / n : psi);
+  if (c.stage == 0) p.unsharded_params = pb == 4 ? 0 : pb * psi;  // DDP in fp32: the master is the parameter
+  else if (c.stage <= 2) p.unsharded_params = pb * psi;
+  else p.unsharded_params = pb * (c.largest_unit_params * std::max(1, c.units_in_flight) + c.root_unit_params);
+  if (c.offload && c.stage >= 2) {
+    p.host_offloaded = p.sharded_params + p.gradients + p.optimizer_state;
+    p.sharded_params = p.gradients = p.optimizer_state = 0;
+  }
+  return p;
+}
+
 std::optional<MemoryConfig> config_from_run(const nlohmann::json& rc, int world_size, std::string& why) {
   if (!rc.is_object()) {
     why = "n/a: the trace has no run_config (give --params/--world/--stage to `shardscope memory`)";
@@ -62,9 +79,12 @@ std::optional<MemoryConfig> config_from_run(const nlohmann::json& rc, int world_
     for (const auto& u : rc[keys::kCfgUnits]) {
       double n = model::json_number(u, keys::kCfgUnitParams).value_or(0.0);
       c.params += n;
+      c.padded_params += model::json_number(u, keys::kCfgUnitPaddedParams).value_or(n);
       // The trainer's unit 0 is the root (embedding, final norm, head): FSDP keeps it gathered.
-      if (model::json_number(u, keys::kCfgUnitId).value_or(-1) == 0 && rc[keys::kCfgUnits].size() > 1) c.root_unit_params = n;
-      else c.largest_unit_params = std::max(c.largest_unit_params, n);
+      // Gathered units are padded: the gathered bytes are the padded count.
+      const double gathered = model::json_number(u, keys::kCfgUnitPaddedParams).value_or(n);
+      if (model::json_number(u, keys::kCfgUnitId).value_or(-1) == 0 && rc[keys::kCfgUnits].size() > 1) c.root_unit_params = gathered;
+      else c.largest_unit_params = std::max(c.largest_unit_params, gathered);
     }
   }
   if (c.params <= 0) {
@@ -81,6 +101,12 @@ std::optional<MemoryConfig> config_from_run(const nlohmann::json& rc, int world_
 
 namespace {
 constexpr double kAgreement = 0.05;
+
+bool any_measured_counter(const model::Rank& rank) {
+  for (const char* c : {keys::kMemoryShardedParams, keys::kMemoryUnshardedParams, keys::kMemoryGradients, keys::kMemoryOptimizerState})
+    if (rank.counter(c)) return true;
+  return false;
+}
 }  // namespace
 
 RankMemory compare_memory(const model::Rank& rank) {
@@ -88,8 +114,16 @@ RankMemory compare_memory(const model::Rank& rank) {
   out.rank = rank.rank;
   std::string why;
   out.config = config_from_run(rank.run_config, rank.world_size, why);
-  std::optional<MemoryPrediction> p;
-  if (out.config) p = predict(*out.config);
+  std::optional<CounterPrediction> p;
+  if (out.config) {
+    p = predict_counters(*out.config);
+    const MemoryConfig& c = *out.config;
+    out.states_model = fmt::format(
+        "ZeRO stage {} over N = {}, Ψ = {:.0f} (units padded to N); as the trainer keeps them: fp32 master shard beside {:.0f}-byte "
+        "parameters, fp32 gradients, AdamW moments (8 bytes){}",
+        c.stage, c.world, c.padded_params > 0 ? c.padded_params : c.params, c.param_bytes,
+        c.offload ? "; sharded state offloaded to the host" : "");
+  }
   std::optional<double> activations;
   if (auto ac = activation_config_from_run(rank.run_config, out.activations_model)) {
     ActivationPrediction a = predict_activations(*ac);
@@ -101,10 +135,11 @@ RankMemory compare_memory(const model::Rank& rank) {
     std::optional<double> predicted;
   };
   const Cat cats[] = {
-      {keys::kMemoryShardedParams, p ? std::optional(p->params) : std::nullopt},
+      {keys::kMemoryShardedParams, p ? std::optional(p->sharded_params) : std::nullopt},
       {keys::kMemoryUnshardedParams, p ? std::optional(p->unsharded_params) : std::nullopt},
       {keys::kMemoryGradients, p ? std::optional(p->gradients) : std::nullopt},
       {keys::kMemoryOptimizerState, p ? std::optional(p->optimizer_state) : std::nullopt},
+      {keys::kMemoryHostOffloaded, p && out.config->offload ? std::optional(p->host_offloaded) : std::nullopt},
       {keys::kMemoryActivations, activations},
       {keys::kMemoryAllocatorTotal, std::nullopt},
   };
@@ -115,13 +150,17 @@ RankMemory compare_memory(const model::Rank& rank) {
     row.category = std::string(c.counter).substr(7);  // without "memory."
     if (const model::CounterSeries* s = rank.counter(c.counter)) row.measured = s->peak(), any_measured = true;
     row.predicted = c.predicted;
+    if (!row.measured && !row.predicted && c.counter == keys::kMemoryHostOffloaded) continue;  // no offload
+    // A counter that never left zero is never written: with a prediction beside it, it measured zero.
+    if (!row.measured && row.predicted && any_measured_counter(rank)) row.measured = 0.0;
     if (row.measured && row.predicted) {
       double diff = *row.measured - *row.predicted;
       double rel = std::fabs(diff) / std::max(*row.predicted, 1.0);
       if (rel > worst) {
         worst = rel;
-        out.departs_most = fmt::format("{}: measured {:.3f} MB vs predicted {:.3f} MB ({:+.1f}%)", row.category, *row.measured / 1e6, *row.predicted / 1e6,
-                                       *row.predicted > 0 ? 100 * diff / *row.predicted : 0.0);
+        std::string by = *row.predicted > 0 ? fmt::format("{:+.1f}%", 100 * diff / *row.predicted) : "the model predicts none";
+        out.departs_most = fmt::format("{}: measured {:.3f} MB vs predicted {:.3f} MB ({})", row.category, *row.measured / 1e6,
+                                       *row.predicted / 1e6, by);
       }
     }
     out.rows.push_back(row);

@@ -191,6 +191,7 @@ th{background:#f3f3f3}.legend span{margin-right:1.2em}.warn{color:#a15c00}.bad{c
                            560 * *row.predicted / peak, *row.predicted / 1e6);
       }
       h += "</svg>\n<p class=\"legend\"><span style=\"color:#4e79a7\">■ measured</span> <span style=\"color:#f28e2b\">■ predicted</span></p>\n";
+      if (!m.states_model.empty()) h += "<p>Model states: " + html_escape(m.states_model) + "</p>\n";
       if (!m.activations_model.empty()) h += "<p>Activations: " + html_escape(m.activations_model) + "</p>\n";
       if (!m.departs_most.empty()) h += "<p>Departs most: " + html_escape(m.departs_most) + "</p>\n";
       if (!m.not_applicable.empty()) h += "<p>" + html_escape(m.not_applicable) + "</p>\n";

@@ -132,6 +132,7 @@ json render_json(const Report& r) {
     for (const metrics::MemoryRow& row : rr.memory.rows)
       m[k::kRows].push_back({{k::kCategory, row.category}, {k::kMeasuredBytes, optional_number(row.measured)}, {k::kPredictedBytes, optional_number(row.predicted)}});
     m[k::kDepartsMost] = rr.memory.departs_most.empty() ? json(nullptr) : json(rr.memory.departs_most);
+    m[k::kStatesModel] = rr.memory.states_model.empty() ? json(nullptr) : json(rr.memory.states_model);
     m[k::kActivationsModel] = rr.memory.activations_model.empty() ? json(nullptr) : json(rr.memory.activations_model);
     if (!rr.memory.not_applicable.empty()) m[k::kReason] = rr.memory.not_applicable;
     o[k::kMemory] = m;

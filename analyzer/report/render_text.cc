@@ -84,6 +84,7 @@ std::string render_text(const Report& r, bool md) {
                           row.predicted ? fmt::format("{:.3f}", *row.predicted / 1e6) : "n/a"});
       para("memory (peak per category vs the ZeRO model):");
       table(t);
+      if (!m.states_model.empty()) para("model states: " + m.states_model);
       if (!m.activations_model.empty()) para("activations: " + m.activations_model);
       if (!m.departs_most.empty()) para("departs most: " + m.departs_most);
       if (!m.not_applicable.empty()) para(m.not_applicable);

@@ -177,11 +177,12 @@ inline void write_trainer_trace(const std::filesystem::path& path, const Trainer
     }
     range(compute, k::kStepRange, k::kCatStep, step_start, t - step_start, {{k::kArgStep, s}});
     if (o.memory_counters) {
-      counter(k::kMemoryShardedParams, t, 2 * psi / n);
+      // As the trainer counts under bf16: an fp32 master shard, fp32 gradient shard, AdamW's two moments.
+      counter(k::kMemoryShardedParams, t, 4 * psi / n);
       // Gathered: the root unit, the running unit and (with prefetch) the next one, bf16.
       counter(k::kMemoryUnshardedParams, t, 2 * o.unit_params * (o.prefetch == "pre" ? 3 : 2));
-      counter(k::kMemoryGradients, t, 2 * psi / n);
-      counter(k::kMemoryOptimizerState, t, o.optimizer_scale * 12 * psi / n);
+      counter(k::kMemoryGradients, t, 4 * psi / n);
+      counter(k::kMemoryOptimizerState, t, o.optimizer_scale * 8 * psi / n);
       if (o.activations_bytes > 0) counter(k::kMemoryActivations, t, o.activations_bytes);
     }
     t += 50'000;
