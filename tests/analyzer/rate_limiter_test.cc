@@ -5,22 +5,14 @@
 #include <gtest/gtest.h>
 
 #include "analyzer/metrics/prefetch.h"
-#include "plugins/load/load.h"
-#include "tests/analyzer/trainer_trace.h"
-#include "tests/support/temp_dir.h"
+#include "tests/analyzer/prefetch_check.h"
 
 using namespace shardscope;
 using metrics::Verdict;
 
 namespace {
 
-metrics::RankPrefetch check(const test::TrainerTraceOptions& o) {
-  test::TempDir dir;
-  auto path = dir.path() / "trace.rank0.json";
-  test::write_trainer_trace(path, o);
-  plugins::LoadResult loaded = plugins::load({path});
-  return metrics::check_prefetch(loaded.trace.ranks.at(0));
-}
+metrics::RankPrefetch check(const test::TrainerTraceOptions& o) { return test::check_prefetch_of(o); }
 
 // BACKWARD_PRE as FSDP issues it on a GPU (the prefetch goes out before the unit's own all-gather is
 // waited for), all-gathers longer than a unit's backward compute, and a limit of one in flight: at each

@@ -27,8 +27,7 @@ bool train_with(const fs::path& dir, const std::vector<std::string>& extra, int 
       setenv("LOCAL_WORLD_SIZE", "2", 1);
       setenv("MASTER_ADDR", "127.0.0.1", 1);
       setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
-      std::vector<std::string> args = {TRAINER_BIN, "--preset", "tiny", "--steps", "2", "--batch-size", "2", "--threads", "1",
-                                       "--trace-dir", dir.string()};
+      std::vector<std::string> args = {TRAINER_BIN, "--preset", "tiny", "--batch-size", "2", "--threads", "1", "--trace-dir", dir.string()};
       args.insert(args.end(), extra.begin(), extra.end());
       std::vector<char*> argv;
       for (auto& a : args) argv.push_back(a.data());
@@ -47,32 +46,9 @@ bool train_with(const fs::path& dir, const std::vector<std::string>& extra, int 
   return ok;
 }
 
-// Runs `world` ranks of the trainer with the torchrun variables; true when all exit 0.
+// Three steps of FULL_SHARD with the given backward prefetch.
 bool train(const fs::path& dir, const std::string& prefetch, int port) {
-  std::vector<pid_t> pids;
-  for (int r = 0; r < 2; ++r) {
-    pid_t pid = fork();
-    if (pid == 0) {
-      setenv("RANK", std::to_string(r).c_str(), 1);
-      setenv("LOCAL_RANK", std::to_string(r).c_str(), 1);
-      setenv("WORLD_SIZE", "2", 1);
-      setenv("LOCAL_WORLD_SIZE", "2", 1);
-      setenv("MASTER_ADDR", "127.0.0.1", 1);
-      setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
-      std::string trace_dir = dir.string();
-      execl(TRAINER_BIN, TRAINER_BIN, "--preset", "tiny", "--steps", "3", "--batch-size", "2", "--sharding", "full_shard", "--backward-prefetch",
-            prefetch.c_str(), "--threads", "1", "--trace-dir", trace_dir.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    pids.push_back(pid);
-  }
-  bool ok = true;
-  for (pid_t p : pids) {
-    int status = 0;
-    waitpid(p, &status, 0);
-    ok = ok && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  }
-  return ok;
+  return train_with(dir, {"--steps", "3", "--sharding", "full_shard", "--backward-prefetch", prefetch}, port);
 }
 
 TEST(TrainerTraces, ReportAndPrefetchGate) {
@@ -118,7 +94,9 @@ TEST(TrainerTraces, MemoryModelMatchesEveryStageExactly) {
                                    {"full_shard_offload", {"--sharding", "full_shard", "--cpu-offload"}}};
   setenv("SHARDSCOPE_TRAIN_OFFLOAD_ON_CPU", "1", 1);
   for (const Case& c : cases) {
-    ASSERT_TRUE(train_with(d.path() / c.name, c.args, port++)) << c.name;
+    std::vector<std::string> args = c.args;
+    args.insert(args.end(), {"--steps", "2"});
+    ASSERT_TRUE(train_with(d.path() / c.name, args, port++)) << c.name;
     auto report = run({SHARDSCOPE_BIN, "report", (d.path() / c.name).string(), "--format", "json"});
     ASSERT_EQ(report.rc, 0) << report.err;
     auto j = nlohmann::json::parse(report.out);

@@ -80,14 +80,7 @@ class MemorySchemas : public SchemaSource {
   std::vector<const nvtxPayloadData_t*> released;
 };
 
-std::string dump(const std::vector<Event>& events) {
-  std::string out;
-  for (const Event& e : events) {
-    trace::append_event(out, e);
-    out += "\n";
-  }
-  return out;
-}
+using test::dump;
 
 class NvtxPayloadTest : public ::testing::Test {
  protected:

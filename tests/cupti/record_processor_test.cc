@@ -17,15 +17,7 @@ using test::Records;
 
 constexpr int64_t kPid = 3;
 
-// One line per event, so a mismatch shows which event and which field.
-std::string dump(const std::vector<Event>& events) {
-  std::string out;
-  for (const Event& e : events) {
-    trace::append_event(out, e);
-    out += "\n";
-  }
-  return out;
-}
+using test::dump;
 
 class RecordProcessorTest : public ::testing::Test {
  protected:

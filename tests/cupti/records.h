@@ -8,7 +8,10 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <string>
 #include <vector>
+
+#include "tracer/format/serialize.h"
 
 namespace shardscope::test {
 
@@ -182,5 +185,15 @@ class Records {
   std::vector<const CUpti_Activity*> order_;
   std::vector<size_t> sizes_;
 };
+
+// The processor's events, one line each, so a mismatch shows which event and which field.
+inline std::string dump(const std::vector<trace::Event>& events) {
+  std::string out;
+  for (const trace::Event& e : events) {
+    trace::append_event(out, e);
+    out += "\n";
+  }
+  return out;
+}
 
 }  // namespace shardscope::test
