@@ -11,7 +11,7 @@
 #include <map>
 #include <string>
 
-#include <fmt/format.h>
+#include "tests/plugins/kineto_writer.h"
 
 namespace shardscope::test {
 
@@ -69,29 +69,16 @@ class Fsdp1Trace {
       if (u != 0) post_backward(u, t + 8);
     }
     post_backward(0, c);
-    return "{\"schemaVersion\": 1, \"traceEvents\": [\n" + out_ +
-           "{\"ph\": \"i\", \"name\": \"end\", \"pid\": \"\", \"tid\": \"\", \"ts\": 0}], \"distributedInfo\": {\"rank\": 0, \"world_size\": 2}}";
+    return w_.file("\"schemaVersion\": 1, ", ", \"distributedInfo\": {\"rank\": 0, \"world_size\": 2}");
   }
 
  private:
   static constexpr int kMain = 100, kAutograd = 101, kCompute = 7, kComm = 20;
 
-  void cpu(int tid, const std::string& name, int64_t ts, int64_t dur) {
-    out_ += fmt::format(R"({{"ph": "X", "cat": "user_annotation", "name": "{}", "pid": 100, "tid": {}, "ts": {}, "dur": {}}},)", name, tid, ts, dur) + "\n";
-  }
-  int launch(int64_t ts) {
-    ++corr_;
-    out_ += fmt::format(R"({{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 100, "tid": 100, "ts": {}, "dur": 1, "args": {{"correlation": {}}}}},)", ts, corr_) + "\n";
-    launched_[corr_] = ts;
-    return corr_;
-  }
+  void cpu(int tid, const std::string& name, int64_t ts, int64_t dur) { w_.cpu(tid, name, ts, dur); }
+  int launch(int64_t ts) { return w_.launch(ts); }
   int64_t kernel(const std::string& name, int stream, int corr, int64_t not_before, int64_t dur, const std::string& extra = "") {
-    int64_t start = std::max({launched_[corr] + 5, free_[stream], not_before});
-    free_[stream] = start + dur;
-    out_ += fmt::format(R"({{"ph": "X", "cat": "kernel", "name": "{}", "pid": 0, "tid": {}, "ts": {}, "dur": {}, "args": {{"stream": {}, "correlation": {}{}}}}},)", name, stream,
-                        start, dur, stream, corr, extra) +
-            "\n";
-    return start + dur;
+    return w_.kernel(name, stream, corr, not_before, dur, extra);
   }
   void gather(int unit, int64_t t) {
     ag_end_[unit] = kernel("ncclDevKernel_AllGather_RING_LL(x)", kComm, launch(t), 0, ag_us_, R"(, "Collective name": "_allgather_base")");
@@ -104,15 +91,14 @@ class Fsdp1Trace {
   }
   void post_backward(int unit, int64_t t) {
     cpu(kAutograd, "FullyShardedDataParallel._post_backward_hook", t, 6);
-    kernel("ncclDevKernel_ReduceScatter_Sum_f32_RING_LL(x)", kComm, launch(t + 1), free_[kCompute], 30, R"(, "Collective name": "_reduce_scatter_base")");
+    kernel("ncclDevKernel_ReduceScatter_Sum_f32_RING_LL(x)", kComm, launch(t + 1), w_.stream_free(kCompute), 30, R"(, "Collective name": "_reduce_scatter_base")");
     cpu(kAutograd, "FullyShardedDataParallel._post_backward_prefetch", t + 3, 2);
     (void)unit;
   }
 
-  std::string out_;
-  int corr_ = 0;
+  KinetoWriter w_;
   int64_t ag_us_ = 50;
-  std::map<int, int64_t> launched_, free_, ag_end_;
+  std::map<int, int64_t> ag_end_;
 };
 
 }  // namespace shardscope::test

@@ -11,6 +11,7 @@
 #include "analyzer/metrics/prefetch.h"
 #include "plugins/kineto/kineto_keys.h"
 #include "plugins/load/load.h"
+#include "tests/plugins/kineto_writer.h"
 #include "tests/support/temp_dir.h"
 
 using namespace shardscope;
@@ -37,26 +38,14 @@ class Fsdp2Trace {
       cpu(fmt::format("FSDP::post_backward_reduce (layers.{})", u), c + 14, 3);
       kernel("ncclDevKernel_ReduceScatter_Sum_f32_RING_LL(x)", 20, launch(c + 15), std::max(end, c + 20), 30, R"(, "Collective name": "_reduce_scatter_base")");
     }
-    return "{\"traceEvents\": [\n" + out_ + "{\"ph\": \"i\", \"name\": \"end\", \"pid\": \"\", \"tid\": \"\", \"ts\": 0}]}";
+    return w_.file();
   }
 
  private:
-  void cpu(const std::string& name, int64_t ts, int64_t dur) {
-    out_ += fmt::format(R"({{"ph": "X", "cat": "user_annotation", "name": "{}", "pid": 100, "tid": 100, "ts": {}, "dur": {}}},)", name, ts, dur) + "\n";
-  }
-  int launch(int64_t ts) {
-    ++corr_;
-    out_ += fmt::format(R"({{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 100, "tid": 100, "ts": {}, "dur": 1, "args": {{"correlation": {}}}}},)", ts, corr_) + "\n";
-    launched_[corr_] = ts;
-    return corr_;
-  }
+  void cpu(const std::string& name, int64_t ts, int64_t dur) { w_.cpu(100, name, ts, dur); }
+  int launch(int64_t ts) { return w_.launch(ts); }
   int64_t kernel(const std::string& name, int stream, int corr, int64_t not_before, int64_t dur, const std::string& extra = "") {
-    int64_t start = std::max({launched_[corr] + 5, free_[stream], not_before});
-    free_[stream] = start + dur;
-    out_ += fmt::format(R"({{"ph": "X", "cat": "kernel", "name": "{}", "pid": 0, "tid": {}, "ts": {}, "dur": {}, "args": {{"stream": {}, "correlation": {}{}}}}},)", name, stream,
-                        start, dur, stream, corr, extra) +
-            "\n";
-    return start + dur;
+    return w_.kernel(name, stream, corr, not_before, dur, extra);
   }
   void gather(int unit, int64_t c) {
     cpu(fmt::format("FSDP::all_gather (layers.{})", unit), c, 3);
@@ -68,9 +57,7 @@ class Fsdp2Trace {
     for (int k = 0; k < 3; ++k) end = kernel("gemm", 7, launch(c + k), std::max(after, ag_end_[unit]), 40);
     return end;
   }
-  std::string out_;
-  int corr_ = 0;
-  std::map<int, int64_t> launched_, free_;
+  test::KinetoWriter w_;
   std::map<int, int64_t> ag_end_;
 };
 
