@@ -95,9 +95,22 @@ std::vector<fs::path> expand_inputs(const std::vector<fs::path>& paths) {
     std::error_code ec;
     if (fs::is_directory(p, ec)) {
       std::vector<fs::path> found;
-      for (const auto& entry : fs::directory_iterator(p, ec))
+      std::vector<std::string> subdirs;
+      for (const auto& entry : fs::directory_iterator(p, ec)) {
         if (entry.is_regular_file() && is_trace_name(entry.path())) found.push_back(entry.path());
-      if (found.empty()) throw trace::TraceError(p.string(), 0, "no trace files (*.json, *.json.gz) in this directory");
+        else if (entry.is_directory()) subdirs.push_back(entry.path().filename().string());
+      }
+      if (found.empty()) {
+        // A run per subdirectory (control/ and test/, one per rank...) is common: name them rather than guess
+        // which are one run.
+        std::string hint;
+        std::sort(subdirs.begin(), subdirs.end());
+        for (size_t i = 0; i < subdirs.size() && i < 8; ++i) hint += (i ? ", " : "") + subdirs[i] + "/";
+        if (subdirs.size() > 8) hint += ", ...";
+        throw trace::TraceError(p.string(), 0,
+                                "no trace files (*.json, *.json.gz) in this directory" +
+                                    (hint.empty() ? std::string() : "; it has subdirectories (" + hint + "): give the ones that hold one run's traces"));
+      }
       std::sort(found.begin(), found.end());
       out.insert(out.end(), found.begin(), found.end());
     } else if (fs::exists(p, ec)) {

@@ -179,6 +179,14 @@ TEST(ReportCli, BadInputExitsTwoWithAClearMessage) {
   auto empty = run({kBin, "report", (d.path() / "empty").string()});
   EXPECT_EQ(empty.rc, 2);
   EXPECT_NE(empty.err.find("no trace files"), std::string::npos) << empty.err;
+  EXPECT_EQ(empty.err.find("subdirectories"), std::string::npos) << empty.err;
+
+  // Runs kept one per subdirectory: the message names them.
+  fs::create_directories(d.path() / "runs" / "control");
+  fs::create_directories(d.path() / "runs" / "test");
+  auto nested = run({kBin, "report", (d.path() / "runs").string()});
+  EXPECT_EQ(nested.rc, 2);
+  EXPECT_NE(nested.err.find("it has subdirectories (control/, test/)"), std::string::npos) << nested.err;
 
   write(d.path() / "empty.json", "");
   auto empty_file = run({kBin, "report", (d.path() / "empty.json").string()});
