@@ -75,11 +75,11 @@ json run_config(const Args& a, const FsdpOptions& o, const WorldEnv& w, int shar
           {keys::kCfgActivationCheckpointing, o.activation_checkpointing},
           {keys::kCfgCpuOffload, a.cpu_offload},
           {keys::kCfgOptimizer, "adamw"},
-          {"batch_size", a.batch},
+          {keys::kCfgBatchSize, a.batch},
           {"device", a.device},
           {keys::kCfgModel,
-           {{"preset", m.preset}, {"layers", m.layers}, {"dim", m.dim}, {"heads", m.heads}, {"kv_heads", m.kv_heads},
-            {"ffn_dim", m.ffn_dim}, {"vocab", m.vocab}, {"seq_len", m.seq_len}, {"params", parameter_count(m)}}},
+           {{"preset", m.preset}, {keys::kCfgModelLayers, m.layers}, {keys::kCfgModelDim, m.dim}, {keys::kCfgModelHeads, m.heads}, {"kv_heads", m.kv_heads},
+            {"ffn_dim", m.ffn_dim}, {"vocab", m.vocab}, {keys::kCfgModelSeqLen, m.seq_len}, {"params", parameter_count(m)}}},
           {keys::kCfgUnits, units}};
 }
 

@@ -85,7 +85,7 @@ void Engine::unshard(Unit& u, const char* reason) {
   if (u.gathered()) return;
   // Rate limiter: at most limit_all_gathers gathered-but-unconsumed units, as FSDP's limit_all_gathers.
   while (int(in_flight_.size()) >= std::max(1, opts_.limit_all_gathers)) {
-    tr::instant("rate_limited", {{keys::kArgUnit, int64_t(u.id())}}, keys::kCatFsdp);
+    tr::instant(keys::kRateLimited, {{keys::kArgUnit, int64_t(u.id())}}, keys::kCatFsdp);
     in_flight_.front()->wait_unshard();
     in_flight_.erase(in_flight_.begin());
   }
