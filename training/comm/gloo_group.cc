@@ -22,14 +22,6 @@
 
 namespace shardscope::train {
 
-const char* dtype_name(DType d) { return d == DType::F32 ? "fp32" : "bf16"; }
-
-DType parse_dtype(const std::string& s) {
-  if (s == "fp32") return DType::F32;
-  if (s == "bf16") return DType::BF16;
-  throw std::invalid_argument("unknown dtype '" + s + "' (fp32, bf16)");
-}
-
 namespace {
 
 // gloo's rendezvous Store over libtorch's TCP store.

@@ -36,8 +36,10 @@ class Rendezvous;
 // A Gloo communicator over `members` (global ranks, sorted; this rank must be one of them). Every member
 // must call this with the same name and members. Each communicator is its own Gloo context, so two of them
 // can run at once on different threads, as the all-gather and reduce-scatter streams do.
+#if SHARDSCOPE_TRAIN_GLOO
 std::unique_ptr<Group> make_gloo_group(Rendezvous& rv, const std::string& name, const std::vector<int>& members,
                                        std::chrono::milliseconds timeout);
+#endif
 
 #if SHARDSCOPE_TRAIN_NCCL
 // The same over NCCL, for buffers on CUDA device `device` (built when the CUDA toolkit and NCCL are found).

@@ -57,7 +57,11 @@ Engine::Engine(const ModelConfig& model, const FsdpOptions& opts, Rendezvous& rv
     if (opts.cuda) return make_nccl_group(rv, name, members, kCollectiveTimeout, opts.device);
 #endif
     if (opts.cuda) throw std::invalid_argument("this build has no NCCL: --device cuda is not available");
+#if SHARDSCOPE_TRAIN_GLOO
     return make_gloo_group(rv, name, members, kCollectiveTimeout);
+#else
+    throw std::invalid_argument("this build has no Gloo (libgloo-dev): --device cpu is not available");
+#endif
   };
   shard_ag_ = make_group("shard_ag_" + node, shard_members);
   shard_rs_ = make_group("shard_rs_" + node, shard_members);
