@@ -266,6 +266,12 @@ bool enable_after_check(const DeviceCheck& device, const GpuOptions& gpu, const 
   cuptiActivityEnableDriverApi(CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent, 0);
   cuptiActivityEnableDriverApi(CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxGetState, 0);
   cuptiActivityEnableDriverApi(CUPTI_DRIVER_TRACE_CBID_cuKernelGetAttribute, 0);
+  // Completion polls: a thread waiting on a stream or event (the trainer's NCCL wait, PyTorch's work.wait)
+  // calls these every few microseconds; recorded, they would flood the trace and the buffer pool.
+  cuptiActivityEnableRuntimeApi(CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_v3020, 0);
+  cuptiActivityEnableRuntimeApi(CUPTI_RUNTIME_TRACE_CBID_cudaEventQuery_v3020, 0);
+  cuptiActivityEnableDriverApi(CUPTI_DRIVER_TRACE_CBID_cuStreamQuery, 0);
+  cuptiActivityEnableDriverApi(CUPTI_DRIVER_TRACE_CBID_cuEventQuery, 0);
   b->active = true;
   json status = {{keys::kGpuBackend, keys::kGpuBackendCupti},
                  {keys::kCuptiVersion, version},
