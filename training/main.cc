@@ -45,6 +45,7 @@ struct Args {
   bool forward_prefetch = false, checkpointing = false, cpu_offload = false, resume = false;
   std::string checkpoint_dir, trace_dir, log_json, dump_params;
   int rendezvous_timeout_s = 60;
+  int collective_timeout_s = 0;
 };
 
 [[noreturn]] void fail(int code, const std::string& rank_prefix, const std::string& msg) {
@@ -129,6 +130,9 @@ int main(int argc, char** argv) {
   app.add_option("--dump-params", a.dump_params, "After training, rank 0 writes all parameters (fp32, raw) here");
   app.add_option("--threads", a.threads, "Intra-op threads per rank")->check(CLI::PositiveNumber);
   app.add_option("--rendezvous-timeout", a.rendezvous_timeout_s, "Seconds to wait for every rank")->check(CLI::PositiveNumber);
+  app.add_option("--collective-timeout", a.collective_timeout_s,
+                 "Seconds a collective may take from its issue before the run stops (default 30 on CPU, 300 on a GPU)")
+      ->check(CLI::PositiveNumber);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
@@ -157,6 +161,7 @@ int main(int argc, char** argv) {
     o.reduce_dtype = parse_dtype(a.reduce_dtype);
     o.activation_checkpointing = a.checkpointing;
     o.ranks_per_node = a.ranks_per_node;
+    o.collective_timeout_s = a.collective_timeout_s;
     if (a.device == "cuda") {
 #if SHARDSCOPE_TRAIN_NCCL
       if (torch::cuda::device_count() == 0)

@@ -12,6 +12,7 @@ CommStream::~CommStream() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
+    queue_.clear();  // nobody waits for these any more (a step failed): do not run them
   }
   cv_.notify_all();
   thread_.join();

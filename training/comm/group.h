@@ -17,18 +17,25 @@ inline size_t dtype_size(DType d) { return d == DType::F32 ? 4 : 2; }
 const char* dtype_name(DType d);
 DType parse_dtype(const std::string& s);  // "fp32" | "bf16"; throws std::invalid_argument
 
+// Marks, on the thread that issues a collective, the point in that thread's device work the collective must
+// follow (a CUDA event on the GPU; nothing on CPU, where the issuing thread has finished its work already).
+using Fence = std::shared_ptr<void>;
+
 class Group {
  public:
   virtual ~Group() = default;
   virtual int rank() const = 0;
   virtual int size() const = 0;
+  // Called by the issuing (compute) thread; the collective run later with this fence waits only for the
+  // device work queued before it, not for compute queued between the issue and the run.
+  virtual Fence fence() { return nullptr; }
   // out holds size() * count elements; `in` (count elements) may not alias out.
-  virtual void all_gather(void* out, const void* in, size_t count, DType dt) = 0;
+  virtual void all_gather(void* out, const void* in, size_t count, DType dt, const Fence& after = nullptr) = 0;
   // in holds size() * count elements; out receives the sum of every rank's chunk rank() (count elements).
   // `in` is scratch: a backend may sum into it in place (Gloo's ring does, sparing a copy of the unit).
-  virtual void reduce_scatter(void* out, void* in, size_t count, DType dt) = 0;
+  virtual void reduce_scatter(void* out, void* in, size_t count, DType dt, const Fence& after = nullptr) = 0;
   // Sums buf across the group, in place.
-  virtual void all_reduce(void* buf, size_t count, DType dt) = 0;
+  virtual void all_reduce(void* buf, size_t count, DType dt, const Fence& after = nullptr) = 0;
 };
 
 class Rendezvous;

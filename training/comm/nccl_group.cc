@@ -1,7 +1,9 @@
 // Group on NCCL (the GPU backend), for device buffers. Each communicator has its own CUDA stream; a
-// collective first makes that stream wait for the work already queued on the default stream (which
-// produced its input and last used its output's memory), then runs, and the calling comm thread waits for
-// it, polling so that a lost peer (NCCL has no timeout of its own) ends in an error instead of a hang.
+// collective first makes that stream wait for the default-stream work queued when it was issued (which
+// produced its input and last used its output's memory: the fence, an event recorded by the issuing thread),
+// then runs, and the calling comm thread waits for it, polling so that a lost peer (NCCL has no timeout of
+// its own) ends in an error instead of a hang. After an abort the communicator is gone: every later call
+// fails at once.
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
@@ -47,47 +49,68 @@ class NcclGroup : public Group {
     check_nccl(ncclCommInitRank(&comm_, size_, id, rank_), "ncclCommInitRank");
   }
   ~NcclGroup() override {
-    ncclCommDestroy(comm_);
+    if (comm_) ncclCommDestroy(comm_);  // an aborted communicator was freed by ncclCommAbort
     cudaEventDestroy(ready_);
     cudaStreamDestroy(stream_);
   }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
 
-  void all_gather(void* out, const void* in, size_t count, DType dt) override {
-    begin();
+  Fence fence() override {
+    check_cuda(cudaSetDevice(device_), "cudaSetDevice");
+    cudaEvent_t e = nullptr;
+    check_cuda(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
+    check_cuda(cudaEventRecord(e, nullptr), "cudaEventRecord");  // the default stream, where compute runs
+    return Fence(static_cast<void*>(e), [](void* p) { cudaEventDestroy(static_cast<cudaEvent_t>(p)); });
+  }
+  void all_gather(void* out, const void* in, size_t count, DType dt, const Fence& after) override {
+    begin(after);
     check_nccl(ncclAllGather(in, out, count, nccl_type(dt), comm_, stream_), "ncclAllGather");
     finish("all_gather");
   }
-  void reduce_scatter(void* out, void* in, size_t count, DType dt) override {
-    begin();
+  void reduce_scatter(void* out, void* in, size_t count, DType dt, const Fence& after) override {
+    begin(after);
     check_nccl(ncclReduceScatter(in, out, count, nccl_type(dt), ncclSum, comm_, stream_), "ncclReduceScatter");
     finish("reduce_scatter");
   }
-  void all_reduce(void* buf, size_t count, DType dt) override {
-    begin();
+  void all_reduce(void* buf, size_t count, DType dt, const Fence& after) override {
+    begin(after);
     check_nccl(ncclAllReduce(buf, buf, count, nccl_type(dt), ncclSum, comm_, stream_), "ncclAllReduce");
     finish("all_reduce");
   }
 
  private:
-  void begin() {
+  void begin(const Fence& after) {
+    if (!comm_) throw std::runtime_error("NCCL communicator was aborted after an earlier failure");
     check_cuda(cudaSetDevice(device_), "cudaSetDevice");  // a comm thread starts on device 0
-    check_cuda(cudaEventRecord(ready_, nullptr), "cudaEventRecord");  // the default stream, where compute runs
-    check_cuda(cudaStreamWaitEvent(stream_, ready_, 0), "cudaStreamWaitEvent");
+    cudaEvent_t ready = static_cast<cudaEvent_t>(after.get());
+    if (!ready) {  // called on the compute thread itself: everything it queued so far
+      check_cuda(cudaEventRecord(ready_, nullptr), "cudaEventRecord");
+      ready = ready_;
+    }
+    check_cuda(cudaStreamWaitEvent(stream_, ready, 0), "cudaStreamWaitEvent");
+  }
+  void abort() {
+    ncclCommAbort(comm_);
+    comm_ = nullptr;
   }
   void finish(const char* op) {
     auto deadline = std::chrono::steady_clock::now() + timeout_;
     for (;;) {
       cudaError_t e = cudaStreamQuery(stream_);
       if (e == cudaSuccess) return;
-      if (e != cudaErrorNotReady) check_cuda(e, op);
+      if (e != cudaErrorNotReady) {
+        abort();
+        check_cuda(e, op);
+      }
       ncclResult_t async = ncclSuccess;
-      ncclCommGetAsyncError(comm_, &async);
+      ncclResult_t got = ncclCommGetAsyncError(comm_, &async);
+      if (got != ncclSuccess) async = got;
       if (async != ncclSuccess || std::chrono::steady_clock::now() > deadline) {
-        ncclCommAbort(comm_);
+        abort();
         throw std::runtime_error(std::string("NCCL ") + op + (async != ncclSuccess ? std::string(" failed: ") + ncclGetErrorString(async) : " timed out"));
       }
+      // Polling calls are left out of CUPTI's trace (cupti_backend.cc), so this interval costs no trace size.
       std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
   }

@@ -12,7 +12,6 @@ namespace shardscope::train {
 namespace {
 
 namespace tr = tracer;
-constexpr auto kCollectiveTimeout = std::chrono::seconds(30);
 
 torch::Tensor init_unit(const UnitLayout& u, torch::Generator& gen) {
   auto t = torch::empty({u.numel}, torch::kFloat32);
@@ -52,13 +51,15 @@ Engine::Engine(const ModelConfig& model, const FsdpOptions& opts, Rendezvous& rv
   shard_size_ = int(shard_members.size());
   shard_rank_ = int(std::find(shard_members.begin(), shard_members.end(), rank) - shard_members.begin());
 
+  // On a GPU the deadline also covers peers' first-step set-up and checkpoint writes of large presets.
+  const std::chrono::seconds timeout(opts.collective_timeout_s > 0 ? opts.collective_timeout_s : opts.cuda ? 300 : 30);
   auto make_group = [&](const std::string& name, const std::vector<int>& members) -> std::unique_ptr<Group> {
 #if SHARDSCOPE_TRAIN_NCCL
-    if (opts.cuda) return make_nccl_group(rv, name, members, kCollectiveTimeout, opts.device);
+    if (opts.cuda) return make_nccl_group(rv, name, members, timeout, opts.device);
 #endif
     if (opts.cuda) throw std::invalid_argument("this build has no NCCL: --device cuda is not available");
 #if SHARDSCOPE_TRAIN_GLOO
-    return make_gloo_group(rv, name, members, kCollectiveTimeout);
+    return make_gloo_group(rv, name, members, timeout);
 #else
     throw std::invalid_argument("this build has no Gloo (libgloo-dev): --device cpu is not available");
 #endif

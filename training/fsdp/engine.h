@@ -50,11 +50,13 @@ class Engine {
   MemoryLedger& mem_;
   int shard_rank_ = 0, shard_size_ = 1, replicas_ = 1;
   std::unique_ptr<Group> shard_ag_, shard_rs_, replica_rs_, world_rs_, world_main_;
-  std::unique_ptr<CommStream> ag_stream_, rs_stream_;
-  Comms comms_{};
   std::vector<std::unique_ptr<Unit>> units_;  // [0] root, [1..L] blocks
   std::vector<Unit*> in_flight_;              // all-gathers issued, not yet consumed (the rate limiter)
   std::vector<int> exec_order_;               // block units in forward order, recorded on the first step
+  // Declared after the groups and units, so destroyed before them: when a step fails, the streams drop
+  // what is queued and finish the collective in progress while its groups and buffers still exist.
+  std::unique_ptr<CommStream> ag_stream_, rs_stream_;
+  Comms comms_{};
 };
 
 }  // namespace shardscope::train

@@ -87,7 +87,9 @@ void Unit::unshard(const Comms& c, const char* reason) {
 
   // The shard in the parameter dtype on the training device: the master itself in fp32 without offload,
   // else a copy (under --cpu-offload the host-to-device copy FSDP also makes before each all-gather).
-  gather_send_ = master_.to(device_, scalar(opts_.param_dtype));
+  // non_blocking: from the pinned host master under --cpu-offload the copy is queued and the cast runs on
+  // the device; the fence below orders the all-gather after it.
+  gather_send_ = master_.to(device_, scalar(opts_.param_dtype), /*non_blocking=*/true);
   void* out = full_.data_ptr();
   const void* send = gather_send_.data_ptr();
   Group* g = c.shard_ag;
@@ -96,9 +98,10 @@ void Unit::unshard(const Comms& c, const char* reason) {
   tr::instant(keys::kPrefetch, {{keys::kArgUnit, unit}, {keys::kArgReason, reason}}, keys::kCatFsdp);
   // The closure holds raw pointers only: every tensor is allocated and freed on the compute thread, so the
   // allocator's count there is the compute's own (see Engine's activation measurement).
+  Fence after = g->fence();  // after the shard's copy/cast just queued, not after later compute
   gather_ = c.ag_stream->issue([=] {
     int64_t start = tr::now_ns();
-    g->all_gather(out, send, size_t(count), dt);
+    g->all_gather(out, send, size_t(count), dt, after);
     trace_collective(keys::kAllGather, start, unit, int64_t(bytes), g->size(), issued);
   });
 }
@@ -161,9 +164,10 @@ void Unit::reduce_grad(const Comms& c) {
       out = reduce_output_.data_ptr();
     }
     torch::Tensor out_t = reduce_output_.defined() ? reduce_output_ : grad_;
+    Fence after = g_rs->fence();
     reduce_ = c.rs_stream->issue([=] {
       int64_t start = tr::now_ns();
-      g_rs->reduce_scatter(out, in, size_t(count), dt);
+      g_rs->reduce_scatter(out, in, size_t(count), dt, after);
       trace_collective(keys::kReduceScatter, start, unit, in_bytes, g_rs->size(), issued);
       if (replica && replica->size() > 1) {
         start = tr::now_ns();
@@ -180,9 +184,10 @@ void Unit::reduce_grad(const Comms& c) {
   } else {
     Group* world = c.world_rs;
     const int64_t count = input.numel();
+    Fence after = world->fence();
     reduce_ = c.rs_stream->issue([=] {
       int64_t start = tr::now_ns();
-      world->all_reduce(in, size_t(count), dt);
+      world->all_reduce(in, size_t(count), dt, after);
       trace_collective(keys::kAllReduce, start, unit, in_bytes, world->size(), issued);
     });
     finish_reduce_ = [this, scale] {
@@ -215,12 +220,14 @@ void Unit::after_optimizer(const Comms& c) {
   if (opts_.sharding == Sharding::NoShard && !full_.is_same(master_)) {
     full_.copy_(master_);
   } else if (opts_.sharding == Sharding::Zero1) {
-    torch::Tensor send = master_.to(device_, scalar(opts_.param_dtype));
+    torch::Tensor send = master_.to(device_, scalar(opts_.param_dtype), /*non_blocking=*/true);
     void* out = full_.data_ptr();
+    const void* in = send.data_ptr();  // `send` stays with this thread, which frees it after the gather
     Group* g = c.shard_ag;
     const int64_t count = shard_numel_;
     const DType dt = opts_.param_dtype;
-    c.ag_stream->issue([=] { g->all_gather(out, send.data_ptr(), size_t(count), dt); }).get();
+    Fence after = g->fence();
+    c.ag_stream->issue([=] { g->all_gather(out, in, size_t(count), dt, after); }).get();
   }
 }
 
