@@ -96,9 +96,9 @@ void Unit::unshard(const Comms& c, const char* reason) {
   const int64_t issued = tr::now_ns(), count = shard_numel_, unit = id();
   const DType dt = opts_.param_dtype;
   tr::instant(keys::kPrefetch, {{keys::kArgUnit, unit}, {keys::kArgReason, reason}}, keys::kCatFsdp);
+  Fence after = g->fence();  // after the shard's copy/cast just queued, not after later compute
   // The closure holds raw pointers only: every tensor is allocated and freed on the compute thread, so the
   // allocator's count there is the compute's own (see Engine's activation measurement).
-  Fence after = g->fence();  // after the shard's copy/cast just queued, not after later compute
   gather_ = c.ag_stream->issue([=] {
     int64_t start = tr::now_ns();
     g->all_gather(out, send, size_t(count), dt, after);
@@ -145,25 +145,20 @@ void Unit::reduce_grad(const Comms& c) {
   flat_.mutable_grad() = torch::Tensor();
   const int64_t issued = tr::now_ns(), unit = id();
   const DType dt = opts_.reduce_dtype;
-  const float scale = float(1.0 / double(world_size_));
   const int64_t in_bytes = input.numel() * input.element_size();
-  // As for the all-gather, the compute thread owns the buffers (reduce_input_, reduce_output_) and frees
-  // them in reap_reduce(); the closure works on raw pointers.
+  // As for the all-gather, the compute thread owns the buffers (reduce_input_, reduced_) and frees them in
+  // reap_reduce(); the closure works on raw pointers.
   reduce_input_ = input;
   void* in = input.data_ptr();
-  const bool fp32 = dt == DType::F32;
   if (grads_sharded_) {
     Group* g_rs = c.shard_rs;
     Group* replica = c.replica_rs;
     const int64_t count = shard_numel_;
-    reduce_output_ = fp32 ? torch::Tensor() : torch::empty({count}, input.options());
-    float* grad = grad_.data_ptr<float>();  // fp32 [count], on the host under --cpu-offload
-    void* out = fp32 && !opts_.cpu_offload ? static_cast<void*>(grad) : (reduce_output_.defined() ? reduce_output_.data_ptr() : nullptr);
-    if (!out) {  // fp32 with offload: reduce on the device, then copy to the host
-      reduce_output_ = torch::empty({count}, input.options());
-      out = reduce_output_.data_ptr();
-    }
-    torch::Tensor out_t = reduce_output_.defined() ? reduce_output_ : grad_;
+    // An fp32 reduction on the training device lands in the gradient itself; otherwise in a buffer of the
+    // reduce dtype on the device, copied into the gradient (on the host under --cpu-offload) when reaped.
+    const bool into_grad = dt == DType::F32 && !opts_.cpu_offload;
+    reduced_ = into_grad ? grad_ : torch::empty({count}, input.options());
+    void* out = reduced_.data_ptr();
     Fence after = g_rs->fence();
     reduce_ = c.rs_stream->issue([=] {
       int64_t start = tr::now_ns();
@@ -175,25 +170,16 @@ void Unit::reduce_grad(const Comms& c) {
         trace_collective(keys::kAllReduce, start, unit, count * int64_t(dtype_size(dt)), replica->size(), issued);
       }
     });
-    // Scaling and the copy into the fp32 gradient run on the compute thread once the reduction is done.
-    finish_reduce_ = [this, out_t, scale] {
-      torch::NoGradGuard no_grad;
-      if (out_t.is_same(grad_)) grad_.mul_(scale);
-      else grad_.copy_(out_t.to(torch::kFloat32)).mul_(scale);
-    };
   } else {
     Group* world = c.world_rs;
     const int64_t count = input.numel();
+    reduced_ = input;  // summed in place
     Fence after = world->fence();
     reduce_ = c.rs_stream->issue([=] {
       int64_t start = tr::now_ns();
       world->all_reduce(in, size_t(count), dt, after);
       trace_collective(keys::kAllReduce, start, unit, in_bytes, world->size(), issued);
     });
-    finish_reduce_ = [this, scale] {
-      torch::NoGradGuard no_grad;
-      grad_.copy_(reduce_input_.to(torch::kFloat32)).mul_(scale);
-    };
   }
 }
 
@@ -202,9 +188,11 @@ bool Unit::reap_reduce(bool block) {
   if (!block && reduce_->wait_for(std::chrono::seconds(0)) != std::future_status::ready) return false;
   reduce_->get();  // rethrows the collective's error
   reduce_.reset();
-  finish_reduce_();
-  finish_reduce_ = nullptr;
-  reduce_input_ = reduce_output_ = torch::Tensor();
+  // On the compute thread, once the reduction is done: into the fp32 gradient, averaged over the world.
+  torch::NoGradGuard no_grad;
+  if (!reduced_.is_same(grad_)) grad_.copy_(reduced_);
+  grad_.mul_(1.0 / double(world_size_));
+  reduce_input_ = reduced_ = torch::Tensor();
   return true;
 }
 

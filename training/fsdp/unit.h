@@ -4,7 +4,6 @@
 
 #include <torch/torch.h>
 
-#include <functional>
 #include <optional>
 #include <vector>
 
@@ -94,8 +93,7 @@ class Unit {
   torch::Tensor exp_avg_, exp_avg_sq_;
   std::optional<Work> gather_, reduce_;
   torch::Tensor gather_send_;                   // the shard being sent, until the all-gather ran
-  torch::Tensor reduce_input_, reduce_output_;  // until the reduction is reaped
-  std::function<void()> finish_reduce_;
+  torch::Tensor reduce_input_, reduced_;  // the reduction's input and where its sum lands, until reaped
 };
 
 }  // namespace shardscope::train
