@@ -183,9 +183,9 @@ void Unit::reduce_grad(const Comms& c) {
   }
 }
 
-bool Unit::reap_reduce(bool block) {
-  if (!reduce_) return true;
-  if (!block && reduce_->wait_for(std::chrono::seconds(0)) != std::future_status::ready) return false;
+void Unit::reap_reduce(bool block) {
+  if (!reduce_) return;
+  if (!block && reduce_->wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
   reduce_->get();  // rethrows the collective's error
   reduce_.reset();
   // On the compute thread, once the reduction is done: into the fp32 gradient, averaged over the world.
@@ -193,7 +193,6 @@ bool Unit::reap_reduce(bool block) {
   if (!reduced_.is_same(grad_)) grad_.copy_(reduced_);
   grad_.mul_(1.0 / double(world_size_));
   reduce_input_ = reduced_ = torch::Tensor();
-  return true;
 }
 
 void Unit::wait_reduce() { reap_reduce(true); }

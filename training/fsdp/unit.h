@@ -35,10 +35,8 @@ class Unit {
   int64_t padded_numel() const { return padded_; }
   int64_t shard_numel() const { return shard_numel_; }
   bool params_sharded() const { return params_sharded_; }
-  // Where compute and collectives run; the optimizer's tensors live on state_device() (the host under
-  // --cpu-offload).
+  // Where compute and collectives run (the optimizer's tensors are on the host under --cpu-offload).
   torch::Device device() const { return device_; }
-  torch::Device state_device() const { return master_.device(); }
 
   // Issues the all-gather of the full flat parameter on the all-gather stream (no-op when already gathered
   // or in flight); `reason` goes into the trace.
@@ -59,8 +57,8 @@ class Unit {
   // rank's gradient (averaged over `world_size` ranks) and drops the flat gradient.
   void reduce_grad(const Comms& c);
   // Finishes a reduction that has run (scales it into this rank's gradient, frees its buffers); with
-  // block=false returns false at once when it has not run yet.
-  bool reap_reduce(bool block);
+  // block=false does nothing when it has not run yet.
+  void reap_reduce(bool block);
   void wait_reduce();
 
   // This rank's fp32 master weights, gradient and AdamW moments (all the same length).
