@@ -79,12 +79,12 @@ std::optional<MemoryConfig> config_from_run(const nlohmann::json& rc, int world_
     for (const auto& u : rc[keys::kCfgUnits]) {
       double n = model::json_number(u, keys::kCfgUnitParams).value_or(0.0);
       c.params += n;
-      c.padded_params += model::json_number(u, keys::kCfgUnitPaddedParams).value_or(n);
+      // Units are sharded and gathered padded to a multiple of N.
+      const double padded = model::json_number(u, keys::kCfgUnitPaddedParams).value_or(n);
+      c.padded_params += padded;
       // The trainer's unit 0 is the root (embedding, final norm, head): FSDP keeps it gathered.
-      // Gathered units are padded: the gathered bytes are the padded count.
-      const double gathered = model::json_number(u, keys::kCfgUnitPaddedParams).value_or(n);
-      if (model::json_number(u, keys::kCfgUnitId).value_or(-1) == 0 && rc[keys::kCfgUnits].size() > 1) c.root_unit_params = gathered;
-      else c.largest_unit_params = std::max(c.largest_unit_params, gathered);
+      if (model::json_number(u, keys::kCfgUnitId).value_or(-1) == 0 && rc[keys::kCfgUnits].size() > 1) c.root_unit_params = padded;
+      else c.largest_unit_params = std::max(c.largest_unit_params, padded);
     }
   }
   if (c.params <= 0) {
