@@ -1,10 +1,10 @@
 #include "analyzer/metrics/prefetch.h"
 
 #include <algorithm>
-
-#include <fmt/format.h>
+#include <array>
 
 #include "analyzer/metrics/breakdown.h"
+#include "analyzer/metrics/prefetch_internal.h"
 #include "analyzer/metrics/rate_limiter.h"
 #include "analyzer/model/json_get.h"
 #include "tracer/format/keys.h"
@@ -16,22 +16,114 @@ using model::Event;
 
 struct Ref {
   const Event* e;
-  const model::Track* track;
+  EventRef at;
 };
 
 int64_t issued(const Event& e) { return e.issued_ns != model::kUnknown ? e.issued_ns : e.ts_ns; }
 
-std::string us(int64_t ns) { return fmt::format("{:.1f} µs", double(ns) / 1e3); }
+// The events the check reads, found once.
+struct Inputs {
+  std::vector<Ref> bcs, fwds, ags, rss, phases;
+};
+
+Inputs collect(const model::Rank& rank) {
+  Inputs in;
+  const model::StringId bc = rank.strings.find(keys::kUnitBackward), fwd = rank.strings.find(keys::kUnitForward),
+                        phase = rank.strings.find(keys::kBackwardPhase), derived = rank.strings.find(keys::kCatFsdp);
+  std::vector<Ref> host_bcs, host_fwds, derived_bcs, derived_fwds;
+  for (size_t t = 0; t < rank.tracks.size(); ++t) {
+    const model::Track& track = rank.tracks[t];
+    for (size_t i = 0; i < track.events.size(); ++i) {
+      const Event& e = track.events[i];
+      if (e.ph != 'X') continue;
+      Ref r{&e, {int32_t(t), int32_t(i)}};
+      const bool is_derived = e.cat == derived;
+      if (e.name == bc && e.unit >= 0) (is_derived ? derived_bcs : host_bcs).push_back(r);
+      else if (e.name == fwd && e.unit >= 0) (is_derived ? derived_fwds : host_fwds).push_back(r);
+      else if (e.name == phase && !e.is_device()) in.phases.push_back(r);
+      else if (e.cls == model::IntervalClass::Communication && e.coll == model::CollectiveKind::AllGather && e.unit >= 0) in.ags.push_back(r);
+      else if (e.cls == model::IntervalClass::Communication && e.coll == model::CollectiveKind::ReduceScatter) in.rss.push_back(r);
+    }
+  }
+  // On a GPU the host ranges only say when the compute was launched; the importers derive its device time
+  // (cat "fsdp"), which is what can hide an all-gather.
+  in.bcs = derived_bcs.empty() ? std::move(host_bcs) : std::move(derived_bcs);
+  in.fwds = derived_fwds.empty() ? std::move(host_fwds) : std::move(derived_fwds);
+  auto by_ts = [](const Ref& a, const Ref& b) { return a.e->ts_ns < b.e->ts_ns; };
+  for (auto* v : {&in.bcs, &in.fwds, &in.ags, &in.rss, &in.phases}) std::sort(v->begin(), v->end(), by_ts);
+  return in;
+}
+
+// The cause of one pair that is not hidden, in the order SPEC lists them; a late peer is filled in later,
+// across ranks (prefetch_peers.cc), for pairs that end here as LongerThanCompute.
+Cause pair_cause(const UnitPrefetch& u) {
+  if (u.issue_lead_ns <= 0) return u.throttled ? Cause::Throttled : Cause::IssuedLate;
+  if (u.serialized_behind_rs && u.queued_ns > u.ag_ns / 10) return Cause::QueuedBehindReduceScatter;
+  if (u.throttled) return Cause::Throttled;
+  return Cause::LongerThanCompute;
+}
+
+bool hidden(const UnitPrefetch& u) { return u.issue_lead_ns > 0 && u.hidden_share() >= kHiddenShareThreshold; }
 
 }  // namespace
 
-Verdict RankPrefetch::verdict() const {
-  bool any = false;
-  for (const StepPrefetch& s : steps) {
-    if (s.verdict == Verdict::NotEffective) return Verdict::NotEffective;
-    if (s.verdict == Verdict::Effective) any = true;
+size_t StepPrefetch::count(Cause c) const {
+  return size_t(std::count_if(units.begin(), units.end(), [&](const UnitPrefetch& u) { return u.cause == c; }));
+}
+
+const UnitPrefetch* StepPrefetch::example() const {
+  const UnitPrefetch* best = nullptr;
+  for (const UnitPrefetch& u : units)
+    if (u.cause == cause && cause != Cause::None && (!best || u.exposed_wait_ns > best->exposed_wait_ns)) best = &u;
+  return best;
+}
+
+void judge_step(StepPrefetch& sp) {
+  sp.cause = Cause::None;
+  sp.ag_ns = sp.hidden_ns = sp.exposed_wait_ns = 0;
+  std::array<int64_t, kCauseCount> exposed{};
+  std::array<size_t, kCauseCount> pairs{};
+  for (UnitPrefetch& u : sp.units) {
+    sp.ag_ns += u.ag_ns;
+    sp.hidden_ns += u.hidden_ns;
+    sp.exposed_wait_ns += u.exposed_wait_ns;
+    if (u.cause == Cause::None) continue;
+    exposed[size_t(u.cause)] += u.exposed_wait_ns;
+    ++pairs[size_t(u.cause)];
   }
-  return any ? Verdict::Effective : Verdict::NotApplicable;
+  if (sp.units.empty()) return;
+  const bool in_order = std::all_of(sp.units.begin(), sp.units.end(), [](const UnitPrefetch& u) { return u.issue_lead_ns > 0; });
+  sp.verdict = in_order && sp.hidden_share() >= kHiddenShareThreshold ? Verdict::Effective : Verdict::NotEffective;
+  if (sp.verdict == Verdict::Effective) return;
+  // A late issue breaks prefetch order whatever it cost, so it is named first; otherwise the cause that left
+  // the most time exposed.
+  if (pairs[size_t(Cause::Throttled)] && std::any_of(sp.units.begin(), sp.units.end(), [](const UnitPrefetch& u) { return u.issue_lead_ns <= 0 && u.throttled; }))
+    sp.cause = Cause::Throttled;
+  else if (pairs[size_t(Cause::IssuedLate)])
+    sp.cause = Cause::IssuedLate;
+  else {
+    size_t best = 0;
+    for (size_t c = 1; c < kCauseCount; ++c)
+      if (pairs[c] && (best == 0 || exposed[c] > exposed[best])) best = c;
+    sp.cause = best ? Cause(best) : Cause::LongerThanCompute;
+  }
+}
+
+void judge_run(RankPrefetch& out) {
+  out.steady_effective = out.steady_not_effective = 0;
+  out.steady_ag_ns = out.steady_hidden_ns = 0;
+  for (const StepPrefetch& s : out.steps) {
+    if (s.warm_up || s.verdict == Verdict::NotApplicable) continue;
+    (s.verdict == Verdict::Effective ? out.steady_effective : out.steady_not_effective)++;
+    out.steady_ag_ns += s.ag_ns;
+    out.steady_hidden_ns += s.hidden_ns;
+  }
+  // kRunRule (README): a strict majority of the steady steps decides; a tie goes to the pooled hidden share.
+  if (out.steady_effective + out.steady_not_effective == 0) out.verdict = Verdict::NotApplicable;
+  else if (out.steady_effective != out.steady_not_effective)
+    out.verdict = out.steady_effective > out.steady_not_effective ? Verdict::Effective : Verdict::NotEffective;
+  else
+    out.verdict = out.steady_hidden_share() >= kHiddenShareThreshold ? Verdict::Effective : Verdict::NotEffective;
 }
 
 RankPrefetch check_prefetch(const model::Rank& rank) {
@@ -40,137 +132,117 @@ RankPrefetch check_prefetch(const model::Rank& rank) {
   out.configured = model::json_string(rank.run_config, keys::kCfgBackwardPrefetch).value_or("");
   out.unit_identity = model::json_string(rank.metadata, keys::report::kUnitIdentity).value_or("");
   RateLimiter limiter(rank);
-
-  model::StringId bc_name = rank.strings.find(keys::kUnitBackward), fwd_name = rank.strings.find(keys::kUnitForward),
-                  bwd_phase = rank.strings.find(keys::kBackwardPhase);
-  std::vector<Ref> bcs, fwds, ags, rss, phases;
-  for (const model::Track& t : rank.tracks)
-    for (const Event& e : t.events) {
-      if (e.ph != 'X') continue;
-      if (e.name == bc_name && e.unit >= 0) bcs.push_back({&e, &t});
-      else if (e.name == fwd_name && e.unit >= 0) fwds.push_back({&e, &t});
-      else if (e.name == bwd_phase && e.cls == model::IntervalClass::Host) phases.push_back({&e, &t});
-      else if (e.cls == model::IntervalClass::Communication && e.coll == model::CollectiveKind::AllGather && e.unit >= 0) ags.push_back({&e, &t});
-      else if (e.cls == model::IntervalClass::Communication && e.coll == model::CollectiveKind::ReduceScatter) rss.push_back({&e, &t});
-    }
-  if (bcs.empty()) {
-    out.not_applicable = "n/a: no per-unit backward compute ranges (\"unit_backward\" with a unit) in this trace";
+  out.limit = limiter.limit();
+  Inputs in = collect(rank);
+  if (in.bcs.empty()) {
+    out.na = NotApplicable::NoUnitCompute;
     return out;
   }
-  if (ags.empty()) {
-    out.not_applicable = "n/a: no all-gathers tagged with their unit: nothing is re-gathered for backward (NO_SHARD / SHARD_GRAD_OP?)";
+  if (in.ags.empty()) {
+    out.na = NotApplicable::NoUnitAllGathers;
     return out;
   }
-  auto by_ts = [](const Ref& a, const Ref& b) { return a.e->ts_ns < b.e->ts_ns; };
-  std::sort(bcs.begin(), bcs.end(), by_ts);
-  std::sort(fwds.begin(), fwds.end(), by_ts);
-  std::sort(ags.begin(), ags.end(), by_ts);
   DeviceSets sets = device_sets(rank);
 
   std::vector<model::Step> steps = rank.steps;
   if (steps.empty()) {
     int64_t lo = INT64_MAX, hi = INT64_MIN;
-    for (const Ref& r : bcs) lo = std::min(lo, r.e->ts_ns), hi = std::max(hi, r.e->end_ns());
-    for (const Ref& r : ags) lo = std::min(lo, r.e->ts_ns), hi = std::max(hi, r.e->end_ns());
+    for (const Ref& r : in.bcs) lo = std::min(lo, r.e->ts_ns), hi = std::max(hi, r.e->end_ns());
+    for (const Ref& r : in.ags) lo = std::min(lo, issued(*r.e)), hi = std::max(hi, r.e->end_ns());
     steps.push_back({-1, lo, hi + 1, lo, hi + 1});
   }
-  for (const model::Step& st : steps) {
+  // The first iteration records the execution order, creates communicators and fills the allocator: step 0
+  // is warm-up wherever the trace has later steps too.
+  const bool has_warm_up = steps.size() > 1 && steps.front().number == 0;
+  for (size_t si = 0; si < steps.size(); ++si) {
+    const model::Step& st = steps[si];
     StepPrefetch sp;
     sp.step = st.number;
-    // A step spans its host range and the device time its launches ran in (on a GPU the device lags).
+    sp.warm_up = has_warm_up && si == 0;
+    // A step spans its host range and the device time its launches ran in (on a GPU the device lags); an
+    // event belongs to one step only: the next step's host start closes this one for issues.
     const int64_t step_lo = std::min(st.host_start_ns, st.start_ns), step_hi = std::max(st.host_end_ns, st.end_ns);
+    const int64_t issue_hi = si + 1 < steps.size() ? std::min(steps[si + 1].host_start_ns, steps[si + 1].start_ns) : INT64_MAX;
     auto in_step = [&](const Event& e) { return e.ts_ns >= step_lo && e.ts_ns < step_hi; };
+    auto issued_in_step = [&](const Event& e) { return issued(e) >= step_lo && issued(e) < issue_hi && e.ts_ns < step_hi; };
     std::vector<Ref> all_b;
-    for (const Ref& r : bcs)
+    for (const Ref& r : in.bcs)
       if (in_step(*r.e)) all_b.push_back(r);
     // Backward starts at the backward phase range, else where the last unit's forward compute ended.
     int64_t backward_start = all_b.empty() ? step_lo : all_b.front().e->ts_ns, last_forward_end = INT64_MIN;
-    for (const Ref& r : fwds)
+    for (const Ref& r : in.fwds)
       if (in_step(*r.e) && r.e->end_ns() <= backward_start) last_forward_end = std::max(last_forward_end, r.e->end_ns());
     if (last_forward_end != INT64_MIN) backward_start = last_forward_end;
-    for (const Ref& r : phases)
+    for (const Ref& r : in.phases)
       if (in_step(*r.e)) backward_start = r.e->ts_ns;
+    for (const Ref& a : in.ags)
+      if (issued_in_step(*a.e) && issued(*a.e) < backward_start) {
+        ++out.forward_all_gathers;
+        out.forward_throttled += limiter.throttled(*a.e);
+      }
     // SPEC's u_L … u_1 are the units re-gathered for backward; the root (kept unsharded through backward)
     // computes too but has no all-gather to hide, so it is not one of the pairs.
+    std::vector<const Ref*> backward_ags;
+    for (const Ref& a : in.ags)
+      if (issued_in_step(*a.e) && issued(*a.e) >= backward_start) backward_ags.push_back(&a);
     std::vector<Ref> b;
-    for (const Ref& r : all_b) {
-      bool regathered = false;
-      for (const Ref& a : ags)
-        regathered |= a.e->unit == r.e->unit && in_step(*a.e) && issued(*a.e) >= backward_start;
-      if (regathered) b.push_back(r);
-    }
+    for (const Ref& r : all_b)
+      if (std::any_of(backward_ags.begin(), backward_ags.end(), [&](const Ref* a) { return a->e->unit == r.e->unit; })) b.push_back(r);
     if (b.size() < 2) {
-      sp.reason = "n/a: fewer than two re-gathered units' backward compute in this step";
+      sp.na = NotApplicable::FewerThanTwoUnits;
+      sp.na_count = b.size();
       out.steps.push_back(sp);
       continue;
     }
-    size_t late = 0, late_throttled = 0, serialized = 0, throttled = 0, missing = 0;
-    std::string first_late;
     for (size_t j = 0; j + 1 < b.size(); ++j) {
       const Event& cur = *b[j].e;
       const Event& next = *b[j + 1].e;
-      // AG_{i-1}: the latest all-gather of the next unit issued in backward and started before BC_{i-1}.
+      // AG_{i-1}: the latest backward all-gather of the next unit that started before BC_{i-1}.
       const Ref* ag = nullptr;
-      for (const Ref& r : ags)
-        if (r.e->unit == next.unit && issued(*r.e) >= backward_start && r.e->ts_ns <= next.ts_ns && in_step(*r.e)) ag = &r;
+      for (const Ref* r : backward_ags)
+        if (r->e->unit == next.unit && r->e->ts_ns <= next.ts_ns) ag = r;
       if (!ag) {
-        ++missing;
+        ++sp.missing_pairs;
         continue;
       }
       const Event& a = *ag->e;
       UnitPrefetch u;
       u.unit = cur.unit;
       u.next_unit = next.unit;
+      u.compute = b[j].at;
+      u.next_compute = b[j + 1].at;
+      u.all_gather = ag->at;
+      u.compute_start_ns = cur.ts_ns;
+      u.compute_end_ns = cur.end_ns();
+      u.next_compute_start_ns = next.ts_ns;
+      u.issued_ns = issued(a);
+      u.ag_start_ns = a.ts_ns;
+      u.ag_end_ns = a.end_ns();
       u.issue_lead_ns = cur.ts_ns - issued(a);
       u.ag_ns = a.dur_ns;
       u.hidden_ns = length_within(sets.compute, a.ts_ns, a.end_ns());
-      int64_t wait_end = std::min(a.end_ns(), next.ts_ns);
+      const int64_t wait_end = std::min(a.end_ns(), next.ts_ns);
       u.exposed_wait_ns = std::max<int64_t>(0, (wait_end - a.ts_ns) - length_within(sets.compute, a.ts_ns, wait_end));
       u.queued_ns = a.ts_ns - issued(a);
-      for (const Ref& r : rss)
-        if (r.track == ag->track && r.e->ts_ns < a.ts_ns && r.e->end_ns() > issued(a) && r.e->end_ns() <= a.ts_ns) u.serialized_behind_rs = true;
+      for (const Ref& r : in.rss)
+        if (r.at.track == ag->at.track && r.e->ts_ns < a.ts_ns && r.e->end_ns() > issued(a) && r.e->end_ns() <= a.ts_ns) {
+          u.serialized_behind_rs = true;
+          u.reduce_scatter = r.at;
+        }
       u.throttled = limiter.throttled(a);
-      if (u.issue_lead_ns <= 0) {
-        if (late++ == 0) first_late = fmt::format("unit {}'s all-gather was issued {} after unit {}'s backward compute began", u.next_unit, us(-u.issue_lead_ns), u.unit);
-        late_throttled += u.throttled;
-      }
-      if (u.serialized_behind_rs && u.queued_ns > u.ag_ns / 10) ++serialized;
-      throttled += u.throttled;
-      sp.ag_ns += u.ag_ns;
-      sp.hidden_ns += u.hidden_ns;
-      sp.exposed_wait_ns += u.exposed_wait_ns;
+      if (!hidden(u)) u.cause = pair_cause(u);
       sp.units.push_back(u);
     }
-    size_t n = sp.units.size();
-    if (n == 0) {
-      sp.reason = fmt::format("n/a: no backward all-gather found for the {} unit pairs of this step", b.size() - 1);
+    if (sp.units.empty()) {
+      sp.na = NotApplicable::NoBackwardAllGather;
+      sp.na_count = b.size() - 1;
       out.steps.push_back(sp);
       continue;
     }
-    double share = sp.hidden_share();
-    if (late == 0 && share >= kHiddenShareThreshold) {
-      sp.verdict = Verdict::Effective;
-      sp.reason = fmt::format("all {} backward all-gathers issued in prefetch order; {:.0f}% of their time hidden behind compute", n, 100 * share);
-    } else {
-      sp.verdict = Verdict::NotEffective;
-      std::string limit = limiter.limit() ? fmt::format(" = {}", *limiter.limit()) : "";
-      // A late issue the limiter held back is the limiter's doing: that is the reason to name.
-      if (late > 0 && late_throttled == late)
-        sp.reason = fmt::format("throttled by the rate limiter (limit_all_gathers{}): {} of {} all-gathers were issued late because their issue waited for an earlier "
-                                "all-gather to complete ({})", limit, late, n, first_late);
-      else if (late > 0)
-        sp.reason = fmt::format("issued late: {} of {} all-gathers were issued only after the backward compute they should hide had begun ({})", late, n, first_late);
-      else if (serialized > 0)
-        sp.reason = fmt::format("serialized behind a reduce-scatter on the same stream: {} of {} all-gathers waited for one; {:.0f}% hidden", serialized, n, 100 * share);
-      else if (throttled > 0)
-        sp.reason = fmt::format("throttled by the rate limiter (limit_all_gathers{}): the issue of {} of {} all-gathers waited for an earlier all-gather to complete "
-                                "while the all-gathers in flight were at the limit; {:.0f}% hidden", limit, throttled, n, 100 * share);
-      else
-        sp.reason = fmt::format("no compute long enough to hide it: issued in order, but only {:.0f}% of all-gather time overlaps compute", 100 * share);
-    }
-    if (missing) sp.reason += fmt::format(" ({} unit pairs had no backward all-gather)", missing);
+    judge_step(sp);
     out.steps.push_back(sp);
   }
+  judge_run(out);
   return out;
 }
 

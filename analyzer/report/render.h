@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analyzer/report/prefetch_render.h"
 #include "analyzer/report/report.h"
 
 namespace shardscope::report {
@@ -17,6 +18,5 @@ nlohmann::json render_json(const Report& r);
 std::string render_html(const Report& r);
 
 std::string html_escape(std::string_view s);
-std::string verdict_name(metrics::Verdict v);
 
 }  // namespace shardscope::report

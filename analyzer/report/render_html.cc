@@ -152,21 +152,24 @@ th{background:#f3f3f3}.legend span{margin-right:1.2em}.warn{color:#a15c00}.bad{c
     // Prefetch table.
     const metrics::RankPrefetch& p = rr.prefetch;
     h += "<h3>Backward prefetch</h3>\n";
-    if (!p.not_applicable.empty()) {
-      h += "<p>" + html_escape(p.not_applicable) + "</p>\n";
-    } else {
-      h += fmt::format("<p>configured: {}; verdict: <span class=\"{}\">{}</span></p>\n", html_escape(p.configured.empty() ? "unknown" : p.configured),
-                       p.verdict() == metrics::Verdict::Effective ? "good" : "bad", verdict_name(p.verdict()));
+    h += fmt::format("<p>configured: {}; verdict: <span class=\"{}\">{}</span></p>\n", html_escape(p.configured.empty() ? "unknown" : p.configured),
+                     p.verdict == metrics::Verdict::Effective ? "good" : "bad", html_escape(run_sentence(p)));
+    if (p.na == metrics::NotApplicable::None) {
       if (!p.unit_identity.empty()) h += "<p>units: " + html_escape(p.unit_identity) + "</p>\n";
-      h += "<table><tr><th>step</th><th>unit i</th><th>AG of unit</th><th>issue lead µs</th><th>hidden %</th><th>exposed wait µs</th><th>behind RS</th><th>throttled</th></tr>\n";
       for (const metrics::StepPrefetch& s : p.steps) {
-        for (const metrics::UnitPrefetch& u : s.units)
-          h += "<tr>" + td(std::to_string(s.step)) + td(std::to_string(u.unit), true) + td(std::to_string(u.next_unit), true) +
-               td(fmt::format("{:.1f}", u.issue_lead_ns / 1e3), true) + td(fmt::format("{:.0f}", 100 * u.hidden_share()), true) +
-               td(fmt::format("{:.1f}", u.exposed_wait_ns / 1e3), true) + td(u.serialized_behind_rs ? "yes" : "no") + td(u.throttled ? "yes" : "no") + "</tr>\n";
-        h += "<tr><td colspan=\"8\">step " + html_escape(std::to_string(s.step)) + ": <b>" + verdict_name(s.verdict) + "</b>: " + html_escape(s.reason) + "</td></tr>\n";
+        h += "<p>step " + html_escape(std::to_string(s.step)) + ": <b>" + html_escape(step_sentence(s, p)) + "</b></p>\n";
+        const Table t = unit_table(s);
+        if (t.rows.empty()) continue;
+        h += "<table><tr>";
+        for (const std::string& c : t.header) h += "<th>" + html_escape(c) + "</th>";
+        h += "</tr>\n";
+        for (const auto& row : t.rows) {
+          h += "<tr>";
+          for (size_t c = 0; c < row.size(); ++c) h += td(row[c], c >= 2 && c <= 5);
+          h += "</tr>\n";
+        }
+        h += "</table>\n";
       }
-      h += "</table>\n";
     }
     // Memory: measured vs predicted bars.
     const metrics::RankMemory& m = rr.memory;

@@ -39,14 +39,6 @@ json optional_number(const std::optional<double>& v) { return v ? json(*v) : jso
 
 }  // namespace
 
-std::string verdict_name(metrics::Verdict v) {
-  switch (v) {
-    case metrics::Verdict::Effective: return "effective";
-    case metrics::Verdict::NotEffective: return "not effective";
-    case metrics::Verdict::NotApplicable: return "n/a";
-  }
-  return "?";
-}
 
 json render_json(const Report& r) {
   json out;
@@ -101,32 +93,7 @@ json render_json(const Report& r) {
     o[k::kTopDevice] = json::array();
     for (const KernelTime& kt : rr.top_device)
       o[k::kTopDevice].push_back({{k::kName, kt.name}, {k::kClass, model::to_string(kt.cls)}, {k::kCount, kt.count}, {k::kTimeNs, kt.time_ns}});
-    json p;
-    p[k::kConfigured] = rr.prefetch.configured.empty() ? json(nullptr) : json(rr.prefetch.configured);
-    p[k::kVerdict] = verdict_name(rr.prefetch.verdict());
-    if (!rr.prefetch.not_applicable.empty()) p[k::kReason] = rr.prefetch.not_applicable;
-    if (!rr.prefetch.unit_identity.empty()) p[k::kUnitIdentity] = rr.prefetch.unit_identity;
-    p[k::kSteps] = json::array();
-    for (const metrics::StepPrefetch& s : rr.prefetch.steps) {
-      json so;
-      so[k::kStep] = s.step;
-      so[k::kVerdict] = verdict_name(s.verdict);
-      so[k::kReason] = s.reason;
-      so[k::kHiddenShare] = s.hidden_share();
-      so[k::kExposedWaitNs] = s.exposed_wait_ns;
-      so[k::kUnits] = json::array();
-      for (const metrics::UnitPrefetch& u : s.units)
-        so[k::kUnits].push_back({{k::kUnit, u.unit},
-                                 {k::kNextUnit, u.next_unit},
-                                 {k::kIssueLeadNs, u.issue_lead_ns},
-                                 {k::kHiddenShare, u.hidden_share()},
-                                 {k::kExposedWaitNs, u.exposed_wait_ns},
-                                 {k::kAllGatherNs, u.ag_ns},
-                                 {k::kSerializedBehindRs, u.serialized_behind_rs},
-                                 {k::kThrottled, u.throttled}});
-      p[k::kSteps].push_back(so);
-    }
-    o[k::kPrefetch] = p;
+    o[k::kPrefetch] = prefetch_json(rr.prefetch);
     json m;
     m[k::kRows] = json::array();
     for (const metrics::MemoryRow& row : rr.memory.rows)

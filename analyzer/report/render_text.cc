@@ -65,12 +65,10 @@ std::string render_text(const Report& r, bool md) {
       table(t);
     }
     const metrics::RankPrefetch& p = rr.prefetch;
-    if (!p.not_applicable.empty()) {
-      para("backward prefetch: " + p.not_applicable);
-    } else {
-      para(fmt::format("backward prefetch (configured: {}): {}", p.configured.empty() ? "unknown" : p.configured, verdict_name(p.verdict())));
+    para(fmt::format("backward prefetch (configured: {}): {}", p.configured.empty() ? "unknown" : p.configured, run_sentence(p)));
+    if (p.na == metrics::NotApplicable::None) {
       if (!p.unit_identity.empty()) para("units: " + p.unit_identity);
-      for (const metrics::StepPrefetch& s : p.steps) para(fmt::format("step {}: {}: {}", s.step, verdict_name(s.verdict), s.reason));
+      for (const metrics::StepPrefetch& s : p.steps) para(fmt::format("step {}: {}", s.step, step_sentence(s, p)));
     }
     const metrics::RankMemory& m = rr.memory;
     bool any = false;

@@ -60,7 +60,6 @@ Report build(const model::Trace& trace, std::vector<std::string> inputs, std::ve
     step_counts[rank.steps.size()].push_back(rank.rank);
     rr.collectives = metrics::collective_stats(rank);
     rr.top_device = top_device(rank, 10);
-    rr.prefetch = metrics::check_prefetch(rank);
     rr.memory = metrics::compare_memory(rank);
     r.ranks.push_back(std::move(rr));
   }
@@ -70,6 +69,8 @@ Report build(const model::Trace& trace, std::vector<std::string> inputs, std::ve
     s += " per-step numbers are per rank, matched by step number";
     r.notes.push_back(s);
   }
+  metrics::PrefetchCheck prefetch = metrics::check_prefetch(trace);  // across ranks: a late peer is named
+  for (size_t i = 0; i < r.ranks.size() && i < prefetch.ranks.size(); ++i) r.ranks[i].prefetch = std::move(prefetch.ranks[i]);
   r.stragglers = metrics::find_stragglers(trace);
   for (const std::string& n : r.stragglers.notes) r.notes.push_back("stragglers: " + n);
   return r;

@@ -17,9 +17,9 @@ TEST(Prefetch, BackwardPreIsEffective) {
   metrics::RankPrefetch p = check(o);
   EXPECT_EQ(p.configured, "pre");
   ASSERT_EQ(p.steps.size(), 2u);
-  EXPECT_EQ(p.verdict(), Verdict::Effective);
+  EXPECT_EQ(p.verdict, Verdict::Effective);
   for (const auto& s : p.steps) {
-    EXPECT_EQ(s.verdict, Verdict::Effective) << s.reason;
+    EXPECT_EQ(s.verdict, Verdict::Effective) << int(s.cause);
     ASSERT_EQ(s.units.size(), size_t(o.units - 1));
     for (const auto& u : s.units) {
       EXPECT_EQ(u.next_unit, u.unit - 1);
@@ -44,10 +44,10 @@ TEST(Prefetch, NoneIsIssuedLate) {
   test::TrainerTraceOptions o;
   o.prefetch = "none";
   metrics::RankPrefetch p = check(o);
-  EXPECT_EQ(p.verdict(), Verdict::NotEffective);
+  EXPECT_EQ(p.verdict, Verdict::NotEffective);
   for (const auto& s : p.steps) {
     EXPECT_EQ(s.verdict, Verdict::NotEffective);
-    EXPECT_NE(s.reason.find("issued late"), std::string::npos) << s.reason;
+    EXPECT_EQ(s.cause, metrics::Cause::IssuedLate);
     for (const auto& u : s.units) {
       // Issued when BC_i ended: the lead is minus BC_i's length.
       EXPECT_EQ(u.issue_lead_ns, -o.backward_ns);
@@ -63,24 +63,24 @@ TEST(Prefetch, IssuedInOrderButNoComputeToHideIt) {
   o.backward_ns = 100'000;  // shorter than the all-gather (300 µs) and the reduce-scatter it queues behind
   o.reduce_scatter_ns = 10'000;
   metrics::RankPrefetch p = check(o);
-  EXPECT_EQ(p.verdict(), Verdict::NotEffective);
-  EXPECT_NE(p.steps[0].reason.find("no compute long enough"), std::string::npos) << p.steps[0].reason;
+  EXPECT_EQ(p.verdict, Verdict::NotEffective);
+  EXPECT_EQ(p.steps[0].cause, metrics::Cause::LongerThanCompute);
 }
 
 TEST(Prefetch, SerializedBehindAReduceScatter) {
   test::TrainerTraceOptions o;
   o.reduce_scatter_ns = 1'500'000;  // each prefetch waits behind the previous unit's long reduce-scatter
   metrics::RankPrefetch p = check(o);
-  EXPECT_EQ(p.verdict(), Verdict::NotEffective);
-  EXPECT_NE(p.steps[0].reason.find("serialized behind a reduce-scatter"), std::string::npos) << p.steps[0].reason;
+  EXPECT_EQ(p.verdict, Verdict::NotEffective);
+  EXPECT_EQ(p.steps[0].cause, metrics::Cause::QueuedBehindReduceScatter);
 }
 
 TEST(Prefetch, NotApplicableWithoutUnits) {
   model::Rank r;
   r.rank = 0;
   metrics::RankPrefetch p = metrics::check_prefetch(r);
-  EXPECT_EQ(p.verdict(), Verdict::NotApplicable);
-  EXPECT_NE(p.not_applicable.find("n/a"), std::string::npos);
+  EXPECT_EQ(p.verdict, Verdict::NotApplicable);
+  EXPECT_EQ(p.na, metrics::NotApplicable::NoUnitCompute);
 }
 
 }  // namespace

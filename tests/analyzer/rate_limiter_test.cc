@@ -33,7 +33,8 @@ TEST(RateLimiter, AnIssueThatWaitedAtTheLimitIsThrottled) {
   ASSERT_EQ(p.steps.size(), 2u);
   for (const metrics::StepPrefetch& s : p.steps) {
     EXPECT_EQ(s.verdict, Verdict::NotEffective);
-    EXPECT_EQ(s.reason.rfind("throttled by the rate limiter (limit_all_gathers = 1)", 0), 0u) << s.reason;
+    EXPECT_EQ(s.cause, metrics::Cause::Throttled);
+    EXPECT_EQ(p.limit, 1);
     ASSERT_EQ(s.units.size(), size_t(o.units - 1));
     for (const metrics::UnitPrefetch& u : s.units) {
       EXPECT_TRUE(u.throttled) << "unit " << u.unit;
@@ -52,7 +53,8 @@ TEST(RateLimiter, TheSameTimelineWithoutTheLimitIsNotThrottled) {
   ASSERT_EQ(p.steps.size(), 2u);
   for (const metrics::StepPrefetch& s : p.steps) {
     EXPECT_EQ(s.verdict, Verdict::NotEffective);
-    EXPECT_EQ(s.reason.find("throttled"), std::string::npos) << s.reason;
+    EXPECT_NE(s.cause, metrics::Cause::Throttled);
+    EXPECT_NE(s.cause, metrics::Cause::None);
     for (const metrics::UnitPrefetch& u : s.units) {
       EXPECT_FALSE(u.throttled) << "unit " << u.unit;
       EXPECT_GT(u.issue_lead_ns, o.hook_ns);  // issued in the hook, before the own all-gather completed
@@ -64,9 +66,9 @@ TEST(RateLimiter, AWellPrefetchedRunWithTheLimiterOnIsEffective) {
   test::TrainerTraceOptions o;
   o.limit_all_gathers = 2;
   metrics::RankPrefetch p = check(o);
-  EXPECT_EQ(p.verdict(), Verdict::Effective);
+  EXPECT_EQ(p.verdict, Verdict::Effective);
   for (const metrics::StepPrefetch& s : p.steps) {
-    EXPECT_EQ(s.verdict, Verdict::Effective) << s.reason;
+    EXPECT_EQ(s.verdict, Verdict::Effective) << int(s.cause);
     for (const metrics::UnitPrefetch& u : s.units) EXPECT_FALSE(u.throttled);
   }
 }

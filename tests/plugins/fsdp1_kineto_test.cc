@@ -47,7 +47,7 @@ TEST(Fsdp1Labels, BackwardPrefetchIsFoundEffective) {
   metrics::RankPrefetch p = metrics::check_prefetch(load_fsdp1({}));
   ASSERT_EQ(p.steps.size(), 1u);
   const metrics::StepPrefetch& s = p.steps[0];
-  EXPECT_EQ(s.verdict, metrics::Verdict::Effective) << s.reason;
+  EXPECT_EQ(s.verdict, metrics::Verdict::Effective) << int(s.cause);
   ASSERT_EQ(s.units.size(), 2u);  // pairs (3 -> 2), (2 -> 1); the root is never re-gathered
   EXPECT_EQ(s.units[0].unit, 3);
   EXPECT_EQ(s.units[0].next_unit, 2);
@@ -66,7 +66,7 @@ TEST(Fsdp1Labels, WithoutPrefetchTheAllGathersAreIssuedLate) {
   metrics::RankPrefetch p = metrics::check_prefetch(rank);
   ASSERT_EQ(p.steps.size(), 1u);
   EXPECT_EQ(p.steps[0].verdict, metrics::Verdict::NotEffective);
-  EXPECT_NE(p.steps[0].reason.find("issued late"), std::string::npos) << p.steps[0].reason;
+  EXPECT_EQ(p.steps[0].cause, metrics::Cause::IssuedLate);
 }
 
 TEST(Fsdp1Labels, TheRateLimiterRangeMarksAThrottledAllGather) {

@@ -76,7 +76,7 @@ TEST(Fsdp2Labels, BackwardPrefetchIsFoundEffective) {
   EXPECT_EQ(units, (std::vector<std::string>{"layers.0", "layers.1", "layers.2"}));
   ASSERT_EQ(p.steps.size(), 1u);
   const metrics::StepPrefetch& s = p.steps[0];
-  EXPECT_EQ(s.verdict, metrics::Verdict::Effective) << s.reason;
+  EXPECT_EQ(s.verdict, metrics::Verdict::Effective) << int(s.cause);
   ASSERT_EQ(s.units.size(), 2u);  // pairs (layers.2 -> layers.1), (layers.1 -> layers.0)
   EXPECT_EQ(s.units[0].unit, 2);
   EXPECT_EQ(s.units[0].next_unit, 1);
@@ -90,7 +90,7 @@ TEST(Fsdp2Labels, WithoutPrefetchTheAllGathersAreIssuedLate) {
   metrics::RankPrefetch p = check(false);
   ASSERT_EQ(p.steps.size(), 1u);
   EXPECT_EQ(p.steps[0].verdict, metrics::Verdict::NotEffective);
-  EXPECT_NE(p.steps[0].reason.find("issued late"), std::string::npos) << p.steps[0].reason;
+  EXPECT_EQ(p.steps[0].cause, metrics::Cause::IssuedLate);
 }
 
 }  // namespace

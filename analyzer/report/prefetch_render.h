@@ -1,0 +1,34 @@
+// Sentences and tables of the prefetch check (metrics/prefetch.h), made here only: `report` (text, md,
+// json, html), `check-prefetch` and `diff` all render the check through these.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "analyzer/metrics/prefetch.h"
+#include "analyzer/report/table.h"
+
+namespace shardscope::report {
+
+std::string verdict_name(metrics::Verdict v);
+// A short name for tables: "issued late", "late peer", ...
+std::string cause_name(metrics::Cause c);
+// Why nothing (rank) or this step could not be checked; "" when it could.
+std::string na_sentence(metrics::NotApplicable na, size_t count);
+// The step's verdict with its evidence or cause: "effective: all 11 ... hidden", "not effective: late peer: ...".
+std::string step_sentence(const metrics::StepPrefetch& s, const metrics::RankPrefetch& rank);
+// The run's verdict and how it was reached from the steady-state steps.
+std::string run_sentence(const metrics::RankPrefetch& p);
+// One row per unit pair: unit, AG of unit, issue lead, hidden %, exposed wait, queued, cause, late peer.
+Table unit_table(const metrics::StepPrefetch& s);
+// Every rank's check as text (check-prefetch, and the report's prefetch section).
+std::string prefetch_text(const metrics::RankPrefetch& p, const std::string& source, bool markdown, bool units_tables);
+nlohmann::json prefetch_json(const metrics::RankPrefetch& p);
+
+// The run rule, as the README states it.
+inline constexpr const char* kRunRule =
+    "step 0 is warm-up and left out; the run is effective when more than half of the remaining steps are, and on a tie when at least half of "
+    "their backward all-gather time is hidden";
+
+}  // namespace shardscope::report
