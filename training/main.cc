@@ -46,6 +46,7 @@ struct Args {
   std::string checkpoint_dir, trace_dir, log_json, dump_params;
   int rendezvous_timeout_s = 60;
   int collective_timeout_s = 0;
+  int slow_rank = -1, slow_rank_ms = 0;
 };
 
 [[noreturn]] void fail(int code, const std::string& rank_prefix, const std::string& msg) {
@@ -64,7 +65,7 @@ json run_config(const Args& a, const FsdpOptions& o, const WorldEnv& w, int shar
                      {keys::kCfgUnitPaddedParams, padded}});
   }
   const ModelConfig& m = a.model;
-  return {{keys::kCfgSharding, sharding_name(o.sharding)},
+  json cfg = {{keys::kCfgSharding, sharding_name(o.sharding)},
           {keys::kCfgBackwardPrefetch, prefetch_name(o.backward_prefetch)},
           {keys::kCfgForwardPrefetch, o.forward_prefetch},
           {keys::kCfgLimitAllGathers, o.limit_all_gathers},
@@ -82,6 +83,9 @@ json run_config(const Args& a, const FsdpOptions& o, const WorldEnv& w, int shar
            {{"preset", m.preset}, {keys::kCfgModelLayers, m.layers}, {keys::kCfgModelDim, m.dim}, {keys::kCfgModelHeads, m.heads}, {"kv_heads", m.kv_heads},
             {"ffn_dim", m.ffn_dim}, {"vocab", m.vocab}, {keys::kCfgModelSeqLen, m.seq_len}, {"params", parameter_count(m)}}},
           {keys::kCfgUnits, units}};
+  // The same on every rank, so that the ranks' headers agree.
+  if (a.slow_rank >= 0) cfg[keys::kCfgPlantedDelay] = {{keys::kRank, a.slow_rank}, {keys::kCfgPlantedDelayMs, a.slow_rank_ms}};
+  return cfg;
 }
 
 json bytes_json(const MemoryLedger& mem, bool peak) {
@@ -128,6 +132,9 @@ int main(int argc, char** argv) {
   app.add_option("--trace-dir", a.trace_dir, "Write one trace file per rank here");
   app.add_option("--log-json", a.log_json, "One JSON line per step (rank 0; '{rank}' in the name: every rank)");
   app.add_option("--dump-params", a.dump_params, "After training, rank 0 writes all parameters (fp32, raw) here");
+  app.add_option("--slow-rank", a.slow_rank, "A planted straggler for checking diagnostics: this rank sleeps --slow-rank-ms before each unit's backward")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--slow-rank-ms", a.slow_rank_ms, "Milliseconds --slow-rank sleeps before each unit's backward")->check(CLI::Range(0, 60'000));
   app.add_option("--threads", a.threads, "Intra-op threads per rank")->check(CLI::PositiveNumber);
   app.add_option("--rendezvous-timeout", a.rendezvous_timeout_s, "Seconds to wait for every rank")->check(CLI::PositiveNumber);
   app.add_option("--collective-timeout", a.collective_timeout_s,
@@ -162,6 +169,9 @@ int main(int argc, char** argv) {
     o.activation_checkpointing = a.checkpointing;
     o.ranks_per_node = a.ranks_per_node;
     o.collective_timeout_s = a.collective_timeout_s;
+    if (a.slow_rank >= 0 && a.slow_rank >= world.world_size)
+      throw std::invalid_argument("--slow-rank " + std::to_string(a.slow_rank) + ": the run has ranks 0 to " + std::to_string(world.world_size - 1));
+    if (a.slow_rank == world.rank) o.backward_delay_ms = a.slow_rank_ms;
     if (a.device == "cuda") {
 #if SHARDSCOPE_TRAIN_NCCL
       if (torch::cuda::device_count() == 0)

@@ -55,12 +55,13 @@ Inputs collect(const model::Rank& rank) {
 }
 
 // The cause of one pair that is not hidden, in the order SPEC lists them; a late peer is filled in later,
-// across ranks (prefetch_peers.cc), for pairs that end here as LongerThanCompute.
+// across ranks (prefetch_peers.cc), for pairs that ran in time and still were not hidden.
 Cause pair_cause(const UnitPrefetch& u) {
   if (u.issue_lead_ns <= 0) return u.throttled ? Cause::Throttled : Cause::IssuedLate;
   if (u.serialized_behind_rs && u.queued_ns > u.ag_ns / 10) return Cause::QueuedBehindReduceScatter;
   if (u.throttled) return Cause::Throttled;
-  return Cause::LongerThanCompute;
+  if (u.ag_start_ns >= u.compute_end_ns) return Cause::StartedLate;
+  return u.ag_ns > u.compute_end_ns - u.compute_start_ns ? Cause::LongerThanCompute : Cause::NoComputeUnderIt;
 }
 
 bool hidden(const UnitPrefetch& u) { return u.issue_lead_ns > 0 && u.hidden_share() >= kHiddenShareThreshold; }

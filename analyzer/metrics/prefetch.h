@@ -30,10 +30,14 @@ enum class Cause : uint8_t {
   IssuedLate,                 // issued after the compute it should hide had begun
   Throttled,                  // the rate limiter (limit_all_gathers) held its issue back
   QueuedBehindReduceScatter,  // issued in time, but it ran only after a reduce-scatter on its own stream
+  StartedLate,                // issued in time, but started only after that compute had ended (its stream or
+                              // thread busy with other work)
   LatePeer,                   // another rank arrived at the collective late
   LongerThanCompute,          // issued in time, ran at once, but lasted longer than the compute under it
+  NoComputeUnderIt,           // issued in time and short enough, but ran while no compute ran (the compute
+                              // began late: on a CPU run, its thread was waiting for a core)
 };
-inline constexpr size_t kCauseCount = 6;
+inline constexpr size_t kCauseCount = 8;
 
 enum class NotApplicable : uint8_t {
   None,

@@ -57,7 +57,9 @@ PrefetchCheck check_prefetch(const model::Trace& trace) {
             if (late > u.late_peer_ns) u.late_peer = trace.ranks[p].rank, u.late_peer_ns = late;
           }
           // Issued in time and not hidden: when a peer's late arrival explains the exposed time, it is the cause.
-          if (u.cause == Cause::LongerThanCompute && u.late_peer >= 0 && u.late_peer_ns >= kLatePeerShare * double(u.exposed_wait_ns) && u.exposed_wait_ns > 0) {
+          // Issued in time and not held by the limiter or a reduce-scatter: a peer's lateness may explain it.
+          const bool ran_in_time = u.cause == Cause::LongerThanCompute || u.cause == Cause::NoComputeUnderIt || u.cause == Cause::StartedLate;
+          if (ran_in_time && u.late_peer >= 0 && u.late_peer_ns >= kLatePeerShare * double(u.exposed_wait_ns) && u.exposed_wait_ns > 0) {
             u.cause = Cause::LatePeer;
             changed = true;
           }

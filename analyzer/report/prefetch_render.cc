@@ -40,6 +40,15 @@ std::string cause_sentence(const metrics::StepPrefetch& s, const metrics::RankPr
       return fmt::format("a late peer: rank {} arrived at {} of {} all-gathers late (unit {}'s: {} after this rank), so they could not finish under the "
                          "compute; {}",
                          u->late_peer, k, n, u->next_unit, us(u->late_peer_ns), hidden);
+    case Cause::StartedLate:
+      return fmt::format("started late: {} of {} all-gathers were issued in time but started only after the compute they should hide had ended "
+                         "(unit {}'s started {} after its issue, not behind a reduce-scatter); {}",
+                         k, n, u->next_unit, us(u->queued_ns), hidden);
+    case Cause::NoComputeUnderIt:
+      return fmt::format("no compute under it: {} of {} all-gathers were issued in time and were shorter than the compute they should hide, but ran "
+                         "before it began (unit {}'s ran {} of its {} before unit {}'s backward compute started, {} after the issue)",
+                         k, n, u->next_unit, us(std::max<int64_t>(0, std::min(u->ag_end_ns, u->compute_start_ns) - u->ag_start_ns)), us(u->ag_ns), u->unit,
+                         us(u->issue_lead_ns), hidden);
     case Cause::LongerThanCompute:
       return fmt::format("all-gather longer than the compute it should hide: {} of {} all-gathers were issued in time and ran at once, but outlasted the "
                          "backward compute under them (unit {}'s: {} against {} of compute); {}",
@@ -72,7 +81,9 @@ std::string cause_name(Cause c) {
     case Cause::Throttled: return "rate limiter";
     case Cause::QueuedBehindReduceScatter: return "behind reduce-scatter";
     case Cause::LatePeer: return "late peer";
+    case Cause::StartedLate: return "started late";
     case Cause::LongerThanCompute: return "longer than compute";
+    case Cause::NoComputeUnderIt: return "no compute under it";
   }
   return "?";
 }

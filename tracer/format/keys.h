@@ -93,6 +93,8 @@ inline constexpr const char* kArgReason = "reason";
 // Instant (cat kCatFsdp, args unit) each time the rate limiter (limit_all_gathers) holds an all-gather's
 // issue back because the all-gathers in flight are at the limit.
 inline constexpr const char* kRateLimited = "rate_limited";
+// Range (cat kCatPhase, args unit) around a planted straggler's sleep (shardscope-train --slow-rank).
+inline constexpr const char* kPlantedDelay = "planted_delay";
 inline constexpr const char* kMemoryShardedParams = "memory.sharded_params";
 inline constexpr const char* kMemoryUnshardedParams = "memory.unsharded_params";
 inline constexpr const char* kMemoryGradients = "memory.gradients";
@@ -109,6 +111,8 @@ inline constexpr const char* kCfgSharding = "sharding";
 inline constexpr const char* kCfgBackwardPrefetch = "backward_prefetch";
 inline constexpr const char* kCfgForwardPrefetch = "forward_prefetch";
 inline constexpr const char* kCfgLimitAllGathers = "limit_all_gathers";
+inline constexpr const char* kCfgPlantedDelay = "planted_delay";  // {rank, ms}: --slow-rank, when set
+inline constexpr const char* kCfgPlantedDelayMs = "ms";
 inline constexpr const char* kCfgParamDtype = "param_dtype";
 inline constexpr const char* kCfgReduceDtype = "reduce_dtype";
 inline constexpr const char* kCfgRanksPerNode = "ranks_per_node";
@@ -164,6 +168,11 @@ inline constexpr const char* kArgContext = "context";
 inline constexpr const char* kArgCorrelation = "correlation";
 inline constexpr const char* kArgExternalId = "external_id";
 inline constexpr const char* kArgExternalKind = "external_kind";
+// The trainer's collectives on a GPU: around each NCCL call the comm thread pushes the collective's
+// kArgIssuedNs (the identity its host range already carries; a host record holds 4 args, all in use) as a
+// CUPTI external correlation id of this kind (CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0), so every record
+// that call launched carries external_kind = this and external_id = the host range's issued_ns.
+inline constexpr int kExternalKindTrainerCollective = 3;
 inline constexpr const char* kArgGrid = "grid";
 inline constexpr const char* kArgBlock = "block";
 inline constexpr const char* kArgRegistersPerThread = "registers_per_thread";

@@ -1,8 +1,10 @@
 #include "training/fsdp/engine.h"
 
 #include <algorithm>
+#include <chrono>
 #include <optional>
 #include <stdexcept>
+#include <thread>
 
 #include "tracer/format/keys.h"
 #include "tracer/tracer.h"
@@ -173,6 +175,10 @@ double Engine::forward_backward(const torch::Tensor& tokens, const torch::Tensor
       const int i = *it;
       const int next = std::next(it) != exec_order_.rend() ? *std::next(it) : 0;  // the unit backward reaches next
       Unit& u = *units_[size_t(i)];
+      if (opts_.backward_delay_ms > 0) {
+        tr::Range delay(keys::kPlantedDelay, {{keys::kArgUnit, int64_t(i)}}, keys::kCatPhase);
+        std::this_thread::sleep_for(std::chrono::milliseconds(opts_.backward_delay_ms));
+      }
       for (auto& v : units_) v->reap_reduce(false);  // free finished reductions' buffers here, between blocks
       unshard(u, "backward_on_demand");  // a no-op when a prefetch already issued it
       wait_unshard(u);

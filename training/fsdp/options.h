@@ -29,6 +29,9 @@ struct FsdpOptions {
   int collective_timeout_s = 0;  // a collective's deadline from its issue; 0: 30 s on CPU, 300 s on a GPU
   bool cuda = false;       // tensors on CUDA device `device`, collectives over NCCL
   int device = 0;
+  // A planted straggler, for checking diagnostics: this rank sleeps this long before each unit's backward
+  // (so before the all-gathers it issues there), marked by a "planted_delay" range in its trace.
+  int backward_delay_ms = 0;
 };
 
 }  // namespace shardscope::train
