@@ -9,14 +9,16 @@
 #include <cstdlib>
 #include <exception>
 #include <map>
-#include <set>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "plugins/load/read_text.h"
 #include "tracer/format/error.h"
+#include "tracer/format/keys.h"
 
 namespace shardscope::plugins {
 namespace fs = std::filesystem;
@@ -87,7 +89,137 @@ class Progress {
   std::thread thread_;
 };
 
+// --- One run: the checks of check_one_run ---
+
+// "a, b and c", at most four names and then how many more.
+std::string name_files(const std::vector<std::string>& files) {
+  std::string out;
+  const size_t shown = std::min<size_t>(files.size(), 4);
+  for (size_t i = 0; i < shown; ++i) out += (i == 0 ? "" : i + 1 == files.size() ? " and " : ", ") + files[i];
+  if (files.size() > shown) out += fmt::format(" and {} more", files.size() - shown);
+  return out;
+}
+
+// A JSON value as the message shows it: compact, at most 60 characters.
+std::string show(const nlohmann::json& v) {
+  std::string s = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return s.size() > 60 ? s.substr(0, 57) + "..." : s;
+}
+
+// The first place where two values differ, as a path under `path` ("run_config.model.dim",
+// "run_config.units[3].params"), with the two values there. Keys present on one side only are not a
+// difference (a program may add metadata on one rank). False when they agree.
+bool first_difference(const nlohmann::json& a, const nlohmann::json& b, const std::string& path, std::string& at, nlohmann::json& va, nlohmann::json& vb) {
+  if (a.is_object() && b.is_object()) {
+    for (auto it = a.begin(); it != a.end(); ++it) {
+      auto jt = b.find(it.key());
+      if (jt != b.end() && first_difference(*it, *jt, path + "." + it.key(), at, va, vb)) return true;
+    }
+    return false;
+  }
+  if (a.is_array() && b.is_array() && a.size() == b.size()) {
+    for (size_t i = 0; i < a.size(); ++i)
+      if (first_difference(a[i], b[i], fmt::format("{}[{}]", path, i), at, va, vb)) return true;
+    return false;
+  }
+  // 2 and 2.0 are one number.
+  if (a.is_number() && b.is_number() && a.get<double>() == b.get<double>()) return false;
+  if (a == b) return false;
+  at = path, va = a, vb = b;
+  return true;
+}
+
+// run_config keys that shape the run: two ranks that differ in one were not trained together.
+bool shapes_the_run(const std::string& key) {
+  namespace k = keys;
+  for (const char* s : {k::kWorldSize, k::kCfgSharding, k::kCfgBackwardPrefetch, k::kCfgForwardPrefetch, k::kCfgLimitAllGathers, k::kCfgParamDtype,
+                        k::kCfgReduceDtype, k::kCfgRanksPerNode, k::kCfgActivationCheckpointing, k::kCfgCpuOffload, k::kCfgOptimizer, k::kCfgModel,
+                        k::kCfgUnits, k::kCfgBatchSize})
+    if (key == s) return true;
+  return false;
+}
+
+// "3 h 12 min", "7 min 30 s", "2 days 4 h".
+std::string duration(int64_t ns) {
+  int64_t s = ns / 1'000'000'000;
+  if (s >= 86400) return fmt::format("{} days {} h", s / 86400, s % 86400 / 3600);
+  if (s >= 3600) return fmt::format("{} h {} min", s / 3600, s % 3600 / 60);
+  return fmt::format("{} min {} s", s / 60, s % 60);
+}
+
+// The rank's first event on the wall clock, through the clock pair nearest it; nullopt when the trace does
+// not map its clock there or has no events.
+std::optional<int64_t> wall_start(const model::Rank& r) {
+  if (r.clock_sync.empty()) return std::nullopt;
+  std::optional<int64_t> first;
+  for (const model::Track& t : r.tracks)
+    if (!t.events.empty()) first = std::min(first.value_or(INT64_MAX), t.events.front().ts_ns);
+  if (!first) return std::nullopt;
+  const model::ClockPair* near = &r.clock_sync.front();
+  for (const model::ClockPair& p : r.clock_sync)
+    if (std::llabs(p.trace_ns - *first) < std::llabs(near->trace_ns - *first)) near = &p;
+  return *first + (near->realtime_ns - near->trace_ns);
+}
+
 }  // namespace
+
+void check_one_run(const std::vector<const model::Rank*>& ranks, const std::vector<bool>& rank_given, std::vector<std::string>& warnings) {
+  constexpr const char* kHint = "give the files of one run (a directory may still hold the ranks of an earlier run; move them away or name the files)";
+  // World sizes.
+  std::map<int, std::vector<std::string>> by_world;
+  for (const model::Rank* r : ranks)
+    if (r->world_size > 0) by_world[r->world_size].push_back(r->source);
+  if (by_world.size() > 1) {
+    std::vector<std::string> parts;
+    for (auto& [w, files] : by_world) parts.push_back(fmt::format("world_size {} in {}", w, name_files(files)));
+    throw MixedRunsError(fmt::format("these files are not one run: their headers differ in world_size: {}; {}", fmt::join(parts, "; "), kHint));
+  }
+  // Run configurations, each against the first rank that has one.
+  const model::Rank* ref = nullptr;
+  std::set<std::string> warned;
+  for (const model::Rank* r : ranks) {
+    if (!r->run_config.is_object()) continue;
+    if (!ref) {
+      ref = r;
+      continue;
+    }
+    for (auto it = ref->run_config.begin(); it != ref->run_config.end(); ++it) {
+      auto jt = r->run_config.find(it.key());
+      std::string at;
+      nlohmann::json va, vb;
+      if (jt == r->run_config.end() || !first_difference(*it, *jt, std::string(keys::kRunConfig) + "." + it.key(), at, va, vb)) continue;
+      std::string what = fmt::format("{} is {} in {} but {} in {}", at, show(va), ref->source, show(vb), r->source);
+      if (shapes_the_run(it.key())) throw MixedRunsError(fmt::format("these files are not one run: {}; {}", what, kHint));
+      if (warned.insert(it.key()).second) warnings.push_back(fmt::format("the ranks' run configurations differ: {}", what));
+    }
+  }
+  // Ranks within the world, one file each.
+  std::map<int, std::pair<std::string, bool>> seen;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    const model::Rank& r = *ranks[i];
+    if (rank_given[i] && r.world_size > 0 && r.rank >= r.world_size)
+      throw MixedRunsError(fmt::format("{} says it is rank {} but its world_size is {}: a run of {} ranks has ranks 0 to {}", r.source, r.rank,
+                                       r.world_size, r.world_size, r.world_size - 1));
+    auto [it, fresh] = seen.emplace(r.rank, std::pair(r.source, rank_given[i]));
+    if (fresh) continue;
+    if (rank_given[i] && it->second.second)
+      throw MixedRunsError(fmt::format("{} and {} both say they are rank {}: one run has one file per rank; {}", it->second.first, r.source, r.rank, kHint));
+    warnings.push_back(fmt::format("{} and {} both claim rank {} (one of them guessed from its place among the files)", it->second.first, r.source, r.rank));
+  }
+  // Start times: one run's ranks start together.
+  const model::Rank *early = nullptr, *late = nullptr;
+  int64_t lo = 0, hi = 0;
+  for (const model::Rank* r : ranks) {
+    std::optional<int64_t> t = wall_start(*r);
+    if (!t) continue;
+    if (!early || *t < lo) early = r, lo = *t;
+    if (!late || *t > hi) late = r, hi = *t;
+  }
+  if (early && late && hi - lo > kRunStartSpreadNs)
+    warnings.push_back(fmt::format("{} starts {} after {} on the wall clock (first events, through each trace's clock_sync or Kineto's wall-clock "
+                                   "times): the ranks of one run start together; are these files from different runs?",
+                                   late->source, duration(hi - lo), early->source));
+}
 
 std::vector<fs::path> expand_inputs(const std::vector<fs::path>& paths) {
   std::vector<fs::path> out;
@@ -191,7 +323,7 @@ LoadResult load(const std::vector<fs::path>& paths, const LoadOptions& options) 
   if (std::all_of(skipped.begin(), skipped.end(), [](char c) { return c; }))
     throw trace::TraceError(files.front().parent_path().string(), 0, "no file here is a trace any importer reads");
 
-  std::map<int, std::string> seen;
+  std::vector<bool> rank_given;
   for (size_t i = 0; i < files.size(); ++i) {
     if (skipped[i]) {
       result.warnings.push_back(fmt::format("{}: passed over: not a trace (no importer reads it)", files[i].string()));
@@ -199,15 +331,17 @@ LoadResult load(const std::vector<fs::path>& paths, const LoadOptions& options) 
     }
     model::Rank& r = *ranks[i];
     result.json_bytes += sizes[i];
+    rank_given.push_back(r.rank >= 0);
     if (r.rank < 0) {
       r.rank = int(i);
       if (files.size() > 1) result.warnings.push_back(fmt::format("{}: the trace does not say its rank; using {} (its place among the files)", r.source, i));
     }
-    if (auto [it, fresh] = seen.emplace(r.rank, r.source); !fresh)
-      result.warnings.push_back(fmt::format("{} and {} both claim rank {}", it->second, r.source, r.rank));
     for (std::string& w : r.warnings) result.warnings.push_back(w);
     result.trace.ranks.push_back(std::move(r));
   }
+  std::vector<const model::Rank*> loaded;
+  for (const model::Rank& r : result.trace.ranks) loaded.push_back(&r);
+  check_one_run(loaded, rank_given, result.warnings);
   std::stable_sort(result.trace.ranks.begin(), result.trace.ranks.end(), [](const model::Rank& a, const model::Rank& b) { return a.rank < b.rank; });
   return result;
 }

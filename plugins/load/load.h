@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -20,8 +21,15 @@ struct LoadOptions {
 
 struct LoadResult {
   model::Trace trace;
-  std::vector<std::string> warnings;  // truncation, refused plugins, ranks guessed or repeated
+  std::vector<std::string> warnings;  // truncation, refused plugins, ranks guessed, ranks started far apart
   uint64_t json_bytes = 0;            // text parsed (inflated size)
+};
+
+// The files are not one run's ranks: their headers give different world sizes or run configurations, a rank
+// beyond the world size, or two files claim the same rank. The message names the files and what differs.
+class MixedRunsError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 // The trace files a path names: the file itself, or a directory's *.json / *.json.gz / *.gz files (sorted).
@@ -29,8 +37,17 @@ struct LoadResult {
 std::vector<std::filesystem::path> expand_inputs(const std::vector<std::filesystem::path>& paths);
 
 // Throws trace::TraceError (file, byte, what) for the first file that cannot be read: missing, corrupt,
-// of no known format, or malformed.
+// of no known format, or malformed; MixedRunsError when the files are not one run (see check_one_run).
 LoadResult load(const std::vector<std::filesystem::path>& paths, const LoadOptions& options = {});
+
+// Checks that ranks read from one set of files belong to one run. Errors (MixedRunsError): world sizes
+// differ; a run_config key that shapes the run (sharding, dtypes, prefetch, model, units, batch size, world
+// size, ...) differs; a rank at or beyond its world size; two files that both say the same rank. Warnings:
+// another run_config key differs; a rank was guessed from its place and collides; the ranks' first events
+// lie more than kRunStartSpreadNs apart on the wall clock (ranks whose trace maps onto it: clock_sync pairs,
+// or Kineto's wall-clock times). `rank_given[i]`: ranks[i]'s number came from its file, not its place.
+inline constexpr int64_t kRunStartSpreadNs = 5LL * 60 * 1'000'000'000;
+void check_one_run(const std::vector<const model::Rank*>& ranks, const std::vector<bool>& rank_given, std::vector<std::string>& warnings);
 
 // The registry the CLI uses: built-ins plus the plugins in SHARDSCOPE_PLUGIN_PATH (refusals appended).
 Registry default_registry(std::vector<std::string>& refusals);
