@@ -40,15 +40,22 @@ int main(int argc, char** argv) {
 
   shardscope::cli::MemoryArgs m;
   int stage = -1;
-  double params = 0;
-  CLI::App* memory = app.add_subcommand("memory", "The ZeRO memory calculator: model-state bytes per rank for each stage");
-  auto* preset = memory->add_option("--preset", m.preset, "A trainer preset")->check(CLI::IsMember({"tiny", "small", "1b", "8b"}));
+  double params = 0, largest_unit = 0, root_unit = 0;
+  CLI::App* memory = app.add_subcommand("memory", "The ZeRO memory calculator: model-state bytes per rank for each stage (the model the report predicts with)");
+  auto* preset = memory->add_option("--preset", m.preset, "A trainer preset (its units give the gathered bytes under stage 3)")->check(CLI::IsMember({"tiny", "small", "1b", "8b"}));
   auto* params_opt = memory->add_option("--params", params, "Parameter count (e.g. 7.5e9)")->check(CLI::PositiveNumber);
   preset->excludes(params_opt);
-  memory->add_option("--world", m.world, "Ranks in the sharding group")->required()->check(CLI::PositiveNumber);
+  memory->add_option("--world", m.world, "Ranks in the sharding group (all ranks with --hybrid-shard)")->required()->check(CLI::PositiveNumber);
   memory->add_option("--stage", stage, "ZeRO stage (all four when absent)")->check(CLI::Range(0, 3));
-  memory->add_option("--dtype", m.dtype, "bf16 or fp16 (mixed precision, K = 12) or fp32")->check(CLI::IsMember({"bf16", "fp16", "fp32"}));
-  memory->add_flag("--offload", m.offload, "Sharded state offloaded to the host");
+  memory->add_option("--dtype", m.dtype, "The parameters' dtype: bf16 or fp16 (mixed precision, fp32 master: K = 12) or fp32")->check(CLI::IsMember({"bf16", "fp16", "fp32"}));
+  memory->add_option("--precision", m.precision, "zero: the ZeRO paper's accounting (gradients in the parameters' dtype); fsdp: PyTorch FSDP's and shardscope-train's (fp32 gradients)")
+      ->check(CLI::IsMember({"zero", "fsdp"}));
+  memory->add_option("--backward-prefetch", m.backward_prefetch, "pre or post: stage 3 holds two units gathered (the running one and the prefetched one); none: one")
+      ->check(CLI::IsMember({"none", "pre", "post"}));
+  memory->add_option("--hybrid-shard", m.hybrid_shard, "HYBRID_SHARD: shard within nodes of this many ranks, replicate across nodes")->check(CLI::PositiveNumber);
+  auto* largest_opt = memory->add_option("--largest-unit", largest_unit, "Parameters of the largest FSDP unit (gathered while it runs, stage 3)")->check(CLI::NonNegativeNumber);
+  auto* root_opt = memory->add_option("--root-unit", root_unit, "Parameters of the root unit (kept gathered, stage 3)")->check(CLI::NonNegativeNumber);
+  memory->add_flag("--offload", m.offload, "Sharded state offloaded to the host (stages 2 and 3)");
   memory->add_option("--format", m.format, "Output format")->check(CLI::IsMember({"text", "json"}));
 
   shardscope::cli::LaunchOptions lo;
@@ -73,6 +80,8 @@ int main(int argc, char** argv) {
   if (*diff) return shardscope::cli::diff(a, b, format, std::cout, std::cerr);
   if (*memory) {
     if (*params_opt) m.params = params;
+    if (*largest_opt) m.largest_unit = largest_unit;
+    if (*root_opt) m.root_unit = root_unit;
     if (stage >= 0) m.stage = stage;
     return shardscope::cli::memory(m, std::cout, std::cerr);
   }

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analyzer/metrics/memory_model.h"
+#include "analyzer/report/report_keys.h"
 #include "analyzer/report/table.h"
 #include "tracer/format/keys.h"
 #include "training/model/config.h"
@@ -14,28 +15,33 @@
 namespace shardscope::cli {
 
 namespace {
-const char* strategy(int stage) {
+std::string strategy(int stage, bool hybrid) {
   switch (stage) {
     case 0: return "DDP / NO_SHARD";
-    case 1: return "ZeRO-1";
-    case 2: return "SHARD_GRAD_OP";
-    default: return "FULL_SHARD";
+    case 1: return hybrid ? "ZeRO-1 in a node" : "ZeRO-1";
+    case 2: return hybrid ? "_HYBRID_SHARD_ZERO2" : "SHARD_GRAD_OP";
+    default: return hybrid ? "HYBRID_SHARD" : "FULL_SHARD";
   }
 }
-std::string gb(double b) { return fmt::format("{:.1f}", b / 1e9); }
+// GB (1e9 bytes, one decimal) for large models, MB (1e6, three decimals) when every figure is below a GB.
+struct Unit {
+  bool mb = false;
+  std::string name() const { return mb ? "MB" : "GB"; }
+  std::string operator()(double b) const { return mb ? fmt::format("{:.3f}", b / 1e6) : fmt::format("{:.1f}", b / 1e9); }
+};
 }  // namespace
 
 int memory(const MemoryArgs& a, std::ostream& out, std::ostream& err) {
   namespace k = keys::report;
+  namespace rk = report::report_keys;
   metrics::MemoryConfig c;
+  // A preset's units, unpadded: each stage pads them to its own shard count, as the trainer does.
+  std::vector<int64_t> units;  // units[0] is the root
   if (!a.preset.empty()) {
     try {
       train::ModelConfig m = train::preset(a.preset);
       c.params = double(train::parameter_count(m));
-      for (const train::UnitLayout& u : train::unit_layouts(m)) {
-        if (u.id == 0) c.root_unit_params = double(u.numel);  // the root unit stays gathered
-        else c.largest_unit_params = std::max(c.largest_unit_params, double(u.numel));
-      }
+      for (const train::UnitLayout& u : train::unit_layouts(m)) units.push_back(u.numel);
     } catch (const std::exception& e) {
       err << "shardscope: error: " << e.what() << "\n";
       return 2;
@@ -50,46 +56,124 @@ int memory(const MemoryArgs& a, std::ostream& out, std::ostream& err) {
     err << "shardscope: error: --world must be at least 1\n";
     return 2;
   }
+  if (a.hybrid_shard > 0 && (a.hybrid_shard > a.world || a.world % a.hybrid_shard != 0)) {
+    err << fmt::format("shardscope: error: --hybrid-shard {} does not divide --world {} into nodes\n", a.hybrid_shard, a.world);
+    return 2;
+  }
   if (!metrics::apply_dtype(c, a.dtype)) {
     err << "shardscope: error: unknown --dtype " << a.dtype << " (bf16, fp16, fp32)\n";
     return 2;
   }
-  c.world = a.world;
+  if (a.precision != "zero" && a.precision != "fsdp") {
+    err << "shardscope: error: unknown --precision " << a.precision << " (zero, fsdp)\n";
+    return 2;
+  }
+  if ((a.largest_unit && *a.largest_unit < 0) || (a.root_unit && *a.root_unit < 0)) {
+    err << "shardscope: error: --largest-unit and --root-unit are parameter counts (0 or more)\n";
+    return 2;
+  }
+  c.precision = a.precision == "fsdp" ? metrics::Precision::Fsdp : metrics::Precision::Zero;
+  const bool hybrid = a.hybrid_shard > 0;
+  const int group = hybrid ? a.hybrid_shard : a.world;
   c.offload = a.offload;
+  c.units_in_flight = a.backward_prefetch == "none" ? 1 : 2;
   std::vector<int> stages = a.stage ? std::vector<int>{*a.stage} : std::vector<int>{0, 1, 2, 3};
 
   nlohmann::json j;
   j[k::kSchema] = k::kMemorySchemaValue;
   j[k::kParams] = c.params;
-  j[k::kWorld] = c.world;
+  j[k::kWorld] = a.world;
+  j[rk::kShardingGroup] = group;
+  j[rk::kRanksPerNode] = hybrid ? nlohmann::json(a.hybrid_shard) : nlohmann::json(nullptr);
   j[k::kDtype] = a.dtype;
+  j[rk::kPrecision] = a.precision;
+  j[rk::kUnitsInFlight] = c.units_in_flight;
   j[k::kOffload] = c.offload;
   j[k::kStages] = nlohmann::json::array();
-  report::Table t{{"stage", "strategy", "params GB", "grads GB", "optimizer GB", "model states GB", "+ largest unit GB", "on host GB"}, {}, 2};
+  struct Line {
+    int stage;
+    metrics::MemoryPrediction p;
+    bool gathered_known;
+  };
+  std::vector<Line> lines;
+  bool gathered_unknown = false;
   for (int s : stages) {
     c.stage = s;
+    c.world = s == 0 ? 1 : group;  // stage 0 shards nothing
+    // Units padded to a multiple of the stage's shard count, as FSDP and the trainer flatten them.
+    const int64_t shard = s == 0 ? 1 : group;
+    c.padded_params = 0;
+    c.largest_unit_params = a.largest_unit.value_or(0);
+    c.root_unit_params = a.root_unit.value_or(0);
+    if (!units.empty()) {
+      for (size_t u = 0; u < units.size(); ++u) {
+        const double padded = double((units[u] + shard - 1) / shard * shard);
+        c.padded_params += padded;
+        if (u == 0 && units.size() > 1) {
+          if (!a.root_unit) c.root_unit_params = padded;
+        } else if (!a.largest_unit) {
+          c.largest_unit_params = std::max(c.largest_unit_params, padded);
+        }
+      }
+      if (a.params) c.padded_params = 0;  // an explicit Ψ wins
+    }
     metrics::MemoryPrediction p = metrics::predict(c);
+    const bool gathered_known = s == 3 && (c.largest_unit_params > 0 || c.root_unit_params > 0);
+    gathered_unknown = gathered_unknown || (s == 3 && !gathered_known);
     j[k::kStages].push_back({{k::kStage, s},
+                             {rk::kStrategy, strategy(s, hybrid)},
                              {k::kModelStatesBytes, p.model_states()},
-                             {k::kParamsBytes, p.params},
+                             {rk::kMasterBytes, p.master},
+                             {k::kParamsBytes, p.params + p.params_shard},
+                             {rk::kGatheredBytes, gathered_known ? nlohmann::json(p.gathered) : nlohmann::json(nullptr)},
+                             {rk::kShardedParamsBytes, p.sharded_params()},
+                             {k::kUnshardedParamsBytes, p.unsharded_params()},
                              {k::kGradientsBytes, p.gradients},
                              {k::kOptimizerStateBytes, p.optimizer_state},
-                             {k::kUnshardedParamsBytes, p.unsharded_params},
-                             {k::kHostOffloadedBytes, p.host_offloaded}});
+                             {k::kHostOffloadedBytes, p.host_offloaded},
+                             {rk::kMemoryCommand, metrics::memory_command(c)}});
     if (a.stage) j[k::kModelStatesBytes] = p.model_states();
-    t.rows.push_back({std::to_string(s), strategy(s), gb(p.params), gb(p.gradients), gb(p.optimizer_state), gb(p.model_states()),
-                      s == 3 && c.largest_unit_params > 0 ? gb(p.unsharded_params) : "-", gb(p.host_offloaded)});
+    lines.push_back({s, p, gathered_known});
   }
   if (a.format == "json") {
     out << j.dump(2) << "\n";
-  } else {
-    out << fmt::format("ZeRO model states per rank: {:.4g} parameters{}, {} ranks in the sharding group, {} ({:g} + {:g} + K={:g} bytes per parameter){}\n",
-                       c.params, a.preset.empty() ? "" : " (preset " + a.preset + ")", c.world, a.dtype, c.param_bytes, c.grad_bytes, c.optimizer_bytes,
-                       c.offload ? ", sharded state offloaded to the host" : "");
-    out << t.render(false, "  ");
-    out << "  (GB = 1e9 bytes. Activations come on top; under stage 3 the largest unit's gathered parameters, and\n"
-           "   the root unit's, which FSDP keeps gathered, are resident while it runs.)\n";
+    return 0;
   }
+  Unit gb;
+  double largest = 0;
+  for (const Line& l : lines) largest = std::max({largest, l.p.model_states() + l.p.host_offloaded, l.p.gathered});
+  gb.mb = largest < 1e9;
+  const std::string u = " " + gb.name();
+  report::Table t{{"stage", "strategy", "fp32 master" + u, "params" + u, "grads" + u, "optimizer" + u, "model states" + u, "+ gathered" + u, "on host" + u}, {}, 2};
+  for (const Line& l : lines) {
+    const metrics::MemoryPrediction& p = l.p;
+    t.rows.push_back({std::to_string(l.stage), strategy(l.stage, hybrid), gb(p.master), gb(p.params + p.params_shard), gb(p.gradients), gb(p.optimizer_state),
+                      gb(p.model_states()), l.stage != 3 ? "-" : l.gathered_known ? gb(p.gathered) : "n/a", gb(p.host_offloaded)});
+  }
+  const bool mixed = c.param_bytes != 4;
+  out << fmt::format("ZeRO model states per rank: {:.4g} parameters{}, {} ranks{}, {} parameters, {} accounting (--precision {}): fp32 master, "
+                     "{:g}-byte parameters, {:g}-byte gradients, AdamW's two fp32 moments{}\n",
+                     c.params, a.preset.empty() ? "" : " (preset " + a.preset + ")", a.world,
+                     hybrid ? fmt::format(" (HYBRID_SHARD: sharded within nodes of {}, replicated across {} nodes)", a.hybrid_shard, a.world / a.hybrid_shard)
+                            : " in the sharding group",
+                     a.dtype, c.precision == metrics::Precision::Fsdp ? "PyTorch FSDP's and shardscope-train's" : "the ZeRO paper's", a.precision,
+                     c.param_bytes, c.grad_bytes(), mixed ? " (K = 4 + 8 = 12 bytes)" : "");
+  out << t.render(false, "  ");
+  out << "  (" << (gb.mb ? "MB = 1e6 bytes" : "GB = 1e9 bytes") << ". fp32 master: the optimizer's fp32 copy of the parameters, sharded from stage 1 on (in fp32 DDP it is the\n"
+         "   parameters themselves); params: the parameters kept in their dtype beside it";
+  if (mixed && c.precision == metrics::Precision::Zero) out << " (under stage 3, a shard of them)";
+  out << "; optimizer: the two moments.\n";
+  out << fmt::format("   + gathered: under stage 3, the units gathered while they run: the largest unit × {} ({}), and the root unit, kept gathered;\n"
+                     "   not part of the model states.",
+                     c.units_in_flight, c.units_in_flight >= 2 ? "the running one and the prefetched one" : "no prefetch: the running one");
+  if (gathered_unknown) out << " n/a: no unit sizes (give --preset, or --largest-unit and --root-unit).";
+  out << "\n";
+  if (mixed)
+    out << (c.precision == metrics::Precision::Zero
+                ? "   --precision fsdp counts as PyTorch FSDP and shardscope-train keep them: fp32 gradients, no shard in the parameters' dtype.\n"
+                : "   --precision zero counts as the ZeRO paper does: gradients in the parameters' dtype, and a shard of the parameters in it under stage 3.\n");
+  if (c.offload) out << "   --offload moves the sharded state (master, gradients, moments) to the host under stages 2 and 3; below stage 2 it changes nothing.\n";
+  out << "   Activations come on top.)\n";
   return 0;
 }
 

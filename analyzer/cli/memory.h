@@ -1,5 +1,7 @@
-// `shardscope memory (--preset NAME | --params N) --world N [--stage 0|1|2|3] [--dtype ...] [--offload]`:
-// the ZeRO memory calculator of SPEC.
+// `shardscope memory (--preset NAME | --params N) --world N [--stage 0|1|2|3] [--dtype ...] [--precision
+// zero|fsdp] [--backward-prefetch none|pre|post] [--hybrid-shard R] [--largest-unit N --root-unit N]
+// [--offload]`: the ZeRO memory calculator, through the same model (metrics/memory_model.h) the report
+// predicts a trace's memory with.
 #pragma once
 
 #include <iosfwd>
@@ -11,9 +13,13 @@ namespace shardscope::cli {
 struct MemoryArgs {
   std::string preset;           // a trainer preset (tiny, small, 1b, 8b), or empty
   std::optional<double> params; // Ψ
-  int world = 1;
+  int world = 1;                // all ranks
   std::optional<int> stage;     // all four stages when absent
   std::string dtype = "bf16";
+  std::string precision = "zero";         // zero (the ZeRO paper) or fsdp (PyTorch FSDP, shardscope-train)
+  std::string backward_prefetch = "pre";  // pre/post: two units gathered under stage 3; none: one
+  int hybrid_shard = 0;                   // > 0: HYBRID_SHARD, sharded within nodes of this many ranks
+  std::optional<double> largest_unit, root_unit;  // unit sizes, when not from --preset
   bool offload = false;
   std::string format = "text";
 };

@@ -1,5 +1,6 @@
 #include "analyzer/metrics/memory_model.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -12,49 +13,68 @@ namespace shardscope::metrics {
 
 bool apply_dtype(MemoryConfig& c, const std::string& d) {
   if (d == "bf16" || d == "fp16" || d == "bfloat16" || d == "float16" || d == "half") {
-    c.param_bytes = 2, c.grad_bytes = 2, c.optimizer_bytes = 12;
+    c.param_bytes = 2;
     return true;
   }
   if (d == "fp32" || d == "float32" || d == "float") {
-    c.param_bytes = 4, c.grad_bytes = 4, c.optimizer_bytes = 8;
+    c.param_bytes = 4;
     return true;
   }
   return false;
 }
 
+std::string precision_name(Precision p) { return p == Precision::Fsdp ? "fsdp" : "zero"; }
+
 MemoryPrediction predict(const MemoryConfig& c) {
   MemoryPrediction p;
-  const double psi = c.params, n = std::max(1, c.world);
-  p.params = c.param_bytes * psi / (c.stage >= 3 ? n : 1);
-  p.gradients = c.grad_bytes * psi / (c.stage >= 2 ? n : 1);
-  p.optimizer_state = c.optimizer_bytes * psi / (c.stage >= 1 ? n : 1);
-  if (c.stage >= 3) p.unsharded_params = c.param_bytes * (c.largest_unit_params * std::max(1, c.units_in_flight) + c.root_unit_params);
-  if (c.offload) {
-    // The sharded part of the state moves to the host: the optimizer state always, and under stage 2/3
-    // the sharded gradients and (stage 3) parameters.
-    p.host_offloaded = p.optimizer_state;
-    p.optimizer_state = 0;
-    if (c.stage >= 2) p.host_offloaded += p.gradients, p.gradients = 0;
-    if (c.stage >= 3) p.host_offloaded += p.params, p.params = 0;
+  const double psi = c.padded_params > 0 ? c.padded_params : c.params, n = std::max(1, c.world), pb = c.param_bytes;
+  const double shard = c.stage >= 1 ? psi / n : psi;
+  p.master = 4 * shard;
+  p.optimizer_state = 8 * shard;
+  p.gradients = c.grad_bytes() * (c.stage >= 2 ? psi / n : psi);
+  if (c.stage == 0) p.params = pb == 4 ? 0 : pb * psi;  // DDP in fp32: the master is the parameter
+  else if (c.stage <= 2) p.params = pb * psi;           // beside the fp32 master shard, whatever the dtype
+  else {
+    if (c.precision == Precision::Zero && pb != 4) p.params_shard = pb * psi / n;
+    p.gathered = pb * (c.largest_unit_params * std::max(1, c.units_in_flight) + c.root_unit_params);
+  }
+  if (c.offload && c.stage >= 2) {
+    p.host_offloaded = p.master + p.params_shard + p.gradients + p.optimizer_state;
+    p.master = p.params_shard = p.gradients = p.optimizer_state = 0;
   }
   return p;
 }
 
-CounterPrediction predict_counters(const MemoryConfig& c) {
-  CounterPrediction p;
-  const double psi = c.padded_params > 0 ? c.padded_params : c.params, n = std::max(1, c.world), pb = c.param_bytes;
-  const double shard = c.stage >= 1 ? psi / n : psi;
-  p.sharded_params = 4 * shard;
-  p.optimizer_state = 8 * shard;
-  p.gradients = 4 * (c.stage >= 2 ? psi / n : psi);
-  if (c.stage == 0) p.unsharded_params = pb == 4 ? 0 : pb * psi;  // DDP in fp32: the master is the parameter
-  else if (c.stage <= 2) p.unsharded_params = pb * psi;
-  else p.unsharded_params = pb * (c.largest_unit_params * std::max(1, c.units_in_flight) + c.root_unit_params);
-  if (c.offload && c.stage >= 2) {
-    p.host_offloaded = p.sharded_params + p.gradients + p.optimizer_state;
-    p.sharded_params = p.gradients = p.optimizer_state = 0;
+std::string describe(const MemoryConfig& c) {
+  const double psi = c.padded_params > 0 ? c.padded_params : c.params;
+  std::string s = fmt::format("ZeRO stage {} over N = {}, Ψ = {:.0f}{}, {}-byte parameters: an fp32 master ({}), {}-byte gradients, AdamW's two fp32 moments",
+                              c.stage, c.world, psi, c.padded_params > 0 ? " (units padded to N)" : "", c.param_bytes,
+                              c.stage == 0 ? (c.param_bytes == 4 ? "the parameters themselves" : "whole") : "sharded", c.grad_bytes());
+  if (c.stage >= 1 && c.stage <= 2) s += fmt::format("; the whole parameters in their dtype beside the master shard");
+  if (c.stage == 3) {
+    if (c.precision == Precision::Zero && c.param_bytes != 4) s += "; a shard of the parameters in their dtype";
+    if (c.largest_unit_params > 0)
+      s += fmt::format("; gathered while running: the largest unit ({:.0f} parameters) × {} ({}){}", c.largest_unit_params, std::max(1, c.units_in_flight),
+                       c.units_in_flight >= 2 ? "the running unit and the prefetched one" : "no prefetch: the running unit only",
+                       c.root_unit_params > 0 ? fmt::format(", and the root unit ({:.0f}), kept gathered", c.root_unit_params) : "");
+    else
+      s += "; gathered units: unknown (no unit sizes)";
   }
-  return p;
+  s += fmt::format(" ({} accounting{})", c.precision == Precision::Fsdp ? "PyTorch FSDP's and shardscope-train's" : "the ZeRO paper's",
+                   c.param_bytes == 4 ? "; in fp32 the two agree" : "");
+  if (c.offload) s += c.stage >= 2 ? "; the sharded state offloaded to the host" : "; offload changes nothing below stage 2";
+  return s;
+}
+
+std::string memory_command(const MemoryConfig& c) {
+  const double psi = c.padded_params > 0 ? c.padded_params : c.params;
+  std::string s = fmt::format("shardscope memory --params {:.0f} --world {} --stage {} --dtype {} --precision {}", psi, c.world, c.stage,
+                              c.param_bytes == 4 ? "fp32" : "bf16", precision_name(c.precision));
+  if (c.stage == 3 && c.largest_unit_params > 0) s += fmt::format(" --largest-unit {:.0f}", c.largest_unit_params);
+  if (c.stage == 3 && c.root_unit_params > 0) s += fmt::format(" --root-unit {:.0f}", c.root_unit_params);
+  if (c.stage == 3 && c.units_in_flight < 2) s += " --backward-prefetch none";
+  if (c.offload) s += " --offload";
+  return s;
 }
 
 std::optional<MemoryConfig> config_from_run(const nlohmann::json& rc, int world_size, std::string& why) {
@@ -93,9 +113,10 @@ std::optional<MemoryConfig> config_from_run(const nlohmann::json& rc, int world_
   }
   std::string dtype = model::json_string(rc, keys::kCfgParamDtype).value_or("fp32");
   if (!apply_dtype(c, dtype)) apply_dtype(c, "fp32");
+  c.precision = Precision::Fsdp;  // shardscope-train keeps its states as PyTorch FSDP does
   c.offload = model::json_truthy(rc, keys::kCfgCpuOffload);
   std::string prefetch = model::json_string(rc, keys::kCfgBackwardPrefetch).value_or("none");
-  if (prefetch == "pre" || prefetch == "post" || model::json_truthy(rc, keys::kCfgForwardPrefetch)) c.units_in_flight = 2;
+  c.units_in_flight = prefetch == "pre" || prefetch == "post" || model::json_truthy(rc, keys::kCfgForwardPrefetch) ? 2 : 1;
   return c;
 }
 
@@ -114,15 +135,10 @@ RankMemory compare_memory(const model::Rank& rank) {
   out.rank = rank.rank;
   std::string why;
   out.config = config_from_run(rank.run_config, rank.world_size, why);
-  std::optional<CounterPrediction> p;
+  std::optional<MemoryPrediction> p;
   if (out.config) {
-    p = predict_counters(*out.config);
-    const MemoryConfig& c = *out.config;
-    out.states_model = fmt::format(
-        "ZeRO stage {} over N = {}, Ψ = {:.0f} (units padded to N); as the trainer keeps them: fp32 master shard beside {:.0f}-byte "
-        "parameters, fp32 gradients, AdamW moments (8 bytes){}",
-        c.stage, c.world, c.padded_params > 0 ? c.padded_params : c.params, c.param_bytes,
-        c.offload ? "; sharded state offloaded to the host" : "");
+    p = predict(*out.config);
+    out.states_model = describe(*out.config) + "; the same as `" + memory_command(*out.config) + "`";
   }
   std::optional<double> activations;
   if (auto ac = activation_config_from_run(rank.run_config, out.activations_model)) {
@@ -133,15 +149,18 @@ RankMemory compare_memory(const model::Rank& rank) {
   struct Cat {
     const char* counter;
     std::optional<double> predicted;
+    std::string why_not;  // why there is no prediction
   };
+  const std::string no_config = why.empty() ? "n/a" : why;
   const Cat cats[] = {
-      {keys::kMemoryShardedParams, p ? std::optional(p->sharded_params) : std::nullopt},
-      {keys::kMemoryUnshardedParams, p ? std::optional(p->unsharded_params) : std::nullopt},
-      {keys::kMemoryGradients, p ? std::optional(p->gradients) : std::nullopt},
-      {keys::kMemoryOptimizerState, p ? std::optional(p->optimizer_state) : std::nullopt},
-      {keys::kMemoryHostOffloaded, p && out.config->offload ? std::optional(p->host_offloaded) : std::nullopt},
-      {keys::kMemoryActivations, activations},
-      {keys::kMemoryAllocatorTotal, std::nullopt},
+      {keys::kMemoryShardedParams, p ? std::optional(p->sharded_params()) : std::nullopt, no_config},
+      {keys::kMemoryUnshardedParams, p ? std::optional(p->unsharded_params()) : std::nullopt, no_config},
+      {keys::kMemoryGradients, p ? std::optional(p->gradients) : std::nullopt, no_config},
+      {keys::kMemoryOptimizerState, p ? std::optional(p->optimizer_state) : std::nullopt, no_config},
+      {keys::kMemoryHostOffloaded, p && out.config->offload ? std::optional(p->host_offloaded) : std::nullopt,
+       p ? "n/a: the run does not offload" : no_config},
+      {keys::kMemoryActivations, activations, out.activations_model},
+      {keys::kMemoryAllocatorTotal, std::nullopt, "n/a: the model predicts categories, not the allocator's total (which holds them all and more)"},
   };
   bool any_measured = false;
   double worst = -1;
@@ -153,6 +172,8 @@ RankMemory compare_memory(const model::Rank& rank) {
     if (!row.measured && !row.predicted && c.counter == keys::kMemoryHostOffloaded) continue;  // no offload
     // A counter that never left zero is never written: with a prediction beside it, it measured zero.
     if (!row.measured && row.predicted && any_measured_counter(rank)) row.measured = 0.0;
+    if (!row.measured) row.measured_na = "n/a: the trace has no memory.* counter for it";
+    if (!row.predicted) row.predicted_na = c.why_not.empty() ? "n/a: the model says nothing about it" : c.why_not;
     if (row.measured && row.predicted) {
       double diff = *row.measured - *row.predicted;
       double rel = std::fabs(diff) / std::max(*row.predicted, 1.0);

@@ -1,5 +1,6 @@
-// SPEC's ZeRO memory model: model-state bytes per rank for a stage, a world size and dtypes; and, per rank,
-// the measured bytes per category (the trainer's memory.* counters) beside that prediction.
+// The ZeRO memory model: model-state bytes per rank for a stage, a sharding group and a precision scheme;
+// and, per rank, the measured bytes per category (the trainer's memory.* counters) beside its prediction.
+// `shardscope memory` and the report both predict through predict() below: one model, not two formulas.
 #pragma once
 
 #include <optional>
@@ -10,52 +11,66 @@
 
 namespace shardscope::metrics {
 
+// How the states are kept under mixed precision (parameters in bf16/fp16). Both keep an fp32 master copy
+// of the parameters, sharded from stage 1 on, and AdamW's two fp32 moments (so K = 4 + 8 = 12 bytes):
+// - Zero: the ZeRO paper's accounting (Rajbhandari et al. 2020, figure 1): gradients in the parameters'
+//   dtype, and under stage 3 a shard of the parameters in their dtype beside the fp32 master shard.
+// - Fsdp: PyTorch FSDP's mixed precision, which shardscope-train follows: fp32 gradients (the sharded
+//   gradient is kept in the master's dtype), and under stage 3 only the fp32 shard (the parameters'
+//   dtype copy is made for each all-gather).
+// In fp32 the two agree.
+enum class Precision { Zero, Fsdp };
+
 struct MemoryConfig {
   double params = 0;          // Ψ
+  double padded_params = 0;   // Ψ with each unit padded to a multiple of N (0: unknown, use params)
   int world = 1;              // N: ranks in the sharding group (ranks per node for HYBRID_SHARD)
   int stage = 3;              // 0 (DDP / NO_SHARD), 1, 2 (SHARD_GRAD_OP), 3 (FULL_SHARD)
-  double param_bytes = 2;     // bytes per parameter
-  double grad_bytes = 2;      // bytes per gradient
-  double optimizer_bytes = 12;  // K
-  bool offload = false;       // sharded state lives on the host
-  double largest_unit_params = 0;  // stage 3: the largest unit's unsharded parameters while it runs
-  int units_in_flight = 1;         // 2 with prefetch: the next unit is gathered while the current one runs
-  double root_unit_params = 0;     // the root unit, kept unsharded from forward through backward
-  double padded_params = 0;        // Ψ with each unit padded to a multiple of N (0: unknown, use params)
+  double param_bytes = 2;     // the parameters' dtype: what the model computes with and all-gathers
+  Precision precision = Precision::Zero;
+  bool offload = false;       // stages 2-3: the sharded state (fp32 master, gradients, moments) lives on the host
+  double largest_unit_params = 0;  // stage 3: the largest unit's parameters, gathered while it runs (0: unknown)
+  int units_in_flight = 2;         // stage 3: the running unit and the prefetched one (1 without prefetch)
+  double root_unit_params = 0;     // the root unit, kept gathered from forward through backward
+
+  double grad_bytes() const { return precision == Precision::Fsdp ? 4 : param_bytes; }
 };
 
-// "bf16"/"fp16" (mixed precision: 2 + 2 + 12) or "fp32" (4 + 4 + 8); false for an unknown name.
+// "bf16"/"fp16" (2-byte parameters) or "fp32" (4); false for an unknown name.
 bool apply_dtype(MemoryConfig& c, const std::string& dtype);
+std::string precision_name(Precision p);  // "zero", "fsdp"
 
+// Per rank, by category. The report's rows: sharded_params = master + params_shard, unsharded_params =
+// params + gathered, gradients, optimizer_state, host_offloaded.
 struct MemoryPrediction {
-  double params = 0;            // resident parameters (the shard under stage 3)
-  double unsharded_params = 0;  // stage 3: gathered parameters: the largest unit (× units in flight) and the root
+  double master = 0;            // the fp32 master: its shard (stages 1-3), the whole of it (stage 0; in fp32 DDP it is the parameter itself)
+  double params_shard = 0;      // Zero, stage 3, mixed precision: the shard in the parameters' dtype
+  double params = 0;            // stages 0-2: the whole parameters in their dtype (none in fp32 DDP: the master is the parameter)
+  double gathered = 0;          // stage 3: the units gathered at the peak: the largest × units in flight, and the root
   double gradients = 0;
-  double optimizer_state = 0;
-  double host_offloaded = 0;    // what --offload moves to the host
-  double model_states() const { return params + gradients + optimizer_state; }
+  double optimizer_state = 0;   // AdamW's two fp32 moments
+  double host_offloaded = 0;    // what offload moves to the host
+  double sharded_params() const { return master + params_shard; }
+  double unsharded_params() const { return params + gathered; }
+  // What stays on the device between steps: everything but the units gathered while they run.
+  double model_states() const { return master + params_shard + params + gradients + optimizer_state; }
 };
 MemoryPrediction predict(const MemoryConfig& c);
 
-// The same model in the categories the trainer's memory.* counters use, for its precision scheme: an fp32
-// master shard beside the parameters in their own dtype (so K = 4 + 8: master + AdamW moments), fp32
-// gradients, and under stage 1-2 the full parameters kept in their dtype. Ψ is padded_params when known.
-struct CounterPrediction {
-  double sharded_params = 0;    // the fp32 master (the whole of it under stage 0)
-  double unsharded_params = 0;  // peak: parameters in their dtype, gathered or kept
-  double gradients = 0;
-  double optimizer_state = 0;
-  double host_offloaded = 0;
-};
-CounterPrediction predict_counters(const MemoryConfig& c);
+// One line saying how predict() counts, for the report and `shardscope memory`.
+std::string describe(const MemoryConfig& c);
+// The `shardscope memory` command that prints the same prediction.
+std::string memory_command(const MemoryConfig& c);
 
-// The configuration a trace's run_config describes; nullopt with the reason when it lacks what is needed.
+// The configuration a trace's run_config describes (shardscope-train's: Precision::Fsdp); nullopt with the
+// reason when it lacks what is needed.
 std::optional<MemoryConfig> config_from_run(const nlohmann::json& run_config, int world_size, std::string& why_not);
 
 struct MemoryRow {
   std::string category;       // the counter name without "memory."
   std::optional<double> measured;   // peak bytes; nullopt when the trace has no such counter
   std::optional<double> predicted;  // nullopt when the model says nothing about it
+  std::string measured_na, predicted_na;  // "n/a: why", when the value is missing
 };
 
 struct RankMemory {
