@@ -10,6 +10,7 @@
 
 #include "analyzer/cli/output.h"
 #include "analyzer/report/report.h"
+#include "analyzer/report/report_keys.h"
 #include "analyzer/report/table.h"
 #include "plugins/load/load.h"
 #include "tracer/format/keys.h"
@@ -18,18 +19,26 @@ namespace shardscope::cli {
 namespace {
 
 namespace k = keys::report;
+namespace rk = report::report_keys;
 
 struct Row {
   std::string metric;
   std::optional<double> a, b;
+  std::string na_a, na_b;  // why a side is missing
 };
 
-std::string num(const std::optional<double>& v) { return v ? fmt::format("{:.3f}", *v) : "n/a"; }
+std::string num(const std::optional<double>& v) { return v ? fmt::format("{:.3f}", *v) : ""; }
 std::string delta(const Row& r) {
-  if (!r.a || !r.b) return "n/a";
+  if (!r.a || !r.b) return "";
   std::string d = fmt::format("{:+.3f}", *r.b - *r.a);
   if (std::fabs(*r.a) > 1e-12) d += fmt::format(" ({:+.1f}%)", 100 * (*r.b - *r.a) / std::fabs(*r.a));
   return d;
+}
+
+// "n/a: no steps" -> "n/a in A: no steps".
+std::string in_run(const char* side, const std::string& why) {
+  const std::string tail = why.rfind("n/a: ", 0) == 0 ? why.substr(5) : why.empty() ? "no value" : why;
+  return fmt::format("n/a in {}: {}", side, tail);
 }
 
 std::map<std::string, std::pair<int64_t, int64_t>> device_time_by_name(const model::Rank& r) {
@@ -46,12 +55,19 @@ std::map<std::string, std::pair<int64_t, int64_t>> device_time_by_name(const mod
 
 std::vector<Row> metric_rows(const report::RankReport& a, const report::RankReport& b) {
   std::vector<Row> rows;
+  // A row, with each side's reason where its value is missing.
+  auto add = [&](std::string metric, std::optional<double> va, std::optional<double> vb, std::string why_a, std::string why_b) {
+    rows.push_back({std::move(metric), va, vb, va ? "" : std::move(why_a), vb ? "" : std::move(why_b)});
+  };
   auto whole = [](const report::RankReport& r, auto f) -> std::optional<double> { return r.whole ? std::optional<double>(f(*r.whole)) : std::nullopt; };
-  rows.push_back({"whole-trace window ms", whole(a, [](auto& w) { return w.window_us / 1e3; }), whole(b, [](auto& w) { return w.window_us / 1e3; })});
-  rows.push_back({"whole-trace overlap %", a.whole ? a.whole->overlap_pct() : std::nullopt, b.whole ? b.whole->overlap_pct() : std::nullopt});
-  rows.push_back({"whole-trace idle %", whole(a, [](auto& w) { return w.idle_pct(); }), whole(b, [](auto& w) { return w.idle_pct(); })});
-  rows.push_back({"whole-trace compute %", whole(a, [](auto& w) { return w.compute_pct(); }), whole(b, [](auto& w) { return w.compute_pct(); })});
-  rows.push_back({"whole-trace non-compute %", whole(a, [](auto& w) { return w.non_compute_pct(); }), whole(b, [](auto& w) { return w.non_compute_pct(); })});
+  auto whole_na = [](const report::RankReport& r) { return r.whole_na; };
+  auto overlap_na = [](const report::RankReport& r) { return r.whole ? report::na_overlap() : r.whole_na; };
+  add("whole-trace window ms", whole(a, [](auto& w) { return w.window_us / 1e3; }), whole(b, [](auto& w) { return w.window_us / 1e3; }), whole_na(a), whole_na(b));
+  add("whole-trace overlap %", a.whole ? a.whole->overlap_pct() : std::nullopt, b.whole ? b.whole->overlap_pct() : std::nullopt, overlap_na(a), overlap_na(b));
+  add("whole-trace idle %", whole(a, [](auto& w) { return w.idle_pct(); }), whole(b, [](auto& w) { return w.idle_pct(); }), whole_na(a), whole_na(b));
+  add("whole-trace compute %", whole(a, [](auto& w) { return w.compute_pct(); }), whole(b, [](auto& w) { return w.compute_pct(); }), whole_na(a), whole_na(b));
+  add("whole-trace non-compute %", whole(a, [](auto& w) { return w.non_compute_pct(); }), whole(b, [](auto& w) { return w.non_compute_pct(); }), whole_na(a),
+      whole_na(b));
   auto per_step = [](const report::RankReport& r, int64_t metrics::WindowMetrics::*field) -> std::optional<double> {
     if (r.steps.empty()) return std::nullopt;
     return double(r.all_steps.*field) / 1e6 / double(r.steps.size());
@@ -60,13 +76,17 @@ std::vector<Row> metric_rows(const report::RankReport& a, const report::RankRepo
     if (r.steps.empty()) return std::nullopt;
     return double((r.all_steps.*f)()) / 1e6 / double(r.steps.size());
   };
-  rows.push_back({"steps", a.steps.empty() ? std::nullopt : std::optional<double>(double(a.steps.size())), b.steps.empty() ? std::nullopt : std::optional<double>(double(b.steps.size()))});
-  rows.push_back({"mean step time ms", per_step(a, &metrics::WindowMetrics::window_ns), per_step(b, &metrics::WindowMetrics::window_ns)});
-  rows.push_back({"mean compute ms / step", per_step(a, &metrics::WindowMetrics::compute_ns), per_step(b, &metrics::WindowMetrics::compute_ns)});
-  rows.push_back({"mean communication ms / step", per_step(a, &metrics::WindowMetrics::comm_ns), per_step(b, &metrics::WindowMetrics::comm_ns)});
-  rows.push_back({"mean exposed comm ms / step", per_step_f(a, &metrics::WindowMetrics::exposed_ns), per_step_f(b, &metrics::WindowMetrics::exposed_ns)});
-  rows.push_back({"mean idle ms / step", per_step_f(a, &metrics::WindowMetrics::idle_ns), per_step_f(b, &metrics::WindowMetrics::idle_ns)});
-  rows.push_back({"all-steps overlap %", a.all_steps.overlap_pct(), b.all_steps.overlap_pct()});
+  const std::string sa = a.steps_na, sb = b.steps_na;
+  add("steps", a.steps.empty() ? std::nullopt : std::optional<double>(double(a.steps.size())),
+      b.steps.empty() ? std::nullopt : std::optional<double>(double(b.steps.size())), sa, sb);
+  add("mean step time ms", per_step(a, &metrics::WindowMetrics::window_ns), per_step(b, &metrics::WindowMetrics::window_ns), sa, sb);
+  add("mean compute ms / step", per_step(a, &metrics::WindowMetrics::compute_ns), per_step(b, &metrics::WindowMetrics::compute_ns), sa, sb);
+  add("mean communication ms / step", per_step(a, &metrics::WindowMetrics::comm_ns), per_step(b, &metrics::WindowMetrics::comm_ns), sa, sb);
+  add("mean exposed comm ms / step", per_step_f(a, &metrics::WindowMetrics::exposed_ns), per_step_f(b, &metrics::WindowMetrics::exposed_ns), sa, sb);
+  add("mean idle ms / step", per_step_f(a, &metrics::WindowMetrics::idle_ns), per_step_f(b, &metrics::WindowMetrics::idle_ns), sa, sb);
+  auto steps_overlap_na = [](const report::RankReport& r) { return r.steps.empty() ? r.steps_na : std::string("n/a: no communication in any step"); };
+  add("all-steps overlap %", a.steps.empty() ? std::nullopt : a.all_steps.overlap_pct(), b.steps.empty() ? std::nullopt : b.all_steps.overlap_pct(),
+      steps_overlap_na(a), steps_overlap_na(b));
   std::map<model::CollectiveKind, std::pair<const metrics::CollectiveStats*, const metrics::CollectiveStats*>> coll;
   for (const auto& c : a.collectives) coll[c.kind].first = &c;
   for (const auto& c : b.collectives) coll[c.kind].second = &c;
@@ -75,9 +95,10 @@ std::vector<Row> metric_rows(const report::RankReport& a, const report::RankRepo
     auto count = [](const metrics::CollectiveStats* c) { return c ? std::optional<double>(double(c->count)) : std::optional<double>(0.0); };
     auto time = [](const metrics::CollectiveStats* c) { return c ? std::optional<double>(c->time_ns / 1e6) : std::optional<double>(0.0); };
     auto bus = [](const metrics::CollectiveStats* c) { return c ? c->busbw_gbps() : std::nullopt; };
-    rows.push_back({n + " count", count(p.first), count(p.second)});
-    rows.push_back({n + " time ms", time(p.first), time(p.second)});
-    rows.push_back({n + " busbw GB/s", bus(p.first), bus(p.second)});
+    auto bus_na = [&](const metrics::CollectiveStats* c) { return c ? c->busbw_na() : "n/a: no " + n + " in this run"; };
+    add(n + " count", count(p.first), count(p.second), "", "");
+    add(n + " time ms", time(p.first), time(p.second), "", "");
+    add(n + " busbw GB/s", bus(p.first), bus(p.second), bus_na(p.first), bus_na(p.second));
   }
   // FSDP units: the mean hidden share of each unit's backward all-gather.
   auto unit_share = [](const report::RankReport& r) {
@@ -95,7 +116,8 @@ std::vector<Row> metric_rows(const report::RankReport& a, const report::RankRepo
       auto it = m.find(u);
       return it == m.end() ? std::nullopt : std::optional<double>(100 * it->second.first / it->second.second);
     };
-    rows.push_back({fmt::format("unit {} all-gather hidden %", u), get(ua), get(ub)});
+    add(fmt::format("unit {} all-gather hidden %", u), get(ua), get(ub), "n/a: the prefetch check found no backward all-gather of this unit in this run",
+        "n/a: the prefetch check found no backward all-gather of this unit in this run");
   }
   return rows;
 }
@@ -140,11 +162,17 @@ int diff(const std::string& a_path, const std::string& b_path, const std::string
       report::Table t{{"metric", "A", "B", "B - A"}, {}, 1};
       nlohmann::json rj = {{"rank_a", a.rank}, {"rank_b", b.rank}};
       rj[k::kDiff] = nlohmann::json::array();
+      report::NaNotes na;
       for (const Row& r : rows) {
-        t.rows.push_back({r.metric, num(r.a), num(r.b), delta(r)});
-        rj[k::kDiff].push_back({{k::kMetric, r.metric}, {k::kA, r.a ? nlohmann::json(*r.a) : nlohmann::json(nullptr)}, {k::kB, r.b ? nlohmann::json(*r.b) : nlohmann::json(nullptr)}});
+        t.rows.push_back({r.metric, na.value_or(num(r.a), r.metric, "", in_run("A", r.na_a)), na.value_or(num(r.b), r.metric, "", in_run("B", r.na_b)),
+                          na.value_or(delta(r), r.metric, "", "n/a in B - A: needs both A and B")});
+        nlohmann::json row = {{k::kMetric, r.metric}, {k::kA, r.a ? nlohmann::json(*r.a) : nlohmann::json(nullptr)}, {k::kB, r.b ? nlohmann::json(*r.b) : nlohmann::json(nullptr)}};
+        if (!r.a) row[rk::kNaA] = r.na_a;
+        if (!r.b) row[rk::kNaB] = r.na_b;
+        rj[k::kDiff].push_back(row);
       }
       text += t.render(false, "  ");
+      for (const std::string& l : na.lines()) text += "  " + l + "\n";
       report::Table d{{"device activity (largest change)", "A ms", "B ms", "B - A ms"}, {}, 1};
       rj[k::kTopDevice] = nlohmann::json::array();
       for (auto& [n, v] : changed) {

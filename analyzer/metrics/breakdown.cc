@@ -88,6 +88,26 @@ WindowMetrics measure(const DeviceSets& s, int64_t lo, int64_t hi) {
   return w;
 }
 
+OutsideSteps outside_steps(const model::Rank& rank, const DeviceSets& sets) {
+  OutsideSteps o;
+  if (rank.steps.empty()) return o;
+  const model::Step& first = rank.steps.front();
+  const model::Step* last = &rank.steps.front();
+  for (const model::Step& s : rank.steps)
+    if (s.end_ns > last->end_ns) last = &s;
+  o.first_step = first.number;
+  o.last_step = last->number;
+  for (const model::Track& t : rank.tracks)
+    for (const model::Event& e : t.events) {
+      if (!e.is_device() || e.ph != 'X') continue;
+      if (e.ts_ns < first.start_ns) ++o.before_events;
+      else if (e.ts_ns >= last->end_ns) ++o.after_events;
+    }
+  o.before_ns = length_within(sets.all, INT64_MIN, first.start_ns);
+  o.after_ns = length_within(sets.all, last->end_ns, INT64_MAX);
+  return o;
+}
+
 std::optional<double> HtaBreakdown::overlap_pct() const { return pct(overlap_us, comm_us); }
 double HtaBreakdown::idle_pct() const { return *pct(window_us - busy_us, window_us); }
 double HtaBreakdown::compute_pct() const { return *pct(compute_us, window_us); }
@@ -95,9 +115,14 @@ double HtaBreakdown::non_compute_pct() const { return *pct(busy_us - compute_us,
 
 std::optional<HtaBreakdown> hta_breakdown(const model::Rank& rank) {
   std::vector<Interval> c, m, a;
+  size_t left_out = 0;
   for (const model::Track& t : rank.tracks)
     for (const model::Event& e : t.events) {
-      if (!e.is_device() || e.ph != 'X' || (e.flags & model::kOutsideHtaWindow)) continue;
+      if (!e.is_device() || e.ph != 'X') continue;
+      if (e.flags & model::kOutsideHtaWindow) {
+        ++left_out;
+        continue;
+      }
       Interval i{ceil_div(e.ts_ns, 1000), floor_div(e.end_ns(), 1000)};
       a.push_back(i);
       if (e.cls == model::IntervalClass::Compute) c.push_back(i);
@@ -106,6 +131,7 @@ std::optional<HtaBreakdown> hta_breakdown(const model::Rank& rank) {
   if (a.empty()) return std::nullopt;
   HtaBreakdown b;
   b.device_events = a.size();
+  b.left_out = left_out;
   HtaSet all = hta_merge(std::move(a)), comp = hta_merge(std::move(c)), comm = hta_merge(std::move(m));
   int64_t first = all.groups.front().start, last = all.groups.front().end;
   for (const Interval& g : all.groups) last = std::max(last, g.end);

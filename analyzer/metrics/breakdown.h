@@ -38,12 +38,22 @@ struct WindowMetrics {
 
 WindowMetrics measure(const DeviceSets& sets, int64_t lo, int64_t hi);
 
+// Device activity a step table leaves out: what starts before the first step's window, and what starts at
+// or after the last step's end (a profiler's warm-up kernels, a final evaluation, ...).
+struct OutsideSteps {
+  size_t before_events = 0, after_events = 0;
+  int64_t before_ns = 0, after_ns = 0;  // device-busy time there: the union of device activity
+  int64_t first_step = 0, last_step = 0;  // the steps' own numbers
+};
+OutsideSteps outside_steps(const model::Rank& rank, const DeviceSets& sets);
+
 // HTA's temporal breakdown and communication/computation overlap, reproduced: device events only, HTA's step
 // filter (events whose launch falls after the last ProfilerStep are dropped), times rounded to whole
 // microseconds as HTA does (start up, end down), window [first device event, last device event].
 struct HtaBreakdown {
   int64_t window_us = 0, busy_us = 0, compute_us = 0, comm_us = 0, overlap_us = 0;
   size_t device_events = 0;
+  size_t left_out = 0;  // device events HTA's step filter drops (launch not in the trace, or after the last ProfilerStep)
   std::optional<double> overlap_pct() const;
   double idle_pct() const;
   double compute_pct() const;
@@ -51,5 +61,9 @@ struct HtaBreakdown {
 };
 // nullopt when the rank has no device events.
 std::optional<HtaBreakdown> hta_breakdown(const model::Rank& rank);
+
+// The HTA calls and setting hta_breakdown reproduces, for a report to name.
+inline constexpr const char* kHtaSetting =
+    "HTA's get_temporal_breakdown and get_comm_comp_overlap with include_last_profiler_step=True: window [first, last device event], whole µs";
 
 }  // namespace shardscope::metrics

@@ -17,8 +17,25 @@ std::optional<double> CollectiveStats::algbw_gbps() const {
   return double(bytes) / double(sized_time_ns);  // bytes per ns = GB/s
 }
 std::optional<double> CollectiveStats::busbw_gbps() const {
-  if (sized_count == 0 || sized_time_ns <= 0) return std::nullopt;
+  if (sized_count == 0 || sized_time_ns <= 0 || sized_without_group > 0) return std::nullopt;
   return bus_bytes / double(sized_time_ns);
+}
+
+std::string CollectiveStats::bytes_na() const { return sized_count ? "" : "n/a: no message size in the trace"; }
+std::string CollectiveStats::bandwidth_na() const {
+  if (!sized_count) return bytes_na();
+  if (sized_time_ns <= 0) return "n/a: the sized instances take no time";
+  return "";
+}
+std::string CollectiveStats::busbw_na() const {
+  if (std::string why = bandwidth_na(); !why.empty()) return why;
+  if (sized_without_group > 0) return fmt::format("n/a: the trace does not say the group size, which the bus bandwidth of {} needs", model::to_string(kind));
+  return "";
+}
+std::string CollectiveStats::group_na() const { return group_size ? "" : "n/a: the trace does not say the group size"; }
+std::string CollectiveStats::partly_sized() const {
+  if (sized_count == 0 || sized_count == count) return "";
+  return fmt::format("{} of {} instances carry a message size: MB and bandwidths count those only", sized_count, count);
 }
 
 std::vector<CollectiveStats> collective_stats(const model::Rank& rank, int64_t lo, int64_t hi) {
@@ -37,6 +54,9 @@ std::vector<CollectiveStats> collective_stats(const model::Rank& rank, int64_t l
         s.bytes += e.bytes;
         s.sized_time_ns += e.dur_ns;
         s.bus_bytes += double(e.bytes) * model::busbw_factor(k, e.group_size);
+        // busbw_factor takes an unknown group as 1: right for kinds whose factor is 1, not for these.
+        if (e.group_size <= 0 && (k == CollectiveKind::AllGather || k == CollectiveKind::ReduceScatter || k == CollectiveKind::AllReduce))
+          ++s.sized_without_group;
       }
     }
   std::vector<CollectiveStats> out;

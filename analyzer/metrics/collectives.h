@@ -20,8 +20,17 @@ struct CollectiveStats {
   int64_t sized_time_ns = 0;   // and their summed durations
   double bus_bytes = 0;        // Σ bytes × busbw_factor(kind, group size)
   int group_size = 0;          // the largest group seen
+  int64_t sized_without_group = 0;  // sized instances whose bus factor needs the group size the trace does not give
   std::optional<double> algbw_gbps() const;  // GB/s (1e9 bytes), n/a when no sizes are known
   std::optional<double> busbw_gbps() const;
+  // Why a figure is missing ("n/a: ..."), "" when it is there. Bytes and both bandwidths need the message
+  // size; the bus bandwidth also the group size, where the kind's factor depends on it.
+  std::string bytes_na() const;
+  std::string bandwidth_na() const;
+  std::string busbw_na() const;
+  std::string group_na() const;
+  // Non-empty when only some instances carry a size: bytes and bandwidths cover those only.
+  std::string partly_sized() const;
 };
 
 // Device communication events of the rank whose start lies in [lo, hi), by kind (sorted by kind).

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "analyzer/report/render.h"
+#include "analyzer/report/table.h"
 
 namespace shardscope::report {
 namespace {
@@ -58,7 +59,13 @@ std::string legend() {
 
 std::string td(const std::string& s, bool num = false) { return (num ? "<td class=\"n\">" : "<td>") + html_escape(s) + "</td>"; }
 std::string ms(int64_t ns) { return fmt::format("{:.3f}", double(ns) / 1e6); }
-std::string pct(const std::optional<double>& v) { return v ? fmt::format("{:.2f}", *v) : "n/a"; }
+// The value, or "" for NaNotes to fill in with "n/a" and its reason.
+std::string num(const std::optional<double>& v) { return v ? fmt::format("{:.2f}", *v) : ""; }
+std::string na_lines(const NaNotes& na) {
+  std::string s;
+  for (const std::string& l : na.lines()) s += "<p class=\"na\">" + html_escape(l) + "</p>\n";
+  return s;
+}
 
 }  // namespace
 
@@ -84,7 +91,7 @@ std::string render_html(const Report& r) {
 <style>
 body{font-family:system-ui,sans-serif;margin:2em;color:#222}
 table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:2px 8px}td.n{text-align:right;font-variant-numeric:tabular-nums}
-th{background:#f3f3f3}.legend span{margin-right:1.2em}.warn{color:#a15c00}.bad{color:#b00020;font-weight:bold}.good{color:#1b7f3b;font-weight:bold}
+th{background:#f3f3f3}.legend span{margin-right:1.2em}.na{color:#555;font-size:90%}.warn{color:#a15c00}.bad{color:#b00020;font-weight:bold}.good{color:#1b7f3b;font-weight:bold}
 </style></head><body>
 )";
   h += fmt::format("<h1>shardscope report</h1><p>{} rank(s) from {}</p>\n", r.ranks.size(), html_escape(fmt::format("{}", fmt::join(r.inputs, ", "))));
@@ -108,8 +115,9 @@ th{background:#f3f3f3}.legend span{margin-right:1.2em}.warn{color:#a15c00}.bad{c
   for (const RankReport& rr : r.ranks) {
     h += fmt::format("<h2>Rank {}</h2><p>{} ({}, {} events, {} on the device timeline)</p>\n", rr.rank, html_escape(rr.source), html_escape(rr.format), rr.events, rr.device_events);
     if (rr.whole)
-      h += fmt::format("<p>Whole trace (HTA-compatible): window {:.3f} ms, overlap {} %, idle {:.2f} %, compute {:.2f} %, non-compute {:.2f} %</p>\n", rr.whole->window_us / 1e3,
-                       html_escape(pct_or(rr.whole->overlap_pct(), na_overlap())), rr.whole->idle_pct(), rr.whole->compute_pct(), rr.whole->non_compute_pct());
+      h += fmt::format("<p>Whole trace ({}): window {:.3f} ms, overlap {}, idle {:.2f} %, compute {:.2f} %, non-compute {:.2f} %</p>\n",
+                       html_escape(whole_trace_setting(*rr.whole)), rr.whole->window_us / 1e3, html_escape(pct_or(rr.whole->overlap_pct(), na_overlap())),
+                       rr.whole->idle_pct(), rr.whole->compute_pct(), rr.whole->non_compute_pct());
     else
       h += "<p>Whole trace: " + html_escape(rr.whole_na) + "</p>\n";
     if (rr.steps.empty()) {
@@ -126,22 +134,37 @@ th{background:#f3f3f3}.legend span{margin-right:1.2em}.warn{color:#a15c00}.bad{c
         x += w;
       }
       h += "</svg>\n<table><tr><th>step</th><th>time ms</th><th>compute ms</th><th>comm ms</th><th>overlapped ms</th><th>exposed ms</th><th>overlap %</th><th>comm %</th><th>exposed %</th><th>idle ms</th></tr>\n";
-      auto row = [&](const std::string& label, const metrics::WindowMetrics& m) {
+      NaNotes na;
+      auto row = [&](const std::string& label, const std::string& name, const metrics::WindowMetrics& m) {
+        const std::string in_step = name == "all steps" ? "n/a: no communication in any step" : "n/a: no communication in the step";
+        // In a braced list, so the n/a notes are taken in column order.
+        const std::vector<std::string> pcts = {na.value_or(num(m.overlap_pct()), name, "overlap %", in_step),
+                                               na.value_or(num(m.comm_fraction_pct()), name, "comm %", na_empty_window()),
+                                               na.value_or(num(m.exposed_fraction_pct()), name, "exposed %", na_empty_window())};
         h += "<tr>" + td(label) + td(ms(m.window_ns), true) + td(ms(m.compute_ns), true) + td(ms(m.comm_ns), true) + td(ms(m.overlap_ns), true) +
-             td(ms(m.exposed_ns()), true) + td(pct(m.overlap_pct()), true) + td(pct(m.comm_fraction_pct()), true) + td(pct(m.exposed_fraction_pct()), true) +
-             td(ms(m.idle_ns()), true) + "</tr>\n";
+             td(ms(m.exposed_ns()), true) + td(pcts[0], true) + td(pcts[1], true) + td(pcts[2], true) + td(ms(m.idle_ns()), true) + "</tr>\n";
       };
-      for (const StepRow& s : rr.steps) row(std::to_string(s.step.number), s.m);
-      row("all", rr.all_steps);
-      h += "</table>\n";
+      for (const StepRow& s : rr.steps) row(std::to_string(s.step.number), fmt::format("step {}", s.step.number), s.m);
+      row("all", "all steps", rr.all_steps);
+      h += "</table>\n" + na_lines(na);
+      if (std::string o = outside_steps_sentence(rr.outside); !o.empty()) h += "<p>" + html_escape(o) + "</p>\n";
     }
     if (!rr.collectives.empty()) {
       h += "<table><tr><th>collective</th><th>count</th><th>MB</th><th>time ms</th><th>algbw GB/s</th><th>busbw GB/s</th><th>group</th></tr>\n";
+      NaNotes na;
+      for (const metrics::CollectiveStats& c : rr.collectives) {
+        const std::string kind(model::to_string(c.kind));
+        // In a braced list, so the n/a notes are taken in column order.
+        const std::vector<std::string> cells = {na.value_or(c.sized_count ? fmt::format("{:.3f}", c.bytes / 1e6) : "", kind, "MB", c.bytes_na()),
+                                                na.value_or(num(c.algbw_gbps()), kind, "algbw GB/s", c.bandwidth_na()),
+                                                na.value_or(num(c.busbw_gbps()), kind, "busbw GB/s", c.busbw_na()),
+                                                na.value_or(c.group_size ? std::to_string(c.group_size) : "", kind, "group", c.group_na())};
+        h += "<tr>" + td(kind) + td(std::to_string(c.count), true) + td(cells[0], true) + td(ms(c.time_ns), true) + td(cells[1], true) + td(cells[2], true) +
+             td(cells[3], true) + "</tr>\n";
+      }
+      h += "</table>\n" + na_lines(na);
       for (const metrics::CollectiveStats& c : rr.collectives)
-        h += "<tr>" + td(std::string(model::to_string(c.kind))) + td(std::to_string(c.count), true) + td(c.sized_count ? fmt::format("{:.3f}", c.bytes / 1e6) : "n/a", true) +
-             td(ms(c.time_ns), true) + td(c.algbw_gbps() ? fmt::format("{:.2f}", *c.algbw_gbps()) : "n/a", true) +
-             td(c.busbw_gbps() ? fmt::format("{:.2f}", *c.busbw_gbps()) : "n/a", true) + td(c.group_size ? std::to_string(c.group_size) : "n/a", true) + "</tr>\n";
-      h += "</table>\n";
+        if (std::string p = c.partly_sized(); !p.empty()) h += "<p>" + html_escape(fmt::format("{}: {}", model::to_string(c.kind), p)) + "</p>\n";
     }
     if (!rr.top_device.empty()) {
       h += "<table><tr><th>top device activity</th><th>class</th><th>count</th><th>time ms</th></tr>\n";
@@ -194,8 +217,14 @@ th{background:#f3f3f3}.legend span{margin-right:1.2em}.warn{color:#a15c00}.bad{c
                            560 * *row.predicted / peak, *row.predicted / 1e6);
       }
       h += "</svg>\n<p class=\"legend\"><span style=\"color:#4e79a7\">■ measured</span> <span style=\"color:#f28e2b\">■ predicted</span></p>\n";
+      NaNotes na;
+      for (const metrics::MemoryRow& row : m.rows) {
+        if (!row.measured) na.cell(row.category, "measured", row.measured_na);
+        if (!row.predicted) na.cell(row.category, "predicted", row.predicted_na);
+      }
+      h += na_lines(na);
       if (!m.states_model.empty()) h += "<p>Model states: " + html_escape(m.states_model) + "</p>\n";
-      if (!m.activations_model.empty()) h += "<p>Activations: " + html_escape(m.activations_model) + "</p>\n";
+      if (!m.activations_model.empty() && m.activations_model.rfind("n/a", 0) != 0) h += "<p>Activations: " + html_escape(m.activations_model) + "</p>\n";
       if (!m.departs_most.empty()) h += "<p>Departs most: " + html_escape(m.departs_most) + "</p>\n";
       if (!m.not_applicable.empty()) h += "<p>" + html_escape(m.not_applicable) + "</p>\n";
     }

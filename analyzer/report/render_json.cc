@@ -1,10 +1,12 @@
 #include <fmt/format.h>
 
 #include "analyzer/report/render.h"
+#include "analyzer/report/report_keys.h"
 #include "tracer/format/keys.h"
 
 namespace shardscope::report {
 namespace k = keys::report;
+namespace rk = report_keys;
 using nlohmann::json;
 
 namespace {
@@ -19,7 +21,7 @@ void put_pct(json& o, const char* key, const std::optional<double>& v, const std
   }
 }
 
-json window(const metrics::WindowMetrics& m) {
+json window(const metrics::WindowMetrics& m, const std::string& no_comm) {
   json o;
   o[k::kStepNs] = m.window_ns;
   o[k::kComputeNs] = m.compute_ns;
@@ -27,11 +29,11 @@ json window(const metrics::WindowMetrics& m) {
   o[k::kOverlapNs] = m.overlap_ns;
   o[k::kExposedNs] = m.exposed_ns();
   o[k::kIdleNs] = m.idle_ns();
-  put_pct(o, k::kOverlapPct, m.overlap_pct(), na_overlap());
-  put_pct(o, k::kCommFractionPct, m.comm_fraction_pct(), "n/a: empty window");
-  put_pct(o, k::kExposedFractionPct, m.exposed_fraction_pct(), "n/a: empty window");
-  put_pct(o, k::kIdlePct, m.idle_pct(), "n/a: empty window");
-  put_pct(o, k::kComputePct, m.compute_pct(), "n/a: empty window");
+  put_pct(o, k::kOverlapPct, m.overlap_pct(), no_comm);
+  put_pct(o, k::kCommFractionPct, m.comm_fraction_pct(), na_empty_window());
+  put_pct(o, k::kExposedFractionPct, m.exposed_fraction_pct(), na_empty_window());
+  put_pct(o, k::kIdlePct, m.idle_pct(), na_empty_window());
+  put_pct(o, k::kComputePct, m.compute_pct(), na_empty_window());
   return o;
 }
 
@@ -60,6 +62,8 @@ json render_json(const Report& r) {
       w[k::kIdlePct] = std::round(rr.whole->idle_pct() * 1e4) / 1e4;
       w[k::kComputePct] = std::round(rr.whole->compute_pct() * 1e4) / 1e4;
       w[k::kNonComputePct] = std::round(rr.whole->non_compute_pct() * 1e4) / 1e4;
+      w[rk::kHtaSetting] = metrics::kHtaSetting;
+      w[rk::kLeftOutEvents] = rr.whole->left_out;
       o[k::kWholeTrace] = w;
     } else {
       o[k::kWholeTrace] = nullptr;
@@ -67,7 +71,7 @@ json render_json(const Report& r) {
     }
     o[k::kSteps] = json::array();
     for (const StepRow& s : rr.steps) {
-      json so = window(s.m);
+      json so = window(s.m, "n/a: no communication in the step");
       so[k::kStep] = s.step.number;
       so[k::kStartNs] = s.step.start_ns;
       o[k::kSteps].push_back(so);
@@ -76,7 +80,12 @@ json render_json(const Report& r) {
       o[k::kAllSteps] = nullptr;
       o[k::kNa][k::kSteps] = rr.steps_na;
     } else {
-      o[k::kAllSteps] = window(rr.all_steps);
+      o[k::kAllSteps] = window(rr.all_steps, "n/a: no communication in any step");
+      const metrics::OutsideSteps& out_of = rr.outside;
+      o[rk::kOutsideSteps] = {{rk::kFirstStep, out_of.first_step},
+                              {rk::kLastStep, out_of.last_step},
+                              {rk::kBeforeFirstStep, {{rk::kDeviceEvents, out_of.before_events}, {rk::kBusyNs, out_of.before_ns}}},
+                              {rk::kAfterLastStep, {{rk::kDeviceEvents, out_of.after_events}, {rk::kBusyNs, out_of.after_ns}}}};
     }
     o[k::kCollectives] = json::array();
     for (const metrics::CollectiveStats& c : rr.collectives) {
@@ -88,6 +97,10 @@ json render_json(const Report& r) {
       co[k::kGroupSize] = c.group_size ? json(c.group_size) : json(nullptr);
       co[k::kAlgbwGbps] = optional_number(c.algbw_gbps());
       co[k::kBusbwGbps] = optional_number(c.busbw_gbps());
+      co[rk::kSizedCount] = c.sized_count;
+      for (auto [key, why] : {std::pair(k::kBytes, c.bytes_na()), std::pair(k::kGroupSize, c.group_na()), std::pair(k::kAlgbwGbps, c.bandwidth_na()),
+                              std::pair(k::kBusbwGbps, c.busbw_na())})
+        if (!why.empty()) co[k::kNa][key] = why;
       o[k::kCollectives].push_back(co);
     }
     o[k::kTopDevice] = json::array();
@@ -96,8 +109,13 @@ json render_json(const Report& r) {
     o[k::kPrefetch] = prefetch_json(rr.prefetch);
     json m;
     m[k::kRows] = json::array();
-    for (const metrics::MemoryRow& row : rr.memory.rows)
-      m[k::kRows].push_back({{k::kCategory, row.category}, {k::kMeasuredBytes, optional_number(row.measured)}, {k::kPredictedBytes, optional_number(row.predicted)}});
+    for (const metrics::MemoryRow& row : rr.memory.rows) {
+      json ro = {{k::kCategory, row.category}, {k::kMeasuredBytes, optional_number(row.measured)}, {k::kPredictedBytes, optional_number(row.predicted)}};
+      if (!row.measured) ro[k::kNa][k::kMeasuredBytes] = row.measured_na;
+      if (!row.predicted) ro[k::kNa][k::kPredictedBytes] = row.predicted_na;
+      m[k::kRows].push_back(ro);
+    }
+    if (rr.memory.config) m[rk::kMemoryCommand] = metrics::memory_command(*rr.memory.config);
     m[k::kDepartsMost] = rr.memory.departs_most.empty() ? json(nullptr) : json(rr.memory.departs_most);
     m[k::kStatesModel] = rr.memory.states_model.empty() ? json(nullptr) : json(rr.memory.states_model);
     m[k::kActivationsModel] = rr.memory.activations_model.empty() ? json(nullptr) : json(rr.memory.activations_model);

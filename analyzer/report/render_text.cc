@@ -7,11 +7,14 @@ namespace shardscope::report {
 namespace {
 
 std::string ms(int64_t ns) { return fmt::format("{:.3f}", double(ns) / 1e6); }
-std::string pct(const std::optional<double>& v) { return v ? fmt::format("{:.2f}", *v) : "n/a"; }
+// The value, or "" for NaNotes to fill in with "n/a" and its reason.
+std::string num(const std::optional<double>& v) { return v ? fmt::format("{:.2f}", *v) : ""; }
 
-std::vector<std::string> window_cells(const std::string& label, const metrics::WindowMetrics& m) {
-  return {label, ms(m.window_ns), ms(m.compute_ns), ms(m.comm_ns), ms(m.overlap_ns), ms(m.exposed_ns()), pct(m.overlap_pct()),
-          pct(m.comm_fraction_pct()), pct(m.exposed_fraction_pct()), ms(m.idle_ns())};
+std::vector<std::string> window_cells(const std::string& label, const std::string& row, const metrics::WindowMetrics& m, NaNotes& na) {
+  const std::string in_step = row == "all steps" ? "n/a: no communication in any step" : "n/a: no communication in the step";
+  return {label, ms(m.window_ns), ms(m.compute_ns), ms(m.comm_ns), ms(m.overlap_ns), ms(m.exposed_ns()),
+          na.value_or(num(m.overlap_pct()), row, "overlap %", in_step), na.value_or(num(m.comm_fraction_pct()), row, "comm %", na_empty_window()),
+          na.value_or(num(m.exposed_fraction_pct()), row, "exposed %", na_empty_window()), ms(m.idle_ns())};
 }
 
 }  // namespace
@@ -20,9 +23,10 @@ std::string render_text(const Report& r, bool md) {
   std::string out;
   auto heading = [&](int level, const std::string& s) { out += md ? std::string(size_t(level), '#') + " " + s + "\n\n" : s + "\n"; };
   auto para = [&](const std::string& s) { out += md ? s + "\n\n" : "  " + s + "\n"; };
-  auto table = [&](const Table& t) {
+  auto table = [&](const Table& t, const NaNotes& na = {}) {
     out += t.render(md, "    ");
     if (md) out += "\n";
+    for (const std::string& l : na.lines()) out += md ? l + "\n\n" : "    " + l + "\n";
   };
   heading(1, fmt::format("shardscope report: {} rank(s) from {}", r.ranks.size(), fmt::join(r.inputs, ", ")));
   for (const std::string& w : r.warnings) para("warning: " + w);
@@ -33,7 +37,7 @@ std::string render_text(const Report& r, bool md) {
     heading(2, fmt::format("rank {}: {} ({}, {} events, {} on the device timeline)", rr.rank, rr.source, rr.format, rr.events, rr.device_events));
     if (rr.whole) {
       const metrics::HtaBreakdown& w = *rr.whole;
-      para(fmt::format("whole trace (HTA-compatible, first to last device event): window {:.3f} ms | overlap {} % | idle {:.2f} % | compute {:.2f} % | non-compute {:.2f} %",
+      para(fmt::format("whole trace ({}): window {:.3f} ms | overlap {} | idle {:.2f} % | compute {:.2f} % | non-compute {:.2f} %", whole_trace_setting(w),
                        double(w.window_us) / 1e3, pct_or(w.overlap_pct(), na_overlap()), w.idle_pct(), w.compute_pct(), w.non_compute_pct()));
     } else {
       para("whole trace: " + rr.whole_na);
@@ -42,21 +46,29 @@ std::string render_text(const Report& r, bool md) {
       para("steps: " + rr.steps_na);
     } else {
       Table t{{"step", "time ms", "compute ms", "comm ms", "overlapped ms", "exposed ms", "overlap %", "comm %", "exposed %", "idle ms"}, {}, 1};
-      for (const StepRow& s : rr.steps) t.rows.push_back(window_cells(std::to_string(s.step.number), s.m));
-      t.rows.push_back(window_cells("all", rr.all_steps));
-      para("per step (SPEC; n/a overlap = no communication in the step):");
-      table(t);
+      NaNotes na;
+      for (const StepRow& s : rr.steps) t.rows.push_back(window_cells(std::to_string(s.step.number), fmt::format("step {}", s.step.number), s.m, na));
+      t.rows.push_back(window_cells("all", "all steps", rr.all_steps, na));
+      para("per step (the step's window; overlapped = communication under compute, exposed = the rest; overlap % = overlapped / comm):");
+      table(t, na);
+      if (std::string o = outside_steps_sentence(rr.outside); !o.empty()) para(o);
     }
     if (rr.collectives.empty()) {
       para("collectives: n/a: no communication");
     } else {
       Table t{{"collective", "count", "MB", "time ms", "algbw GB/s", "busbw GB/s", "group"}, {}, 1};
-      for (const metrics::CollectiveStats& c : rr.collectives)
-        t.rows.push_back({std::string(model::to_string(c.kind)), std::to_string(c.count), c.sized_count ? fmt::format("{:.3f}", c.bytes / 1e6) : "n/a",
-                          ms(c.time_ns), c.algbw_gbps() ? fmt::format("{:.2f}", *c.algbw_gbps()) : "n/a",
-                          c.busbw_gbps() ? fmt::format("{:.2f}", *c.busbw_gbps()) : "n/a", c.group_size ? std::to_string(c.group_size) : "n/a"});
+      NaNotes na;
+      for (const metrics::CollectiveStats& c : rr.collectives) {
+        const std::string kind(model::to_string(c.kind));
+        t.rows.push_back({kind, std::to_string(c.count), na.value_or(c.sized_count ? fmt::format("{:.3f}", c.bytes / 1e6) : "", kind, "MB", c.bytes_na()),
+                          ms(c.time_ns), na.value_or(num(c.algbw_gbps()), kind, "algbw GB/s", c.bandwidth_na()),
+                          na.value_or(num(c.busbw_gbps()), kind, "busbw GB/s", c.busbw_na()),
+                          na.value_or(c.group_size ? std::to_string(c.group_size) : "", kind, "group", c.group_na())});
+      }
       para("collectives:");
-      table(t);
+      table(t, na);
+      for (const metrics::CollectiveStats& c : rr.collectives)
+        if (std::string s = c.partly_sized(); !s.empty()) para(fmt::format("{}: {}", model::to_string(c.kind), s));
     }
     if (!rr.top_device.empty()) {
       Table t{{"top device activity", "class", "count", "time ms"}, {}, 2};
@@ -77,13 +89,14 @@ std::string render_text(const Report& r, bool md) {
       para("memory: " + m.not_applicable);
     } else {
       Table t{{"memory", "measured MB", "predicted MB"}, {}, 1};
+      NaNotes na;
       for (const metrics::MemoryRow& row : m.rows)
-        t.rows.push_back({row.category, row.measured ? fmt::format("{:.3f}", *row.measured / 1e6) : "n/a",
-                          row.predicted ? fmt::format("{:.3f}", *row.predicted / 1e6) : "n/a"});
+        t.rows.push_back({row.category, na.value_or(row.measured ? fmt::format("{:.3f}", *row.measured / 1e6) : "", row.category, "measured MB", row.measured_na),
+                          na.value_or(row.predicted ? fmt::format("{:.3f}", *row.predicted / 1e6) : "", row.category, "predicted MB", row.predicted_na)});
       para("memory (peak per category vs the ZeRO model):");
-      table(t);
+      table(t, na);
       if (!m.states_model.empty()) para("model states: " + m.states_model);
-      if (!m.activations_model.empty()) para("activations: " + m.activations_model);
+      if (!m.activations_model.empty() && m.activations_model.rfind("n/a", 0) != 0) para("activations: " + m.activations_model);
       if (!m.departs_most.empty()) para("departs most: " + m.departs_most);
       if (!m.not_applicable.empty()) para(m.not_applicable);
     }

@@ -34,6 +34,7 @@ struct RankReport {
   std::vector<StepRow> steps;
   metrics::WindowMetrics all_steps; // summed over the steps
   std::string steps_na;             // why there are no per-step numbers
+  metrics::OutsideSteps outside;    // device activity before the first step and after the last
   std::vector<metrics::CollectiveStats> collectives;
   std::vector<KernelTime> top_device;  // the device activities that took the most time, by name
   metrics::RankPrefetch prefetch;
@@ -50,9 +51,16 @@ struct Report {
 
 Report build(const model::Trace& trace, std::vector<std::string> inputs, std::vector<std::string> warnings);
 
-// "12.34 %" or the reason; shared by the text renderers.
+// "12.34 %" or the reason ("n/a: no communication"), never both: shared by the text renderers.
 std::string pct_or(const std::optional<double>& v, const std::string& why);
-// The reason a percentage of a window is missing.
+// The reason an overlap percentage is missing.
 std::string na_overlap();
+// The reason a percentage of an empty window is missing.
+std::string na_empty_window();
+// "The whole-trace numbers are ...": the HTA calls and setting they reproduce, and the events HTA's step
+// filter leaves out, for the text renderers.
+std::string whole_trace_setting(const metrics::HtaBreakdown& w);
+// "12 device events (3.400 ms busy) before step 2 and ... are outside the step table", or "" when none.
+std::string outside_steps_sentence(const metrics::OutsideSteps& o);
 
 }  // namespace shardscope::report

@@ -61,4 +61,41 @@ std::string Table::render(bool markdown, const std::string& indent) const {
   return out;
 }
 
+std::string NaNotes::cell(const std::string& row, const std::string& column, const std::string& reason) {
+  std::string why = reason.empty() ? "n/a" : reason;
+  auto it = std::find_if(by_reason_.begin(), by_reason_.end(), [&](const auto& r) { return r.first == why; });
+  if (it == by_reason_.end()) it = by_reason_.insert(by_reason_.end(), {why, {}});
+  it->second.push_back({row, column});
+  return "n/a";
+}
+
+std::vector<std::string> NaNotes::lines() const {
+  auto join = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i];
+    return s;
+  };
+  std::vector<std::string> out;
+  for (const auto& [why, cells] : by_reason_) {
+    // Each row's columns, then the rows that share the same columns: "MB, busbw GB/s of send_recv, broadcast".
+    std::vector<std::pair<std::string, std::vector<std::string>>> rows;
+    for (const auto& [row, column] : cells) {
+      auto it = std::find_if(rows.begin(), rows.end(), [&](const auto& r) { return r.first == row; });
+      if (it == rows.end()) it = rows.insert(rows.end(), {row, {}});
+      if (std::find(it->second.begin(), it->second.end(), column) == it->second.end()) it->second.push_back(column);
+    }
+    std::vector<std::pair<std::string, std::vector<std::string>>> groups;  // columns -> rows
+    for (const auto& [row, columns] : rows) {
+      std::string key = join(columns);
+      auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key; });
+      if (it == groups.end()) it = groups.insert(groups.end(), {key, {}});
+      it->second.push_back(row);
+    }
+    std::string where;
+    for (const auto& [columns, grouped] : groups) where += (where.empty() ? "" : "; ") + (columns.empty() ? "" : columns + " of ") + join(grouped);
+    out.push_back(why + " (" + where + ")");
+  }
+  return out;
+}
+
 }  // namespace shardscope::report
