@@ -297,4 +297,292 @@ TEST(MemoryCli, ZeroPaperNumbersAndJson) {
   EXPECT_NE(bad.err.find("--preset"), std::string::npos);
 }
 
+// --- One run: files whose headers disagree are not analysed as one run ---
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// A one-kernel PyTorch-profiler file of this rank, world size and wall-clock base.
+std::string kineto_rank(int rank, int world, int64_t base_ns) {
+  return R"J({"schemaVersion": 1, "baseTimeNanoseconds": )J" + std::to_string(base_ns) + R"J(, "traceEvents": [
+{"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 10.000, "dur": 20.000, "args": {"stream": 7}}
+], "distributedInfo": {"rank": )J" + std::to_string(rank) + R"J(, "world_size": )J" + std::to_string(world) + "}}";
+}
+
+// Every command that reads traces refuses them the same way: exit 2, the files and what differs on stderr.
+void expect_refused_everywhere(const fs::path& dir, const std::vector<std::string>& in_message) {
+  TempDir other;
+  write_trainer_trace(other.path() / "trace.rank0.json", TrainerTraceOptions{});
+  for (const std::vector<std::string>& args : {std::vector<std::string>{kBin, "report", dir.string()}, {kBin, "report", dir.string(), "--format", "json"},
+                                               {kBin, "check-prefetch", dir.string()}, {kBin, "diff", dir.string(), other.path().string()},
+                                               {kBin, "diff", other.path().string(), dir.string()}}) {
+    auto r = run(args);
+    EXPECT_EQ(r.rc, 2) << args[1] << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find("shardscope: error: "), std::string::npos) << args[1] << ": " << r.err;
+    for (const std::string& m : in_message) EXPECT_NE(r.err.find(m), std::string::npos) << args[1] << ": no \"" << m << "\" in: " << r.err;
+  }
+}
+
+TEST(OneRun, AnEarlierLargerRunInTheDirectoryIsAnError) {
+  // A 4-rank run wrote trace.rank0..3; a 2-rank run then overwrote rank0 and rank1 in the same directory.
+  TempDir d;
+  for (int r = 0; r < 4; ++r) {
+    TrainerTraceOptions o;
+    o.rank = r;
+    o.world = r < 2 ? 2 : 4;
+    write_trainer_trace(d.path() / ("trace.rank" + std::to_string(r) + ".json"), o);
+  }
+  const std::string p = d.path().string() + "/trace.rank";
+  expect_refused_everywhere(d.path(), {"not one run", "world_size", "world_size 2 in " + p + "0.json and " + p + "1.json",
+                                       "world_size 4 in " + p + "2.json and " + p + "3.json"});
+}
+
+TEST(OneRun, ADifferentRunConfigurationIsAnErrorNamingTheKey) {
+  TempDir d;
+  TrainerTraceOptions a, b;
+  b.rank = 1;
+  b.prefetch = "none";
+  write_trainer_trace(d.path() / "trace.rank0.json", a);
+  write_trainer_trace(d.path() / "trace.rank1.json", b);
+  expect_refused_everywhere(d.path(), {"run_config.backward_prefetch is \"pre\" in " + (d.path() / "trace.rank0.json").string() + " but \"none\" in " +
+                                       (d.path() / "trace.rank1.json").string()});
+  // A nested difference names its path.
+  TempDir m;
+  a.run_config_extra = {{"model", {{"layers", 4}, {"dim", 128}}}};
+  b = a;
+  b.rank = 1;
+  b.run_config_extra = {{"model", {{"layers", 4}, {"dim", 256}}}};
+  write_trainer_trace(m.path() / "a.json", a);
+  write_trainer_trace(m.path() / "b.json", b);
+  auto nested = run({kBin, "report", m.path().string()});
+  EXPECT_EQ(nested.rc, 2);
+  EXPECT_NE(nested.err.find("run_config.model.dim is 128 in"), std::string::npos) << nested.err;
+  // A key that does not shape the run (one a program wrote for itself) only warns.
+  TempDir w;
+  TrainerTraceOptions x, y;
+  y.rank = 1;
+  x.run_config_extra = {{"job_note", "first"}};
+  y.run_config_extra = {{"job_note", "second"}};
+  write_trainer_trace(w.path() / "x.json", x);
+  write_trainer_trace(w.path() / "y.json", y);
+  auto warned = run({kBin, "report", w.path().string()});
+  EXPECT_EQ(warned.rc, 0) << warned.err;
+  EXPECT_NE(warned.err.find("shardscope: warning: the ranks' run configurations differ: run_config.job_note is \"first\" in"), std::string::npos) << warned.err;
+  EXPECT_NE(warned.out.find("warning: the ranks' run configurations differ"), std::string::npos) << warned.out;
+}
+
+TEST(OneRun, TwoFilesOfOneRankOrARankBeyondTheWorldAreErrors) {
+  TempDir d;
+  write_trainer_trace(d.path() / "run_a.rank0.json", TrainerTraceOptions{});
+  write_trainer_trace(d.path() / "run_b.rank0.json", TrainerTraceOptions{});
+  expect_refused_everywhere(d.path(), {(d.path() / "run_a.rank0.json").string() + " and " + (d.path() / "run_b.rank0.json").string() + " both say they are rank 0"});
+
+  TempDir beyond;
+  TrainerTraceOptions o;
+  o.rank = 3;
+  write_trainer_trace(beyond.path() / "trace.rank3.json", o);
+  auto r = run({kBin, "report", beyond.path().string()});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("trace.rank3.json says it is rank 3 but its world_size is 2"), std::string::npos) << r.err;
+}
+
+TEST(OneRun, StartTimesFarApartWarnNamingBothFiles) {
+  constexpr int64_t kWall = 1'700'000'000'000'000'000, kHour = 3'600'000'000'000;
+  auto two = [&](const fs::path& dir, int64_t apart_ns) {
+    fs::create_directories(dir);
+    for (int r = 0; r < 2; ++r) {
+      TrainerTraceOptions o;
+      o.rank = r;
+      o.clock_pairs = {{o.t0_ns - 1'000, kWall + (r == 1 ? apart_ns : 0)}};
+      write_trainer_trace(dir / ("trace.rank" + std::to_string(r) + ".json"), o);
+    }
+  };
+  TempDir d;
+  two(d.path() / "apart", 2 * kHour + 5 * 60'000'000'000LL);
+  auto r = run({kBin, "report", (d.path() / "apart").string()});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  const std::string want = (d.path() / "apart" / "trace.rank1.json").string() + " starts 2 h 5 min after " + (d.path() / "apart" / "trace.rank0.json").string();
+  EXPECT_NE(r.err.find("shardscope: warning: " + want), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("warning: " + want), std::string::npos) << r.out;
+  // Seconds apart is one run starting.
+  two(d.path() / "together", 3'000'000'000);
+  auto t = run({kBin, "report", (d.path() / "together").string()});
+  EXPECT_EQ(t.rc, 0) << t.err;
+  EXPECT_EQ(t.err.find("starts"), std::string::npos) << t.err;
+
+  // Kineto files: their times are on the wall clock already (baseTimeNanoseconds).
+  TempDir k;
+  write(k.path() / "rank0.json", kineto_rank(0, 2, kWall));
+  write(k.path() / "rank1.json", kineto_rank(1, 2, kWall + 3 * 24 * kHour));
+  auto kr = run({kBin, "report", k.path().string()});
+  EXPECT_EQ(kr.rc, 0) << kr.err;
+  EXPECT_NE(kr.err.find("rank1.json starts 3 days 0 h after"), std::string::npos) << kr.err;
+  write(k.path() / "rank1.json", kineto_rank(1, 4, kWall));
+  auto kw = run({kBin, "report", k.path().string()});
+  EXPECT_EQ(kw.rc, 2);
+  EXPECT_NE(kw.err.find("world_size 2 in " + (k.path() / "rank0.json").string() + "; world_size 4 in " + (k.path() / "rank1.json").string()), std::string::npos)
+      << kw.err;
+}
+
+// --- Report details ---
+
+// A PyTorch-profiler trace with two ProfilerSteps: a kernel launched before the first (outside the step
+// table), one in each step, a legacy NCCL kernel with no message size, and one launched after the last.
+const char* kKinetoSteps = R"J({"schemaVersion": 1, "baseTimeNanoseconds": 1700000000000000000, "traceEvents": [
+{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#2", "pid": 9, "tid": 9, "ts": 100, "dur": 100},
+{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#3", "pid": 9, "tid": 9, "ts": 200, "dur": 100},
+{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 9, "ts": 10, "dur": 1, "args": {"correlation": 1}},
+{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 9, "ts": 110, "dur": 1, "args": {"correlation": 2}},
+{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 9, "ts": 120, "dur": 1, "args": {"correlation": 3}},
+{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 9, "ts": 210, "dur": 1, "args": {"correlation": 4}},
+{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 9, "ts": 350, "dur": 1, "args": {"correlation": 5}},
+{"ph": "X", "cat": "kernel", "name": "warmup", "pid": 0, "tid": 7, "ts": 20, "dur": 10, "args": {"stream": 7, "correlation": 1}},
+{"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 130, "dur": 40, "args": {"stream": 7, "correlation": 2}},
+{"ph": "X", "cat": "kernel", "name": "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)", "pid": 0, "tid": 9, "ts": 150, "dur": 40, "args": {"stream": 9, "correlation": 3}},
+{"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 220, "dur": 40, "args": {"stream": 7, "correlation": 4}},
+{"ph": "X", "cat": "kernel", "name": "eval", "pid": 0, "tid": 7, "ts": 360, "dur": 10, "args": {"stream": 7, "correlation": 5}}
+], "distributedInfo": {"rank": 0, "world_size": 1}})J";
+
+// Every "n/a" in a text or markdown report says why: on its own line ("n/a: why"), or, for a bare "n/a"
+// table cell, in a note under the table ("n/a: why (column of row)") that names the cell's row.
+void expect_every_na_explained(const std::string& out) {
+  std::vector<std::string> lines;
+  for (size_t at = 0, nl; at < out.size(); at = nl + 1) {
+    nl = out.find('\n', at);
+    if (nl == std::string::npos) nl = out.size();
+    lines.push_back(out.substr(at, nl - at));
+  }
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string& l = lines[i];
+    for (size_t at = l.find("n/a"); at != std::string::npos; at = l.find("n/a", at + 3)) {
+      if (l.compare(at, 5, "n/a: ") == 0 || l.compare(at, 6, "n/a in") == 0) continue;  // says why right there
+      // A table cell: a later note names its row (the row's first cell).
+      std::string row = l.substr(l.find_first_not_of(" |"));
+      row = row.substr(0, row.find_first_of(" |"));
+      bool explained = false;
+      for (size_t j = i + 1; j < lines.size() && !explained; ++j)
+        explained = lines[j].find("n/a") != std::string::npos && lines[j].find(": ") != std::string::npos && lines[j].find(row) != std::string::npos &&
+                    lines[j].find('(') != std::string::npos;
+      EXPECT_TRUE(explained) << "unexplained n/a in line: " << l << "\n" << out;
+    }
+    EXPECT_EQ(l.find("n/a: no communication %"), std::string::npos) << l;
+  }
+}
+
+TEST(ReportDetails, NoPercentSignAfterAnNa) {
+  TempDir d;
+  // Compute only: no communication anywhere.
+  write(d.path() / "k.json", R"J({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 10, "dur": 20, "args": {"stream": 7}}]})J");
+  for (const char* format : {"text", "md", "html"}) {
+    auto r = run({kBin, "report", (d.path() / "k.json").string(), "--format", format});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_NE(r.out.find("overlap n/a: no communication"), std::string::npos) << format << "\n" << r.out;
+    EXPECT_EQ(r.out.find("n/a: no communication %"), std::string::npos) << format << "\n" << r.out;
+    EXPECT_EQ(r.out.find("n/a %"), std::string::npos) << format;
+  }
+  // With communication, the number keeps its sign.
+  write(d.path() / "c.json", kKineto);
+  auto c = run({kBin, "report", (d.path() / "c.json").string()});
+  EXPECT_NE(c.out.find("overlap 50.00 % | idle"), std::string::npos) << c.out;
+}
+
+TEST(ReportDetails, NoProjectJargonInReportsOrHelp) {
+  TempDir d;
+  fs::path dir = two_ranks(d, "pre", "run");
+  std::vector<std::vector<std::string>> commands = {{kBin, "report", dir.string()}, {kBin, "report", dir.string(), "--format", "md"},
+                                                    {kBin, "report", dir.string(), "--format", "html"}, {kBin, "--help"}};
+  for (const char* sub : {"report", "check-prefetch", "diff", "memory", "inspect", "launch"}) commands.push_back({kBin, sub, "--help"});
+  commands.push_back({kBin, "memory", "--params", "7.5e9", "--world", "64"});
+  for (const auto& c : commands) {
+    auto r = run(c);
+    EXPECT_EQ(r.out.find("SPEC"), std::string::npos) << c[1] << "\n" << r.out;
+  }
+  auto text = run({kBin, "report", dir.string()});
+  EXPECT_NE(text.out.find("per step (the step's window; overlapped = communication under compute, exposed = the rest"), std::string::npos) << text.out;
+}
+
+TEST(ReportDetails, EveryNaSaysWhy) {
+  TempDir d;
+  write(d.path() / "k.json", kKinetoSteps);
+  auto r = run({kBin, "report", (d.path() / "k.json").string()});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  // The legacy NCCL kernel carries no message size and no group size.
+  EXPECT_NE(r.out.find("n/a: no message size in the trace (MB, algbw GB/s, busbw GB/s of send_recv)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("n/a: the trace does not say the group size (group of send_recv)"), std::string::npos) << r.out;
+  // Step 3 has no communication: its overlap % is n/a, and says so.
+  EXPECT_NE(r.out.find("n/a: no communication in the step (overlap % of step 3)"), std::string::npos) << r.out;
+  expect_every_na_explained(r.out);
+  auto md = run({kBin, "report", (d.path() / "k.json").string(), "--format", "md"});
+  expect_every_na_explained(md.out);
+  auto html = run({kBin, "report", (d.path() / "k.json").string(), "--format", "html"});
+  EXPECT_NE(html.out.find("<p class=\"na\">n/a: no message size in the trace (MB, algbw GB/s, busbw GB/s of send_recv)</p>"), std::string::npos);
+  auto j = run({kBin, "report", (d.path() / "k.json").string(), "--format", "json"});
+  const json c = json::parse(j.out)["ranks"][0]["collectives"][0];
+  EXPECT_TRUE(c["bytes"].is_null());
+  EXPECT_EQ(c["na"]["bytes"], "n/a: no message size in the trace");
+  EXPECT_EQ(c["na"]["busbw_gbps"], "n/a: no message size in the trace");
+  EXPECT_EQ(c["na"]["group_size"], "n/a: the trace does not say the group size");
+  // The memory rows say why too.
+  TempDir t;
+  write_trainer_trace(t.path() / "t.json", TrainerTraceOptions{});
+  auto own = run({kBin, "report", (t.path() / "t.json").string()});
+  ASSERT_EQ(own.rc, 0) << own.err;
+  EXPECT_NE(own.out.find("n/a: the model predicts categories, not the allocator's total"), std::string::npos) << own.out;
+  expect_every_na_explained(own.out);
+  // And diff's.
+  auto diff = run({kBin, "diff", (d.path() / "k.json").string(), (t.path() / "t.json").string()});
+  ASSERT_EQ(diff.rc, 0) << diff.err;
+  expect_every_na_explained(diff.out);
+}
+
+TEST(ReportDetails, LegacyTracesSayWhyTheCollectiveTableHasNoSizes) {
+  const fs::path dir = fs::path(SHARDSCOPE_SHARED_DIR) / "traces" / "hta_trace_filter";
+  if (!fs::exists(dir)) GTEST_SKIP() << dir << " is absent (the shared trace corpus lives beside the repository, in ../shared)";
+  auto r = run({kBin, "report", dir.string()});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("n/a: no message size in the trace (MB, algbw GB/s, busbw GB/s of send_recv)"), std::string::npos) << r.out;
+  expect_every_na_explained(r.out);
+}
+
+TEST(ReportDetails, WholeTraceNamesTheHtaSettingItReproduces) {
+  TempDir d;
+  write(d.path() / "k.json", kKinetoSteps);
+  auto r = run({kBin, "report", (d.path() / "k.json").string()});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("whole trace (as HTA's get_temporal_breakdown and get_comm_comp_overlap with include_last_profiler_step=True: window [first, last "
+                       "device event], whole µs; 1 device event left out, as HTA's step filter leaves out those whose launch is not in the trace or "
+                       "comes after the last ProfilerStep): window 0.240 ms"),
+            std::string::npos)
+      << r.out;
+  auto j = run({kBin, "report", (d.path() / "k.json").string(), "--format", "json"});
+  const json w = json::parse(j.out)["ranks"][0]["whole_trace"];
+  EXPECT_NE(w["hta_setting"].get<std::string>().find("include_last_profiler_step=True"), std::string::npos);
+  EXPECT_EQ(w["left_out_events"], 1);
+}
+
+TEST(ReportDetails, DeviceEventsOutsideTheStepTableAreCountedAndSaid) {
+  TempDir d;
+  write(d.path() / "k.json", kKinetoSteps);
+  for (const char* format : {"text", "md", "html"}) {
+    auto r = run({kBin, "report", (d.path() / "k.json").string(), "--format", format});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_NE(r.out.find("1 device event (0.010 ms busy) before step 2 and 1 device event (0.010 ms busy) after step 3 are outside the step table"),
+              std::string::npos)
+        << format << "\n" << r.out;
+  }
+  auto j = run({kBin, "report", (d.path() / "k.json").string(), "--format", "json"});
+  const json o = json::parse(j.out)["ranks"][0]["outside_steps"];
+  EXPECT_EQ(o["first_step"], 2);
+  EXPECT_EQ(o["before_first_step"]["device_events"], 1);
+  EXPECT_EQ(o["before_first_step"]["busy_ns"], 10'000);
+  EXPECT_EQ(o["after_last_step"]["device_events"], 1);
+  // The trainer's steps cover all its device work: nothing is said.
+  TempDir t;
+  write_trainer_trace(t.path() / "t.json", TrainerTraceOptions{});
+  auto own = run({kBin, "report", (t.path() / "t.json").string()});
+  EXPECT_EQ(own.out.find("outside the step table"), std::string::npos) << own.out;
+}
+
 }  // namespace
