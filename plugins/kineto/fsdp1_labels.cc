@@ -43,25 +43,18 @@ struct Iteration {
   std::vector<const HostLabel*> forward, backward;
 };
 
-// A new iteration begins at a pre-forward after backward began, once every unit whose pre-backward hook ran
-// has had its post-backward hook (a recomputation's pre-forward comes before its unit's post-backward),
-// and at every step boundary.
-std::vector<Iteration> split(const std::vector<const HostLabel*>& labels, const std::vector<model::Step>& steps) {
+// A new iteration begins at every ProfilerStep boundary, and at a pre-forward after backward began once
+// every unit whose pre-backward hook ran has had its post-backward hook (a recomputation's pre-forward comes
+// before its unit's post-backward).
+std::vector<Iteration> split(const std::vector<const HostLabel*>& labels) {
   std::vector<Iteration> its(1);
   size_t pre_hooks = 0, post_hooks = 0;
-  int step = -1;
-  auto step_of = [&](int64_t ts) {
-    int s = -1;
-    for (size_t i = 0; i < steps.size(); ++i)
-      if (steps[i].host_start_ns <= ts) s = int(i);
-    return s;
-  };
+  int32_t step = labels.empty() ? -1 : labels.front()->step;
+  bool in_backward = false;
   for (const HostLabel* l : labels) {
-    int s = step_of(l->ts);
-    bool in_backward = !its.back().backward.empty();
-    bool new_iteration = (s != step && (!its.back().forward.empty() || !its.back().backward.empty())) ||
+    bool new_iteration = (l->step != step && (!its.back().forward.empty() || !its.back().backward.empty())) ||
                          (in_backward && l->name == kPreForward && post_hooks >= pre_hooks);
-    step = s;
+    step = l->step;
     if (new_iteration) {
       its.emplace_back();
       pre_hooks = post_hooks = 0;
@@ -76,7 +69,7 @@ std::vector<Iteration> split(const std::vector<const HostLabel*>& labels, const 
 
 }  // namespace
 
-std::optional<UnitLabels> fsdp1_units(const std::vector<HostLabel>& all, const std::vector<model::Step>& steps) {
+std::optional<UnitLabels> fsdp1_units(const std::vector<HostLabel>& all) {
   std::vector<const HostLabel*> labels;
   bool hooks = false;
   for (const HostLabel& h : all)
@@ -88,75 +81,72 @@ std::optional<UnitLabels> fsdp1_units(const std::vector<HostLabel>& all, const s
   UnitLabels out;
   out.identity = kIdentity;
   size_t units = 0;
-  for (const Iteration& it : split(labels, steps)) {
+  auto window = [](const HostLabel* l, int u) { return UnitWindow{l->ts, l->end, u, l->track, l->step}; };
+  for (const Iteration& it : split(labels)) {
     // Forward: number the pre-forwards; a stack pairs each post-forward with its pre-forward (units nest:
-    // the root's forward encloses the others), which gives the post-forward order.
-    std::vector<std::pair<const HostLabel*, int>> pre_forward;
+    // the root's forward encloses the others), which gives the post-forward order. A forward prefetch lies
+    // inside the pre-forward that issued it and gathers the next unit in forward order.
+    int pre_forwards = 0;
+    const HostLabel* last_pre_forward = nullptr;
     std::vector<int> stack, post_order;
+    std::vector<UnitWindow> forward_prefetches;
     for (const HostLabel* l : it.forward) {
       if (l->name == kPreForward) {
-        int u = int(pre_forward.size());
-        pre_forward.push_back({l, u});
+        int u = pre_forwards++;
         stack.push_back(u);
-        out.gathers.push_back({l->ts, l->end, u});
+        last_pre_forward = l;
+        out.gathers.push_back(window(l, u));
       } else if (l->name == kPostForward && !stack.empty()) {
         post_order.push_back(stack.back());
         stack.pop_back();
+      } else if (l->name == kPreForwardPrefetch && last_pre_forward && last_pre_forward->contains(*l)) {
+        forward_prefetches.push_back(window(l, pre_forwards));  // the unit after the one whose pre-forward holds it
       }
     }
-    units = std::max(units, pre_forward.size());
-    for (const HostLabel* l : it.forward)
-      if (l->name == kPreForwardPrefetch)
-        for (const auto& [pf, u] : pre_forward)
-          if (pf->contains(*l) && u + 1 < int(pre_forward.size())) out.gathers.push_back({l->ts, l->end, u + 1});
+    for (const UnitWindow& w : forward_prefetches)  // one from the last pre-forward names no unit
+      if (w.unit < pre_forwards) out.gathers.push_back(w);
+    units = std::max(units, size_t(pre_forwards));
     for (auto s = stack.rbegin(); s != stack.rend(); ++s) post_order.push_back(*s);  // forwards cut off by the trace's end
-    std::vector<int> order(post_order.rbegin(), post_order.rend());  // backward order
-    auto next_after = [&](int u) {
-      auto p = std::find(order.begin(), order.end(), u);
-      return p != order.end() && p + 1 != order.end() ? *(p + 1) : -1;
-    };
+    std::vector<int> order(post_order.rbegin(), post_order.rend());                // backward order
+    std::vector<int> next_in_backward(size_t(pre_forwards), -1);
+    for (size_t k = 0; k + 1 < order.size(); ++k) next_in_backward[size_t(order[k])] = order[k + 1];
 
     // Backward: the j-th pre-backward hook is order[j]; a post-backward hook belongs to the unit whose
     // backward began earliest and has not ended, the root last (its parameters are used first and last).
-    std::vector<std::pair<const HostLabel*, int>> pre_hook, post_hook;
+    // A backward prefetch lies inside the hook that issued it and gathers the unit after that hook's.
+    size_t pre_hooks = 0;
     std::deque<int> open;
+    const HostLabel *last_pre = nullptr, *last_post = nullptr;
+    int last_pre_unit = -1, last_post_unit = -1;
     for (const HostLabel* l : it.backward) {
       if (l->name == kPreBackwardHook) {
-        int u = pre_hook.size() < order.size() ? order[pre_hook.size()] : -1;
-        pre_hook.push_back({l, u});
-        if (pre_hook.size() == 1) out.backward_starts.push_back(l->ts);
+        int u = pre_hooks < order.size() ? order[pre_hooks] : -1;
+        if (pre_hooks++ == 0) out.backward_starts.push_back(l);
+        last_pre = l, last_pre_unit = u;
         if (u < 0) continue;
         open.push_back(u);
-        out.pre_backward.push_back({l->ts, l->end, u});
-        out.gathers.push_back({l->ts, l->end, u});
-      } else if (l->name == kPostBackwardHook && !open.empty()) {
+        out.pre_backward.push_back(window(l, u));
+        out.gathers.push_back(window(l, u));
+      } else if (l->name == kPostBackwardHook) {
+        last_post = l, last_post_unit = -1;
+        if (open.empty()) continue;
         auto pick = open.begin();
         if (!order.empty() && *pick == order.front() && open.size() > 1) ++pick;
-        int u = *pick;
+        last_post_unit = *pick;
         open.erase(pick);
-        post_hook.push_back({l, u});
-        out.post_backward.push_back({l->ts, l->end, u});
+        out.post_backward.push_back(window(l, last_post_unit));
+      } else if (l->name == kPreBackwardPrefetch || l->name == kPostBackwardPrefetch) {
+        bool pre = l->name == kPreBackwardPrefetch;
+        const HostLabel* hook = pre ? last_pre : last_post;
+        int u = pre ? last_pre_unit : last_post_unit;
+        if (hook && u >= 0 && hook->contains(*l))
+          if (int next = next_in_backward[size_t(u)]; next >= 0) out.gathers.push_back(window(l, next));
       }
-    }
-    for (const HostLabel* l : it.backward) {
-      const std::vector<std::pair<const HostLabel*, int>>* owners = l->name == kPreBackwardPrefetch ? &pre_hook
-                                                                    : l->name == kPostBackwardPrefetch ? &post_hook
-                                                                                                       : nullptr;
-      if (!owners) continue;
-      for (const auto& [hook, u] : *owners)
-        if (u >= 0 && hook->contains(*l))
-          if (int next = next_after(u); next >= 0) out.gathers.push_back({l->ts, l->end, next});
     }
   }
   if (units == 0) return std::nullopt;
-  // The limiter runs inside an unshard: its all-gather's unit is that of the innermost window around it.
-  for (const HostLabel* l : labels) {
-    if (l->name != kRateLimiter) continue;
-    const UnitWindow* best = nullptr;
-    for (const UnitWindow& w : out.gathers)
-      if (w.ts <= l->ts && l->ts < w.end && (!best || w.ts >= best->ts)) best = &w;
-    out.rate_limited.push_back({l->ts, l->end, best ? best->unit : -1});
-  }
+  for (const HostLabel* l : labels)
+    if (l->name == kRateLimiter) out.rate_limited.push_back(l);
   for (size_t u = 0; u < units; ++u) out.names.push_back(u == 0 ? "unit 0 (root, by order)" : fmt::format("unit {} (by order)", u));
   return out;
 }

@@ -208,7 +208,7 @@ class Builder {
       }
       device_refs_.push_back({uint32_t(events_.size()), f.correlation, f.ext, !f.coll_name.empty()});
     } else {
-      if (f.correlation >= 0 && (f.cat == kk::kCatCudaRuntime || f.cat == kk::kCatCudaDriver)) launch_ts_[f.correlation] = ts;
+      if (f.correlation >= 0 && (f.cat == kk::kCatCudaRuntime || f.cat == kk::kCatCudaDriver)) launch_[f.correlation] = {ts, track};
       if (f.ext >= 0 && f.name == kk::kRecordParamComms && !f.coll_name.empty()) comm_by_ext_[f.ext] = coll_args(f);
       if (f.cat != kk::kCatGpuUserAnnotation)
         if (auto n = profiler_step_number(f.name)) steps_.push_back({*n, ts, ts + *f.dur});
@@ -219,7 +219,8 @@ class Builder {
 
   model::Rank finish(const nlohmann::json& dist) {
     apply_steps_and_launches();
-    derive_fsdp_units(rank_, events_, track_of_);
+    derive_fsdp_units(rank_, events_, track_of_, launches_);
+    std::vector<Launch>().swap(launches_);
     distribute();
     if (dist.is_object()) {
       if (dist.contains(kk::kRank) && dist[kk::kRank].is_number_integer()) rank_.rank = dist[kk::kRank].get<int>();
@@ -249,6 +250,10 @@ class Builder {
   };
   struct HostStep {
     int64_t number, start, end;
+  };
+  struct LaunchCall {  // a runtime/driver call that launched device work, by its correlation id
+    int64_t ts;
+    uint32_t track;
   };
 
   void skip() { ++skipped_; }
@@ -313,11 +318,16 @@ class Builder {
       int64_t lo = INT64_MAX, hi = INT64_MIN;
     };
     std::vector<Span> spans(steps_.size());
+    launches_.reserve(device_refs_.size());
     for (const DeviceRef& r : device_refs_) {
       model::Event& e = events_[r.index];
-      auto launch = r.correlation >= 0 ? launch_ts_.find(r.correlation) : launch_ts_.end();
-      if (launch != launch_ts_.end()) e.issued_ns = launch->second;
-      if (hta_filter && (launch == launch_ts_.end() || ceil_us(launch->second) > last_end_us)) e.flags |= model::kOutsideHtaWindow;
+      // Kineto's correlation: the kernel's args.correlation is that of the runtime call that launched it.
+      auto launch = r.correlation >= 0 ? launch_.find(r.correlation) : launch_.end();
+      if (launch != launch_.end()) {
+        e.issued_ns = launch->second.ts;
+        launches_.push_back({r.index, launch->second.track});
+      }
+      if (hta_filter && (launch == launch_.end() || ceil_us(launch->second.ts) > last_end_us)) e.flags |= model::kOutsideHtaWindow;
       if (e.cls == IntervalClass::Communication && !r.has_coll_args && r.ext >= 0) {
         // Older traces carry the collective's arguments only on the record_param_comms op that launched it.
         if (auto c = comm_by_ext_.find(r.ext); c != comm_by_ext_.end()) {
@@ -382,7 +392,8 @@ class Builder {
   std::unordered_map<std::pair<int64_t, int64_t>, uint32_t, PairHash> tracks_;
   int64_t last_pid_ = 0, last_tid_ = 0;
   uint32_t last_track_ = UINT32_MAX;
-  std::unordered_map<int64_t, int64_t> launch_ts_;
+  std::unordered_map<int64_t, LaunchCall> launch_;
+  std::vector<Launch> launches_;  // device events whose launch call is in the trace, with its thread
   std::unordered_map<int64_t, CollArgs> comm_by_ext_;
   std::vector<DeviceRef> device_refs_;
   std::vector<HostStep> steps_;

@@ -46,7 +46,9 @@ class Fsdp1Trace {
     cpu(kMain, "FullyShardedDataParallel._post_forward", 790, 10);
 
     // Backward, on the autograd thread: root first (its output's hook fires first), then blocks 3, 2, 1.
+    // The hooks run there, and so do the launches of the all-gathers they issue and of the unit's backward.
     ag_us_ = o.backward_all_gather_us;
+    launch_tid_ = kAutograd;
     int64_t c = 1000;
     const int order[] = {0, 3, 2, 1};
     for (int k = 0; k < 4; ++k, c += 400) {
@@ -76,7 +78,7 @@ class Fsdp1Trace {
   static constexpr int kMain = 100, kAutograd = 101, kCompute = 7, kComm = 20;
 
   void cpu(int tid, const std::string& name, int64_t ts, int64_t dur) { w_.cpu(tid, name, ts, dur); }
-  int launch(int64_t ts) { return w_.launch(ts); }
+  int launch(int64_t ts) { return w_.launch(ts, launch_tid_); }
   int64_t kernel(const std::string& name, int stream, int corr, int64_t not_before, int64_t dur, const std::string& extra = "") {
     return w_.kernel(name, stream, corr, not_before, dur, extra);
   }
@@ -98,6 +100,7 @@ class Fsdp1Trace {
 
   KinetoWriter w_;
   int64_t ag_us_ = 50;
+  int launch_tid_ = kMain;
   std::map<int, int64_t> ag_end_;
 };
 

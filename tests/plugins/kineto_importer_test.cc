@@ -117,6 +117,103 @@ TEST(KinetoImporter, ProfilerStepsWindowsAndTheHtaStepFilter) {
   EXPECT_TRUE(named);
 }
 
+// The events of a rank with this name, by device (or host) start.
+std::vector<const model::Event*> named(const model::Rank& r, std::string_view name) {
+  std::vector<const model::Event*> out;
+  for (const auto& t : r.tracks)
+    for (const auto& e : t.events)
+      if (r.str(e.name) == name) out.push_back(&e);
+  std::sort(out.begin(), out.end(), [](auto* a, auto* b) { return a->ts_ns < b->ts_ns; });
+  return out;
+}
+
+TEST(KinetoImporter, AnAllGatherBelongsToTheFsdpLabelAroundItsLaunchOnTheLaunchingThread) {
+  // Kernels run long after their launches (the device lags). Correlation 1 is launched inside layers.0's
+  // all-gather label on that label's thread; 2 at the same time on another thread; 3 on the label's
+  // thread outside any host label, but inside Kineto's gpu_user_annotation copy of layers.1's label (device
+  // time, on the stream); 99 has no launch call in the trace.
+  model::Rank r = load_one(R"J({"traceEvents": [
+    {"ph": "X", "cat": "user_annotation", "name": "FSDP::pre_forward (layers.0)", "pid": 9, "tid": 100, "ts": 0, "dur": 50},
+    {"ph": "X", "cat": "user_annotation", "name": "FSDP::all_gather (layers.0)", "pid": 9, "tid": 100, "ts": 10, "dur": 20},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 100, "ts": 15, "dur": 1, "args": {"correlation": 1}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 200, "ts": 16, "dur": 1, "args": {"correlation": 2}},
+    {"ph": "X", "cat": "user_annotation", "name": "FSDP::pre_forward (layers.1)", "pid": 9, "tid": 100, "ts": 100, "dur": 50},
+    {"ph": "X", "cat": "cuda_driver", "name": "cuLaunchKernelEx", "pid": 9, "tid": 100, "ts": 450, "dur": 1, "args": {"correlation": 3}},
+    {"ph": "X", "cat": "gpu_user_annotation", "name": "FSDP::all_gather (layers.1)", "pid": 0, "tid": 20, "ts": 400, "dur": 200, "args": {"External id": 5}},
+    {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllGather_RING_LL(x)", "pid": 0, "tid": 20, "ts": 5000, "dur": 50, "args": {"stream": 20, "correlation": 1, "Collective name": "_allgather_base"}},
+    {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllGather_RING_LL(x)", "pid": 0, "tid": 20, "ts": 5100, "dur": 50, "args": {"stream": 20, "correlation": 2, "Collective name": "_allgather_base"}},
+    {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllGather_RING_LL(x)", "pid": 0, "tid": 20, "ts": 5200, "dur": 50, "args": {"stream": 20, "correlation": 3, "Collective name": "_allgather_base"}},
+    {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllGather_RING_LL(x)", "pid": 0, "tid": 20, "ts": 5300, "dur": 50, "args": {"stream": 20, "correlation": 99, "Collective name": "_allgather_base"}}]})J");
+  EXPECT_EQ(r.metadata["fsdp_units"].get<std::vector<std::string>>(), (std::vector<std::string>{"layers.0", "layers.1"}));
+  auto ag = device_events(r);
+  ASSERT_EQ(ag.size(), 4u);
+  EXPECT_EQ(ag[0]->issued_ns, 15'000);
+  EXPECT_EQ(ag[0]->unit, 0);
+  EXPECT_EQ(ag[1]->issued_ns, 16'000);
+  EXPECT_EQ(ag[1]->unit, -1);  // launched by another thread
+  EXPECT_EQ(ag[2]->issued_ns, 450'000);
+  EXPECT_EQ(ag[2]->unit, -1);  // a device-time copy of a label owns no launch
+  EXPECT_EQ(ag[3]->issued_ns, model::kUnknown);
+  EXPECT_EQ(ag[3]->unit, -1);
+}
+
+TEST(KinetoImporter, Fsdp2BackwardComputeIsWhatTheHooksThreadLaunchedBetweenItsHooks) {
+  // Forward on thread 100, backward on the autograd thread 101: the root's pre-backward prefetches layers.1,
+  // whose pre-backward prefetches layers.0. Each pre-backward holds its own copy-out (whose kernels are FSDP's,
+  // not the unit's backward). Thread 100 launches a kernel while layers.1's backward runs: not layers.1's.
+  // Kineto's device-time copies of the labels on the streams change nothing.
+  model::Rank r = load_one(R"J({"traceEvents": [
+    {"ph": "X", "cat": "user_annotation", "name": "FSDP::root_pre_forward", "pid": 9, "tid": 100, "ts": 0, "dur": 2},
+    {"ph": "X", "cat": "user_annotation", "name": "FSDP::pre_forward", "pid": 9, "tid": 100, "ts": 3, "dur": 5},
+    {"ph": "X", "cat": "user_annotation", "name": "FSDP::pre_forward (layers.0)", "pid": 9, "tid": 100, "ts": 10, "dur": 5},
+    {"ph": "X", "cat": "user_annotation", "name": "FSDP::pre_forward (layers.1)", "pid": 9, "tid": 100, "ts": 20, "dur": 5},
+    {"ph": "X", "cat": "user_annotation", "name": "FSDP::pre_backward", "pid": 9, "tid": 101, "ts": 80, "dur": 10},
+    {"ph": "X", "cat": "user_annotation", "name": "FSDP::backward_prefetch for layers.1", "pid": 9, "tid": 101, "ts": 82, "dur": 6},
+    {"ph": "X", "cat": "user_annotation", "name": "FSDP::all_gather (layers.1)", "pid": 9, "tid": 101, "ts": 83, "dur": 4},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 101, "ts": 84, "dur": 1, "args": {"correlation": 9}},
+    {"ph": "X", "cat": "user_annotation", "name": "FSDP::pre_backward (layers.1)", "pid": 9, "tid": 101, "ts": 100, "dur": 10},
+    {"ph": "X", "cat": "user_annotation", "name": "FSDP::all_gather_copy_out (layers.1)", "pid": 9, "tid": 101, "ts": 101, "dur": 3},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 101, "ts": 102, "dur": 1, "args": {"correlation": 20}},
+    {"ph": "X", "cat": "user_annotation", "name": "FSDP::backward_prefetch for layers.0", "pid": 9, "tid": 101, "ts": 105, "dur": 4},
+    {"ph": "X", "cat": "user_annotation", "name": "FSDP::all_gather (layers.0)", "pid": 9, "tid": 101, "ts": 106, "dur": 2},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 101, "ts": 107, "dur": 1, "args": {"correlation": 10}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 101, "ts": 115, "dur": 1, "args": {"correlation": 11}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 100, "ts": 118, "dur": 1, "args": {"correlation": 13}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 101, "ts": 120, "dur": 1, "args": {"correlation": 12}},
+    {"ph": "X", "cat": "user_annotation", "name": "FSDP::post_backward_reduce (layers.1)", "pid": 9, "tid": 101, "ts": 130, "dur": 10},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 101, "ts": 132, "dur": 1, "args": {"correlation": 21}},
+    {"ph": "X", "cat": "gpu_user_annotation", "name": "FSDP::all_gather_copy_out (layers.1)", "pid": 0, "tid": 7, "ts": 145, "dur": 1},
+    {"ph": "X", "cat": "gpu_user_annotation", "name": "FSDP::pre_forward", "pid": 0, "tid": 7, "ts": 146, "dur": 1},
+    {"ph": "X", "cat": "user_annotation", "name": "FSDP::pre_backward (layers.0)", "pid": 9, "tid": 101, "ts": 150, "dur": 10},
+    {"ph": "X", "cat": "user_annotation", "name": "FSDP::all_gather_copy_out (layers.0)", "pid": 9, "tid": 101, "ts": 151, "dur": 4},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 101, "ts": 165, "dur": 1, "args": {"correlation": 14}},
+    {"ph": "X", "cat": "user_annotation", "name": "FSDP::post_backward_reduce (layers.0)", "pid": 9, "tid": 101, "ts": 170, "dur": 10},
+    {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllGather_RING_LL(x)", "pid": 0, "tid": 20, "ts": 900, "dur": 60, "args": {"stream": 20, "correlation": 9, "Collective name": "_allgather_base"}},
+    {"ph": "X", "cat": "kernel", "name": "split_with_sizes_copy", "pid": 0, "tid": 7, "ts": 990, "dur": 5, "args": {"stream": 7, "correlation": 20}},
+    {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 1000, "dur": 40, "args": {"stream": 7, "correlation": 11}},
+    {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllGather_RING_LL(x)", "pid": 0, "tid": 20, "ts": 1010, "dur": 20, "args": {"stream": 20, "correlation": 10, "Collective name": "_allgather_base"}},
+    {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 1040, "dur": 40, "args": {"stream": 7, "correlation": 12}},
+    {"ph": "X", "cat": "kernel", "name": "chunk_cat", "pid": 0, "tid": 7, "ts": 1080, "dur": 5, "args": {"stream": 7, "correlation": 21}},
+    {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 8, "ts": 1100, "dur": 100, "args": {"stream": 8, "correlation": 13}},
+    {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 1300, "dur": 40, "args": {"stream": 7, "correlation": 14}}]})J");
+  EXPECT_EQ(r.metadata["fsdp_units"].get<std::vector<std::string>>(), (std::vector<std::string>{"root", "layers.0", "layers.1"}));
+  auto marks = named(r, "backward");
+  ASSERT_EQ(marks.size(), 1u);  // one backward pass: it begins at the root's pre-backward
+  EXPECT_EQ(marks[0]->ts_ns, 80'000);
+  auto bc = named(r, "unit_backward");
+  ASSERT_EQ(bc.size(), 2u);  // the root launched nothing between its hooks
+  EXPECT_EQ(bc[0]->unit, 2);  // layers.1: the two gemms after its hook, not the copy-out, chunk_cat or thread 100's
+  EXPECT_EQ(bc[0]->ts_ns, 1'000'000);
+  EXPECT_EQ(bc[0]->dur_ns, 80'000);
+  EXPECT_EQ(bc[0]->issued_ns, 115'000);
+  EXPECT_EQ(bc[1]->unit, 1);
+  EXPECT_EQ(bc[1]->ts_ns, 1'300'000);
+  std::vector<int> ag_units;
+  for (const model::Event* e : device_events(r))
+    if (e->coll == CollectiveKind::AllGather) ag_units.push_back(e->unit);
+  EXPECT_EQ(ag_units, (std::vector<int>{2, 1}));  // prefetched from the root's hook, then from layers.1's
+}
+
 TEST(KinetoImporter, DirectoryOfRanksGzipAndTruncation) {
   test::TempDir d;
   auto text = [](int rank) {

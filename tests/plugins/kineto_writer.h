@@ -1,6 +1,7 @@
 // Writes events in the PyTorch profiler's (Kineto's) shape for generated test traces: CPU ranges,
-// cudaLaunchKernel calls, and the kernels they launch, linked by correlation id. Times in µs; the device
-// runs a kernel 5 µs after its launch at the earliest, one at a time per stream.
+// cudaLaunchKernel calls (on the thread that makes them, as the importer links a kernel to the labels of its
+// launching thread), and the kernels they launch, linked by correlation id. Times in µs; the device runs a
+// kernel 5 µs after its launch at the earliest, one at a time per stream.
 #pragma once
 
 #include <algorithm>
@@ -17,9 +18,10 @@ class KinetoWriter {
   void cpu(int tid, const std::string& name, int64_t ts, int64_t dur) {
     out_ += fmt::format(R"({{"ph": "X", "cat": "user_annotation", "name": "{}", "pid": 100, "tid": {}, "ts": {}, "dur": {}}},)", name, tid, ts, dur) + "\n";
   }
-  int launch(int64_t ts) {
+  // A cudaLaunchKernel call on thread `tid`; returns its correlation id.
+  int launch(int64_t ts, int tid = 100) {
     ++corr_;
-    out_ += fmt::format(R"({{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 100, "tid": 100, "ts": {}, "dur": 1, "args": {{"correlation": {}}}}},)", ts, corr_) + "\n";
+    out_ += fmt::format(R"({{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 100, "tid": {}, "ts": {}, "dur": 1, "args": {{"correlation": {}}}}},)", tid, ts, corr_) + "\n";
     launched_[corr_] = ts;
     return corr_;
   }
