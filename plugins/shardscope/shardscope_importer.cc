@@ -9,6 +9,7 @@
 
 #include "analyzer/model/classify.h"
 #include "analyzer/model/json_get.h"
+#include "plugins/shardscope/gpu_join.h"
 #include "tracer/format/keys.h"
 #include "tracer/format/reader.h"
 
@@ -44,6 +45,12 @@ std::optional<model::ClockPair> clock_pair(const json& o) {
   if (!mono || !real) return std::nullopt;
   // Read as integers: a double loses nanoseconds on an epoch-sized realtime value.
   return model::ClockPair{o[keys::kMonotonicNs].get<int64_t>(), o[keys::kRealtimeNs].get<int64_t>()};
+}
+
+// The id the trainer tagged a kernel with (CUPTI external correlation of its kind), else kUnknown.
+int64_t external_id(const json& args) {
+  if (arg_int(args, keys::kArgExternalKind, -1) != keys::kExternalKindTrainerCollective) return model::kUnknown;
+  return arg_int(args, keys::kArgExternalId, model::kUnknown);
 }
 
 bool is_launch(const trace::Event& e) { return e.ph == 'X' && (e.cat == keys::kCatCudaRuntime || e.cat == keys::kCatCudaDriver); }
@@ -100,11 +107,12 @@ model::Rank ShardscopeImporter::read(Input in) const {
   std::map<int64_t, size_t> track_index;
   std::map<std::string, size_t> counter_index;
   std::map<int64_t, std::string> names;
-  auto track = [&](int64_t tid) -> model::Track& {
+  auto track = [&](int64_t tid) -> uint32_t {
     auto [it, fresh] = track_index.try_emplace(tid, r.tracks.size());
     if (fresh) r.tracks.push_back(model::Track{r.rank, tid, "", model::TrackKind::HostThread, {}});
-    return r.tracks[it->second];
+    return uint32_t(it->second);
   };
+  gpu_join::Input join;  // what the join of host ranges to device work needs (has_gpu only)
   std::vector<model::Step> steps;
   std::unordered_map<int64_t, int64_t> launch_ts;  // CUDA API call correlation -> when it was called
   for (const trace::Event& te : file.events)
@@ -113,8 +121,10 @@ model::Rank ShardscopeImporter::read(Input in) const {
     if (te.ph == 'M') {
       if (te.name == keys::kClockSyncEvent)
         if (auto p = clock_pair(te.args)) r.clock_sync.push_back(*p);
-      if (te.name == keys::kThreadName && te.args.is_object() && te.args.contains(keys::kName) && te.args[keys::kName].is_string())
+      if (te.name == keys::kThreadName && te.args.is_object() && te.args.contains(keys::kName) && te.args[keys::kName].is_string()) {
         names[te.tid] = te.args[keys::kName].get<std::string>();
+        if (int64_t os = arg_int(te.args, keys::kOsTid, -1); os >= 0) join.os_tids.push_back({te.tid, os});
+      }
       continue;
     }
     if (te.ph == 'C') {
@@ -133,7 +143,9 @@ model::Rank ShardscopeImporter::read(Input in) const {
     e.name = r.strings.intern(te.name);
     e.cat = r.strings.intern(te.cat);
     e.unit = int32_t(arg_int(te.args, keys::kArgUnit, -1));
-    model::Track& t = track(te.tid);
+    const uint32_t ti = track(te.tid);
+    model::Track& t = r.tracks[ti];
+    const gpu_join::Ref ref{ti, uint32_t(t.events.size())};
     if (te.ph == 'X') {
       if (is_gpu_event(te)) {
         e.cls = model::classify_device_name(te.name);
@@ -141,9 +153,16 @@ model::Rank ShardscopeImporter::read(Input in) const {
         if (e.cls == IntervalClass::Communication) {
           auto c = te.args.find(keys::kArgCollective);
           e.coll = c != te.args.end() && c->is_string() ? model::collective_from_op_name(c->get<std::string>()) : model::collective_from_kernel_name(te.name);
+          // NCCL's own size where it equals nccl-tests' bytes (all_reduce, ...: tracer/cupti writes it then);
+          // the trainer's host collective, when joined below, says it for the others.
+          e.bytes = arg_int(te.args, keys::kArgBytes, model::kUnknown);
         }
         t.kind = model::TrackKind::DeviceStream;
-        if (auto l = launch_ts.find(arg_int(te.args, keys::kArgCorrelation, -1)); l != launch_ts.end()) e.issued_ns = l->second;
+        int64_t corr = arg_int(te.args, keys::kArgCorrelation, -1);
+        if (auto l = launch_ts.find(corr); l != launch_ts.end()) e.issued_ns = l->second;
+        if (corr >= 0) join.device.push_back({ref, corr, external_id(te.args), arg_int(te.args, keys::kArgNcclMessageBytes, model::kUnknown)});
+      } else if (is_launch(te)) {
+        if (int64_t corr = arg_int(te.args, keys::kArgCorrelation, -1); corr >= 0 && has_gpu) join.api.push_back({ti, te.ts_ns, corr});
       } else if (te.cat == keys::kCatComm) {
         // The trainer's collectives. On a GPU run the NCCL kernels are the device's communication and this
         // host range is only the trainer's view of it.
@@ -153,10 +172,13 @@ model::Rank ShardscopeImporter::read(Input in) const {
         e.issued_ns = arg_int(te.args, keys::kArgIssuedNs, model::kUnknown);
         e.cls = has_gpu ? IntervalClass::Host : IntervalClass::Communication;
         if (!has_gpu) t.kind = model::TrackKind::Communication;
+        if (has_gpu) join.comm.push_back(ref);
       } else if (te.cat == keys::kCatCompute || (te.cat == keys::kCatPhase && te.name == keys::kOptimizerPhase)) {
         // On a CPU run the compute thread is the device: each unit's forward/backward compute and the
         // optimizer step are its compute intervals (the forward/backward phase ranges also hold the waits).
         e.cls = has_gpu ? IntervalClass::Host : IntervalClass::Compute;
+        if (has_gpu && te.cat == keys::kCatCompute && e.unit >= 0 && (te.name == keys::kUnitForward || te.name == keys::kUnitBackward))
+          join.compute.push_back(ref);
       } else if (te.cat == keys::kCatStep && te.name == keys::kStepRange) {
         int64_t n = arg_int(te.args, keys::kArgStep, int64_t(steps.size()));
         steps.push_back({n, te.ts_ns, te.ts_ns + te.dur_ns, te.ts_ns, te.ts_ns + te.dur_ns});
@@ -169,6 +191,9 @@ model::Rank ShardscopeImporter::read(Input in) const {
   for (model::Track& t : r.tracks) {
     auto n = names.find(t.tid);
     t.name = n != names.end() ? n->second : fmt::format("track {}", t.tid);
+  }
+  if (has_gpu) gpu_join::join(r, join);  // before steps: a joined kernel's issue time is the host's
+  for (model::Track& t : r.tracks) {
     for (model::Event& e : t.events) {
       if (!e.is_device() || r.steps.empty()) continue;
       int64_t at = e.issued_ns != model::kUnknown ? e.issued_ns : e.ts_ns;
