@@ -20,6 +20,7 @@
 #include "tracer/cupti/activity_buffer.h"
 #include "tracer/cupti/buffer_pool.h"
 #include "tracer/cupti/device_check.h"
+#include "tracer/cupti/external_id.h"
 #include "tracer/cupti/gpu_clock.h"
 #include "tracer/cupti/record_processor.h"
 #include "tracer/format/keys.h"
@@ -113,6 +114,7 @@ void host_only(const std::string& reason) {
 
 // Undoes what enable() did so far; CUPTI errors on the way out are ignored (we are leaving it).
 void teardown_locked(Backend* b) {
+  detail::set_external_ids_on(false);
   for (const Kind* k : b->enabled) cuptiActivityDisable(k->kind);
   b->enabled.clear();
   if (b->subscriber) cuptiUnsubscribe(b->subscriber);
@@ -197,6 +199,7 @@ void CUPTIAPI on_resource(void*, CUpti_CallbackDomain domain, CUpti_CallbackId i
 void after_fork_in_child() {
   // CUDA is unusable in a child forked after cuInit, and the parent's buffers and locks are not ours.
   g_backend.store(nullptr);
+  detail::set_external_ids_on(false);
 }
 
 bool enable_after_check(const DeviceCheck& device, const GpuOptions& gpu, const std::string& nvtx) {
@@ -273,6 +276,7 @@ bool enable_after_check(const DeviceCheck& device, const GpuOptions& gpu, const 
   cuptiActivityEnableDriverApi(CUPTI_DRIVER_TRACE_CBID_cuStreamQuery, 0);
   cuptiActivityEnableDriverApi(CUPTI_DRIVER_TRACE_CBID_cuEventQuery, 0);
   b->active = true;
+  detail::set_external_ids_on(true);  // EXTERNAL_CORRELATION is among the kinds just enabled
   json status = {{keys::kGpuBackend, keys::kGpuBackendCupti},
                  {keys::kCuptiVersion, version},
                  {keys::kGpuDevices, device.devices},
