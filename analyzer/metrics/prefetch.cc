@@ -57,7 +57,8 @@ Inputs collect(const model::Rank& rank) {
 // The cause of one pair that is not hidden, in the order SPEC lists them; a late peer is filled in later,
 // across ranks (prefetch_peers.cc), for pairs that ran in time and still were not hidden.
 Cause pair_cause(const UnitPrefetch& u) {
-  if (u.issue_lead_ns <= 0) return u.throttled ? Cause::Throttled : Cause::IssuedLate;
+  // Late because the limiter held it, or late anyway: the hit itself came after BC_i was issued.
+  if (u.issue_lead_ns <= 0) return u.throttled && u.throttled_from_ns < u.compute_issued_ns ? Cause::Throttled : Cause::IssuedLate;
   if (u.serialized_behind_rs && u.queued_ns > u.ag_ns / 10) return Cause::QueuedBehindReduceScatter;
   if (u.throttled) return Cause::Throttled;
   if (u.ag_start_ns >= u.compute_end_ns) return Cause::StartedLate;
@@ -98,7 +99,11 @@ void judge_step(StepPrefetch& sp) {
   if (sp.verdict == Verdict::Effective) return;
   // A late issue breaks prefetch order whatever it cost, so it is named first; otherwise the cause that left
   // the most time exposed.
-  if (pairs[size_t(Cause::Throttled)] && std::any_of(sp.units.begin(), sp.units.end(), [](const UnitPrefetch& u) { return u.issue_lead_ns <= 0 && u.throttled; }))
+  const bool late_by_limiter =
+      std::any_of(sp.units.begin(), sp.units.end(), [](const UnitPrefetch& u) { return u.issue_lead_ns <= 0 && u.cause == Cause::Throttled; });
+  if (pairs[size_t(Cause::IssuedLate)] && pairs[size_t(Cause::IssuedLate)] >= pairs[size_t(Cause::Throttled)])
+    sp.cause = Cause::IssuedLate;
+  else if (late_by_limiter)
     sp.cause = Cause::Throttled;
   else if (pairs[size_t(Cause::IssuedLate)])
     sp.cause = Cause::IssuedLate;
@@ -164,8 +169,16 @@ RankPrefetch check_prefetch(const model::Rank& rank) {
     // event belongs to one step only: the next step's host start closes this one for issues.
     const int64_t step_lo = std::min(st.host_start_ns, st.start_ns), step_hi = std::max(st.host_end_ns, st.end_ns);
     const int64_t issue_hi = si + 1 < steps.size() ? std::min(steps[si + 1].host_start_ns, steps[si + 1].start_ns) : INT64_MAX;
-    auto in_step = [&](const Event& e) { return e.ts_ns >= step_lo && e.ts_ns < step_hi; };
-    auto issued_in_step = [&](const Event& e) { return issued(e) >= step_lo && issued(e) < issue_hi && e.ts_ns < step_hi; };
+    // Where the importer says which step launched an event (a GPU's device work), that decides.
+    const bool own_steps = !rank.steps.empty();
+    auto in_step = [&](const Event& e) {
+      if (own_steps && e.step >= 0) return size_t(e.step) == si;
+      return e.ts_ns >= step_lo && e.ts_ns < step_hi;
+    };
+    auto issued_in_step = [&](const Event& e) {
+      if (own_steps && e.step >= 0) return size_t(e.step) == si;
+      return issued(e) >= step_lo && issued(e) < issue_hi && e.ts_ns < step_hi;
+    };
     std::vector<Ref> all_b;
     for (const Ref& r : in.bcs)
       if (in_step(*r.e)) all_b.push_back(r);
@@ -219,7 +232,10 @@ RankPrefetch check_prefetch(const model::Rank& rank) {
       u.issued_ns = issued(a);
       u.ag_start_ns = a.ts_ns;
       u.ag_end_ns = a.end_ns();
-      u.issue_lead_ns = cur.ts_ns - issued(a);
+      // Issue order is a host matter: on a GPU the host runs ahead of the device, so AG_{i-1}'s issue is set
+      // against BC_i's first launch (the importers give derived compute its launch), on a CPU its start.
+      u.compute_issued_ns = issued(cur);
+      u.issue_lead_ns = issued(cur) - issued(a);
       u.ag_ns = a.dur_ns;
       u.hidden_ns = length_within(sets.compute, a.ts_ns, a.end_ns());
       const int64_t wait_end = std::min(a.end_ns(), next.ts_ns);
@@ -230,7 +246,7 @@ RankPrefetch check_prefetch(const model::Rank& rank) {
           u.serialized_behind_rs = true;
           u.reduce_scatter = r.at;
         }
-      u.throttled = limiter.throttled(a);
+      if (auto hit = limiter.held_from(a)) u.throttled = true, u.throttled_from_ns = *hit;
       if (!hidden(u)) u.cause = pair_cause(u);
       sp.units.push_back(u);
     }

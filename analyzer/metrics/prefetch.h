@@ -53,14 +53,16 @@ struct UnitPrefetch {
   EventRef compute, all_gather, next_compute;  // BC_i, AG_{i-1}, BC_{i-1}
   EventRef reduce_scatter;                     // the one it queued behind, when serialized_behind_rs
   int64_t compute_start_ns = 0, compute_end_ns = 0, next_compute_start_ns = 0;
+  int64_t compute_issued_ns = 0;  // BC_i's first launch on a GPU, its start on a CPU
   int64_t issued_ns = 0, ag_start_ns = 0, ag_end_ns = 0;
-  int64_t issue_lead_ns = 0;    // > 0: issued before BC_i started (prefetch order)
+  int64_t issue_lead_ns = 0;    // > 0: issued before BC_i was (prefetch order): compute_issued_ns − issued_ns
   int64_t ag_ns = 0;            // |AG_{i-1}|
   int64_t hidden_ns = 0;        // |AG_{i-1} ∩ C|
   int64_t exposed_wait_ns = 0;
   int64_t queued_ns = 0;        // AG start − AG issue
   bool serialized_behind_rs = false;
   bool throttled = false;
+  int64_t throttled_from_ns = 0;  // when throttled: the limiter's hit
   int late_peer = -1;           // the rank that arrived last at this all-gather, when it was not this one
   int64_t late_peer_ns = 0;     // by how much after this rank (wall clock)
   Cause cause = Cause::None;    // set when the pair is not hidden (late, or under half hidden)

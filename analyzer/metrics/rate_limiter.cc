@@ -29,7 +29,7 @@ RateLimiter::RateLimiter(const model::Rank& rank) {
   std::sort(gathers_.begin(), gathers_.end(), [](const Gather& a, const Gather& b) { return a.issued < b.issued; });
 }
 
-bool RateLimiter::throttled(const model::Event& ag) const {
+std::optional<int64_t> RateLimiter::held_from(const model::Event& ag) const {
   const int64_t at = issued(ag);
   // The latest hit at or before the issue that is about this all-gather's unit (or names none).
   const Mark* hit = nullptr;
@@ -40,14 +40,14 @@ bool RateLimiter::throttled(const model::Event& ag) const {
       break;
     }
   }
-  if (!hit) return false;
+  if (!hit) return std::nullopt;
   bool waited = false;
   for (const Gather& g : gathers_) {
     if (g.e == &ag) continue;
-    if (g.issued > hit->ts && g.issued < at) return false;  // the hit held back another all-gather
+    if (g.issued > hit->ts && g.issued < at) return std::nullopt;  // the hit held back another all-gather
     waited |= g.issued <= hit->ts && g.end >= hit->ts && g.end <= at;
   }
-  return waited;
+  return waited ? std::optional<int64_t>(hit->ts) : std::nullopt;
 }
 
 }  // namespace shardscope::metrics

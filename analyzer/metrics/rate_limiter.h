@@ -22,7 +22,9 @@ class RateLimiter {
   std::optional<int> limit() const { return limit_; }
   // `ag` is one of the rank's all-gathers: a limiter hit came before its issue (no other all-gather issued
   // in between) and an earlier all-gather completed between the hit and the issue.
-  bool throttled(const model::Event& ag) const;
+  bool throttled(const model::Event& ag) const { return held_from(ag).has_value(); }
+  // When throttled: the limiter hit that held it back (its time).
+  std::optional<int64_t> held_from(const model::Event& ag) const;
 
  private:
   struct Mark {

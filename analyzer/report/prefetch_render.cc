@@ -189,6 +189,7 @@ json prefetch_json(const metrics::RankPrefetch& p) {
                            {pk::kNextCompute, ref_json(u.next_compute, u.next_compute_start_ns, u.next_compute_start_ns)},
                            {pk::kAllGather, ref_json(u.all_gather, u.ag_start_ns, u.ag_end_ns)}};
       uo[pk::kEvidence][pk::kAllGather][pk::kIssuedNs] = u.issued_ns;
+      uo[pk::kEvidence][pk::kCompute][pk::kIssuedNs] = u.compute_issued_ns;
       if (u.reduce_scatter.valid()) uo[pk::kEvidence][pk::kReduceScatter] = {{pk::kTrack, u.reduce_scatter.track}, {pk::kIndex, u.reduce_scatter.index}};
       so[k::kUnits].push_back(uo);
     }

@@ -1,0 +1,65 @@
+#include "analyzer/model/steps.h"
+
+#include <algorithm>
+
+namespace shardscope::model {
+
+std::vector<Step> steps_matching(const Rank& rank, const std::regex& pattern) {
+  std::vector<Step> out;
+  std::vector<std::pair<bool, int64_t>> by_name(rank.strings.size(), {false, -1});  // matched?, number
+  for (StringId id = 0; id < rank.strings.size(); ++id) {
+    std::smatch m;
+    const std::string name(rank.str(id));
+    if (std::regex_match(name, m, pattern)) {
+      int64_t n = -1;
+      if (m.size() > 1 && m[1].matched) {
+        try {
+          n = std::stoll(m[1].str());
+        } catch (const std::exception&) {
+          n = -1;  // not a number that fits: numbered by position below
+        }
+      }
+      by_name[id] = {true, n};
+    }
+  }
+  for (const Track& t : rank.tracks)
+    for (const Event& e : t.events)
+      if (e.ph == 'X' && !e.is_device() && e.name < by_name.size() && by_name[e.name].first)
+        out.push_back({by_name[e.name].second, e.ts_ns, e.end_ns(), e.ts_ns, e.end_ns()});
+  std::sort(out.begin(), out.end(), [](const Step& a, const Step& b) { return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns > b.end_ns; });
+  std::vector<Step> outer;
+  for (const Step& s : out)
+    if (outer.empty() || s.start_ns >= outer.back().end_ns) outer.push_back(s);
+  for (size_t i = 0; i < outer.size(); ++i)
+    if (outer[i].number < 0) outer[i].number = int64_t(i);
+  return outer;
+}
+
+void set_steps(Rank& r, std::vector<Step> steps, bool device_windows) {
+  std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.host_start_ns < b.host_start_ns; });
+  r.steps = std::move(steps);
+  for (Track& t : r.tracks)
+    for (Event& e : t.events) {
+      if (!e.is_device()) continue;
+      e.step = -1;
+      const int64_t at = e.issued_ns != kUnknown ? e.issued_ns : e.ts_ns;
+      auto it = std::upper_bound(r.steps.begin(), r.steps.end(), at, [](int64_t x, const Step& s) { return x < s.host_start_ns; });
+      if (it != r.steps.begin() && at < std::prev(it)->host_end_ns) e.step = int32_t(std::prev(it) - r.steps.begin());
+    }
+  if (!device_windows) return;
+  std::vector<int64_t> lo(r.steps.size(), INT64_MAX), hi(r.steps.size(), INT64_MIN);
+  for (const Track& t : r.tracks)
+    for (const Event& e : t.events)
+      if (e.is_device() && e.step >= 0) {
+        lo[size_t(e.step)] = std::min(lo[size_t(e.step)], e.ts_ns);
+        hi[size_t(e.step)] = std::max(hi[size_t(e.step)], e.end_ns());
+      }
+  for (size_t i = 0; i < r.steps.size(); ++i) {
+    if (lo[i] == INT64_MAX) continue;
+    r.steps[i].start_ns = lo[i];
+    r.steps[i].end_ns = hi[i];
+    if (i + 1 < r.steps.size() && lo[i + 1] != INT64_MAX && lo[i + 1] > lo[i]) r.steps[i].end_ns = lo[i + 1];
+  }
+}
+
+}  // namespace shardscope::model

@@ -1,0 +1,26 @@
+// Steps from a trace's own ranges. A trainer or a profiler schedule marks steps its own way (the trainer's
+// "step" range, Kineto's ProfilerStep#N); an injected program marks them with whatever NVTX range it pushed
+// ("step 3", "iteration 3", "train_step[3]"). A pattern names them: its first capture group is the number.
+#pragma once
+
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "analyzer/model/trace.h"
+
+namespace shardscope::model {
+
+// The pattern used when none is given: "step 3", "step#3", "Step 3", "iteration 3", "ProfilerStep#3".
+inline constexpr const char* kDefaultStepPattern = R"(^(?:[Ss]tep|[Ii]teration|ProfilerStep)[ #_:]?(\d+)$)";
+
+// The rank's host ranges whose whole name matches `pattern`, as steps (sorted by start, windows on the host).
+// A range nested in another match is left out (an outer "step 3" holding an inner "step 3" is one step).
+std::vector<Step> steps_matching(const Rank& rank, const std::regex& pattern);
+
+// Gives the rank these steps: each device event is tagged with the step whose host range holds its issue
+// (its launch), and on a GPU rank each step's window becomes the device time its launches ran in: from its
+// first device event to the next step's first (its last event's end for the last step).
+void set_steps(Rank& rank, std::vector<Step> steps, bool device_windows);
+
+}  // namespace shardscope::model
