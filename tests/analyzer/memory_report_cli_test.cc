@@ -65,7 +65,7 @@ std::vector<std::string> words(const std::string& s) {
 }
 
 TEST(MemoryCli, AgreesWithTheReportOnTheSameConfiguration) {
-  for (const std::string prefetch : {"pre", "none"})
+  for (const std::string prefetch : {"pre", "none"}) {
     for (const std::string dtype : {"bf16", "fp32"}) {
       SCOPED_TRACE(prefetch + " " + dtype);
       shardscope::test::TempDir d;
@@ -97,8 +97,11 @@ TEST(MemoryCli, AgreesWithTheReportOnTheSameConfiguration) {
       // Stage 3 gathers the root and the running unit, and with prefetch the next one too: 2 or 3 units.
       const double pb = dtype == "bf16" ? 2 : 4;
       EXPECT_DOUBLE_EQ(predicted["unsharded_params"].get<double>(), pb * 1e6 * (prefetch == "pre" ? 3 : 2));
-      if (o.memory_counters) EXPECT_EQ(rank["memory"]["departs_most"].get<std::string>().rfind("none", 0), 0u) << rank["memory"];
+      if (o.memory_counters) {
+        EXPECT_EQ(rank["memory"]["departs_most"].get<std::string>().rfind("none", 0), 0u) << rank["memory"];
+      }
     }
+  }
 }
 
 TEST(MemoryCli, MasterShardAtStagesOneAndTwoAndTwoGatheredUnitsAtStageThree) {

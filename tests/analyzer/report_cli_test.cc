@@ -299,11 +299,6 @@ TEST(MemoryCli, ZeroPaperNumbersAndJson) {
 
 // --- One run: files whose headers disagree are not analysed as one run ---
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
 // A one-kernel PyTorch-profiler file of this rank, world size and wall-clock base.
 std::string kineto_rank(int rank, int world, int64_t base_ns) {
   return R"J({"schemaVersion": 1, "baseTimeNanoseconds": )J" + std::to_string(base_ns) + R"J(, "traceEvents": [
