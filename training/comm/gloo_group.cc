@@ -80,7 +80,7 @@ class GlooGroup : public Group {
   int rank() const override { return ctx_->rank; }
   int size() const override { return ctx_->size; }
 
-  void all_gather(void* out, const void* in, size_t count, DType dt, const Fence&) override {
+  void all_gather(void* out, const void* in, size_t count, DType dt, const Fence&, uint64_t) override {
     if (size() == 1) {
       std::memcpy(out, in, count * dtype_size(dt));
       return;
@@ -100,7 +100,7 @@ class GlooGroup : public Group {
 
   // Ring reduce-scatter: n-1 steps; at step s send the partial sum of chunk (r-s-1) to the right and add
   // the left neighbour's partial of chunk (r-s-2), so rank r ends holding the full sum of chunk r.
-  void reduce_scatter(void* out, void* in, size_t count, DType dt, const Fence&) override {
+  void reduce_scatter(void* out, void* in, size_t count, DType dt, const Fence&, uint64_t) override {
     const int n = size(), r = rank();
     const size_t chunk = count * dtype_size(dt);
     if (n == 1) {
@@ -129,7 +129,7 @@ class GlooGroup : public Group {
     std::memcpy(out, acc + size_t(r) * chunk, chunk);
   }
 
-  void all_reduce(void* buf, size_t count, DType dt, const Fence&) override {
+  void all_reduce(void* buf, size_t count, DType dt, const Fence&, uint64_t) override {
     if (size() == 1 || count == 0) return;
     gloo::AllreduceOptions o(ctx_);
     if (dt == DType::F32) {

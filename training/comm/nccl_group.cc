@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
@@ -17,6 +18,9 @@
 
 #include "training/comm/group.h"
 #include "training/comm/rendezvous.h"
+#if SHARDSCOPE_HAVE_CUPTI
+#include "tracer/cupti/external_id.h"
+#endif
 
 namespace shardscope::train {
 namespace {
@@ -27,6 +31,22 @@ void check_cuda(cudaError_t e, const char* what) {
 void check_nccl(ncclResult_t r, const char* what) {
   if (r != ncclSuccess) throw std::runtime_error(std::string(what) + ": " + ncclGetErrorString(r));
 }
+
+// Held around the NCCL call only: the kernel that call launches carries `id` as its external_id (0: none).
+class TraceTag {
+ public:
+  explicit TraceTag([[maybe_unused]] uint64_t id) {
+#if SHARDSCOPE_HAVE_CUPTI
+    if (id) tag_.emplace(id);
+#endif
+  }
+
+ private:
+#if SHARDSCOPE_HAVE_CUPTI
+  std::optional<tracer::cupti::ExternalId> tag_;
+#endif
+};
+
 ncclDataType_t nccl_type(DType d) { return d == DType::F32 ? ncclFloat32 : ncclBfloat16; }
 
 class NcclGroup : public Group {
@@ -63,19 +83,28 @@ class NcclGroup : public Group {
     check_cuda(cudaEventRecord(e, nullptr), "cudaEventRecord");  // the default stream, where compute runs
     return Fence(static_cast<void*>(e), [](void* p) { cudaEventDestroy(static_cast<cudaEvent_t>(p)); });
   }
-  void all_gather(void* out, const void* in, size_t count, DType dt, const Fence& after) override {
+  void all_gather(void* out, const void* in, size_t count, DType dt, const Fence& after, uint64_t trace_id) override {
     begin(after);
-    check_nccl(ncclAllGather(in, out, count, nccl_type(dt), comm_, stream_), "ncclAllGather");
+    {
+      TraceTag tag(trace_id);
+      check_nccl(ncclAllGather(in, out, count, nccl_type(dt), comm_, stream_), "ncclAllGather");
+    }
     finish("all_gather");
   }
-  void reduce_scatter(void* out, void* in, size_t count, DType dt, const Fence& after) override {
+  void reduce_scatter(void* out, void* in, size_t count, DType dt, const Fence& after, uint64_t trace_id) override {
     begin(after);
-    check_nccl(ncclReduceScatter(in, out, count, nccl_type(dt), ncclSum, comm_, stream_), "ncclReduceScatter");
+    {
+      TraceTag tag(trace_id);
+      check_nccl(ncclReduceScatter(in, out, count, nccl_type(dt), ncclSum, comm_, stream_), "ncclReduceScatter");
+    }
     finish("reduce_scatter");
   }
-  void all_reduce(void* buf, size_t count, DType dt, const Fence& after) override {
+  void all_reduce(void* buf, size_t count, DType dt, const Fence& after, uint64_t trace_id) override {
     begin(after);
-    check_nccl(ncclAllReduce(buf, buf, count, nccl_type(dt), ncclSum, comm_, stream_), "ncclAllReduce");
+    {
+      TraceTag tag(trace_id);
+      check_nccl(ncclAllReduce(buf, buf, count, nccl_type(dt), ncclSum, comm_, stream_), "ncclAllReduce");
+    }
     finish("all_reduce");
   }
 

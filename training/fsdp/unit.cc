@@ -32,7 +32,8 @@ torch::Tensor on_host(const torch::Tensor& t, bool cuda) {
 }
 
 // One collective as the trace records it: on the comm thread's own track, from `start` to now, with the
-// unit, bytes per rank, group size and when the compute thread issued it.
+// unit, bytes per rank, group size and when the compute thread issued it. issued_ns is also the trace id
+// handed to the group, which tags the collective's kernel with it (Group::all_gather's trace_id).
 void trace_collective(const char* kind, int64_t start, int64_t unit, int64_t bytes, int group_size, int64_t issued) {
   tr::complete(0, kind, keys::kCatComm, start, tr::now_ns(),
                {{keys::kArgUnit, unit}, {keys::kArgBytes, bytes}, {keys::kArgGroupSize, group_size}, {keys::kArgIssuedNs, issued}});
@@ -101,7 +102,7 @@ void Unit::unshard(const Comms& c, const char* reason) {
   // allocator's count there is the compute's own (see Engine's activation measurement).
   gather_ = c.ag_stream->issue([=] {
     int64_t start = tr::now_ns();
-    g->all_gather(out, send, size_t(count), dt, after);
+    g->all_gather(out, send, size_t(count), dt, after, uint64_t(issued));
     trace_collective(keys::kAllGather, start, unit, int64_t(bytes), g->size(), issued);
   });
 }
@@ -162,11 +163,11 @@ void Unit::reduce_grad(const Comms& c) {
     Fence after = g_rs->fence();
     reduce_ = c.rs_stream->issue([=] {
       int64_t start = tr::now_ns();
-      g_rs->reduce_scatter(out, in, size_t(count), dt, after);
+      g_rs->reduce_scatter(out, in, size_t(count), dt, after, uint64_t(issued));
       trace_collective(keys::kReduceScatter, start, unit, in_bytes, g_rs->size(), issued);
       if (replica && replica->size() > 1) {
         start = tr::now_ns();
-        replica->all_reduce(out, size_t(count), dt);
+        replica->all_reduce(out, size_t(count), dt, nullptr, uint64_t(issued));
         trace_collective(keys::kAllReduce, start, unit, count * int64_t(dtype_size(dt)), replica->size(), issued);
       }
     });
@@ -177,7 +178,7 @@ void Unit::reduce_grad(const Comms& c) {
     Fence after = world->fence();
     reduce_ = c.rs_stream->issue([=] {
       int64_t start = tr::now_ns();
-      world->all_reduce(in, size_t(count), dt, after);
+      world->all_reduce(in, size_t(count), dt, after, uint64_t(issued));
       trace_collective(keys::kAllReduce, start, unit, in_bytes, world->size(), issued);
     });
   }
