@@ -12,10 +12,10 @@
 
 namespace shardscope::cli {
 
-int check_prefetch(const std::vector<std::string>& paths, const std::string& format, std::ostream& out, std::ostream& err) {
+int check_prefetch(const std::vector<std::string>& paths, const std::string& format, std::ostream& out, std::ostream& err, const std::string& step_pattern) {
   try {
     std::vector<std::filesystem::path> in(paths.begin(), paths.end());
-    plugins::LoadResult loaded = plugins::load(in, {.progress = true});
+    plugins::LoadResult loaded = plugins::load(in, {.progress = true, .step_pattern = step_pattern});
     print_warnings(loaded.warnings, err);
     metrics::PrefetchCheck check = metrics::check_prefetch(loaded.trace);
     const int rc = check.verdict == metrics::Verdict::Effective ? 0 : check.verdict == metrics::Verdict::NotEffective ? 1 : 2;

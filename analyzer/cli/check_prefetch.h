@@ -8,6 +8,7 @@
 namespace shardscope::cli {
 
 // Exit code: 0 every checked step effective, 1 some step not effective, 2 error or nothing to check.
-int check_prefetch(const std::vector<std::string>& paths, const std::string& format, std::ostream& out, std::ostream& err);
+int check_prefetch(const std::vector<std::string>& paths, const std::string& format, std::ostream& out, std::ostream& err,
+    const std::string& step_pattern = "");
 
 }  // namespace shardscope::cli

@@ -124,9 +124,10 @@ std::vector<Row> metric_rows(const report::RankReport& a, const report::RankRepo
 
 }  // namespace
 
-int diff(const std::string& a_path, const std::string& b_path, const std::string& format, std::ostream& out, std::ostream& err) {
+int diff(const std::string& a_path, const std::string& b_path, const std::string& format, std::ostream& out, std::ostream& err, const std::string& step_pattern) {
   try {
-    plugins::LoadResult la = plugins::load({a_path}, {.progress = true}), lb = plugins::load({b_path}, {.progress = true});
+    const plugins::LoadOptions opts{.progress = true, .step_pattern = step_pattern};
+    plugins::LoadResult la = plugins::load({a_path}, opts), lb = plugins::load({b_path}, opts);
     print_warnings(la.warnings, err);
     print_warnings(lb.warnings, err);
     report::Report ra = report::build(la.trace, {a_path}, la.warnings), rb = report::build(lb.trace, {b_path}, lb.warnings);

@@ -7,6 +7,7 @@
 
 namespace shardscope::cli {
 
-int diff(const std::string& a, const std::string& b, const std::string& format, std::ostream& out, std::ostream& err);
+int diff(const std::string& a, const std::string& b, const std::string& format, std::ostream& out, std::ostream& err,
+    const std::string& step_pattern = "");
 
 }  // namespace shardscope::cli

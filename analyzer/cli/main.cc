@@ -32,11 +32,16 @@ int main(int argc, char** argv) {
   check->add_option("PATH", paths, "Trace files or directories")->required();
   check->add_option("--format", format, "Output format")->check(CLI::IsMember({"text", "json"}));
 
+  std::string step_pattern;
+  for (CLI::App* c : {report, check})
+    c->add_option("--step-pattern", step_pattern, "Ranges whose name matches this regex are the steps where the trace has none of its own "
+                                                  "(default: \"step 3\", \"iteration 3\"; the first group numbers them)");
   std::string a, b;
   CLI::App* diff = app.add_subcommand("diff", "Compare two runs: metric deltas, and which collectives, device activities and units changed");
   diff->add_option("A", a, "The first run (a trace file or a directory)")->required();
   diff->add_option("B", b, "The second run")->required();
   diff->add_option("--format", format, "Output format")->check(CLI::IsMember({"text", "json"}));
+  diff->add_option("--step-pattern", step_pattern, "As report's --step-pattern");
 
   shardscope::cli::MemoryArgs m;
   int stage = -1;
@@ -75,9 +80,9 @@ int main(int argc, char** argv) {
 
   if (*inspect) return shardscope::cli::inspect(files, format == "json", std::cout, std::cerr);
   if (*launch) return shardscope::cli::launch(lo);
-  if (*report) return shardscope::cli::report(paths, format, output, std::cout, std::cerr);
-  if (*check) return shardscope::cli::check_prefetch(paths, format, std::cout, std::cerr);
-  if (*diff) return shardscope::cli::diff(a, b, format, std::cout, std::cerr);
+  if (*report) return shardscope::cli::report(paths, format, output, std::cout, std::cerr, step_pattern);
+  if (*check) return shardscope::cli::check_prefetch(paths, format, std::cout, std::cerr, step_pattern);
+  if (*diff) return shardscope::cli::diff(a, b, format, std::cout, std::cerr, step_pattern);
   if (*memory) {
     if (*params_opt) m.params = params;
     if (*largest_opt) m.largest_unit = largest_unit;

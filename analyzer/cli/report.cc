@@ -9,10 +9,10 @@
 
 namespace shardscope::cli {
 
-int report(const std::vector<std::string>& paths, const std::string& format, const std::string& output, std::ostream& out, std::ostream& err) {
+int report(const std::vector<std::string>& paths, const std::string& format, const std::string& output, std::ostream& out, std::ostream& err, const std::string& step_pattern) {
   try {
     std::vector<std::filesystem::path> in(paths.begin(), paths.end());
-    plugins::LoadResult loaded = plugins::load(in, {.progress = true});
+    plugins::LoadResult loaded = plugins::load(in, {.progress = true, .step_pattern = step_pattern});
     print_warnings(loaded.warnings, err);
     report::Report r = report::build(loaded.trace, paths, loaded.warnings);
     std::string text;

@@ -11,11 +11,13 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <regex>
 #include <set>
 #include <thread>
 
 #include <fmt/format.h>
 
+#include "analyzer/model/steps.h"
 #include "plugins/load/read_text.h"
 #include "tracer/format/error.h"
 #include "tracer/format/keys.h"
@@ -262,6 +264,12 @@ Registry default_registry(std::vector<std::string>& refusals) {
 
 LoadResult load(const std::vector<fs::path>& paths, const LoadOptions& options) {
   LoadResult result;
+  std::regex step_pattern;
+  try {
+    step_pattern = std::regex(options.step_pattern.empty() ? model::kDefaultStepPattern : options.step_pattern);
+  } catch (const std::regex_error& e) {
+    throw std::invalid_argument(fmt::format("--step-pattern '{}' is not a regular expression: {}", options.step_pattern, e.what()));
+  }
   std::vector<fs::path> files = expand_inputs(paths);
   // A file found by listing a directory that no importer reads (a training log, say) is passed over with a
   // warning; one the user named is an error.
@@ -304,6 +312,14 @@ LoadResult load(const std::vector<fs::path>& paths, const LoadOptions& options) 
           sizes[i] = t.size;
           Input in{files[i].string(), t.data, t.size, std::move(t.owner), t.gzip, t.gzip_cut_at};
           ranks[i] = imp->read(std::move(in));
+          if (ranks[i]->steps.empty()) {
+            // An injected program's own step ranges (NVTX "step 3"): steps the importer did not know to look for.
+            std::vector<model::Step> own = model::steps_matching(*ranks[i], step_pattern);
+            const bool device = std::any_of(ranks[i]->tracks.begin(), ranks[i]->tracks.end(), [](const model::Track& tr) {
+              return std::any_of(tr.events.begin(), tr.events.end(), [](const model::Event& e) { return e.is_device() && e.issued_ns != model::kUnknown; });
+            });
+            if (!own.empty()) model::set_steps(*ranks[i], std::move(own), device);
+          }
           std::error_code ec;
           progress.file_done(fs::file_size(files[i], ec));
         } catch (...) {

@@ -17,6 +17,9 @@ struct LoadOptions {
   bool progress = false;               // a progress line on stderr when stderr is a terminal and it takes > 1 s
                                        // (SHARDSCOPE_PROGRESS_AFTER_MS overrides the 1 s)
   unsigned threads = 0;                // 0: one per core
+  // A rank whose importer found no steps gets its own ranges whose name matches this (ECMAScript; the first
+  // capture group numbers them) as steps; empty: model::kDefaultStepPattern ("step 3", "iteration 3", ...).
+  std::string step_pattern;
 };
 
 struct LoadResult {
