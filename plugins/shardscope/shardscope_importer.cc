@@ -9,6 +9,7 @@
 
 #include "analyzer/model/classify.h"
 #include "analyzer/model/json_get.h"
+#include "analyzer/model/steps.h"
 #include "plugins/shardscope/gpu_join.h"
 #include "tracer/format/keys.h"
 #include "tracer/format/reader.h"
@@ -54,24 +55,6 @@ int64_t external_id(const json& args) {
 }
 
 bool is_launch(const trace::Event& e) { return e.ph == 'X' && (e.cat == keys::kCatCudaRuntime || e.cat == keys::kCatCudaDriver); }
-
-// On a GPU the device runs behind the host: a step's window is the device time its launches ran in, from its
-// first device event to the next step's first (its last event's end for the last step).
-void device_step_windows(model::Rank& r) {
-  std::vector<int64_t> lo(r.steps.size(), INT64_MAX), hi(r.steps.size(), INT64_MIN);
-  for (const model::Track& t : r.tracks)
-    for (const model::Event& e : t.events)
-      if (e.is_device() && e.step >= 0) {
-        lo[size_t(e.step)] = std::min(lo[size_t(e.step)], e.ts_ns);
-        hi[size_t(e.step)] = std::max(hi[size_t(e.step)], e.end_ns());
-      }
-  for (size_t i = 0; i < r.steps.size(); ++i) {
-    if (lo[i] == INT64_MAX) continue;
-    r.steps[i].start_ns = lo[i];
-    r.steps[i].end_ns = hi[i];
-    if (i + 1 < r.steps.size() && lo[i + 1] != INT64_MAX && lo[i + 1] > lo[i]) r.steps[i].end_ns = lo[i + 1];
-  }
-}
 
 }  // namespace
 
@@ -186,23 +169,14 @@ model::Rank ShardscopeImporter::read(Input in) const {
     }
     t.events.push_back(e);
   }
-  std::sort(steps.begin(), steps.end(), [](const model::Step& a, const model::Step& b) { return a.start_ns < b.start_ns; });
-  r.steps = std::move(steps);
   for (model::Track& t : r.tracks) {
     auto n = names.find(t.tid);
     t.name = n != names.end() ? n->second : fmt::format("track {}", t.tid);
   }
   if (has_gpu) gpu_join::join(r, join);  // before steps: a joined kernel's issue time is the host's
-  for (model::Track& t : r.tracks) {
-    for (model::Event& e : t.events) {
-      if (!e.is_device() || r.steps.empty()) continue;
-      int64_t at = e.issued_ns != model::kUnknown ? e.issued_ns : e.ts_ns;
-      auto it = std::upper_bound(r.steps.begin(), r.steps.end(), at, [](int64_t x, const model::Step& s) { return x < s.start_ns; });
-      if (it != r.steps.begin() && at < std::prev(it)->end_ns) e.step = int32_t(std::prev(it) - r.steps.begin());
-    }
-  }
+  // Device work belongs to the step that launched it; on a GPU a step's window is its device time.
+  model::set_steps(r, std::move(steps), has_gpu);
   std::sort(r.clock_sync.begin(), r.clock_sync.end(), [](const model::ClockPair& a, const model::ClockPair& b) { return a.trace_ns < b.trace_ns; });
-  if (has_gpu) device_step_windows(r);
   r.finalize();
   return r;
 }
