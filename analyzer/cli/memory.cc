@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analyzer/metrics/memory_model.h"
+#include "analyzer/report/memory_render.h"
 #include "analyzer/report/report_keys.h"
 #include "analyzer/report/table.h"
 #include "tracer/format/keys.h"
@@ -32,7 +33,7 @@ struct Unit {
 }  // namespace
 
 int memory(const MemoryArgs& a, std::ostream& out, std::ostream& err) {
-  namespace k = keys::report;
+  namespace k = report::report_keys;
   namespace rk = report::report_keys;
   metrics::MemoryConfig c;
   // A preset's units, unpadded: each stage pads them to its own shard count, as the trainer does.
@@ -109,7 +110,7 @@ int memory(const MemoryArgs& a, std::ostream& out, std::ostream& err) {
       for (size_t u = 0; u < units.size(); ++u) {
         const double padded = double((units[u] + shard - 1) / shard * shard);
         c.padded_params += padded;
-        if (u == 0 && units.size() > 1) {
+        if (u == size_t(keys::kRootUnit) && units.size() > 1) {
           if (!a.root_unit) c.root_unit_params = padded;
         } else if (!a.largest_unit) {
           c.largest_unit_params = std::max(c.largest_unit_params, padded);
@@ -131,7 +132,7 @@ int memory(const MemoryArgs& a, std::ostream& out, std::ostream& err) {
                              {k::kGradientsBytes, p.gradients},
                              {k::kOptimizerStateBytes, p.optimizer_state},
                              {k::kHostOffloadedBytes, p.host_offloaded},
-                             {rk::kMemoryCommand, metrics::memory_command(c)}});
+                             {rk::kMemoryCommand, report::memory_command(c)}});
     if (a.stage) j[k::kModelStatesBytes] = p.model_states();
     lines.push_back({s, p, gathered_known});
   }

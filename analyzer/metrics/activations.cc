@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "analyzer/model/json_get.h"
+#include "model/json_get.h"
 #include "tracer/format/keys.h"
 
 namespace shardscope::metrics {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "analyzer/metrics/intervals.h"
-#include "analyzer/model/trace.h"
+#include "model/trace.h"
 
 namespace shardscope::metrics {
 

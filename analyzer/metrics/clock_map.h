@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "analyzer/model/trace.h"
+#include "model/trace.h"
 
 namespace shardscope::metrics {
 

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "analyzer/metrics/clock_map.h"
-#include "analyzer/model/classify.h"
+#include "model/classify.h"
 
 namespace shardscope::metrics {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "analyzer/model/trace.h"
+#include "model/trace.h"
 
 namespace shardscope::metrics {
 

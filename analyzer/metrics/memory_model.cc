@@ -6,8 +6,9 @@
 #include <fmt/format.h>
 
 #include "analyzer/metrics/activations.h"
-#include "analyzer/model/json_get.h"
+#include "model/json_get.h"
 #include "tracer/format/keys.h"
+#include "tracer/format/run_config.h"
 
 namespace shardscope::metrics {
 
@@ -45,38 +46,6 @@ MemoryPrediction predict(const MemoryConfig& c) {
   return p;
 }
 
-std::string describe(const MemoryConfig& c) {
-  const double psi = c.padded_params > 0 ? c.padded_params : c.params;
-  std::string s = fmt::format("ZeRO stage {} over N = {}, Ψ = {:.0f}{}, {}-byte parameters: an fp32 master ({}), {}-byte gradients, AdamW's two fp32 moments",
-                              c.stage, c.world, psi, c.padded_params > 0 ? " (units padded to N)" : "", c.param_bytes,
-                              c.stage == 0 ? (c.param_bytes == 4 ? "the parameters themselves" : "whole") : "sharded", c.grad_bytes());
-  if (c.stage >= 1 && c.stage <= 2) s += fmt::format("; the whole parameters in their dtype beside the master shard");
-  if (c.stage == 3) {
-    if (c.precision == Precision::Zero && c.param_bytes != 4) s += "; a shard of the parameters in their dtype";
-    if (c.largest_unit_params > 0)
-      s += fmt::format("; gathered while running: the largest unit ({:.0f} parameters) × {} ({}){}", c.largest_unit_params, std::max(1, c.units_in_flight),
-                       c.units_in_flight >= 2 ? "the running unit and the prefetched one" : "no prefetch: the running unit only",
-                       c.root_unit_params > 0 ? fmt::format(", and the root unit ({:.0f}), kept gathered", c.root_unit_params) : "");
-    else
-      s += "; gathered units: unknown (no unit sizes)";
-  }
-  s += fmt::format(" ({} accounting{})", c.precision == Precision::Fsdp ? "PyTorch FSDP's and shardscope-train's" : "the ZeRO paper's",
-                   c.param_bytes == 4 ? "; in fp32 the two agree" : "");
-  if (c.offload) s += c.stage >= 2 ? "; the sharded state offloaded to the host" : "; offload changes nothing below stage 2";
-  return s;
-}
-
-std::string memory_command(const MemoryConfig& c) {
-  const double psi = c.padded_params > 0 ? c.padded_params : c.params;
-  std::string s = fmt::format("shardscope memory --params {:.0f} --world {} --stage {} --dtype {} --precision {}", psi, c.world, c.stage,
-                              c.param_bytes == 4 ? "fp32" : "bf16", precision_name(c.precision));
-  if (c.stage == 3 && c.largest_unit_params > 0) s += fmt::format(" --largest-unit {:.0f}", c.largest_unit_params);
-  if (c.stage == 3 && c.root_unit_params > 0) s += fmt::format(" --root-unit {:.0f}", c.root_unit_params);
-  if (c.stage == 3 && c.units_in_flight < 2) s += " --backward-prefetch none";
-  if (c.offload) s += " --offload";
-  return s;
-}
-
 std::optional<MemoryConfig> config_from_run(const nlohmann::json& rc, int world_size, std::string& why) {
   if (!rc.is_object()) {
     why = "n/a: the trace has no run_config (give --params/--world/--stage to `shardscope memory`)";
@@ -84,16 +53,14 @@ std::optional<MemoryConfig> config_from_run(const nlohmann::json& rc, int world_
   }
   MemoryConfig c;
   std::string sharding = model::json_string(rc, keys::kCfgSharding).value_or("");
-  if (sharding == "no_shard") c.stage = 0;
-  else if (sharding == "zero1") c.stage = 1;
-  else if (sharding == "shard_grad_op") c.stage = 2;
-  else if (sharding == "full_shard" || sharding == "hybrid_shard") c.stage = 3;
+  const std::optional<trace::Sharding> strategy = trace::sharding_from_name(sharding);
+  if (strategy) c.stage = trace::zero_stage(*strategy);
   else {
     why = sharding.empty() ? "n/a: run_config does not say the sharding strategy" : "n/a: unknown sharding strategy \"" + sharding + "\"";
     return std::nullopt;
   }
   c.world = int(model::json_number(rc, keys::kWorldSize).value_or(world_size));
-  if (sharding == "hybrid_shard") c.world = int(model::json_number(rc, keys::kCfgRanksPerNode).value_or(c.world));
+  if (strategy == trace::Sharding::HybridShard) c.world = int(model::json_number(rc, keys::kCfgRanksPerNode).value_or(c.world));
   if (c.world <= 0) c.world = std::max(1, world_size);
   if (rc.contains(keys::kCfgUnits) && rc[keys::kCfgUnits].is_array()) {
     for (const auto& u : rc[keys::kCfgUnits]) {
@@ -102,8 +69,8 @@ std::optional<MemoryConfig> config_from_run(const nlohmann::json& rc, int world_
       // Units are sharded and gathered padded to a multiple of N.
       const double padded = model::json_number(u, keys::kCfgUnitPaddedParams).value_or(n);
       c.padded_params += padded;
-      // The trainer's unit 0 is the root (embedding, final norm, head): FSDP keeps it gathered.
-      if (model::json_number(u, keys::kCfgUnitId).value_or(-1) == 0 && rc[keys::kCfgUnits].size() > 1) c.root_unit_params = padded;
+      // FSDP keeps the root unit gathered.
+      if (model::json_number(u, keys::kCfgUnitId).value_or(-1) == keys::kRootUnit && rc[keys::kCfgUnits].size() > 1) c.root_unit_params = padded;
       else c.largest_unit_params = std::max(c.largest_unit_params, padded);
     }
   }
@@ -115,13 +82,13 @@ std::optional<MemoryConfig> config_from_run(const nlohmann::json& rc, int world_
   if (!apply_dtype(c, dtype)) apply_dtype(c, "fp32");
   c.precision = Precision::Fsdp;  // shardscope-train keeps its states as PyTorch FSDP does
   c.offload = model::json_truthy(rc, keys::kCfgCpuOffload);
-  std::string prefetch = model::json_string(rc, keys::kCfgBackwardPrefetch).value_or("none");
-  c.units_in_flight = prefetch == "pre" || prefetch == "post" || model::json_truthy(rc, keys::kCfgForwardPrefetch) ? 2 : 1;
+  const auto prefetch = trace::prefetch_from_name(model::json_string(rc, keys::kCfgBackwardPrefetch).value_or("none"));
+  const bool prefetching = prefetch && *prefetch != trace::BackwardPrefetch::None;
+  c.units_in_flight = prefetching || model::json_truthy(rc, keys::kCfgForwardPrefetch) ? 2 : 1;
   return c;
 }
 
 namespace {
-constexpr double kAgreement = 0.05;
 
 bool any_measured_counter(const model::Rank& rank) {
   for (const char* c : {keys::kMemoryShardedParams, keys::kMemoryUnshardedParams, keys::kMemoryGradients, keys::kMemoryOptimizerState})
@@ -136,10 +103,7 @@ RankMemory compare_memory(const model::Rank& rank) {
   std::string why;
   out.config = config_from_run(rank.run_config, rank.world_size, why);
   std::optional<MemoryPrediction> p;
-  if (out.config) {
-    p = predict(*out.config);
-    out.states_model = describe(*out.config) + "; the same as `" + memory_command(*out.config) + "`";
-  }
+  if (out.config) p = predict(*out.config);
   std::optional<double> activations;
   if (auto ac = activation_config_from_run(rank.run_config, out.activations_model)) {
     ActivationPrediction a = predict_activations(*ac);
@@ -179,16 +143,12 @@ RankMemory compare_memory(const model::Rank& rank) {
       double rel = std::fabs(diff) / std::max(*row.predicted, 1.0);
       if (rel > worst) {
         worst = rel;
-        std::string by = *row.predicted > 0 ? fmt::format("{:+.1f}%", 100 * diff / *row.predicted) : "the model predicts none";
-        out.departs_most = fmt::format("{}: measured {:.3f} MB vs predicted {:.3f} MB ({})", row.category, *row.measured / 1e6,
-                                       *row.predicted / 1e6, by);
+        out.departs_most = out.rows.size();
       }
     }
     out.rows.push_back(row);
   }
-  // Within 5 % is agreement: name a category only when one really departs.
-  if (worst >= 0 && worst < kAgreement)
-    out.departs_most = fmt::format("none: every predicted category is within {:.0f}% of the model", 100 * kAgreement);
+  out.all_agree = worst >= 0 && worst < kMemoryAgreement;
   if (!any_measured && !p && !activations) out.not_applicable = why + "; and no memory.* counters in the trace";
   else if (!any_measured) out.not_applicable = "n/a: no memory.* counters in the trace (prediction only)";
   else if (!p) out.not_applicable = why;

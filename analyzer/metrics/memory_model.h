@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "analyzer/model/trace.h"
+#include "model/trace.h"
 
 namespace shardscope::metrics {
 
@@ -57,14 +57,12 @@ struct MemoryPrediction {
 };
 MemoryPrediction predict(const MemoryConfig& c);
 
-// One line saying how predict() counts, for the report and `shardscope memory`.
-std::string describe(const MemoryConfig& c);
-// The `shardscope memory` command that prints the same prediction.
-std::string memory_command(const MemoryConfig& c);
-
 // The configuration a trace's run_config describes (shardscope-train's: Precision::Fsdp); nullopt with the
 // reason when it lacks what is needed.
 std::optional<MemoryConfig> config_from_run(const nlohmann::json& run_config, int world_size, std::string& why_not);
+
+// Within this share of its prediction a measured category agrees with the model.
+inline constexpr double kMemoryAgreement = 0.05;
 
 struct MemoryRow {
   std::string category;       // the counter name without "memory."
@@ -77,9 +75,10 @@ struct RankMemory {
   int rank = 0;
   std::vector<MemoryRow> rows;
   std::optional<MemoryConfig> config;
-  std::string departs_most;   // the category furthest from its prediction, with by how much
+  // The row (index into rows) furthest from its prediction, relative to it; nullopt when no row has both.
+  std::optional<size_t> departs_most;
+  bool all_agree = false;  // every row with both values is within kMemoryAgreement of its prediction
   std::string activations_model;  // how the activations were predicted (activations.h), or why they were not
-  std::string states_model;       // how the model states were predicted
   std::string not_applicable; // non-empty: why there is no comparison
 };
 

@@ -6,7 +6,7 @@
 #include "analyzer/metrics/breakdown.h"
 #include "analyzer/metrics/prefetch_internal.h"
 #include "analyzer/metrics/rate_limiter.h"
-#include "analyzer/model/json_get.h"
+#include "model/json_get.h"
 #include "tracer/format/keys.h"
 
 namespace shardscope::metrics {
@@ -136,7 +136,7 @@ RankPrefetch check_prefetch(const model::Rank& rank) {
   RankPrefetch out;
   out.rank = rank.rank;
   out.configured = model::json_string(rank.run_config, keys::kCfgBackwardPrefetch).value_or("");
-  out.unit_identity = model::json_string(rank.metadata, keys::report::kUnitIdentity).value_or("");
+  out.unit_identity = rank.unit_identity;
   RateLimiter limiter(rank);
   out.limit = limiter.limit();
   Inputs in = collect(rank);

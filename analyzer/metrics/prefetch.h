@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "analyzer/model/trace.h"
+#include "model/trace.h"
 
 namespace shardscope::metrics {
 
@@ -91,7 +91,7 @@ struct RankPrefetch {
   std::optional<int> limit;          // limit_all_gathers, when on
   std::vector<StepPrefetch> steps;
   NotApplicable na = NotApplicable::None;  // set: nothing could be checked on this rank
-  std::string unit_identity;         // non-empty: how units were inferred, when the trace does not name them
+  model::UnitIdentity unit_identity = model::UnitIdentity::Named;  // how units were identified
   size_t forward_all_gathers = 0;    // all-gathers issued in forward
   size_t forward_throttled = 0;      // of them, held back by the rate limiter
   // The run's verdict (kRunRule): from the steady-state steps.

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "analyzer/model/json_get.h"
+#include "model/json_get.h"
 #include "tracer/format/keys.h"
 
 namespace shardscope::metrics {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "analyzer/report/prefetch_keys.h"
+#include "analyzer/report/report_keys.h"
 #include "tracer/format/keys.h"
 
 namespace shardscope::report {
@@ -134,10 +135,20 @@ Table unit_table(const metrics::StepPrefetch& s) {
   return t;
 }
 
+std::string unit_identity_sentence(model::UnitIdentity id) {
+  switch (id) {
+    case model::UnitIdentity::Named: return "named by the trace";
+    case model::UnitIdentity::InferredFromOrder:
+      return "inferred from order, not named: PyTorch FSDP1's labels (FullyShardedDataParallel._pre_forward, ._pre_backward_hook, ...) name no "
+             "module, so unit k is the k-th FSDP1 pre-forward of a step (unit 0 the root) and backward follows the reverse post-forward order";
+  }
+  return "";
+}
+
 std::string prefetch_text(const metrics::RankPrefetch& p, const std::string& source, bool markdown, bool units_tables) {
   std::string out = fmt::format("rank {}{}: backward prefetch configured {}: {}\n", p.rank, source.empty() ? "" : " (" + source + ")",
                                 p.configured.empty() ? "unknown" : p.configured, run_sentence(p));
-  if (!p.unit_identity.empty()) out += "  units: " + p.unit_identity + "\n";
+  if (p.unit_identity != model::UnitIdentity::Named) out += "  units: " + unit_identity_sentence(p.unit_identity) + "\n";
   if (p.forward_throttled)
     out += fmt::format("  forward: {} of {} forward all-gathers were throttled by the rate limiter (limit_all_gathers{})\n", p.forward_throttled,
                        p.forward_all_gathers, limit_text(p));
@@ -149,7 +160,7 @@ std::string prefetch_text(const metrics::RankPrefetch& p, const std::string& sou
 }
 
 json prefetch_json(const metrics::RankPrefetch& p) {
-  namespace k = keys::report;
+  namespace k = report::report_keys;
   namespace pk = prefetch_keys;
   json o;
   o[k::kRank] = p.rank;
@@ -158,7 +169,7 @@ json prefetch_json(const metrics::RankPrefetch& p) {
   o[pk::kRule] = kRunRule;
   o[k::kReason] = run_sentence(p);
   if (p.na != NotApplicable::None) o[pk::kNotApplicable] = na_sentence(p.na, 0);
-  if (!p.unit_identity.empty()) o[k::kUnitIdentity] = p.unit_identity;
+  if (p.unit_identity != model::UnitIdentity::Named) o[k::kUnitIdentity] = unit_identity_sentence(p.unit_identity);
   o[pk::kLimit] = p.limit ? json(*p.limit) : json(nullptr);
   o[pk::kForwardAllGathers] = p.forward_all_gathers;
   o[pk::kForwardThrottled] = p.forward_throttled;

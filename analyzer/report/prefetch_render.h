@@ -23,6 +23,8 @@ std::string run_sentence(const metrics::RankPrefetch& p);
 // One row per unit pair: unit, AG of unit, issue lead, hidden %, exposed wait, queued, cause, late peer.
 Table unit_table(const metrics::StepPrefetch& s);
 // Every rank's check as text (check-prefetch, and the report's prefetch section).
+// How the units were identified, when not named by the trace.
+std::string unit_identity_sentence(model::UnitIdentity id);
 std::string prefetch_text(const metrics::RankPrefetch& p, const std::string& source, bool markdown, bool units_tables);
 nlohmann::json prefetch_json(const metrics::RankPrefetch& p);
 

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analyzer/report/prefetch_render.h"
-#include "analyzer/report/report.h"
+#include "analyzer/analysis/report.h"
 
 namespace shardscope::report {
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "analyzer/report/memory_render.h"
 #include "analyzer/report/render.h"
 #include "analyzer/report/table.h"
 
@@ -178,7 +179,7 @@ th{background:#f3f3f3}.legend span{margin-right:1.2em}.na{color:#555;font-size:9
     h += fmt::format("<p>configured: {}; verdict: <span class=\"{}\">{}</span></p>\n", html_escape(p.configured.empty() ? "unknown" : p.configured),
                      p.verdict == metrics::Verdict::Effective ? "good" : "bad", html_escape(run_sentence(p)));
     if (p.na == metrics::NotApplicable::None) {
-      if (!p.unit_identity.empty()) h += "<p>units: " + html_escape(p.unit_identity) + "</p>\n";
+      if (p.unit_identity != model::UnitIdentity::Named) h += "<p>units: " + html_escape(unit_identity_sentence(p.unit_identity)) + "</p>\n";
       for (const metrics::StepPrefetch& s : p.steps) {
         h += "<p>step " + html_escape(std::to_string(s.step)) + ": <b>" + html_escape(step_sentence(s, p)) + "</b></p>\n";
         const Table t = unit_table(s);
@@ -223,9 +224,9 @@ th{background:#f3f3f3}.legend span{margin-right:1.2em}.na{color:#555;font-size:9
         if (!row.predicted) na.cell(row.category, "predicted", row.predicted_na);
       }
       h += na_lines(na);
-      if (!m.states_model.empty()) h += "<p>Model states: " + html_escape(m.states_model) + "</p>\n";
+      if (const std::string s = states_model(m); !s.empty()) h += "<p>Model states: " + html_escape(s) + "</p>\n";
       if (!m.activations_model.empty() && m.activations_model.rfind("n/a", 0) != 0) h += "<p>Activations: " + html_escape(m.activations_model) + "</p>\n";
-      if (!m.departs_most.empty()) h += "<p>Departs most: " + html_escape(m.departs_most) + "</p>\n";
+      if (const std::string d = departs_most(m); !d.empty()) h += "<p>Departs most: " + html_escape(d) + "</p>\n";
       if (!m.not_applicable.empty()) h += "<p>" + html_escape(m.not_applicable) + "</p>\n";
     }
   }

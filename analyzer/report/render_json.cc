@@ -1,11 +1,12 @@
 #include <fmt/format.h>
 
+#include "analyzer/report/memory_render.h"
 #include "analyzer/report/render.h"
 #include "analyzer/report/report_keys.h"
 #include "tracer/format/keys.h"
 
 namespace shardscope::report {
-namespace k = keys::report;
+namespace k = report::report_keys;
 namespace rk = report_keys;
 using nlohmann::json;
 
@@ -115,9 +116,10 @@ json render_json(const Report& r) {
       if (!row.predicted) ro[k::kNa][k::kPredictedBytes] = row.predicted_na;
       m[k::kRows].push_back(ro);
     }
-    if (rr.memory.config) m[rk::kMemoryCommand] = metrics::memory_command(*rr.memory.config);
-    m[k::kDepartsMost] = rr.memory.departs_most.empty() ? json(nullptr) : json(rr.memory.departs_most);
-    m[k::kStatesModel] = rr.memory.states_model.empty() ? json(nullptr) : json(rr.memory.states_model);
+    if (rr.memory.config) m[rk::kMemoryCommand] = memory_command(*rr.memory.config);
+    const std::string departs = departs_most(rr.memory), states = states_model(rr.memory);
+    m[k::kDepartsMost] = departs.empty() ? json(nullptr) : json(departs);
+    m[k::kStatesModel] = states.empty() ? json(nullptr) : json(states);
     m[k::kActivationsModel] = rr.memory.activations_model.empty() ? json(nullptr) : json(rr.memory.activations_model);
     if (!rr.memory.not_applicable.empty()) m[k::kReason] = rr.memory.not_applicable;
     o[k::kMemory] = m;

@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include "analyzer/report/memory_render.h"
 #include "analyzer/report/render.h"
 #include "analyzer/report/table.h"
 
@@ -79,7 +80,7 @@ std::string render_text(const Report& r, bool md) {
     const metrics::RankPrefetch& p = rr.prefetch;
     para(fmt::format("backward prefetch (configured: {}): {}", p.configured.empty() ? "unknown" : p.configured, run_sentence(p)));
     if (p.na == metrics::NotApplicable::None) {
-      if (!p.unit_identity.empty()) para("units: " + p.unit_identity);
+      if (p.unit_identity != model::UnitIdentity::Named) para("units: " + unit_identity_sentence(p.unit_identity));
       for (const metrics::StepPrefetch& s : p.steps) para(fmt::format("step {}: {}", s.step, step_sentence(s, p)));
     }
     const metrics::RankMemory& m = rr.memory;
@@ -95,9 +96,9 @@ std::string render_text(const Report& r, bool md) {
                           na.value_or(row.predicted ? fmt::format("{:.3f}", *row.predicted / 1e6) : "", row.category, "predicted MB", row.predicted_na)});
       para("memory (peak per category vs the ZeRO model):");
       table(t, na);
-      if (!m.states_model.empty()) para("model states: " + m.states_model);
+      if (const std::string s = states_model(m); !s.empty()) para("model states: " + s);
       if (!m.activations_model.empty() && m.activations_model.rfind("n/a", 0) != 0) para("activations: " + m.activations_model);
-      if (!m.departs_most.empty()) para("departs most: " + m.departs_most);
+      if (const std::string d = departs_most(m); !d.empty()) para("departs most: " + d);
       if (!m.not_applicable.empty()) para(m.not_applicable);
     }
   }

@@ -1,8 +1,101 @@
-// JSON keys the report, `shardscope memory` and `diff` added after tracer/format/keys.h's report block,
-// kept beside the renderers that write them (as prefetch_keys.h is).
+// Every key of the analyzer's JSON outputs (`shardscope report --format json`, `memory`, `diff`,
+// `check-prefetch`), in one place beside the renderers that write them; the trace file's own vocabulary is
+// tracer/format/keys.h, which this never touches.
 #pragma once
 
 namespace shardscope::report::report_keys {
+
+// The report's top level and its per-rank blocks.
+inline constexpr const char* kSchema = "schema";
+inline constexpr const char* kSchemaValue = "shardscope.report/1";
+inline constexpr const char* kMemorySchemaValue = "shardscope.memory/1";
+inline constexpr const char* kInputs = "inputs";
+inline constexpr const char* kWarnings = "warnings";
+inline constexpr const char* kNotes = "notes";
+inline constexpr const char* kRanks = "ranks";
+inline constexpr const char* kRank = "rank";
+inline constexpr const char* kFormat = "format";
+inline constexpr const char* kEvents = "events";
+inline constexpr const char* kNa = "na";  // {metric: "n/a: why"} beside a metric that is null
+inline constexpr const char* kWholeTrace = "whole_trace";
+inline constexpr const char* kWindowNs = "window_ns";
+inline constexpr const char* kOverlapPct = "overlap_pct";
+inline constexpr const char* kIdlePct = "idle_pct";
+inline constexpr const char* kComputePct = "compute_pct";
+inline constexpr const char* kNonComputePct = "non_compute_pct";
+inline constexpr const char* kSteps = "steps";
+inline constexpr const char* kAllSteps = "all_steps";
+inline constexpr const char* kStep = "step";
+inline constexpr const char* kStartNs = "start_ns";
+inline constexpr const char* kStepNs = "step_ns";
+inline constexpr const char* kComputeNs = "compute_ns";
+inline constexpr const char* kCommNs = "comm_ns";
+inline constexpr const char* kOverlapNs = "overlap_ns";
+inline constexpr const char* kExposedNs = "exposed_ns";
+inline constexpr const char* kIdleNs = "idle_ns";
+inline constexpr const char* kCommFractionPct = "comm_fraction_pct";
+inline constexpr const char* kExposedFractionPct = "exposed_fraction_pct";
+inline constexpr const char* kCollectives = "collectives";
+inline constexpr const char* kKind = "kind";
+inline constexpr const char* kCount = "count";
+inline constexpr const char* kBytes = "bytes";
+inline constexpr const char* kTimeNs = "time_ns";
+inline constexpr const char* kAlgbwGbps = "algbw_gbps";
+inline constexpr const char* kBusbwGbps = "busbw_gbps";
+inline constexpr const char* kGroupSize = "group_size";
+inline constexpr const char* kStragglers = "stragglers";
+inline constexpr const char* kInstances = "instances";
+inline constexpr const char* kOrdinal = "ordinal";
+inline constexpr const char* kLastRank = "last_rank";
+inline constexpr const char* kLateByNs = "late_by_ns";
+inline constexpr const char* kSpreadNs = "spread_ns";
+inline constexpr const char* kTimesLast = "times_last";
+inline constexpr const char* kTotalLateByNs = "total_late_by_ns";
+inline constexpr const char* kMaxLateByNs = "max_late_by_ns";
+inline constexpr const char* kPrefetch = "prefetch";
+inline constexpr const char* kConfigured = "configured";
+inline constexpr const char* kVerdict = "verdict";
+inline constexpr const char* kReason = "reason";
+inline constexpr const char* kUnits = "units";
+inline constexpr const char* kUnit = "unit";
+inline constexpr const char* kNextUnit = "next_unit";
+inline constexpr const char* kIssueLeadNs = "issue_lead_ns";
+inline constexpr const char* kHiddenShare = "hidden_share";
+inline constexpr const char* kExposedWaitNs = "exposed_wait_ns";
+inline constexpr const char* kAllGatherNs = "all_gather_ns";
+inline constexpr const char* kSerializedBehindRs = "serialized_behind_reduce_scatter";
+inline constexpr const char* kThrottled = "throttled_by_rate_limiter";
+inline constexpr const char* kUnitIdentity = "unit_identity";  // how units were identified, when not named
+inline constexpr const char* kActivationsModel = "activations_model";
+inline constexpr const char* kStatesModel = "states_model";  // how the model states were predicted  // how activations were predicted
+inline constexpr const char* kMemory = "memory";
+inline constexpr const char* kRows = "rows";
+inline constexpr const char* kCategory = "category";
+inline constexpr const char* kMeasuredBytes = "measured_bytes";
+inline constexpr const char* kPredictedBytes = "predicted_bytes";
+inline constexpr const char* kDepartsMost = "departs_most";
+inline constexpr const char* kModelStatesBytes = "model_states_bytes";
+inline constexpr const char* kParamsBytes = "params_bytes";
+inline constexpr const char* kGradientsBytes = "gradients_bytes";
+inline constexpr const char* kOptimizerStateBytes = "optimizer_state_bytes";
+inline constexpr const char* kUnshardedParamsBytes = "unsharded_params_bytes";
+inline constexpr const char* kHostOffloadedBytes = "host_offloaded_bytes";
+inline constexpr const char* kParams = "params";
+inline constexpr const char* kWorld = "world";
+inline constexpr const char* kStage = "stage";
+inline constexpr const char* kDtype = "dtype";
+inline constexpr const char* kOffload = "offload";
+inline constexpr const char* kStages = "stages";
+inline constexpr const char* kDiff = "diff";
+inline constexpr const char* kMetric = "metric";
+inline constexpr const char* kA = "a";
+inline constexpr const char* kB = "b";
+inline constexpr const char* kDelta = "delta";
+inline constexpr const char* kTopDevice = "top_device";
+inline constexpr const char* kName = "name";
+inline constexpr const char* kClass = "class";
+
+// Added later: what the report explains about itself.
 
 // report: the whole-trace breakdown.
 inline constexpr const char* kHtaSetting = "hta_setting";          // the HTA calls and setting reproduced

@@ -8,14 +8,15 @@
 #include <string>
 #include <string_view>
 
-#include "analyzer/model/trace.h"
+#include "model/trace.h"
 
 namespace shardscope::plugins {
 
-// Bumped whenever Importer, Input or model::Rank change layout. A third-party plugin exports
-// `int shardscope_importer_abi_version()` returning the version it was built against, and is refused
-// unless it equals this one.
-inline constexpr int kImporterAbiVersion = 1;
+// Bumped whenever Importer, Input or model::Rank change layout (2: Rank::unit_identity). What a timeline
+// needs beyond the events is derived after import into side tables (model/index.h), so it grows without
+// a bump. A third-party plugin exports `int shardscope_importer_abi_version()` returning the version it was
+// built against, and is refused unless it equals this one.
+inline constexpr int kImporterAbiVersion = 2;
 
 struct Input {
   std::string path;

@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "plugins/kineto/fsdp_units.h"
+#include "tracer/format/keys.h"
 
 namespace shardscope::plugins {
 namespace {
@@ -32,10 +33,6 @@ constexpr std::string_view kPreBackwardPrefetch = "FullyShardedDataParallel._pre
 constexpr std::string_view kPostBackwardHook = "FullyShardedDataParallel._post_backward_hook";
 constexpr std::string_view kPostBackwardPrefetch = "FullyShardedDataParallel._post_backward_prefetch";
 constexpr std::string_view kRateLimiter = "FullyShardedDataParallel.rate_limiter";
-
-constexpr const char* kIdentity =
-    "inferred from order, not named: PyTorch FSDP1's labels (FullyShardedDataParallel._pre_forward, ._pre_backward_hook, ...) name no module, "
-    "so unit k is the k-th FSDP1 pre-forward of a step (unit 0 the root) and backward follows the reverse post-forward order";
 
 // One iteration's labels: a forward (pre/post-forward hooks), then a backward (backward hooks; with
 // activation checkpointing also the recomputation's pre/post-forward labels, which do nothing).
@@ -79,7 +76,7 @@ std::optional<UnitLabels> fsdp1_units(const std::vector<HostLabel>& all) {
     }
   if (!hooks) return std::nullopt;
   UnitLabels out;
-  out.identity = kIdentity;
+  out.identity = model::UnitIdentity::InferredFromOrder;
   size_t units = 0;
   auto window = [](const HostLabel* l, int u) { return UnitWindow{l->ts, l->end, u, l->track, l->step}; };
   for (const Iteration& it : split(labels)) {
@@ -147,7 +144,7 @@ std::optional<UnitLabels> fsdp1_units(const std::vector<HostLabel>& all) {
   if (units == 0) return std::nullopt;
   for (const HostLabel* l : labels)
     if (l->name == kRateLimiter) out.rate_limited.push_back(l);
-  for (size_t u = 0; u < units; ++u) out.names.push_back(u == 0 ? "unit 0 (root, by order)" : fmt::format("unit {} (by order)", u));
+  for (size_t u = 0; u < units; ++u) out.names.push_back(u == size_t(keys::kRootUnit) ? "unit 0 (root, by order)" : fmt::format("unit {} (by order)", u));
   return out;
 }
 

@@ -162,7 +162,7 @@ size_t derive_fsdp_units(model::Rank& rank, std::vector<model::Event>& events, s
     }
   }
   rank.metadata[kineto_keys::kFsdpUnits] = u.names;
-  if (!u.identity.empty()) rank.metadata[keys::report::kUnitIdentity] = u.identity;
+  rank.unit_identity = u.identity;
   return u.names.size();
 }
 

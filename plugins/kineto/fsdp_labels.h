@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "analyzer/model/trace.h"
+#include "model/trace.h"
 
 namespace shardscope::plugins {
 
@@ -27,7 +27,7 @@ struct Launch {
 // `events` are the rank's events in file order, `track_of` their tracks (indices into rank.tracks); device
 // events must already carry issued_ns (their launch) and rank.steps must be final. Appends derived events
 // and, when any, their track. Returns the number of FSDP units found (0: no FSDP labels; nothing is
-// changed). Inferred units are said so in rank.metadata[unit_identity].
+// changed). Inferred units are said so in rank.unit_identity.
 size_t derive_fsdp_units(model::Rank& rank, std::vector<model::Event>& events, std::vector<uint32_t>& track_of, const std::vector<Launch>& launches);
 
 }  // namespace shardscope::plugins

@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "analyzer/model/trace.h"
+#include "model/trace.h"
 
 namespace shardscope::plugins {
 
@@ -42,7 +42,7 @@ struct UnitLabels {
   std::vector<UnitWindow> pre_backward, post_backward;  // each unit's backward hooks
   std::vector<const HostLabel*> backward_starts;        // the first backward hook of each backward pass
   std::vector<const HostLabel*> rate_limited;           // the rate limiter held back an all-gather (its unit: the gather window around it)
-  std::string identity;                                 // non-empty: how units were inferred when not named
+  model::UnitIdentity identity = model::UnitIdentity::Named;
 };
 
 // FSDP2 (fully_shard): nullopt when the labels hold none of its per-module labels.

@@ -11,7 +11,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "analyzer/model/classify.h"
+#include "model/steps.h"
+#include "model/classify.h"
 #include "plugins/kineto/fsdp_labels.h"
 #include "plugins/kineto/json_scan.h"
 #include "plugins/kineto/kineto_keys.h"
@@ -346,22 +347,16 @@ class Builder {
         }
       }
     }
-    // A step's device window runs from its first device event to the next step's first one (its last event's
-    // end for the last step), so the idle time between steps belongs to the step that left the device idle.
+    std::vector<int64_t> lo(steps_.size()), hi(steps_.size());
     for (size_t i = 0; i < steps_.size(); ++i) {
       model::Step s;
       s.number = steps_[i].number;
       s.host_start_ns = steps_[i].start;
       s.host_end_ns = steps_[i].end;
-      if (spans[i].lo == INT64_MAX) {
-        s.start_ns = s.host_start_ns, s.end_ns = s.host_end_ns;
-      } else {
-        s.start_ns = spans[i].lo;
-        s.end_ns = spans[i].hi;
-        if (i + 1 < steps_.size() && spans[i + 1].lo != INT64_MAX && spans[i + 1].lo > s.start_ns) s.end_ns = spans[i + 1].lo;
-      }
+      lo[i] = spans[i].lo, hi[i] = spans[i].hi;
       rank_.steps.push_back(s);
     }
+    model::set_device_windows(rank_.steps, lo, hi);
     if (!memory_.empty()) rank_.counters.push_back({keys::kMemoryAllocatorTotal, std::move(memory_)});
   }
 

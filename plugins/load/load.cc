@@ -1,11 +1,8 @@
 #include "plugins/load/load.h"
 
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
-#include <condition_variable>
 #include <cstdlib>
 #include <exception>
 #include <map>
@@ -17,7 +14,7 @@
 
 #include <fmt/format.h>
 
-#include "analyzer/model/steps.h"
+#include "model/steps.h"
 #include "plugins/load/read_text.h"
 #include "tracer/format/error.h"
 #include "tracer/format/keys.h"
@@ -33,62 +30,27 @@ bool is_trace_name(const fs::path& p) {
   return ends(".json") || ends(".json.gz") || ends(".gz");
 }
 
-// How long a load runs before the progress line shows: 1 s, or SHARDSCOPE_PROGRESS_AFTER_MS (tests set 0
-// to see the line without a slow load).
-std::chrono::milliseconds progress_after() {
-  if (const char* env = std::getenv("SHARDSCOPE_PROGRESS_AFTER_MS"); env && *env) {
-    char* end = nullptr;
-    long ms = std::strtol(env, &end, 10);
-    if (end && *end == '\0' && ms >= 0) return std::chrono::milliseconds(ms);
-  }
-  return std::chrono::seconds(1);
-}
-
-// Prints "ingesting: 3/8 files, 412.0 of 1024.0 MB" on stderr, redrawn in place, once a load has taken a
-// second; on a terminal only, so logs and pipes stay clean.
+// Serializes the progress callback over the loading threads.
 class Progress {
  public:
-  Progress(bool on, uint64_t total_bytes, size_t files) : total_(total_bytes), files_(files) {
-    if (!on || !isatty(STDERR_FILENO)) return;
-    thread_ = std::thread([this] { run(); });
+  Progress(const std::function<void(const LoadProgress&)>& fn, uint64_t total_bytes, size_t files) : fn_(fn) {
+    state_.bytes = total_bytes;
+    state_.files = files;
+    if (fn_) fn_(state_);
   }
-  ~Progress() {
-    {
-      std::lock_guard lock(mu_);
-      done_ = true;
-    }
-    cv_.notify_all();
-    if (thread_.joinable()) thread_.join();
-    if (drawn_) fmt::print(stderr, "\r\033[K");
-  }
-  void file_done(uint64_t bytes) {
-    bytes_ += bytes;
-    ++files_done_;
+  void file_done(const std::string& file, uint64_t bytes) {
+    if (!fn_) return;
+    std::lock_guard lock(mu_);
+    state_.bytes_done += bytes;
+    ++state_.files_done;
+    state_.file = file;
+    fn_(state_);
   }
 
  private:
-  void run() {
-    const auto start = std::chrono::steady_clock::now();
-    const auto after = progress_after();
-    std::unique_lock lock(mu_);
-    if (after.count() == 0) draw();  // at once, however quick the load
-    while (!cv_.wait_for(lock, std::chrono::milliseconds(200), [this] { return done_; })) {
-      if (std::chrono::steady_clock::now() - start < after) continue;
-      draw();
-    }
-  }
-  void draw() {
-    fmt::print(stderr, "\r\033[Kingesting: {}/{} files, {:.1f} of {:.1f} MB (on disk)", files_done_.load(), files_, bytes_.load() / 1e6, total_ / 1e6);
-    drawn_ = true;
-  }
-  uint64_t total_;
-  size_t files_;
-  std::atomic<uint64_t> bytes_{0};
-  std::atomic<size_t> files_done_{0};
+  const std::function<void(const LoadProgress&)>& fn_;
   std::mutex mu_;
-  std::condition_variable cv_;
-  bool done_ = false, drawn_ = false;
-  std::thread thread_;
+  LoadProgress state_;
 };
 
 // --- One run: the checks of check_one_run ---
@@ -293,7 +255,7 @@ LoadResult load(const std::vector<fs::path>& paths, const LoadOptions& options) 
   std::vector<uint64_t> sizes(files.size());
   std::atomic<size_t> next{0};
   {
-    Progress progress(options.progress, total, files.size());
+    Progress progress(options.on_progress, total, files.size());
     auto work = [&] {
       for (size_t i; (i = next++) < files.size();) {
         try {
@@ -320,11 +282,11 @@ LoadResult load(const std::vector<fs::path>& paths, const LoadOptions& options) 
             });
             if (!own.empty()) model::set_steps(*ranks[i], std::move(own), device);
           }
-          std::error_code ec;
-          progress.file_done(fs::file_size(files[i], ec));
         } catch (...) {
           errors[i] = std::current_exception();
         }
+        std::error_code ec;
+        progress.file_done(files[i].string(), fs::file_size(files[i], ec));
       }
     };
     unsigned n = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
@@ -334,13 +296,24 @@ LoadResult load(const std::vector<fs::path>& paths, const LoadOptions& options) 
     work();
     for (std::thread& t : pool) t.join();
   }
-  for (const std::exception_ptr& e : errors)
-    if (e) std::rethrow_exception(e);
+  size_t failed = 0;
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (!errors[i]) continue;
+    if (!options.keep_going) std::rethrow_exception(errors[i]);
+    ++failed;
+    try {
+      std::rethrow_exception(errors[i]);
+    } catch (const std::exception& e) {
+      result.failures.push_back({files[i].string(), e.what()});
+    }
+  }
+  if (failed == files.size()) std::rethrow_exception(errors.front());
   if (std::all_of(skipped.begin(), skipped.end(), [](char c) { return c; }))
     throw trace::TraceError(files.front().parent_path().string(), 0, "no file here is a trace any importer reads");
 
   std::vector<bool> rank_given;
   for (size_t i = 0; i < files.size(); ++i) {
+    if (errors[i]) continue;
     if (skipped[i]) {
       result.warnings.push_back(fmt::format("{}: passed over: not a trace (no importer reads it)", files[i].string()));
       continue;

@@ -3,19 +3,36 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "analyzer/model/trace.h"
+#include "model/trace.h"
 #include "plugins/api/registry.h"
 
 namespace shardscope::plugins {
 
+// How far a load has come: passed to LoadOptions::on_progress once before the first file is read and
+// after each file (loaded or failed), from the loading threads, one call at a time.
+struct LoadProgress {
+  size_t files_done = 0, files = 0;
+  uint64_t bytes_done = 0, bytes = 0;  // on disk
+  std::string file;                     // the file just finished; empty in the first call
+};
+
+// A file that did not load (LoadOptions::keep_going): its path and the reason, with the byte where known.
+struct FileFailure {
+  std::string path;
+  std::string message;
+};
+
 struct LoadOptions {
   const Registry* registry = nullptr;  // nullptr: the built-in importers plus SHARDSCOPE_PLUGIN_PATH
-  bool progress = false;               // a progress line on stderr when stderr is a terminal and it takes > 1 s
-                                       // (SHARDSCOPE_PROGRESS_AFTER_MS overrides the 1 s)
+  std::function<void(const LoadProgress&)> on_progress;  // empty: none
+  // false: the first file that fails stops the load (its error is thrown). true: it is listed in
+  // LoadResult::failures and the rest still load (an error only when none does).
+  bool keep_going = false;
   unsigned threads = 0;                // 0: one per core
   // A rank whose importer found no steps gets its own ranges whose name matches this (ECMAScript; the first
   // capture group numbers them) as steps; empty: model::kDefaultStepPattern ("step 3", "iteration 3", ...).
@@ -26,6 +43,7 @@ struct LoadResult {
   model::Trace trace;
   std::vector<std::string> warnings;  // truncation, refused plugins, ranks guessed, ranks started far apart
   uint64_t json_bytes = 0;            // text parsed (inflated size)
+  std::vector<FileFailure> failures;  // keep_going only: the files that did not load
 };
 
 // The files are not one run's ranks: their headers give different world sizes or run configurations, a rank

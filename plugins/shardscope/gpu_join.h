@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "analyzer/model/trace.h"
+#include "model/trace.h"
 
 namespace shardscope::plugins::gpu_join {
 

@@ -7,9 +7,9 @@
 
 #include <fmt/format.h>
 
-#include "analyzer/model/classify.h"
-#include "analyzer/model/json_get.h"
-#include "analyzer/model/steps.h"
+#include "model/classify.h"
+#include "model/json_get.h"
+#include "model/steps.h"
 #include "plugins/shardscope/gpu_join.h"
 #include "tracer/format/keys.h"
 #include "tracer/format/reader.h"

@@ -117,10 +117,10 @@ TEST_P(H100Nccl2, UnitsComeFromFsdpsOwnLabels) {
   if (GetParam().run == Run::Fsdp2) {
     // FSDP2 names the module; the root's labels carry no "(fqn)".
     EXPECT_EQ(names, (std::vector<std::string>{"root", "blocks.0", "blocks.1", "blocks.2", "blocks.3"}));
-    EXPECT_FALSE(rank().metadata.contains(keys::report::kUnitIdentity));
+    EXPECT_EQ(rank().unit_identity, model::UnitIdentity::Named);
   } else {
     EXPECT_EQ(names, (std::vector<std::string>{"unit 0 (root, by order)", "unit 1 (by order)", "unit 2 (by order)", "unit 3 (by order)", "unit 4 (by order)"}));
-    EXPECT_NE(rank().metadata.value(keys::report::kUnitIdentity, "").find("inferred from order"), std::string::npos);
+    EXPECT_EQ(rank().unit_identity, model::UnitIdentity::InferredFromOrder);
   }
 }
 

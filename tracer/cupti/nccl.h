@@ -1,4 +1,4 @@
-// Recognizing NCCL's kernels and NVTX ranges, and naming the collective each stands for.
+// NCCL's NVTX payloads decoded into trace args.
 #pragma once
 
 #include <string>
@@ -6,19 +6,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tracer/format/nccl_names.h"
+
 namespace shardscope::tracer::cupti {
 
-// True for NCCL's kernels: "ncclDevKernel_*" (NCCL 2.19+), "ncclKernel_*" (2.8-2.18), demangled or not.
-bool is_nccl_kernel(std::string_view name);
-
-// The collective kind a kernel name says (keys::kAllGather, ...: "all_gather", "reduce_scatter",
-// "all_reduce", "broadcast", "reduce", "send_recv", "all_to_all"), or "" when it does not say
-// (ncclDevKernel_Generic carries any batch of collectives).
-std::string nccl_kernel_collective(std::string_view name);
-
-// The same for one of NCCL's NVTX range names ("ncclAllGather", "ncclSend", ...), or "" for the ranges
-// that are not one collective (ncclGroupStart/End, ncclCommInitRank, ...).
-std::string nccl_range_collective(std::string_view name);
+// The name rules live with the trace file's vocabulary (tracer/format/nccl_names.h), shared with the importers.
+using trace::is_nccl_kernel;
+using trace::nccl_kernel_collective;
+using trace::nccl_range_collective;
 
 // Trace args from the decoded extended payload of NCCL's range range_name ({entry name: value}, see
 // nvtx_payload.h): keys::kArgNcclMessageBytes, kArgReduceOp, kArgNcclComm, kArgRoot, kArgPeer, and

@@ -3,18 +3,20 @@
 
 #include <string>
 
+#include "tracer/format/run_config.h"
 #include "training/comm/group.h"
 
 namespace shardscope::train {
 
-enum class Sharding { NoShard, Zero1, ShardGradOp, FullShard, HybridShard };
-enum class BackwardPrefetch { None, Pre, Post };
+// The values are the trace's run_config vocabulary (tracer/format/run_config.h), which the analysis reads.
+using trace::BackwardPrefetch;
+using trace::prefetch_name;
+using trace::Sharding;
+using trace::sharding_name;
+using trace::zero_stage;
 
 Sharding parse_sharding(const std::string& s);  // throws std::invalid_argument
-const char* sharding_name(Sharding s);
-int zero_stage(Sharding s);  // 0, 1, 2, 3 (hybrid_shard: 3 within a node)
 BackwardPrefetch parse_prefetch(const std::string& s);
-const char* prefetch_name(BackwardPrefetch p);
 
 struct FsdpOptions {
   Sharding sharding = Sharding::FullShard;

@@ -1,5 +1,7 @@
 #include "training/model/config.h"
 
+#include "tracer/format/keys.h"
+
 #include <stdexcept>
 
 namespace shardscope::train {
@@ -45,7 +47,7 @@ void add(UnitLayout& u, std::string name, std::vector<int64_t> shape, bool norm 
 
 std::vector<UnitLayout> unit_layouts(const ModelConfig& c) {
   std::vector<UnitLayout> units;
-  UnitLayout root{0, "root", {}, 0};
+  UnitLayout root{keys::kRootUnit, "root", {}, 0};
   add(root, "tok_embedding", {c.vocab, c.dim});
   add(root, "final_norm", {c.dim}, true);
   add(root, "lm_head", {c.vocab, c.dim});

@@ -1,4 +1,4 @@
-#include "analyzer/model/trace.h"
+#include "model/trace.h"
 
 #include <algorithm>
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "analyzer/model/trace.h"
+#include "model/trace.h"
 
 namespace shardscope::model {
 
@@ -22,5 +22,10 @@ std::vector<Step> steps_matching(const Rank& rank, const std::regex& pattern);
 // (its launch), and on a GPU rank each step's window becomes the device time its launches ran in: from its
 // first device event to the next step's first (its last event's end for the last step).
 void set_steps(Rank& rank, std::vector<Step> steps, bool device_windows);
+
+// The device-window rule itself, for importers that tag events as they read them: lo[i]/hi[i] are the
+// first start and last end of step i's device events (INT64_MAX/INT64_MIN: none, and the step keeps its
+// host range). The idle time between steps belongs to the step that left the device idle.
+void set_device_windows(std::vector<Step>& steps, const std::vector<int64_t>& lo, const std::vector<int64_t>& hi);
 
 }  // namespace shardscope::model

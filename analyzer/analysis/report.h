@@ -10,7 +10,7 @@
 #include "analyzer/metrics/collectives.h"
 #include "analyzer/metrics/memory_model.h"
 #include "analyzer/metrics/prefetch.h"
-#include "analyzer/model/trace.h"
+#include "model/trace.h"
 
 namespace shardscope::report {
 
@@ -47,6 +47,7 @@ struct Report {
   std::vector<std::string> notes;     // from the analysis (ranks with different step counts, ...)
   std::vector<RankReport> ranks;
   metrics::Stragglers stragglers;
+  metrics::Verdict prefetch_verdict = metrics::Verdict::NotApplicable;  // the run's, across ranks
 };
 
 Report build(const model::Trace& trace, std::vector<std::string> inputs, std::vector<std::string> warnings);

@@ -6,7 +6,7 @@
 #include <limits>
 #include <string_view>
 
-#include "analyzer/model/strings.h"
+#include "model/strings.h"
 
 namespace shardscope::model {
 

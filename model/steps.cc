@@ -1,4 +1,4 @@
-#include "analyzer/model/steps.h"
+#include "model/steps.h"
 
 #include <algorithm>
 
@@ -54,11 +54,18 @@ void set_steps(Rank& r, std::vector<Step> steps, bool device_windows) {
         lo[size_t(e.step)] = std::min(lo[size_t(e.step)], e.ts_ns);
         hi[size_t(e.step)] = std::max(hi[size_t(e.step)], e.end_ns());
       }
-  for (size_t i = 0; i < r.steps.size(); ++i) {
-    if (lo[i] == INT64_MAX) continue;
-    r.steps[i].start_ns = lo[i];
-    r.steps[i].end_ns = hi[i];
-    if (i + 1 < r.steps.size() && lo[i + 1] != INT64_MAX && lo[i + 1] > lo[i]) r.steps[i].end_ns = lo[i + 1];
+  set_device_windows(r.steps, lo, hi);
+}
+
+void set_device_windows(std::vector<Step>& steps, const std::vector<int64_t>& lo, const std::vector<int64_t>& hi) {
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (lo[i] == INT64_MAX) {
+      steps[i].start_ns = steps[i].host_start_ns, steps[i].end_ns = steps[i].host_end_ns;
+      continue;
+    }
+    steps[i].start_ns = lo[i];
+    steps[i].end_ns = hi[i];
+    if (i + 1 < steps.size() && lo[i + 1] != INT64_MAX && lo[i + 1] > lo[i]) steps[i].end_ns = lo[i + 1];
   }
 }
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "analyzer/model/event.h"
+#include "model/event.h"
 
 namespace shardscope::model {
 

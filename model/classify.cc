@@ -1,8 +1,10 @@
-#include "analyzer/model/classify.h"
+#include "model/classify.h"
 
 #include <algorithm>
 #include <cctype>
 #include <string>
+
+#include "tracer/format/nccl_names.h"
 
 namespace shardscope::model {
 namespace {
@@ -28,16 +30,9 @@ IntervalClass classify_device_name(std::string_view n) {
 }
 
 CollectiveKind collective_from_kernel_name(std::string_view n) {
-  for (std::string_view prefix : {"ncclDevKernel_", "ncclKernel_"}) {
-    auto at = n.find(prefix);
-    if (at == std::string_view::npos) continue;
-    std::string_view rest = n.substr(at + prefix.size());
-    rest = rest.substr(0, rest.find_first_of("_("));
-    if (rest == "Generic") return CollectiveKind::Unknown;
-    CollectiveKind k = collective_from_op_name(rest);
-    return k == CollectiveKind::None ? CollectiveKind::Unknown : k;
-  }
-  return CollectiveKind::Unknown;
+  if (!trace::is_nccl_kernel(n)) return CollectiveKind::Unknown;
+  CollectiveKind k = collective_from_op_name(trace::nccl_kernel_collective(n));
+  return k == CollectiveKind::None ? CollectiveKind::Unknown : k;
 }
 
 CollectiveKind collective_from_op_name(std::string_view name) {

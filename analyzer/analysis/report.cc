@@ -1,4 +1,4 @@
-#include "analyzer/report/report.h"
+#include "analyzer/analysis/report.h"
 
 #include <algorithm>
 #include <map>
@@ -95,6 +95,7 @@ Report build(const model::Trace& trace, std::vector<std::string> inputs, std::ve
   }
   metrics::PrefetchCheck prefetch = metrics::check_prefetch(trace);  // across ranks: a late peer is named
   for (size_t i = 0; i < r.ranks.size() && i < prefetch.ranks.size(); ++i) r.ranks[i].prefetch = std::move(prefetch.ranks[i]);
+  r.prefetch_verdict = prefetch.verdict;
   r.stragglers = metrics::find_stragglers(trace);
   for (const std::string& n : r.stragglers.notes) r.notes.push_back("stragglers: " + n);
   return r;

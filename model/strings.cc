@@ -1,4 +1,4 @@
-#include "analyzer/model/strings.h"
+#include "model/strings.h"
 
 namespace shardscope::model {
 

@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analyzer/model/event.h"
-#include "analyzer/model/strings.h"
+#include "model/event.h"
+#include "model/strings.h"
 
 namespace shardscope::model {
 
@@ -50,6 +50,10 @@ struct ClockPair {
   int64_t realtime_ns = 0;  // CLOCK_REALTIME at that instant
 };
 
+// How a rank's FSDP units were identified: named by the trace (the trainer's args, FSDP2's module names),
+// or inferred from the order of hooks that name no module (PyTorch FSDP1).
+enum class UnitIdentity : uint8_t { Named, InferredFromOrder };
+
 struct Rank {
   int rank = 0;
   int world_size = 0;
@@ -64,6 +68,7 @@ struct Rank {
   std::vector<ClockPair> clock_sync;  // sorted by trace_ns; empty when the trace gives no mapping
   std::vector<std::string> warnings;  // what the importer noticed but could read past (truncation, ...)
   bool truncated = false;
+  UnitIdentity unit_identity = UnitIdentity::Named;
 
   std::string_view str(StringId id) const { return strings.str(id); }
   size_t event_count() const;

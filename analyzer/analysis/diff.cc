@@ -1,0 +1,122 @@
+#include "analyzer/analysis/diff.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+
+#include <fmt/format.h>
+
+namespace shardscope::analysis {
+namespace {
+
+std::map<std::string, std::pair<int64_t, int64_t>> device_time_by_name(const model::Rank& r) {
+  std::map<std::string, std::pair<int64_t, int64_t>> by;
+  for (const model::Track& t : r.tracks)
+    for (const model::Event& e : t.events)
+      if (e.is_device() && e.ph == 'X') {
+        auto& [count, ns] = by[std::string(r.str(e.name))];
+        ++count;
+        ns += e.dur_ns;
+      }
+  return by;
+}
+
+std::vector<DiffRow> metric_rows(const report::RankReport& a, const report::RankReport& b) {
+  std::vector<DiffRow> rows;
+  // A row, with each side's reason where its value is missing.
+  auto add = [&](std::string metric, std::optional<double> va, std::optional<double> vb, std::string why_a, std::string why_b) {
+    rows.push_back({std::move(metric), va, vb, va ? "" : std::move(why_a), vb ? "" : std::move(why_b)});
+  };
+  auto whole = [](const report::RankReport& r, auto f) -> std::optional<double> { return r.whole ? std::optional<double>(f(*r.whole)) : std::nullopt; };
+  auto whole_na = [](const report::RankReport& r) { return r.whole_na; };
+  auto overlap_na = [](const report::RankReport& r) { return r.whole ? report::na_overlap() : r.whole_na; };
+  add("whole-trace window ms", whole(a, [](auto& w) { return w.window_us / 1e3; }), whole(b, [](auto& w) { return w.window_us / 1e3; }), whole_na(a), whole_na(b));
+  add("whole-trace overlap %", a.whole ? a.whole->overlap_pct() : std::nullopt, b.whole ? b.whole->overlap_pct() : std::nullopt, overlap_na(a), overlap_na(b));
+  add("whole-trace idle %", whole(a, [](auto& w) { return w.idle_pct(); }), whole(b, [](auto& w) { return w.idle_pct(); }), whole_na(a), whole_na(b));
+  add("whole-trace compute %", whole(a, [](auto& w) { return w.compute_pct(); }), whole(b, [](auto& w) { return w.compute_pct(); }), whole_na(a), whole_na(b));
+  add("whole-trace non-compute %", whole(a, [](auto& w) { return w.non_compute_pct(); }), whole(b, [](auto& w) { return w.non_compute_pct(); }), whole_na(a),
+      whole_na(b));
+  auto per_step = [](const report::RankReport& r, int64_t metrics::WindowMetrics::*field) -> std::optional<double> {
+    if (r.steps.empty()) return std::nullopt;
+    return double(r.all_steps.*field) / 1e6 / double(r.steps.size());
+  };
+  auto per_step_f = [](const report::RankReport& r, int64_t (metrics::WindowMetrics::*f)() const) -> std::optional<double> {
+    if (r.steps.empty()) return std::nullopt;
+    return double((r.all_steps.*f)()) / 1e6 / double(r.steps.size());
+  };
+  const std::string sa = a.steps_na, sb = b.steps_na;
+  add("steps", a.steps.empty() ? std::nullopt : std::optional<double>(double(a.steps.size())),
+      b.steps.empty() ? std::nullopt : std::optional<double>(double(b.steps.size())), sa, sb);
+  add("mean step time ms", per_step(a, &metrics::WindowMetrics::window_ns), per_step(b, &metrics::WindowMetrics::window_ns), sa, sb);
+  add("mean compute ms / step", per_step(a, &metrics::WindowMetrics::compute_ns), per_step(b, &metrics::WindowMetrics::compute_ns), sa, sb);
+  add("mean communication ms / step", per_step(a, &metrics::WindowMetrics::comm_ns), per_step(b, &metrics::WindowMetrics::comm_ns), sa, sb);
+  add("mean exposed comm ms / step", per_step_f(a, &metrics::WindowMetrics::exposed_ns), per_step_f(b, &metrics::WindowMetrics::exposed_ns), sa, sb);
+  add("mean idle ms / step", per_step_f(a, &metrics::WindowMetrics::idle_ns), per_step_f(b, &metrics::WindowMetrics::idle_ns), sa, sb);
+  auto steps_overlap_na = [](const report::RankReport& r) { return r.steps.empty() ? r.steps_na : std::string("n/a: no communication in any step"); };
+  add("all-steps overlap %", a.steps.empty() ? std::nullopt : a.all_steps.overlap_pct(), b.steps.empty() ? std::nullopt : b.all_steps.overlap_pct(),
+      steps_overlap_na(a), steps_overlap_na(b));
+  std::map<model::CollectiveKind, std::pair<const metrics::CollectiveStats*, const metrics::CollectiveStats*>> coll;
+  for (const auto& c : a.collectives) coll[c.kind].first = &c;
+  for (const auto& c : b.collectives) coll[c.kind].second = &c;
+  for (auto& [kind, p] : coll) {
+    std::string n(model::to_string(kind));
+    auto count = [](const metrics::CollectiveStats* c) { return c ? std::optional<double>(double(c->count)) : std::optional<double>(0.0); };
+    auto time = [](const metrics::CollectiveStats* c) { return c ? std::optional<double>(c->time_ns / 1e6) : std::optional<double>(0.0); };
+    auto bus = [](const metrics::CollectiveStats* c) { return c ? c->busbw_gbps() : std::nullopt; };
+    auto bus_na = [&](const metrics::CollectiveStats* c) { return c ? c->busbw_na() : "n/a: no " + n + " in this run"; };
+    add(n + " count", count(p.first), count(p.second), "", "");
+    add(n + " time ms", time(p.first), time(p.second), "", "");
+    add(n + " busbw GB/s", bus(p.first), bus(p.second), bus_na(p.first), bus_na(p.second));
+  }
+  // FSDP units: the mean hidden share of each unit's backward all-gather.
+  auto unit_share = [](const report::RankReport& r) {
+    std::map<int, std::pair<double, int>> m;
+    for (const auto& s : r.prefetch.steps)
+      for (const auto& u : s.units) m[u.next_unit].first += u.hidden_share(), ++m[u.next_unit].second;
+    return m;
+  };
+  auto ua = unit_share(a), ub = unit_share(b);
+  std::map<int, int> units;
+  for (auto& [u, v] : ua) units[u] = 0;
+  for (auto& [u, v] : ub) units[u] = 0;
+  for (auto& [u, unused] : units) {
+    auto get = [&](auto& m) -> std::optional<double> {
+      auto it = m.find(u);
+      return it == m.end() ? std::nullopt : std::optional<double>(100 * it->second.first / it->second.second);
+    };
+    add(fmt::format("unit {} all-gather hidden %", u), get(ua), get(ub), "n/a: the prefetch check found no backward all-gather of this unit in this run",
+        "n/a: the prefetch check found no backward all-gather of this unit in this run");
+  }
+  return rows;
+}
+
+}  // namespace
+
+RunDiff diff_runs(const AnalysedRun& ra, const AnalysedRun& rb) {
+  RunDiff out;
+  const report::Report &a = ra.report, &b = rb.report;
+  std::vector<std::pair<size_t, size_t>> pairs;
+  if (a.ranks.size() == 1 && b.ranks.size() == 1) pairs.push_back({0, 0});
+  else
+    for (size_t i = 0; i < a.ranks.size(); ++i)
+      for (size_t j = 0; j < b.ranks.size(); ++j)
+        if (a.ranks[i].rank == b.ranks[j].rank) pairs.push_back({i, j});
+  for (auto [i, j] : pairs) {
+    RankDiff d;
+    d.index_a = i, d.index_b = j;
+    d.rank_a = a.ranks[i].rank, d.rank_b = b.ranks[j].rank;
+    d.rows = metric_rows(a.ranks[i], b.ranks[j]);
+    auto ta = device_time_by_name(ra.trace.ranks[i]), tb = device_time_by_name(rb.trace.ranks[j]);
+    std::map<std::string, std::pair<int64_t, int64_t>> both;
+    for (auto& [n, v] : ta) both[n].first = v.second;
+    for (auto& [n, v] : tb) both[n].second = v.second;
+    for (auto& [n, v] : both) d.largest_changes.push_back({n, v.first, v.second});
+    std::sort(d.largest_changes.begin(), d.largest_changes.end(),
+              [](const DeviceChange& x, const DeviceChange& y) { return std::llabs(x.b_ns - x.a_ns) > std::llabs(y.b_ns - y.a_ns); });
+    if (d.largest_changes.size() > kLargestChanges) d.largest_changes.resize(kLargestChanges);
+    out.ranks.push_back(std::move(d));
+  }
+  return out;
+}
+
+}  // namespace shardscope::analysis

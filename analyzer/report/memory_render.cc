@@ -1,0 +1,58 @@
+#include "analyzer/report/memory_render.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace shardscope::report {
+
+using metrics::MemoryConfig;
+using metrics::Precision;
+
+std::string describe(const MemoryConfig& c) {
+  const double psi = c.padded_params > 0 ? c.padded_params : c.params;
+  std::string s = fmt::format("ZeRO stage {} over N = {}, Ψ = {:.0f}{}, {}-byte parameters: an fp32 master ({}), {}-byte gradients, AdamW's two fp32 moments",
+                              c.stage, c.world, psi, c.padded_params > 0 ? " (units padded to N)" : "", c.param_bytes,
+                              c.stage == 0 ? (c.param_bytes == 4 ? "the parameters themselves" : "whole") : "sharded", c.grad_bytes());
+  if (c.stage >= 1 && c.stage <= 2) s += fmt::format("; the whole parameters in their dtype beside the master shard");
+  if (c.stage == 3) {
+    if (c.precision == Precision::Zero && c.param_bytes != 4) s += "; a shard of the parameters in their dtype";
+    if (c.largest_unit_params > 0)
+      s += fmt::format("; gathered while running: the largest unit ({:.0f} parameters) × {} ({}){}", c.largest_unit_params, std::max(1, c.units_in_flight),
+                       c.units_in_flight >= 2 ? "the running unit and the prefetched one" : "no prefetch: the running unit only",
+                       c.root_unit_params > 0 ? fmt::format(", and the root unit ({:.0f}), kept gathered", c.root_unit_params) : "");
+    else
+      s += "; gathered units: unknown (no unit sizes)";
+  }
+  s += fmt::format(" ({} accounting{})", c.precision == Precision::Fsdp ? "PyTorch FSDP's and shardscope-train's" : "the ZeRO paper's",
+                   c.param_bytes == 4 ? "; in fp32 the two agree" : "");
+  if (c.offload) s += c.stage >= 2 ? "; the sharded state offloaded to the host" : "; offload changes nothing below stage 2";
+  return s;
+}
+
+std::string memory_command(const MemoryConfig& c) {
+  const double psi = c.padded_params > 0 ? c.padded_params : c.params;
+  std::string s = fmt::format("shardscope memory --params {:.0f} --world {} --stage {} --dtype {} --precision {}", psi, c.world, c.stage,
+                              c.param_bytes == 4 ? "fp32" : "bf16", metrics::precision_name(c.precision));
+  if (c.stage == 3 && c.largest_unit_params > 0) s += fmt::format(" --largest-unit {:.0f}", c.largest_unit_params);
+  if (c.stage == 3 && c.root_unit_params > 0) s += fmt::format(" --root-unit {:.0f}", c.root_unit_params);
+  if (c.stage == 3 && c.units_in_flight < 2) s += " --backward-prefetch none";
+  if (c.offload) s += " --offload";
+  return s;
+}
+
+std::string states_model(const metrics::RankMemory& m) {
+  if (!m.config) return "";
+  return describe(*m.config) + "; the same as `" + memory_command(*m.config) + "`";
+}
+
+std::string departs_most(const metrics::RankMemory& m) {
+  if (m.all_agree) return fmt::format("none: every predicted category is within {:.0f}% of the model", 100 * metrics::kMemoryAgreement);
+  if (!m.departs_most) return "";
+  const metrics::MemoryRow& row = m.rows[*m.departs_most];
+  const double diff = *row.measured - *row.predicted;
+  const std::string by = *row.predicted > 0 ? fmt::format("{:+.1f}%", 100 * diff / *row.predicted) : "the model predicts none";
+  return fmt::format("{}: measured {:.3f} MB vs predicted {:.3f} MB ({})", row.category, *row.measured / 1e6, *row.predicted / 1e6, by);
+}
+
+}  // namespace shardscope::report

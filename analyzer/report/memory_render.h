@@ -1,0 +1,21 @@
+// The sentences of the ZeRO memory comparison (metrics/memory_model.h), for the report's renderers and
+// `shardscope memory`: one wording in one place.
+#pragma once
+
+#include <string>
+
+#include "analyzer/metrics/memory_model.h"
+
+namespace shardscope::report {
+
+// One line saying how predict() counts.
+std::string describe(const metrics::MemoryConfig& c);
+// The `shardscope memory` command that prints the same prediction.
+std::string memory_command(const metrics::MemoryConfig& c);
+// How the model states were predicted: describe() and the command; "" without a configuration.
+std::string states_model(const metrics::RankMemory& m);
+// "optimizer_state: measured 1.000 MB vs predicted 0.667 MB (+50.0%)", "none: every predicted category is
+// within 5% of the model", or "" when no category has both values.
+std::string departs_most(const metrics::RankMemory& m);
+
+}  // namespace shardscope::report

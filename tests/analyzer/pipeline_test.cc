@@ -1,0 +1,137 @@
+// The one pipeline (analysis/run.h) and the model's side tables (model/index.h), on the small traces kept
+// with the golden tests, so they run in a plain clone.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <vector>
+
+#include "analyzer/analysis/diff.h"
+#include "analyzer/analysis/run.h"
+#include "model/index.h"
+#include "tests/support/temp_dir.h"
+
+namespace shardscope {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kGolden = fs::path(SHARDSCOPE_SOURCE_DIR) / "tests" / "golden";
+const std::string kRank0 = (kGolden / "kineto_two_ranks" / "sampled_rank-0.json.gz").string();
+const std::string kRank1 = (kGolden / "kineto_two_ranks" / "sampled_rank-1.json.gz").string();
+
+TEST(Pipeline, ReportsProgressForEveryFile) {
+  std::mutex mu;
+  std::vector<plugins::LoadProgress> seen;
+  plugins::LoadOptions opts;
+  opts.on_progress = [&](const plugins::LoadProgress& p) {
+    std::lock_guard lock(mu);
+    seen.push_back(p);
+  };
+  analysis::AnalysedRun run = analysis::analyse_run({kRank0, kRank1}, opts);
+  ASSERT_EQ(run.trace.ranks.size(), 2u);
+  ASSERT_EQ(seen.size(), 3u);  // once before the first file, then once per file
+  EXPECT_EQ(seen.front().files_done, 0u);
+  EXPECT_EQ(seen.back().files_done, 2u);
+  EXPECT_EQ(seen.back().files, 2u);
+  EXPECT_EQ(seen.back().bytes_done, seen.back().bytes);
+  EXPECT_GT(seen.back().bytes, 200'000u);
+  EXPECT_EQ(run.report.ranks.size(), 2u);
+  EXPECT_EQ(run.prefetch.ranks.size(), 2u);
+}
+
+TEST(Pipeline, AFileThatFailsIsReportedAndTheRestStillLoad) {
+  test::TempDir dir;
+  const fs::path bad = dir.path() / "broken.json";
+  std::ofstream(bad) << R"({"traceEvents": [ {"name": "x", "ph": "X", "ts": "not a number")";
+  plugins::LoadOptions opts;
+  opts.keep_going = true;
+  analysis::AnalysedRun run = analysis::analyse_run({kRank0, bad.string()}, opts);
+  ASSERT_EQ(run.failures.size(), 1u);
+  EXPECT_EQ(run.failures[0].path, bad.string());
+  EXPECT_NE(run.failures[0].message.find("broken.json"), std::string::npos) << run.failures[0].message;
+  ASSERT_EQ(run.trace.ranks.size(), 1u);
+  EXPECT_EQ(run.report.ranks.size(), 1u);
+
+  // Without keep_going the same load stops at the bad file, naming it.
+  try {
+    analysis::analyse_run({kRank0, bad.string()}, {});
+    FAIL() << "expected an error";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("broken.json"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Pipeline, PrefetchOnlyScopeGivesTheSameVerdictAsTheReport) {
+  analysis::AnalysedRun all = analysis::analyse_run({kRank0, kRank1}, {});
+  analysis::AnalysedRun only = analysis::analyse_run({kRank0, kRank1}, {}, analysis::Scope::PrefetchOnly);
+  EXPECT_EQ(all.prefetch.verdict, only.prefetch.verdict);
+  ASSERT_EQ(all.prefetch.ranks.size(), only.prefetch.ranks.size());
+  for (size_t i = 0; i < all.prefetch.ranks.size(); ++i) EXPECT_EQ(all.prefetch.ranks[i].steps.size(), only.prefetch.ranks[i].steps.size());
+  EXPECT_TRUE(only.report.ranks.empty());  // nothing else was computed
+}
+
+TEST(Pipeline, DiffPairsRanksAndRanksChangesLargestFirst) {
+  analysis::AnalysedRun a = analysis::analyse_run({kRank0}, {}), b = analysis::analyse_run({kRank1}, {});
+  analysis::RunDiff d = analysis::diff_runs(a, b);
+  ASSERT_EQ(d.ranks.size(), 1u);
+  const analysis::RankDiff& r = d.ranks[0];
+  EXPECT_EQ(r.rank_a, 0);
+  EXPECT_EQ(r.rank_b, 1);
+  ASSERT_FALSE(r.largest_changes.empty());
+  EXPECT_LE(r.largest_changes.size(), analysis::kLargestChanges);
+  for (size_t i = 1; i < r.largest_changes.size(); ++i)
+    EXPECT_GE(std::llabs(r.largest_changes[i - 1].b_ns - r.largest_changes[i - 1].a_ns), std::llabs(r.largest_changes[i].b_ns - r.largest_changes[i].a_ns));
+  const auto steps = std::find_if(r.rows.begin(), r.rows.end(), [](const analysis::DiffRow& row) { return row.metric == "steps"; });
+  ASSERT_NE(steps, r.rows.end());
+  EXPECT_EQ(steps->a, steps->b);  // both ranks profiled the same two steps
+}
+
+model::Event range(int64_t ts, int64_t dur, model::IntervalClass cls = model::IntervalClass::Host) {
+  model::Event e;
+  e.ts_ns = ts, e.dur_ns = dur, e.cls = cls;
+  return e;
+}
+
+TEST(ModelIndex, NestingDepthAndLaunchLinks) {
+  model::Rank r;
+  model::Track host{1, 1, "thread", model::TrackKind::HostThread, {}};
+  host.events = {range(0, 100), range(10, 50), range(20, 10), range(60, 5), range(200, 10)};
+  model::Track stream{1, 7, "stream 7", model::TrackKind::DeviceStream, {}};
+  model::Event k = range(30, 40, model::IntervalClass::Compute);
+  k.issued_ns = 20;  // launched by the innermost range starting at 20
+  model::Event orphan = range(80, 5, model::IntervalClass::Compute);
+  orphan.issued_ns = 77;  // no host event starts there
+  stream.events = {k, orphan};
+  r.tracks = {host, stream};
+  model::RankIndex ix = model::index_rank(r);
+  ASSERT_EQ(ix.depth.size(), 2u);
+  EXPECT_EQ(ix.depth[0], (std::vector<uint16_t>{0, 1, 2, 1, 0}));
+  EXPECT_EQ(ix.max_depth, 2);
+  ASSERT_EQ(ix.launches.size(), 1u);
+  const model::LaunchLink* l = ix.launch_of({1, 0});
+  ASSERT_NE(l, nullptr);
+  EXPECT_EQ(l->launch, (model::EventRef{0, 2}));
+  EXPECT_EQ(ix.launch_of({1, 1}), nullptr);
+}
+
+TEST(ModelIndex, EveryKernelOfAKinetoTraceFindsItsLaunch) {
+  analysis::AnalysedRun run = analysis::analyse_run({kRank0}, {}, analysis::Scope::PrefetchOnly);
+  const model::Rank& r = run.trace.ranks[0];
+  model::RankIndex ix = model::index_rank(r);
+  size_t device_with_issue = 0;
+  for (const model::Track& t : r.tracks)
+    for (const model::Event& e : t.events) device_with_issue += e.is_device() && e.issued_ns != model::kUnknown;
+  ASSERT_GT(device_with_issue, 100u);
+  EXPECT_EQ(ix.launches.size(), device_with_issue);
+  for (const model::LaunchLink& l : ix.launches) {
+    const model::Event& launch = r.tracks[l.launch.track].events[l.launch.index];
+    const model::Event& dev = r.tracks[l.device.track].events[l.device.index];
+    EXPECT_FALSE(launch.is_device());
+    EXPECT_EQ(launch.ts_ns, dev.issued_ns);
+  }
+}
+
+}  // namespace
+}  // namespace shardscope
