@@ -63,10 +63,14 @@ std::vector<DiffRow> metric_rows(const report::RankReport& a, const report::Rank
     auto count = [](const metrics::CollectiveStats* c) { return c ? std::optional<double>(double(c->count)) : std::optional<double>(0.0); };
     auto time = [](const metrics::CollectiveStats* c) { return c ? std::optional<double>(c->time_ns / 1e6) : std::optional<double>(0.0); };
     auto bus = [](const metrics::CollectiveStats* c) { return c ? c->busbw_gbps() : std::nullopt; };
-    auto bus_na = [&](const metrics::CollectiveStats* c) { return c ? c->busbw_na() : "n/a: no " + n + " in this run"; };
+    auto bus_na = [&](const metrics::CollectiveStats* c) { return c ? std::string() : "n/a: no " + n + " in this run"; };
     add(n + " count", count(p.first), count(p.second), "", "");
     add(n + " time ms", time(p.first), time(p.second), "", "");
     add(n + " busbw GB/s", bus(p.first), bus(p.second), bus_na(p.first), bus_na(p.second));
+    DiffRow& busbw = rows.back();
+    busbw.kind = kind;
+    if (p.first && !busbw.a) busbw.coll_na_a = p.first->busbw_na();
+    if (p.second && !busbw.b) busbw.coll_na_b = p.second->busbw_na();
   }
   // FSDP units: the mean hidden share of each unit's backward all-gather.
   auto unit_share = [](const report::RankReport& r) {

@@ -14,7 +14,10 @@ namespace shardscope::analysis {
 struct DiffRow {
   std::string metric;  // its label, also the JSON's "metric"
   std::optional<double> a, b;
-  std::string na_a, na_b;  // why a side is missing ("n/a: ...")
+  std::string na_a, na_b;  // why a side is missing ("n/a: ..."), unless the code below says it
+  // A collective's row: why a side's figure is missing, as the collectives table's code.
+  metrics::CollectiveNa coll_na_a = metrics::CollectiveNa::None, coll_na_b = metrics::CollectiveNa::None;
+  model::CollectiveKind kind = model::CollectiveKind::None;
 };
 
 struct DeviceChange {

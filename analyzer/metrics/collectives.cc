@@ -21,22 +21,18 @@ std::optional<double> CollectiveStats::busbw_gbps() const {
   return bus_bytes / double(sized_time_ns);
 }
 
-std::string CollectiveStats::bytes_na() const { return sized_count ? "" : "n/a: no message size in the trace"; }
-std::string CollectiveStats::bandwidth_na() const {
+CollectiveNa CollectiveStats::bytes_na() const { return sized_count ? CollectiveNa::None : CollectiveNa::NoMessageSize; }
+CollectiveNa CollectiveStats::bandwidth_na() const {
   if (!sized_count) return bytes_na();
-  if (sized_time_ns <= 0) return "n/a: the sized instances take no time";
-  return "";
+  if (sized_time_ns <= 0) return CollectiveNa::SizedTakeNoTime;
+  return CollectiveNa::None;
 }
-std::string CollectiveStats::busbw_na() const {
-  if (std::string why = bandwidth_na(); !why.empty()) return why;
-  if (sized_without_group > 0) return fmt::format("n/a: the trace does not say the group size, which the bus bandwidth of {} needs", model::to_string(kind));
-  return "";
+CollectiveNa CollectiveStats::busbw_na() const {
+  if (CollectiveNa why = bandwidth_na(); why != CollectiveNa::None) return why;
+  if (sized_without_group > 0) return CollectiveNa::NoGroupSizeForBusbw;
+  return CollectiveNa::None;
 }
-std::string CollectiveStats::group_na() const { return group_size ? "" : "n/a: the trace does not say the group size"; }
-std::string CollectiveStats::partly_sized() const {
-  if (sized_count == 0 || sized_count == count) return "";
-  return fmt::format("{} of {} instances carry a message size: MB and bandwidths count those only", sized_count, count);
-}
+CollectiveNa CollectiveStats::group_na() const { return group_size ? CollectiveNa::None : CollectiveNa::NoGroupSize; }
 
 std::vector<CollectiveStats> collective_stats(const model::Rank& rank, int64_t lo, int64_t hi) {
   std::map<CollectiveKind, CollectiveStats> by;

@@ -11,6 +11,10 @@
 
 namespace shardscope::metrics {
 
+// Why a collective's figure is missing (None: it is there). Bytes and both bandwidths need the message
+// size; the bus bandwidth also the group size, where the kind's factor depends on it.
+enum class CollectiveNa : uint8_t { None, NoMessageSize, SizedTakeNoTime, NoGroupSizeForBusbw, NoGroupSize };
+
 struct CollectiveStats {
   model::CollectiveKind kind = model::CollectiveKind::None;
   int64_t count = 0;
@@ -23,14 +27,12 @@ struct CollectiveStats {
   int64_t sized_without_group = 0;  // sized instances whose bus factor needs the group size the trace does not give
   std::optional<double> algbw_gbps() const;  // GB/s (1e9 bytes), n/a when no sizes are known
   std::optional<double> busbw_gbps() const;
-  // Why a figure is missing ("n/a: ..."), "" when it is there. Bytes and both bandwidths need the message
-  // size; the bus bandwidth also the group size, where the kind's factor depends on it.
-  std::string bytes_na() const;
-  std::string bandwidth_na() const;
-  std::string busbw_na() const;
-  std::string group_na() const;
-  // Non-empty when only some instances carry a size: bytes and bandwidths cover those only.
-  std::string partly_sized() const;
+  CollectiveNa bytes_na() const;
+  CollectiveNa bandwidth_na() const;
+  CollectiveNa busbw_na() const;
+  CollectiveNa group_na() const;
+  // Only some instances carry a size: bytes and bandwidths cover those (sized_count of count) only.
+  bool partly_sized() const { return sized_count > 0 && sized_count < count; }
 };
 
 // Device communication events of the rank whose start lies in [lo, hi), by kind (sorted by kind).

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "analyzer/report/collectives_render.h"
 #include "analyzer/report/report_keys.h"
 #include "analyzer/report/table.h"
 
@@ -27,6 +28,10 @@ std::string in_run(const char* side, const std::string& why) {
   return fmt::format("n/a in {}: {}", side, tail);
 }
 
+// Why a side's value is missing: the collectives' code when the row has one, else the analysis's reason.
+std::string why_a(const DiffRow& r) { return r.coll_na_a != metrics::CollectiveNa::None ? na_text(r.coll_na_a, r.kind) : r.na_a; }
+std::string why_b(const DiffRow& r) { return r.coll_na_b != metrics::CollectiveNa::None ? na_text(r.coll_na_b, r.kind) : r.na_b; }
+
 }  // namespace
 
 std::string diff_text(const analysis::RunDiff& d, const std::string& a_path, const std::string& b_path) {
@@ -36,7 +41,7 @@ std::string diff_text(const analysis::RunDiff& d, const std::string& a_path, con
     Table t{{"metric", "A", "B", "B - A"}, {}, 1};
     NaNotes na;
     for (const DiffRow& r : rd.rows)
-      t.rows.push_back({r.metric, na.value_or(num(r.a), r.metric, "", in_run("A", r.na_a)), na.value_or(num(r.b), r.metric, "", in_run("B", r.na_b)),
+      t.rows.push_back({r.metric, na.value_or(num(r.a), r.metric, "", in_run("A", why_a(r))), na.value_or(num(r.b), r.metric, "", in_run("B", why_b(r))),
                         na.value_or(delta(r), r.metric, "", "n/a in B - A: needs both A and B")});
     text += t.render(false, "  ");
     for (const std::string& l : na.lines()) text += "  " + l + "\n";
@@ -59,8 +64,8 @@ nlohmann::json diff_json(const analysis::RunDiff& d, const std::string& a_path, 
     rj[k::kDiff] = nlohmann::json::array();
     for (const DiffRow& r : rd.rows) {
       nlohmann::json row = {{k::kMetric, r.metric}, {k::kA, r.a ? nlohmann::json(*r.a) : nlohmann::json(nullptr)}, {k::kB, r.b ? nlohmann::json(*r.b) : nlohmann::json(nullptr)}};
-      if (!r.a) row[k::kNaA] = r.na_a;
-      if (!r.b) row[k::kNaB] = r.na_b;
+      if (!r.a) row[k::kNaA] = why_a(r);
+      if (!r.b) row[k::kNaB] = why_b(r);
       rj[k::kDiff].push_back(row);
     }
     rj[k::kTopDevice] = nlohmann::json::array();

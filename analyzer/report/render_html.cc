@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "analyzer/report/collectives_render.h"
 #include "analyzer/report/memory_render.h"
 #include "analyzer/report/render.h"
 #include "analyzer/report/table.h"
@@ -156,16 +157,16 @@ th{background:#f3f3f3}.legend span{margin-right:1.2em}.na{color:#555;font-size:9
       for (const metrics::CollectiveStats& c : rr.collectives) {
         const std::string kind(model::to_string(c.kind));
         // In a braced list, so the n/a notes are taken in column order.
-        const std::vector<std::string> cells = {na.value_or(c.sized_count ? fmt::format("{:.3f}", c.bytes / 1e6) : "", kind, "MB", c.bytes_na()),
-                                                na.value_or(num(c.algbw_gbps()), kind, "algbw GB/s", c.bandwidth_na()),
-                                                na.value_or(num(c.busbw_gbps()), kind, "busbw GB/s", c.busbw_na()),
-                                                na.value_or(c.group_size ? std::to_string(c.group_size) : "", kind, "group", c.group_na())};
+        const std::vector<std::string> cells = {na.value_or(c.sized_count ? fmt::format("{:.3f}", c.bytes / 1e6) : "", kind, "MB", na_text(c.bytes_na(), c.kind)),
+                                                na.value_or(num(c.algbw_gbps()), kind, "algbw GB/s", na_text(c.bandwidth_na(), c.kind)),
+                                                na.value_or(num(c.busbw_gbps()), kind, "busbw GB/s", na_text(c.busbw_na(), c.kind)),
+                                                na.value_or(c.group_size ? std::to_string(c.group_size) : "", kind, "group", na_text(c.group_na(), c.kind))};
         h += "<tr>" + td(kind) + td(std::to_string(c.count), true) + td(cells[0], true) + td(ms(c.time_ns), true) + td(cells[1], true) + td(cells[2], true) +
              td(cells[3], true) + "</tr>\n";
       }
       h += "</table>\n" + na_lines(na);
       for (const metrics::CollectiveStats& c : rr.collectives)
-        if (std::string p = c.partly_sized(); !p.empty()) h += "<p>" + html_escape(fmt::format("{}: {}", model::to_string(c.kind), p)) + "</p>\n";
+        if (std::string p = partly_sized_text(c); !p.empty()) h += "<p>" + html_escape(fmt::format("{}: {}", model::to_string(c.kind), p)) + "</p>\n";
     }
     if (!rr.top_device.empty()) {
       h += "<table><tr><th>top device activity</th><th>class</th><th>count</th><th>time ms</th></tr>\n";

@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include "analyzer/report/collectives_render.h"
 #include "analyzer/report/memory_render.h"
 #include "analyzer/report/render.h"
 #include "analyzer/report/report_keys.h"
@@ -99,8 +100,8 @@ json render_json(const Report& r) {
       co[k::kAlgbwGbps] = optional_number(c.algbw_gbps());
       co[k::kBusbwGbps] = optional_number(c.busbw_gbps());
       co[rk::kSizedCount] = c.sized_count;
-      for (auto [key, why] : {std::pair(k::kBytes, c.bytes_na()), std::pair(k::kGroupSize, c.group_na()), std::pair(k::kAlgbwGbps, c.bandwidth_na()),
-                              std::pair(k::kBusbwGbps, c.busbw_na())})
+      for (auto [key, why] : {std::pair(k::kBytes, na_text(c.bytes_na(), c.kind)), std::pair(k::kGroupSize, na_text(c.group_na(), c.kind)), std::pair(k::kAlgbwGbps, na_text(c.bandwidth_na(), c.kind)),
+                              std::pair(k::kBusbwGbps, na_text(c.busbw_na(), c.kind))})
         if (!why.empty()) co[k::kNa][key] = why;
       o[k::kCollectives].push_back(co);
     }

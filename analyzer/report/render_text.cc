@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include "analyzer/report/collectives_render.h"
 #include "analyzer/report/memory_render.h"
 #include "analyzer/report/render.h"
 #include "analyzer/report/table.h"
@@ -61,15 +62,15 @@ std::string render_text(const Report& r, bool md) {
       NaNotes na;
       for (const metrics::CollectiveStats& c : rr.collectives) {
         const std::string kind(model::to_string(c.kind));
-        t.rows.push_back({kind, std::to_string(c.count), na.value_or(c.sized_count ? fmt::format("{:.3f}", c.bytes / 1e6) : "", kind, "MB", c.bytes_na()),
-                          ms(c.time_ns), na.value_or(num(c.algbw_gbps()), kind, "algbw GB/s", c.bandwidth_na()),
-                          na.value_or(num(c.busbw_gbps()), kind, "busbw GB/s", c.busbw_na()),
-                          na.value_or(c.group_size ? std::to_string(c.group_size) : "", kind, "group", c.group_na())});
+        t.rows.push_back({kind, std::to_string(c.count), na.value_or(c.sized_count ? fmt::format("{:.3f}", c.bytes / 1e6) : "", kind, "MB", na_text(c.bytes_na(), c.kind)),
+                          ms(c.time_ns), na.value_or(num(c.algbw_gbps()), kind, "algbw GB/s", na_text(c.bandwidth_na(), c.kind)),
+                          na.value_or(num(c.busbw_gbps()), kind, "busbw GB/s", na_text(c.busbw_na(), c.kind)),
+                          na.value_or(c.group_size ? std::to_string(c.group_size) : "", kind, "group", na_text(c.group_na(), c.kind))});
       }
       para("collectives:");
       table(t, na);
       for (const metrics::CollectiveStats& c : rr.collectives)
-        if (std::string s = c.partly_sized(); !s.empty()) para(fmt::format("{}: {}", model::to_string(c.kind), s));
+        if (std::string s = partly_sized_text(c); !s.empty()) para(fmt::format("{}: {}", model::to_string(c.kind), s));
     }
     if (!rr.top_device.empty()) {
       Table t{{"top device activity", "class", "count", "time ms"}, {}, 2};

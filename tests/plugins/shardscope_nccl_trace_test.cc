@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "analyzer/report/report_keys.h"
 #include "analyzer/metrics/collectives.h"
 #include "plugins/load/load.h"
 #include "tests/support/run.h"
@@ -19,6 +20,7 @@
 using namespace shardscope;
 namespace fs = std::filesystem;
 namespace k = shardscope::keys;
+namespace rk = shardscope::report::report_keys;
 using nlohmann::json;
 
 namespace {
@@ -162,12 +164,12 @@ TEST(TrainerNcclReport, CollectivesTableHasNumbers) {
   ASSERT_EQ(run.rc, 0) << run.err;
   json report = json::parse(run.out);
   int checked = 0;
-  for (const json& rank : report.at(k::report::kRanks))
-    for (const json& c : rank.at(k::report::kCollectives)) {
-      std::string kind = c.value(k::report::kKind, "");
+  for (const json& rank : report.at(rk::kRanks))
+    for (const json& c : rank.at(rk::kCollectives)) {
+      std::string kind = c.value(rk::kKind, "");
       if (kind != k::kAllGather && kind != k::kReduceScatter) continue;
       ++checked;
-      for (const char* field : {k::report::kBytes, k::report::kAlgbwGbps, k::report::kBusbwGbps, k::report::kGroupSize})
+      for (const char* field : {rk::kBytes, rk::kAlgbwGbps, rk::kBusbwGbps, rk::kGroupSize})
         EXPECT_TRUE(c.contains(field) && c[field].is_number() && c[field].get<double>() > 0) << kind << " " << field << ": " << c.dump();
     }
   EXPECT_EQ(checked, 4);  // 2 ranks x (all_gather, reduce_scatter)

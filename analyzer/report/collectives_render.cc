@@ -1,0 +1,24 @@
+#include "analyzer/report/collectives_render.h"
+
+#include <fmt/format.h>
+
+namespace shardscope::report {
+
+std::string na_text(metrics::CollectiveNa why, model::CollectiveKind kind) {
+  switch (why) {
+    case metrics::CollectiveNa::None: return "";
+    case metrics::CollectiveNa::NoMessageSize: return "n/a: no message size in the trace";
+    case metrics::CollectiveNa::SizedTakeNoTime: return "n/a: the sized instances take no time";
+    case metrics::CollectiveNa::NoGroupSizeForBusbw:
+      return fmt::format("n/a: the trace does not say the group size, which the bus bandwidth of {} needs", model::to_string(kind));
+    case metrics::CollectiveNa::NoGroupSize: return "n/a: the trace does not say the group size";
+  }
+  return "";
+}
+
+std::string partly_sized_text(const metrics::CollectiveStats& c) {
+  if (!c.partly_sized()) return "";
+  return fmt::format("{} of {} instances carry a message size: MB and bandwidths count those only", c.sized_count, c.count);
+}
+
+}  // namespace shardscope::report

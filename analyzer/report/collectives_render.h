@@ -1,0 +1,15 @@
+// The wording of the collectives table's reasons (metrics/collectives.h), shared by every renderer.
+#pragma once
+
+#include <string>
+
+#include "analyzer/metrics/collectives.h"
+
+namespace shardscope::report {
+
+// "n/a: no message size in the trace", ...; "" for CollectiveNa::None.
+std::string na_text(metrics::CollectiveNa why, model::CollectiveKind kind);
+// "3 of 8 instances carry a message size: MB and bandwidths count those only", or "" when all or none do.
+std::string partly_sized_text(const metrics::CollectiveStats& c);
+
+}  // namespace shardscope::report
