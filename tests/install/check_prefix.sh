@@ -4,8 +4,11 @@
 # inspect`; the same program built with pkg-config's flags; every installed header compiling on its own.
 #   check_prefix.sh PREFIX CONSUMER_SOURCE_DIR WORK_DIR
 set -euo pipefail
-prefix=$(realpath "$1") consumer=$(realpath "$2") work=$3
+prefix=$(realpath "$1") source_root=$(realpath "$2/../..") work=$3
 mkdir -p "$work" && work=$(realpath "$work")
+# A copy, so that any path into shardscope's source tree in the consumer's build is a leak.
+rm -rf "$work/src" && cp -r "$2" "$work/src"
+consumer=$work/src
 
 # find_package must take shardscope from PREFIX, never from a system install or the user package registry.
 cmake -S "$consumer" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
@@ -16,9 +19,12 @@ case "$found" in
   *) echo "FAIL: find_package(shardscope) found '$found', not one under $prefix" >&2; exit 1 ;;
 esac
 cmake --build "$work/build" >"$work/build.log" || { cat "$work/build.log" >&2; exit 1; }
-# No include path into shardscope's source or build tree: only the prefix (and system/CUDA headers).
-if grep -q -- "-I$(realpath "$consumer/../..")/" "$work/build/build.ninja"; then
-  echo "FAIL: the consumer compiles with an include path into the source tree" >&2; exit 1
+# Nothing from shardscope's source or build tree (include paths, libraries), only the prefix: with the
+# prefix's and the consumer's own paths taken out, the source root must not appear in its build at all.
+if sed -e "s|$prefix||g" -e "s|$work||g" "$work/build/build.ninja" | grep -q -F "$source_root/"; then
+  echo "FAIL: the consumer's build names a path into $source_root:" >&2
+  sed -e "s|$prefix||g" -e "s|$work||g" "$work/build/build.ninja" | grep -F "$source_root/" | head -5 >&2
+  exit 1
 fi
 
 "$work/build/consumer" "$work/cmake.json.gz"
