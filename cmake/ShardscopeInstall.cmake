@@ -90,8 +90,10 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_TOOLS_PACKAGE_NAME shardscope)
 set(CPACK_DEBIAN_TOOLS_DESCRIPTION "shardscope command line tools\n The shardscope CLI (inspect, report, diff, check-prefetch, memory, launch), the\n trainer and viewer where built, and libshardscope_inject.so for CUDA_INJECTION64_PATH.")
-# Shared-library dependencies of the binaries, computed by dpkg-shlibdeps.
+# Shared-library dependencies of the binaries, computed by dpkg-shlibdeps. Libraries no Debian package owns
+# (a CUDA toolkit from NVIDIA's wheels or runfile: libcupti, libnccl) cannot be declared; RUNPATH finds them.
 set(CPACK_DEBIAN_TOOLS_PACKAGE_SHLIBDEPS ON)
+set(CPACK_STRIP_FILES ON)  # as Debian ships binaries; the build tree keeps the debug info
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME shardscope-dev)
 set(CPACK_DEBIAN_DEV_DESCRIPTION "shardscope tracer: static libraries, headers, CMake package and pkg-config file\n find_package(shardscope) gives shardscope::tracer; pkg-config shardscope-tracer the same.")
 # Static libraries: what the exported targets and tracer.h need must come with them.

@@ -26,4 +26,8 @@ dpkg -x "$dev" "$work/root"
 got=$("$work/root/usr/bin/shardscope" --version)
 [[ $got == "shardscope $version" ]] || { echo "FAIL: --version says '$got', expected 'shardscope $version'" >&2; exit 1; }
 echo "$got"
+# The trainer, where built, loads libtorch (and NCCL) from the unpacked root too.
+if [[ -x $work/root/usr/bin/shardscope-train ]]; then
+  "$work/root/usr/bin/shardscope-train" --help >/dev/null || { echo "FAIL: the packaged shardscope-train does not start" >&2; exit 1; }
+fi
 "$here/check_prefix.sh" "$work/root/usr" "$consumer" "$work/check"
