@@ -21,6 +21,7 @@
 #include "plugins/load/read_text.h"
 #include "tracer/format/error.h"
 #include "tracer/format/keys.h"
+#include "tracer/format/limits.h"
 
 namespace shardscope::plugins {
 namespace fs = std::filesystem;
@@ -322,6 +323,12 @@ LoadResult load(const std::vector<fs::path>& paths, const LoadOptions& options) 
           }
           std::error_code ec;
           progress.file_done(fs::file_size(files[i], ec));
+        } catch (const std::bad_alloc&) {
+          // A bare "std::bad_alloc" names neither the file nor the way out.
+          errors[i] = std::make_exception_ptr(trace::TraceError(
+              files[i].string(), 0,
+              fmt::format("out of memory while loading it (the text limit is {}; --max-trace-bytes lowers it, or give fewer files at once)",
+                          trace::show_bytes(trace::max_text_bytes()))));
         } catch (...) {
           errors[i] = std::current_exception();
         }
