@@ -14,8 +14,8 @@ struct Limits {
   // Objects and arrays nested deeper than this (anywhere in the file): the header and args are built as
   // nlohmann values, whose copy, dump and destruction recurse.
   int max_depth = 128;
-  // One string (a name, a key, an args value).
-  uint64_t max_string_bytes = 64ull << 20;
+  // One string (a name, a key, an args value): real ones are at most kilobytes (long kernel names, stacks).
+  uint64_t max_string_bytes = 16ull << 20;
   // Events in one file.
   uint64_t max_events = 1ull << 28;
 };

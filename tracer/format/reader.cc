@@ -386,6 +386,38 @@ class Handler {
   uint64_t header_start_ = 0, key_start_ = 0, event_start_ = 0, element_start_ = 0;
 };
 
+// A string longer than `limit`: where it starts (its '"'), how long it is, whether it ends.
+struct LongString {
+  uint64_t start = 0, length = 0;
+  bool terminated = false;
+};
+
+// The parser reads a whole string before any callback sees it (at parsing speed, keeping two copies), so a
+// huge one, above all one that never ends, is looked for first, at memchr speed. Outside strings JSON has
+// no quotes, so unescaped quotes alternate between opening and closing one.
+std::optional<LongString> find_long_string(std::string_view text, uint64_t limit) {
+  const char* base = text.data();
+  const char* end = base + text.size();
+  const char* p = base;
+  const char* open = nullptr;
+  while (p < end) {
+    const char* q = static_cast<const char*>(std::memchr(p, '"', size_t(end - p)));
+    if (!q) break;
+    p = q + 1;
+    if (!open) {
+      open = q;
+      continue;
+    }
+    const char* b = q;
+    while (b > open + 1 && b[-1] == '\\') --b;
+    if (((q - b) & 1) != 0) continue;  // an escaped quote
+    if (uint64_t(q - open - 1) > limit) return LongString{uint64_t(open - base), uint64_t(q - open - 1), true};
+    open = nullptr;
+  }
+  if (open && uint64_t(end - open - 1) > limit) return LongString{uint64_t(open - base), uint64_t(end - open - 1), false};
+  return std::nullopt;
+}
+
 }  // namespace
 
 TraceFile parse_trace(std::string_view text, const std::string& name) {
@@ -394,12 +426,20 @@ TraceFile parse_trace(std::string_view text, const std::string& name) {
   out.json_bytes = text.size();
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos)
     throw TraceError(name, 0, text.empty() ? "empty file" : "file holds only whitespace");
+  std::optional<LongString> long_string = find_long_string(text, limits().max_string_bytes);
+  if (long_string && long_string->terminated)
+    throw TraceError(name, long_string->start, "a string of " + std::to_string(long_string->length) + " bytes, over the limit of " +
+                                                   show_bytes(limits().max_string_bytes) + ": refused");
+  // One that never ends is where the file was cut: what comes before it loads as a cut file does.
+  if (long_string) text = text.substr(0, long_string->start);
   const char* cursor = text.data();
   Handler h(out, text.data(), text.size(), cursor);
   TrackedIt first{text.data(), &cursor};
   TrackedIt last{text.data() + text.size(), &cursor};
   json::sax_parse(first, last, &h);
   h.finish(name);
+  if (long_string && out.truncated)
+    out.truncated->detail = "inside a string that starts here and runs " + std::to_string(long_string->length) + " bytes to the end of the file";
   return out;
 }
 
