@@ -36,21 +36,28 @@ Summary summarize(const trace::TraceFile& f) {
   for (const trace::Event& e : f.events) {
     ++s.by_phase[e.ph];
     if (e.ph == 'M') {
-      if (e.name == keys::kThreadName && e.args.contains(keys::kName))
+      // Names only when they are strings: a metadata event is not worth refusing the file over.
+      if (e.name == keys::kThreadName && e.args.contains(keys::kName) && e.args[keys::kName].is_string())
         s.tracks[{e.pid, e.tid}].name = e.args[keys::kName].get<std::string>();
-      if (e.name == keys::kProcessName && e.args.contains(keys::kName))
+      if (e.name == keys::kProcessName && e.args.contains(keys::kName) && e.args[keys::kName].is_string())
         s.processes[e.pid] = e.args[keys::kName].get<std::string>();
       continue;
     }
     ++s.tracks[{e.pid, e.tid}].events;
     if (e.ph == 'C') ++s.counters[e.name];
     s.first_ns = std::min(s.first_ns, e.ts_ns);
-    s.last_ns = std::max(s.last_ns, e.ts_ns + e.dur_ns);
+    s.last_ns = std::max(s.last_ns, e.ts_ns + e.dur_ns);  // the reader refused events whose end overflows
   }
   return s;
 }
 
 std::string seconds(int64_t ns) { return fmt::format("{:.6f} s", double(ns) / 1e9); }
+
+// last - first, saturated: a hostile file's events may lie at both ends of the int64 range.
+int64_t span(int64_t first, int64_t last) {
+  int64_t d;
+  return __builtin_sub_overflow(last, first, &d) ? INT64_MAX : d;
+}
 
 json to_json(const trace::TraceFile& f, const Summary& s) {
   json tracks = json::array();
@@ -67,7 +74,7 @@ json to_json(const trace::TraceFile& f, const Summary& s) {
             {"tracks", tracks},
             {"counters", s.counters},
             {"truncated", nullptr}};
-  if (s.first_ns <= s.last_ns) j["span_ns"] = {{"first", s.first_ns}, {"last", s.last_ns}, {"duration", s.last_ns - s.first_ns}};
+  if (s.first_ns <= s.last_ns) j["span_ns"] = {{"first", s.first_ns}, {"last", s.last_ns}, {"duration", span(s.first_ns, s.last_ns)}};
   if (f.truncated) j["truncated"] = {{"offset", f.truncated->offset}, {"detail", f.truncated->detail}};
   return j;
 }
@@ -88,7 +95,7 @@ void print_text(const trace::TraceFile& f, const Summary& s, std::ostream& out) 
   for (const auto& [ph, n] : s.by_phase) phases += fmt::format("{}{} {}", phases.empty() ? "" : ", ", ph, n);
   fmt::print(out, "  events      {} ({})\n", f.events.size(), phases);
   if (s.first_ns <= s.last_ns)
-    fmt::print(out, "  span        {} (from {} to {} on the trace clock)\n", seconds(s.last_ns - s.first_ns),
+    fmt::print(out, "  span        {} (from {} to {} on the trace clock)\n", seconds(span(s.first_ns, s.last_ns)),
                seconds(s.first_ns), seconds(s.last_ns));
   else
     fmt::print(out, "  span        none (no timed events)\n");
@@ -130,6 +137,9 @@ int inspect(const std::vector<std::string>& files, bool as_json, std::ostream& o
       else print_text(f, s, out);
     } catch (const trace::TraceError& e) {
       fmt::print(err, "shardscope: error: {}\n", e.what());
+      rc = 2;
+    } catch (const std::bad_alloc&) {
+      fmt::print(err, "shardscope: error: {}: out of memory while reading it (--max-trace-bytes lowers the text limit)\n", path);
       rc = 2;
     } catch (const std::exception& e) {
       fmt::print(err, "shardscope: error: {}: {}\n", path, e.what());

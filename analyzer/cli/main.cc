@@ -9,6 +9,7 @@
 #include "analyzer/cli/launch.h"
 #include "analyzer/cli/memory.h"
 #include "analyzer/cli/report.h"
+#include "tracer/format/limits.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"shardscope: profiling and diagnostics for sharded data-parallel training (DDP, ZeRO, FSDP)"};
@@ -42,6 +43,16 @@ int main(int argc, char** argv) {
   diff->add_option("B", b, "The second run")->required();
   diff->add_option("--format", format, "Output format")->check(CLI::IsMember({"text", "json"}));
   diff->add_option("--step-pattern", step_pattern, "As report's --step-pattern");
+
+  // One bound for every command that reads traces: more JSON text than this (a file, or what a gzip
+  // inflates to) is refused rather than run out of memory.
+  uint64_t max_trace_bytes = 0;
+  for (CLI::App* c : {inspect, report, check, diff})
+    c->add_option("--max-trace-bytes", max_trace_bytes,
+                  "Refuse a trace whose JSON text (inflated) is larger than this, e.g. 16GiB (default: 4 GiB or an eighth of the memory this "
+                  "process may use, whichever is less)")
+        ->transform(CLI::AsSizeValue(false))
+        ->check(CLI::PositiveNumber);
 
   shardscope::cli::MemoryArgs m;
   int stage = -1;
@@ -78,6 +89,7 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  if (max_trace_bytes) shardscope::trace::limits().max_text_bytes = max_trace_bytes;
   if (*inspect) return shardscope::cli::inspect(files, format == "json", std::cout, std::cerr);
   if (*launch) return shardscope::cli::launch(lo);
   if (*report) return shardscope::cli::report(paths, format, output, std::cout, std::cerr, step_pattern);

@@ -5,9 +5,12 @@
 namespace shardscope::metrics {
 namespace {
 
+// A share of a window: always within [0, 100]. HTA's µs rounding can make a set's length negative (a
+// zero-length kernel at 10.3 µs is [11, 10]) and so a busy time a little past the window; a share outside
+// [0, 100] is meaningless, so it is held at the bound.
 std::optional<double> pct(int64_t num, int64_t den) {
   if (den <= 0) return std::nullopt;
-  return 100.0 * double(num) / double(den);
+  return std::clamp(100.0 * double(num) / double(den), 0.0, 100.0);
 }
 
 // Floor and ceiling division for possibly negative ns.

@@ -60,6 +60,18 @@ std::vector<CollectiveStats> collective_stats(const model::Rank& rank, int64_t l
   return out;
 }
 
+namespace {
+// Saturating: times from a hostile or broken file may lie far apart; a total must never wrap below its parts.
+int64_t sat_add(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
+}
+int64_t sat_sub(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_sub_overflow(a, b, &r) ? (b < 0 ? INT64_MAX : INT64_MIN) : r;
+}
+}  // namespace
+
 Stragglers find_stragglers(const model::Trace& trace) {
   Stragglers out;
   if (trace.ranks.size() < 2) {
@@ -106,10 +118,11 @@ Stragglers find_stragglers(const model::Trace& trace) {
       std::vector<std::pair<int64_t, size_t>> arr;
       for (size_t r = 0; r < starts.size(); ++r) arr.push_back({starts[r][k][i], r});
       std::sort(arr.begin(), arr.end());
-      StragglerInstance s{k, i, trace.ranks[arr.back().second].rank, arr.back().first - arr[arr.size() - 2].first, arr.back().first - arr.front().first};
+      StragglerInstance s{k, i, trace.ranks[arr.back().second].rank, sat_sub(arr.back().first, arr[arr.size() - 2].first),
+                          sat_sub(arr.back().first, arr.front().first)};
       StragglerRank& sr = out.ranks[arr.back().second];
       ++sr.times_last;
-      sr.total_late_by_ns += s.late_by_ns;
+      sr.total_late_by_ns = sat_add(sr.total_late_by_ns, s.late_by_ns);
       sr.max_late_by_ns = std::max(sr.max_late_by_ns, s.late_by_ns);
       out.instances.push_back(s);
     }

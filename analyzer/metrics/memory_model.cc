@@ -59,12 +59,24 @@ std::optional<MemoryConfig> config_from_run(const nlohmann::json& rc, int world_
     why = sharding.empty() ? "n/a: run_config does not say the sharding strategy" : "n/a: unknown sharding strategy \"" + sharding + "\"";
     return std::nullopt;
   }
-  c.world = int(model::json_number(rc, keys::kWorldSize).value_or(world_size));
-  if (strategy == trace::Sharding::HybridShard) c.world = int(model::json_number(rc, keys::kCfgRanksPerNode).value_or(c.world));
+  // Read as doubles and range-checked before the cast: a double past int's range does not convert.
+  auto count = [](std::optional<double> v, int fallback) { return v && *v >= 1 && *v <= 1e7 ? int(*v) : fallback; };
+  c.world = count(model::json_number(rc, keys::kWorldSize), world_size);
+  if (strategy == trace::Sharding::HybridShard) c.world = count(model::json_number(rc, keys::kCfgRanksPerNode), c.world);
   if (c.world <= 0) c.world = std::max(1, world_size);
   if (rc.contains(keys::kCfgUnits) && rc[keys::kCfgUnits].is_array()) {
+    // A parameter count is finite and below 1e15 (a thousand times the largest models): anything else would
+    // print inf and draw NaN-wide bars, so the prediction is n/a with the reason.
+    auto plausible = [](double v) { return std::isfinite(v) && v >= 0 && v <= 1e15; };
+    size_t i = 0;
     for (const auto& u : rc[keys::kCfgUnits]) {
       double n = model::json_number(u, keys::kCfgUnitParams).value_or(0.0);
+      const double claimed_padded = model::json_number(u, keys::kCfgUnitPaddedParams).value_or(n);
+      if (!plausible(n) || !plausible(claimed_padded)) {
+        why = fmt::format("n/a: run_config.units[{}] gives {} parameters: not a parameter count (0 to 1e15)", i, plausible(n) ? claimed_padded : n);
+        return std::nullopt;
+      }
+      ++i;
       c.params += n;
       // Units are sharded and gathered padded to a multiple of N.
       const double padded = model::json_number(u, keys::kCfgUnitPaddedParams).value_or(n);

@@ -1,5 +1,6 @@
 #include "plugins/kineto/json_scan.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "tracer/format/error.h"
@@ -59,6 +60,24 @@ const char* skip_value(const char* p, const char* end) {
 }
 
 }  // namespace
+
+int nesting_depth(std::string_view value) {
+  const char* p = value.data();
+  const char* end = p + value.size();
+  int depth = 0, deepest = 0;
+  while (p < end) {
+    char c = *p;
+    if (c == '"') {
+      p = skip_string(p, end);
+      if (!p) break;
+      continue;
+    }
+    if (c == '{' || c == '[') deepest = std::max(deepest, ++depth);
+    else if (c == '}' || c == ']') --depth;
+    ++p;
+  }
+  return deepest;
+}
 
 TopLevel scan_top_level(std::string_view text, const std::string& name, size_t batch_bytes) {
   TopLevel out;

@@ -26,4 +26,8 @@ struct TopLevel {
 // Throws trace::TraceError(name, byte, what) when the text is not a JSON object with a well-formed structure.
 TopLevel scan_top_level(std::string_view text, const std::string& name, size_t batch_bytes = 1 << 20);
 
+// How deep objects and arrays nest in one JSON value's text (strings skipped): checked before a DOM parse,
+// since copying, dumping and destroying a DOM recurse once per level.
+int nesting_depth(std::string_view value);
+
 }  // namespace shardscope::plugins

@@ -18,6 +18,7 @@
 #include "plugins/kineto/kineto_keys.h"
 #include "tracer/format/error.h"
 #include "tracer/format/keys.h"
+#include "tracer/format/limits.h"
 #include "tracer/format/serialize.h"
 
 namespace shardscope::plugins {
@@ -182,15 +183,19 @@ class Builder {
     track_of_.reserve(events);
   }
 
-  void add(const Fields& f) {
-    if (f.ph.size() != 1) return skip();
+  // False when the event's times leave the int64 nanosecond range (ts + baseTimeNanoseconds, or ts + dur):
+  // an error, never a wrapped time.
+  bool add(const Fields& f) {
+    if (f.ph.size() != 1) return skip(), true;
     char ph = f.ph[0];
-    if (ph == 'M') return meta(f);
-    if (ph != 'X' && ph != 'i' && ph != 'I') return skip();
-    if (!f.pid_ok || !f.tid_ok || !f.ts) return skip();  // "Spans", "Traces", the "Record Window End" marker
-    int64_t ts = *f.ts + base_;
-    if (ph != 'X') return instant(f, ts);
-    if (!f.dur || *f.dur < 0) return skip();
+    if (ph == 'M') return meta(f), true;
+    if (ph != 'X' && ph != 'i' && ph != 'I') return skip(), true;
+    if (!f.pid_ok || !f.tid_ok || !f.ts) return skip(), true;  // "Spans", "Traces", the "Record Window End" marker
+    int64_t ts = 0, end = 0;
+    if (__builtin_add_overflow(*f.ts, base_, &ts)) return false;
+    if (ph != 'X') return instant(f, ts), true;
+    if (!f.dur || *f.dur < 0) return skip(), true;
+    if (__builtin_add_overflow(ts, *f.dur, &end)) return false;
     bool device = f.has_stream && f.stream != -1 && is_device_category(f.cat);
     model::Event e;
     e.ts_ns = ts;
@@ -216,6 +221,7 @@ class Builder {
     }
     events_.push_back(e);
     track_of_.push_back(track);
+    return true;
   }
 
   model::Rank finish(const nlohmann::json& dist) {
@@ -224,9 +230,10 @@ class Builder {
     std::vector<Launch>().swap(launches_);
     distribute();
     if (dist.is_object()) {
-      if (dist.contains(kk::kRank) && dist[kk::kRank].is_number_integer()) rank_.rank = dist[kk::kRank].get<int>();
+      // Range-checked in read(): these fit an int.
+      if (dist.contains(kk::kRank) && dist[kk::kRank].is_number_integer()) rank_.rank = int(dist[kk::kRank].get<int64_t>());
       else rank_.rank = -1;
-      if (dist.contains(kk::kWorldSize) && dist[kk::kWorldSize].is_number_integer()) rank_.world_size = dist[kk::kWorldSize].get<int>();
+      if (dist.contains(kk::kWorldSize) && dist[kk::kWorldSize].is_number_integer()) rank_.world_size = int(dist[kk::kWorldSize].get<int64_t>());
       nlohmann::json meta = dist;
       meta.erase("pg_config");
       rank_.metadata[kk::kDistributedInfo] = meta;
@@ -421,14 +428,29 @@ model::Rank KinetoImporter::read(Input in) const {
       auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), base_ns);
       if (ec != std::errc()) throw trace::TraceError(name, uint64_t(value.data() - in.data), "baseTimeNanoseconds is not an integer");
     } else if (key == kk::kDistributedInfo) {
+      const uint64_t at = uint64_t(value.data() - in.data);
+      if (nesting_depth(value) > trace::limits().max_depth)
+        throw trace::TraceError(name, at, "distributedInfo nests objects and arrays deeper than " + std::to_string(trace::limits().max_depth) + " levels: refused");
       dist = nlohmann::json::parse(value, nullptr, false);
-      if (dist.is_discarded()) throw trace::TraceError(name, uint64_t(value.data() - in.data), "distributedInfo is not valid JSON");
+      if (dist.is_discarded()) throw trace::TraceError(name, at, "distributedInfo is not valid JSON");
+      if (dist.is_object()) {
+        auto check = [&](const char* key, int64_t lo) {
+          auto it = dist.find(key);
+          if (it == dist.end() || !it->is_number_integer()) return;
+          bool ok = !(it->is_number_unsigned() && it->get<uint64_t>() > uint64_t(INT32_MAX)) && it->get<int64_t>() >= lo && it->get<int64_t>() <= INT32_MAX - 1;
+          if (!ok)
+            throw trace::TraceError(name, at, fmt::format("distributedInfo.{} is {}: not an integer from {} up", key, it->dump(), lo));
+        };
+        check(kk::kRank, 0);
+        check(kk::kWorldSize, 1);
+      }
     }
   }
 
   Builder b(base_ns, top.events);
   simdjson::ondemand::parser parser;
   std::string buf;
+  size_t index = 0;  // of the event in the file, for messages
   for (std::string_view batch : top.batches) {
     buf.clear();
     buf.push_back('[');
@@ -444,7 +466,12 @@ model::Rank KinetoImporter::read(Input in) const {
       for (auto elem : doc.get_array()) {
         Fields f;
         read_event(elem.get_object(), f);
-        b.add(f);
+        if (!b.add(f))
+          throw trace::TraceError(name, uint64_t(batch.data() - in.data),
+                                  fmt::format("traceEvents[{}] (\"{}\", in the events that start here): its time is out of range (ts + "
+                                              "baseTimeNanoseconds or ts + dur past ±9.2e18 ns)",
+                                              index, std::string(f.name.substr(0, 60))));
+        ++index;
       }
     } catch (const simdjson::simdjson_error& e) {
       throw trace::TraceError(name, uint64_t(batch.data() - in.data),

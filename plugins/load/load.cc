@@ -18,6 +18,7 @@
 #include "plugins/load/read_text.h"
 #include "tracer/format/error.h"
 #include "tracer/format/keys.h"
+#include "tracer/format/limits.h"
 
 namespace shardscope::plugins {
 namespace fs = std::filesystem;
@@ -282,6 +283,12 @@ LoadResult load(const std::vector<fs::path>& paths, const LoadOptions& options) 
             });
             if (!own.empty()) model::set_steps(*ranks[i], std::move(own), device);
           }
+        } catch (const std::bad_alloc&) {
+          // A bare "std::bad_alloc" names neither the file nor the way out.
+          errors[i] = std::make_exception_ptr(trace::TraceError(
+              files[i].string(), 0,
+              fmt::format("out of memory while loading it (the text limit is {}; --max-trace-bytes lowers it, or give fewer files at once)",
+                          trace::show_bytes(trace::max_text_bytes()))));
         } catch (...) {
           errors[i] = std::current_exception();
         }

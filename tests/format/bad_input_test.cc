@@ -45,9 +45,14 @@ TEST(BadInput, TrailingGarbageIsNotTruncation) {
 TEST(BadInput, WrongSchema) {
   expect_error("[]", 0, "top level is an array");
   expect_error("42", 0, "not a JSON object");
-  // A PyTorch profiler trace is valid JSON but not ours: the problem is noticed at its end.
+  // A PyTorch profiler trace is valid JSON but not ours: said at its first Kineto key, before its events
+  // are read; one without such a key, at its first event that is not a shardscope event, or at its end.
   std::string kineto = R"({"schemaVersion":1,"traceEvents":[{"ph":"X","name":"k","pid":0,"tid":7,"ts":1.5,"dur":2}]})";
-  expect_error(kineto, kineto.size(), "no \"shardscope\" object");
+  expect_error(kineto, 1, "not a shardscope trace file: \"schemaVersion\" is a PyTorch profiler (Kineto) trace's key");
+  std::string chrome = R"({"traceEvents":[{"ph":"X","name":"k","pid":"Spans","tid":7,"ts":1.5,"dur":2}]})";
+  expect_error(chrome, 16, "no \"shardscope\" header before the events: not a shardscope trace file (traceEvents[0].pid is not an integer)");
+  std::string plain = R"({"traceEvents":[{"ph":"X","name":"k","pid":0,"tid":7,"ts":1.5,"dur":2}]})";
+  expect_error(plain, plain.size(), "no \"shardscope\" object");
   // Header problems point at the header's '{'.
   std::string newer = R"({"shardscope":{"schema_version":99},"traceEvents":[]})";
   expect_error(newer, 14, "schema_version 99");

@@ -1,14 +1,17 @@
 #include "tracer/format/reader.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 
 #include "tracer/format/error.h"
 #include "tracer/format/keys.h"
+#include "tracer/format/limits.h"
 #include "tracer/format/serialize.h"
 
 namespace shardscope::trace {
@@ -71,7 +74,23 @@ class ValueBuilder {
 std::string clean_message(const std::string& what) {
   // "[json.exception.parse_error.101] parse error at line 1, column 5: ..." -> "parse error at ..."
   auto close = what.find("] ");
-  return what.rfind("[json.exception.", 0) == 0 && close != std::string::npos ? what.substr(close + 2) : what;
+  std::string m = what.rfind("[json.exception.", 0) == 0 && close != std::string::npos ? what.substr(close + 2) : what;
+  // The parser quotes the whole token it was reading ("last read: '...'"): a cut inside a long string would
+  // put megabytes into one line. Its start is enough to recognize it.
+  constexpr size_t kExcerpt = 40;
+  const std::string tag = "last read: '";
+  if (auto at = m.rfind(tag); at != std::string::npos && m.size() - at - tag.size() > kExcerpt + 1) {
+    size_t excerpt = at + tag.size();
+    size_t quoted = m.size() - excerpt - (m.back() == '\'' ? 1 : 0);
+    m = m.substr(0, excerpt + kExcerpt) + "'... (" + std::to_string(quoted) + " bytes)";
+  }
+  return m;
+}
+
+// Kineto's top-level keys: a file that has one of these before any "shardscope" header is a PyTorch
+// profiler trace, which `report` reads through its importer and `inspect` does not.
+bool is_kineto_key(const std::string& k) {
+  return k == "schemaVersion" || k == "deviceProperties" || k == "distributedInfo" || k == "baseTimeNanoseconds";
 }
 
 class Handler {
@@ -90,10 +109,14 @@ class Handler {
     raw_number_.clear();
     return ok;
   }
-  bool string(std::string& v) { return scalar(json(std::move(v))); }
+  bool string(std::string& v) {
+    if (v.size() > limits().max_string_bytes) return too_long(v.size());
+    return scalar(json(std::move(v)));
+  }
   bool binary(json::binary_t&) { return fail_at(pos(), "unexpected binary value"); }
 
   bool start_object(std::size_t) {
+    if (++depth_ > limits().max_depth) return too_deep();
     if (builder_) return builder_->start(json::object()), true;
     if (skip_depth_ > 0) return ++skip_depth_, true;
     switch (state_) {
@@ -110,6 +133,7 @@ class Handler {
     }
   }
   bool start_array(std::size_t) {
+    if (++depth_ > limits().max_depth) return too_deep();
     if (builder_) return builder_->start(json::array()), true;
     if (skip_depth_ > 0) return ++skip_depth_, true;
     switch (state_) {
@@ -128,6 +152,7 @@ class Handler {
     }
   }
   bool end_object() {
+    --depth_;
     if (builder_) return end_container();
     if (skip_depth_ > 0) return --skip_depth_, after_skip(), true;
     if (state_ == State::InEvent) return finish_event();
@@ -135,16 +160,22 @@ class Handler {
     return fail_at(pos() - 1, "unexpected end of object");
   }
   bool end_array() {
+    --depth_;
     if (builder_) return end_container();
     if (skip_depth_ > 0) return --skip_depth_, after_skip(), true;
     if (state_ == State::Events) return state_ = State::Top, true;
     return fail_at(pos() - 1, "unexpected end of array");
   }
   bool key(std::string& k) {
+    if (k.size() > limits().max_string_bytes) return too_long(k.size());
     if (builder_) return builder_->key(k), true;
     if (skip_depth_ > 0) return true;
     if (state_ == State::Top) {
       key_start_ = pos() - k.size() - 2;  // keys we check have no escapes, so this is exact for them
+      if (!header_done_ && is_kineto_key(k))
+        return fail_at(key_start_, "not a shardscope trace file: \"" + k +
+                                       "\" is a PyTorch profiler (Kineto) trace's key and no \"shardscope\" header came before it "
+                                       "(`shardscope report` reads Kineto traces)");
       key_ = std::move(k);
       state_ = State::TopValue;
       return true;
@@ -180,6 +211,24 @@ class Handler {
     if (v.get<int64_t>() != keys::kSchemaVersionValue)
       throw TraceError(name, header_start_, "schema_version " + v.dump() + " is not the one this shardscope reads (" +
                                               std::to_string(keys::kSchemaVersionValue) + ")");
+    // The header fields readers use, with the types they use them as: anything else is refused here, by
+    // name, rather than failing later as a type error deep in a report.
+    const json& h = out_.shardscope;
+    auto bad = [&](const char* key, const char* what) {
+      throw TraceError(name, header_start_, std::string("\"shardscope\".\"") + key + "\" is " + h[key].dump().substr(0, 40) + ": " + what);
+    };
+    auto int_at_least = [&](const char* key, int64_t lo, int64_t hi) {
+      if (!h.contains(key)) return;
+      const json& x = h[key];
+      if (!x.is_number_integer() || (x.is_number_unsigned() && x.get<uint64_t>() > uint64_t(hi)) || x.get<int64_t>() < lo || x.get<int64_t>() > hi)
+        bad(key, lo == 0 ? "not an integer from 0 up" : "not an integer from 1 up");
+    };
+    int_at_least(keys::kRank, 0, INT32_MAX - 1);
+    int_at_least(keys::kWorldSize, 1, INT32_MAX);
+    int_at_least(keys::kOsPid, 0, INT64_MAX);
+    int_at_least(keys::kDroppedRecords, 0, INT64_MAX);
+    int_at_least(keys::kDroppedGpuRecords, 0, INT64_MAX);
+    if (h.contains(keys::kHost) && !h[keys::kHost].is_string()) bad(keys::kHost, "not a string (the host name)");
   }
 
  private:
@@ -195,7 +244,20 @@ class Handler {
     error_.emplace(offset, what);
     return false;
   }
-  bool fail(const std::string& what) { return fail_at(event_start_, what); }
+  bool fail(const std::string& what) {
+    // A bad event before any header: most likely another tool's trace, and that is the useful thing to say.
+    if (!header_done_) return fail_at(event_start_, "no \"shardscope\" header before the events: not a shardscope trace file (" + what + ")");
+    return fail_at(event_start_, what);
+  }
+  bool too_deep() {
+    return fail_at(pos() - 1, "objects and arrays nested deeper than " + std::to_string(limits().max_depth) + " levels: refused");
+  }
+  bool too_long(size_t n) {
+    return fail_at(pos() > n ? pos() - n - 1 : 0, "a string of " + std::to_string(n) + " bytes, over the limit of " +
+                                                      show_bytes(limits().max_string_bytes) + ": refused");
+  }
+  // An integer field read as int64: a JSON integer beyond it is out of range, not wrapped.
+  static bool fits_int64(const json& v) { return !v.is_number_unsigned() || v.get<uint64_t>() <= uint64_t(INT64_MAX); }
 
   bool container_value(json container) {
     if (state_ == State::TopValue && key_ == keys::kShardscope && container.is_object()) return capture(Capture::Header, std::move(container));
@@ -261,11 +323,20 @@ class Handler {
       (k == keys::kName ? event_.name : event_.cat) = v.get<std::string>();
     } else if (k == keys::kPid || k == keys::kTid) {
       if (!v.is_number_integer()) return fail(event_label() + "." + k + " is not an integer");
+      if (!fits_int64(v)) return fail(event_label() + "." + k + " " + v.dump() + " is out of range (past 2^63)");
       (k == keys::kPid ? event_.pid : event_.tid) = v.get<int64_t>();
     } else if (k == keys::kTs || k == keys::kDur) {
       std::optional<int64_t> ns;
-      if (v.is_number_integer()) ns = v.get<int64_t>() * 1000;
-      else if (v.is_number_float()) ns = parse_us(raw_number_);
+      int64_t x = 0;
+      if (v.is_number_integer()) {
+        // Nanoseconds in int64 reach 9.2e15 µs (292 years): past that the product would wrap.
+        if (!fits_int64(v) || __builtin_mul_overflow(v.get<int64_t>(), int64_t(1000), &x))
+          return fail(event_label() + "." + k + " " + v.dump() + " µs is out of range (beyond ±9.2e15 µs, 292 years, in nanoseconds)");
+        ns = x;
+      } else if (v.is_number_float()) {
+        ns = parse_us(raw_number_);
+        if (!ns) return fail(event_label() + "." + k + " " + raw_number_.substr(0, 40) + " µs is out of range (beyond ±9.2e15 µs, 292 years, in nanoseconds)");
+      }
       if (!ns) return fail(event_label() + "." + k + " is not a time in microseconds");
       if (k == keys::kTs) event_.ts_ns = *ns, has_ts_ = true;
       else event_.dur_ns = *ns, has_dur_ = true;
@@ -284,6 +355,10 @@ class Handler {
     if (event_.ph != 'M' && !has_ts_) return fail(event_label() + " (\"" + event_.name + "\") has no \"ts\"");
     if (event_.ph == 'X' && !has_dur_) return fail(event_label() + " (\"" + event_.name + "\") is a complete event without \"dur\"");
     if (event_.dur_ns < 0) return fail(event_label() + " (\"" + event_.name + "\") has a negative duration");
+    if (int64_t end; __builtin_add_overflow(event_.ts_ns, event_.dur_ns, &end))
+      return fail(event_label() + " (\"" + event_.name + "\") ends beyond the nanosecond range (ts + dur past 9.2e15 µs)");
+    if (out_.events.size() >= limits().max_events)
+      return fail(event_label() + ": more than " + std::to_string(limits().max_events) + " events in one file: refused");
     if (event_.ph == 'M' && event_.name == keys::kMetadataPatch && event_.args.is_object() && header_done_)
       out_.shardscope.merge_patch(event_.args);
     out_.events.push_back(std::move(event_));
@@ -301,6 +376,7 @@ class Handler {
   std::string key_;
   std::string raw_number_;
   int skip_depth_ = 0;
+  int depth_ = 0;
   Capture capture_ = Capture::None;
   json* target_ = nullptr;
   std::optional<ValueBuilder> builder_;
@@ -310,6 +386,38 @@ class Handler {
   uint64_t header_start_ = 0, key_start_ = 0, event_start_ = 0, element_start_ = 0;
 };
 
+// A string longer than `limit`: where it starts (its '"'), how long it is, whether it ends.
+struct LongString {
+  uint64_t start = 0, length = 0;
+  bool terminated = false;
+};
+
+// The parser reads a whole string before any callback sees it (at parsing speed, keeping two copies), so a
+// huge one, above all one that never ends, is looked for first, at memchr speed. Outside strings JSON has
+// no quotes, so unescaped quotes alternate between opening and closing one.
+std::optional<LongString> find_long_string(std::string_view text, uint64_t limit) {
+  const char* base = text.data();
+  const char* end = base + text.size();
+  const char* p = base;
+  const char* open = nullptr;
+  while (p < end) {
+    const char* q = static_cast<const char*>(std::memchr(p, '"', size_t(end - p)));
+    if (!q) break;
+    p = q + 1;
+    if (!open) {
+      open = q;
+      continue;
+    }
+    const char* b = q;
+    while (b > open + 1 && b[-1] == '\\') --b;
+    if (((q - b) & 1) != 0) continue;  // an escaped quote
+    if (uint64_t(q - open - 1) > limit) return LongString{uint64_t(open - base), uint64_t(q - open - 1), true};
+    open = nullptr;
+  }
+  if (open && uint64_t(end - open - 1) > limit) return LongString{uint64_t(open - base), uint64_t(end - open - 1), false};
+  return std::nullopt;
+}
+
 }  // namespace
 
 TraceFile parse_trace(std::string_view text, const std::string& name) {
@@ -318,53 +426,127 @@ TraceFile parse_trace(std::string_view text, const std::string& name) {
   out.json_bytes = text.size();
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos)
     throw TraceError(name, 0, text.empty() ? "empty file" : "file holds only whitespace");
+  std::optional<LongString> long_string = find_long_string(text, limits().max_string_bytes);
+  if (long_string && long_string->terminated)
+    throw TraceError(name, long_string->start, "a string of " + std::to_string(long_string->length) + " bytes, over the limit of " +
+                                                   show_bytes(limits().max_string_bytes) + ": refused");
+  // One that never ends is where the file was cut: what comes before it loads as a cut file does.
+  if (long_string) text = text.substr(0, long_string->start);
   const char* cursor = text.data();
   Handler h(out, text.data(), text.size(), cursor);
   TrackedIt first{text.data(), &cursor};
   TrackedIt last{text.data() + text.size(), &cursor};
   json::sax_parse(first, last, &h);
   h.finish(name);
+  if (long_string && out.truncated)
+    out.truncated->detail = "inside a string that starts here and runs " + std::to_string(long_string->length) + " bytes to the end of the file";
   return out;
+}
+
+int open_regular(const std::filesystem::path& path, uint64_t* size) {
+  const std::string name = path.string();
+  // stat before open: opening a FIFO for reading blocks until a writer comes, and a device such as
+  // /dev/zero never ends. Only a regular file is a trace.
+  struct stat st{};
+  if (::stat(path.c_str(), &st) != 0) throw TraceError(name, 0, std::string("cannot open: ") + std::strerror(errno));
+  auto kind = [](mode_t m) -> std::string {
+    if (S_ISDIR(m)) return "is a directory, not a trace file";
+    if (S_ISFIFO(m)) return "is a FIFO (named pipe), not a regular file: refused (it may never end; copy it to a file first)";
+    if (S_ISCHR(m) || S_ISBLK(m)) return "is a device, not a regular file: refused";
+    if (S_ISSOCK(m)) return "is a socket, not a regular file: refused";
+    return "not a regular file";
+  };
+  if (!S_ISREG(st.st_mode)) throw TraceError(name, 0, kind(st.st_mode));
+  // O_NONBLOCK: should the path be swapped for a FIFO between stat and open, the open still returns.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) throw TraceError(name, 0, std::string("cannot open: ") + std::strerror(errno));
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw TraceError(name, 0, kind(st.st_mode));
+  }
+  if (uint64_t(st.st_size) > max_text_bytes()) {
+    ::close(fd);
+    throw TraceError(name, max_text_bytes(), "the file is " + show_bytes(uint64_t(st.st_size)) + ", over the limit of " + show_bytes(max_text_bytes()) +
+                                                 " of JSON text (--max-trace-bytes raises it)");
+  }
+  if (size) *size = uint64_t(st.st_size);
+  return fd;
+}
+
+std::optional<uint64_t> inflate_gzip(std::string_view raw, const std::string& name, std::string& out, size_t size_hint) {
+  const uint64_t limit = max_text_bytes();
+  z_stream zs{};
+  if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) throw TraceError(name, 0, "cannot start zlib");
+  struct End {
+    z_stream* z;
+    ~End() { inflateEnd(z); }
+  } end{&zs};
+  // The buffer grows with what actually inflates; the trailer's size (which a cut or forged file makes up)
+  // is at most a first guess, and nothing is ever allocated past the limit.
+  const uint64_t cap = limit + 1;  // one byte over: room to see that the text does not stop at the limit
+  out.clear();
+  out.resize(size_t(std::min<uint64_t>(cap, std::max<uint64_t>({size_hint, raw.size() * 4, 1 << 16}))));
+  uint64_t in_pos = 0, out_pos = 0;
+  std::optional<uint64_t> cut;
+  for (;;) {
+    if (out_pos == out.size()) {
+      if (out.size() >= cap) break;
+      out.resize(size_t(std::min<uint64_t>(cap, uint64_t(out.size()) * 2)));
+    }
+    // avail_in and avail_out are 32-bit: feed and drain at most 1 GiB a call.
+    size_t in_chunk = size_t(std::min<uint64_t>(raw.size() - in_pos, 1u << 30));
+    size_t out_chunk = size_t(std::min<uint64_t>(out.size() - out_pos, 1u << 30));
+    zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(raw.data() + in_pos));
+    zs.avail_in = uInt(in_chunk);
+    zs.next_out = reinterpret_cast<Bytef*>(out.data() + out_pos);
+    zs.avail_out = uInt(out_chunk);
+    int rc = inflate(&zs, Z_NO_FLUSH);
+    in_pos += in_chunk - zs.avail_in;
+    out_pos += out_chunk - zs.avail_out;
+    if (rc == Z_STREAM_END) {
+      if (in_pos == raw.size()) break;
+      inflateReset(&zs);  // another gzip member follows
+      continue;
+    }
+    if (rc != Z_OK && rc != Z_BUF_ERROR)
+      throw TraceError(name, in_pos, "corrupt gzip data: " + std::string(zs.msg ? zs.msg : "error " + std::to_string(rc)));
+    // All input taken and room left, yet no end of stream: the file was cut short. Keep what inflated.
+    if (in_pos == raw.size() && zs.avail_out > 0) {
+      cut = in_pos;
+      break;
+    }
+  }
+  if (out_pos > limit)
+    throw TraceError(name, in_pos, "the gzip data inflates to more than " + show_bytes(limit) +
+                                       " of JSON text, the limit (--max-trace-bytes raises it): refused");
+  out.resize(size_t(out_pos));
+  return cut;
 }
 
 std::string read_file_text(const std::filesystem::path& path, bool* was_gzip) {
   const std::string name = path.string();
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw TraceError(name, 0, "is a directory, not a trace file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw TraceError(name, 0, std::string("cannot open: ") + std::strerror(errno));
-  std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw TraceError(name, raw.size(), "read error");
+  uint64_t size = 0;
+  int fd = open_regular(path, &size);
+  std::string raw(size_t(size), '\0');
+  size_t got = 0;
+  while (got < raw.size()) {
+    ssize_t n = ::read(fd, raw.data() + got, raw.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      ::close(fd);
+      throw TraceError(name, got, std::string("read error: ") + std::strerror(err));
+    }
+    if (n == 0) break;  // the file shrank while we read it
+    got += size_t(n);
+  }
+  ::close(fd);
+  raw.resize(got);
   bool gz = raw.size() >= 2 && uint8_t(raw[0]) == 0x1f && uint8_t(raw[1]) == 0x8b;
   if (was_gzip) *was_gzip = gz;
   if (!gz) return raw;
-
   std::string text;
-  z_stream zs{};
-  if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) throw TraceError(name, 0, "cannot start zlib");
-  zs.next_in = reinterpret_cast<Bytef*>(raw.data());
-  zs.avail_in = uInt(raw.size());
-  text.resize(raw.size() * 4 + 4096);
-  for (;;) {
-    if (zs.total_out == text.size()) text.resize(text.size() * 2);
-    zs.next_out = reinterpret_cast<Bytef*>(text.data() + zs.total_out);
-    zs.avail_out = uInt(std::min<size_t>(text.size() - zs.total_out, 1u << 30));
-    int rc = inflate(&zs, Z_NO_FLUSH);
-    if (rc == Z_STREAM_END) {
-      if (zs.avail_in == 0) break;
-      inflateReset(&zs);  // another gzip member follows
-      continue;
-    }
-    if (rc == Z_BUF_ERROR && zs.avail_in == 0) break;  // compressed stream cut short: keep what inflated
-    if (rc != Z_OK && rc != Z_BUF_ERROR) {
-      uint64_t at = zs.total_in;
-      std::string msg = zs.msg ? zs.msg : "error " + std::to_string(rc);
-      inflateEnd(&zs);
-      throw TraceError(name, at, "corrupt gzip data: " + msg);
-    }
-  }
-  text.resize(zs.total_out);
-  inflateEnd(&zs);
+  inflate_gzip(raw, name, text);
   return text;
 }
 

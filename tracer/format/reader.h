@@ -36,7 +36,18 @@ TraceFile parse_trace(std::string_view json, const std::string& name);
 TraceFile read_trace(const std::filesystem::path& path);
 
 // Reads a whole file, inflating gzip. A gzip stream cut short yields what inflated before the cut.
-// Throws TraceError when the file is missing, unreadable, or its compressed data is corrupt.
+// Throws TraceError when the file is missing, unreadable, not a regular file, over limits().max_text_bytes
+// (plain or inflated), or its compressed data is corrupt.
 std::string read_file_text(const std::filesystem::path& path, bool* was_gzip = nullptr);
+
+// Opens a regular file read-only and returns its descriptor (and size). A directory, FIFO, device or
+// socket is refused by name before it is opened (a FIFO's open or read may never return), and so is a
+// file over max_text_bytes().
+int open_regular(const std::filesystem::path& path, uint64_t* size);
+
+// Inflates gzip data (every member) into `out`, streaming: the buffer grows with the output, never from
+// what the trailer claims, and more than max_text_bytes() of output is a TraceError. Returns the
+// compressed byte where the stream stopped when it was cut short (`out` then holds what inflated before).
+std::optional<uint64_t> inflate_gzip(std::string_view raw, const std::string& name, std::string& out, size_t size_hint = 0);
 
 }  // namespace shardscope::trace

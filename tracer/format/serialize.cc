@@ -56,7 +56,8 @@ std::optional<int64_t> parse_us(std::string_view t) {
     return int64_t(std::llround(v * 1000.0));
   }
   while (frac_digits < 3) { frac *= 10; ++frac_digits; }
-  if (whole > uint64_t(INT64_MAX) / 1000) return std::nullopt;
+  // Past INT64_MAX ns (about 292 years of µs) the value does not fit: refused, never wrapped.
+  if (whole > uint64_t(INT64_MAX) / 1000 || whole * 1000 + frac > uint64_t(INT64_MAX)) return std::nullopt;
   int64_t ns = int64_t(whole * 1000 + frac);
   return neg ? -ns : ns;
 }

@@ -1,0 +1,281 @@
+// Hostile traces (issue #15): each ends in one line naming the file (and byte), exit 2, quickly, never a
+// crash, a hang or a bare bad_alloc. The inputs are made here, in a temp dir: gzip bombs with zlib, deep
+// nesting with loops, so the repository stays small.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <zlib.h>
+
+#include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/support/run.h"
+#include "tests/support/temp_dir.h"
+#include "tracer/format/limits.h"
+
+namespace shardscope::test {
+namespace {
+
+namespace fs = std::filesystem;
+const std::string kHeader = R"({"shardscope":{"schema_version":1,"rank":0,"world_size":1)";
+
+void write(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
+
+// One gzip member of `text`.
+std::string gzip(const std::string& text) {
+  z_stream zs{};
+  deflateInit2(&zs, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
+  std::string out(deflateBound(&zs, uLong(text.size())), '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  zs.avail_in = uInt(text.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = uInt(out.size());
+  deflate(&zs, Z_FINISH);
+  out.resize(zs.total_out);
+  deflateEnd(&zs);
+  return out;
+}
+
+// The error: exit 2, one line, naming the file and containing `what`, within `seconds`.
+void expect_refused(const std::vector<std::string>& args, const std::string& file, const std::string& what, double seconds = 5) {
+  std::vector<std::string> a = {"/usr/bin/timeout", "-s", "KILL", "20", SHARDSCOPE_BIN};
+  a.insert(a.end(), args.begin(), args.end());
+  auto t0 = std::chrono::steady_clock::now();
+  RunResult r = run(a);
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  SCOPED_TRACE(args[0] + " " + file);
+  EXPECT_EQ(r.rc, 2) << r.err;
+  EXPECT_NE(r.err.find("shardscope: error: " + file), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(what), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line: " << r.err;
+  EXPECT_LT(r.err.size(), 600u);
+  EXPECT_LT(s, seconds);
+}
+
+void expect_refused_everywhere(const std::string& file, const std::string& what) {
+  for (std::vector<std::string> args : {std::vector<std::string>{"inspect", file}, {"report", file}, {"report", "--format", "html", file}, {"check-prefetch", file}})
+    expect_refused(args, file, what);
+}
+
+TEST(Hostile, DeepNestingInEveryHeaderObject) {
+  TempDir dir;
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  for (const char* key : {"clock", "run_config", "tracer"}) {
+    fs::path f = dir.path() / (std::string("deep_") + key + ".json");
+    write(f, kHeader + ",\"" + key + "\":" + deep + "},\"traceEvents\":[]}");
+    expect_refused_everywhere(f.string(), "nested deeper than 128 levels");
+  }
+  // Inside an event's args, and objects rather than arrays.
+  std::string objs;
+  for (int i = 0; i < 50000; ++i) objs += "{\"a\":";
+  objs += "1" + std::string(50000, '}');
+  fs::path args = dir.path() / "deep_args.json";
+  write(args, kHeader + "},\"traceEvents\":[{\"ph\":\"i\",\"name\":\"x\",\"pid\":0,\"tid\":1,\"ts\":1,\"args\":" + objs + "}]}");
+  expect_refused_everywhere(args.string(), "nested deeper than 128 levels");
+  // Kineto's distributedInfo (report reads Kineto files).
+  fs::path kineto = dir.path() / "deep_kineto.json";
+  write(kineto, "{\"schemaVersion\":1,\"distributedInfo\":" + deep + ",\"traceEvents\":[{\"ph\":\"X\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":1.5,\"dur\":2}]}");
+  expect_refused({"report", kineto.string()}, kineto.string(), "distributedInfo nests objects and arrays deeper than 128 levels");
+}
+
+TEST(Hostile, NonRegularFilesRefusedByName) {
+  TempDir dir;
+  fs::path fifo = dir.path() / "fifo.json";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  expect_refused_everywhere(fifo.string(), "is a FIFO (named pipe), not a regular file");
+  expect_refused_everywhere("/dev/zero", "is a device, not a regular file");
+}
+
+TEST(Hostile, GzipTrailerIsNeverTrusted) {
+  TempDir dir;
+  // 26 bytes: a gzip header, a cut deflate stream and a trailer claiming 4 GiB.
+  std::string g = gzip(std::string(1000, ' '));
+  std::string lie = g.substr(0, 18) + std::string("\xff\xff\xff\xff\0\0\0\0", 8);
+  fs::path f = dir.path() / "lie.json.gz";
+  write(f, lie.substr(0, 26));
+  for (const char* cmd : {"inspect", "report"}) {
+    std::vector<std::string> a = {"/usr/bin/timeout", "-s", "KILL", "20", SHARDSCOPE_BIN, cmd, f.string()};
+    rusage before{}, after{};
+    getrusage(RUSAGE_CHILDREN, &before);
+    RunResult r = run(a);
+    getrusage(RUSAGE_CHILDREN, &after);
+    EXPECT_EQ(r.rc, 2) << r.err;
+    EXPECT_NE(r.err.find(f.string()), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("bad_alloc"), std::string::npos) << r.err;
+    EXPECT_LT(after.ru_maxrss, 300 * 1024) << "KB: the trailer's 4 GiB was allocated";
+  }
+}
+
+TEST(Hostile, GzipBombsStopAtTheLimit) {
+  TempDir dir;
+  // 64 MiB of whitespace per member, 16 members: 1 GiB in about 1 MB, inflated by zlib's streaming path.
+  std::string ws = gzip(std::string(64 << 20, ' '));
+  std::string multi = gzip(kHeader + "},\"traceEvents\":[");
+  for (int i = 0; i < 16; ++i) multi += ws;
+  fs::path m = dir.path() / "ws_bomb.json.gz";
+  write(m, multi);
+  // One member of 80 MiB of valid events: its trailer is plausible, so libdeflate's one-pass path meets it.
+  std::string ev = R"({"ph":"X","name":"kernel","cat":"kernel","pid":0,"tid":7,"ts":1000,"dur":5,"args":{"stream":7}},)";
+  std::string events = kHeader + "},\"traceEvents\":[";
+  while (events.size() < (80u << 20)) events += ev;
+  fs::path one = dir.path() / "event_bomb.json.gz";
+  write(one, gzip(events));
+  for (const fs::path& f : {m, one})
+    for (const char* cmd : {"inspect", "report"})
+      expect_refused({cmd, "--max-trace-bytes", "64MiB", f.string()}, f.string(), "inflates to more than 64 MiB of JSON text, the limit (--max-trace-bytes raises it)", 10);
+  // The limit also bounds plain files.
+  fs::path plain = dir.path() / "big.json";
+  write(plain, kHeader + "},\"traceEvents\":[" + std::string(2 << 20, ' ') + "]}");
+  expect_refused({"inspect", "--max-trace-bytes", "1MiB", plain.string()}, plain.string(), "over the limit of 1 MiB");
+  // Raised, the same file loads.
+  RunResult ok = run({SHARDSCOPE_BIN, "inspect", "--max-trace-bytes", "4MiB", plain.string()});
+  EXPECT_EQ(ok.rc, 0) << ok.err;
+}
+
+TEST(Hostile, DefaultLimitFollowsTheMemoryAllowed) {
+  // In a child: RLIMIT_AS of 2 GiB makes the default an eighth of it.
+  pid_t pid = fork();
+  if (pid == 0) {
+    rlimit r{2ull << 30, 2ull << 30};
+    setrlimit(RLIMIT_AS, &r);
+    _exit(trace::default_max_text_bytes() == (256ull << 20) ? 0 : 1);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_LE(trace::default_max_text_bytes(), 4ull << 30);
+}
+
+TEST(Hostile, LongUnterminatedStringInGzipIsACutNotAHang) {
+  TempDir dir;
+  // One whole event, then a 40 MB string that never ends (over the 16 MiB string limit): about 40 KB of gzip.
+  std::string text = kHeader + R"(},"traceEvents":[{"ph":"i","name":"kept","pid":0,"tid":1,"ts":1},{"ph":"X","name":")" + std::string(40'000'000, 'a');
+  fs::path f = dir.path() / "long_string.json.gz";
+  write(f, gzip(text));
+  const uint64_t at = text.find("\"aaaa");
+  for (const char* cmd : {"inspect", "report"}) {
+    auto t0 = std::chrono::steady_clock::now();
+    RunResult r = run({"/usr/bin/timeout", "-s", "KILL", "20", SHARDSCOPE_BIN, cmd, f.string()});
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_EQ(r.rc, 0) << r.err;  // the event before the cut is kept, with a warning
+    EXPECT_NE(r.err.find(f.string() + ": file cut off at byte " + std::to_string(at)), std::string::npos) << r.err.substr(0, 500);
+    EXPECT_LT(r.err.size(), 2000u) << "the partial token is not echoed";
+    EXPECT_LT(s, 5.0);
+  }
+  // A string over the limit that does end is refused where it starts.
+  fs::path closed = dir.path() / "long_closed.json";
+  write(closed, kHeader + R"(},"traceEvents":[{"ph":"X","name":")" + std::string(20 << 20, 'a') + "\"}]}");
+  expect_refused({"report", closed.string()}, closed.string(), "over the limit of 16 MiB");
+}
+
+TEST(Hostile, TimesOutOfRangeAreErrors) {
+  TempDir dir;
+  const std::string ev = R"(},"traceEvents":[{"ph":"X","name":"k","pid":0,"tid":1,)";
+  struct Case {
+    const char* name;
+    std::string fields, what;
+  } cases[] = {
+      {"ts_max.json", R"("ts":9223372036854775807,"dur":1)", "traceEvents[0].ts 9223372036854775807 µs is out of range"},
+      {"dur_big.json", R"("ts":1,"dur":9300000000000000)", "traceEvents[0].dur 9300000000000000 µs is out of range"},
+      {"ts_u64.json", R"("ts":18446744073709551615,"dur":1)", "is out of range"},
+      {"ts_float.json", R"("ts":9.3e15,"dur":1)", "traceEvents[0].ts 9.3e15 µs is out of range"},
+      {"end.json", R"("ts":9000000000000000,"dur":900000000000000)", "ends beyond the nanosecond range"},
+  };
+  for (const Case& c : cases) {
+    fs::path f = dir.path() / c.name;
+    write(f, kHeader + ev + c.fields + "}]}");
+    expect_refused_everywhere(f.string(), c.what);
+  }
+}
+
+TEST(Hostile, HeaderFieldsOfTheWrongKind) {
+  TempDir dir;
+  struct Case {
+    const char* name;
+    std::string header, what;
+  } cases[] = {
+      {"neg.json", R"({"shardscope":{"schema_version":1,"rank":-5,"world_size":-1})", "\"shardscope\".\"rank\" is -5: not an integer from 0 up"},
+      {"world.json", R"({"shardscope":{"schema_version":1,"rank":0,"world_size":-1})", "\"shardscope\".\"world_size\" is -1: not an integer from 1 up"},
+      {"host.json", R"({"shardscope":{"schema_version":1,"rank":0,"world_size":1,"host":null})", "\"shardscope\".\"host\" is null: not a string"},
+      {"dropped.json", R"({"shardscope":{"schema_version":1,"rank":0,"world_size":1,"dropped_records":"many"})", "\"dropped_records\" is \"many\""},
+  };
+  for (const Case& c : cases) {
+    fs::path f = dir.path() / c.name;
+    write(f, c.header + R"(,"traceEvents":[]})");
+    expect_refused_everywhere(f.string(), c.what);
+  }
+}
+
+TEST(Hostile, InspectOnAKinetoFileSaysSoAtOnce) {
+  TempDir dir;
+  std::string events = R"({"schemaVersion":1,"deviceProperties":[],"traceEvents":[)";
+  for (int i = 0; i < 200000; ++i) events += R"({"ph":"X","name":"k","pid":0,"tid":7,"ts":1.5,"dur":2},)";
+  events += R"({"name":"Record Window End","ph":"i","s":"g","pid":"","tid":"","ts":5}]})";
+  fs::path f = dir.path() / "kineto.json";
+  write(f, events);
+  expect_refused({"inspect", f.string()}, f.string() + ": at byte 1: not a shardscope trace file", "PyTorch profiler (Kineto)", 2);
+  RunResult r = run({SHARDSCOPE_BIN, "report", f.string()});
+  EXPECT_EQ(r.rc, 0) << r.err;
+}
+
+TEST(Hostile, ZeroLengthDeviceEventsKeepSharesInRange) {
+  TempDir dir;
+  fs::path f = dir.path() / "zero.json";
+  write(f, kHeader + R"(},"traceEvents":[
+{"ph":"X","name":"ncclDevKernel_ReduceScatter_Sum_f32_RING_LL","cat":"comm","pid":0,"tid":7,"ts":10.3,"dur":0,"args":{"stream":7}},
+{"ph":"X","name":"ncclDevKernel_ReduceScatter_Sum_f32_RING_LL","cat":"comm","pid":0,"tid":7,"ts":500.3,"dur":0,"args":{"stream":7}},
+{"ph":"X","name":"gemm","cat":"kernel","pid":0,"tid":7,"ts":100,"dur":3,"args":{"stream":7}}]})");
+  RunResult r = run({SHARDSCOPE_BIN, "report", f.string()});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out.find("-0."), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("100.2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("non-compute 0.00 %"), std::string::npos) << r.out;
+}
+
+TEST(Hostile, ImplausibleParameterCountIsNotApplicable) {
+  TempDir dir;
+  fs::path f = dir.path() / "params.json";
+  write(f, kHeader + R"(,"run_config":{"sharding":"full_shard","world_size":1,"units":[{"id":0,"params":1e308},{"id":1,"params":1e308}]}},"traceEvents":[
+{"ph":"X","name":"gemm","cat":"kernel","pid":0,"tid":7,"ts":100,"dur":3,"args":{"stream":7}}]})");
+  for (const char* fmt : {"text", "html", "json"}) {
+    RunResult r = run({SHARDSCOPE_BIN, "report", "--format", fmt, f.string()});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_EQ(r.out.find("inf"), std::string::npos) << fmt;
+    EXPECT_EQ(r.out.find("nan"), std::string::npos) << fmt;
+    if (std::string(fmt) != "html") EXPECT_NE(r.out.find("not a parameter count"), std::string::npos) << r.out;
+  }
+}
+
+TEST(Hostile, StragglerTotalsNeverWrap) {
+  TempDir dir;
+  // Two ranks whose clock pairs put them at the two ends of the int64 range: the lateness saturates.
+  auto rank = [&](int r, const char* realtime) {
+    std::string t = std::string(R"({"shardscope":{"schema_version":1,"rank":)") + std::to_string(r) +
+                    R"(,"world_size":2,"clock":{"sync":{"monotonic_ns":0,"realtime_ns":)" + realtime + R"(}}},"traceEvents":[)";
+    for (int i = 0; i < 3; ++i)
+      t += std::string(i ? "," : "") + R"({"ph":"X","name":"ncclDevKernel_AllGather_RING_LL","cat":"comm","pid":0,"tid":7,"ts":)" + std::to_string(10 + i * 10) +
+           R"(,"dur":1,"args":{"stream":7}})";
+    fs::path f = dir.path() / ("rank" + std::to_string(r) + ".json");
+    write(f, t + "]}");
+    return f.string();
+  };
+  std::string a = rank(0, "-9000000000000000000"), b = rank(1, "9000000000000000000");
+  RunResult r = run({SHARDSCOPE_BIN, "report", "--format", "json", a, b});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  bool seen = false;
+  for (const auto& rk : j["stragglers"]["ranks"]) {
+    if (rk["times_last"].get<int>() == 0) continue;
+    seen = true;
+    EXPECT_GE(rk["total_late_by_ns"].get<int64_t>(), rk["max_late_by_ns"].get<int64_t>()) << rk.dump();
+    EXPECT_GE(rk["max_late_by_ns"].get<int64_t>(), 0) << rk.dump();
+  }
+  EXPECT_TRUE(seen) << r.out.substr(0, 2000);
+}
+
+}  // namespace
+}  // namespace shardscope::test

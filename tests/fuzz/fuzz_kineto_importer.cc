@@ -1,0 +1,26 @@
+// libFuzzer target: the PyTorch profiler (Kineto) importer on arbitrary text. Bad input must end in
+// trace::TraceError; anything else escaping is a finding.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "plugins/kineto/kineto_importer.h"
+#include "tracer/format/error.h"
+#include "tracer/format/limits.h"
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  shardscope::trace::limits().max_text_bytes = 16 << 20;
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace shardscope;
+  std::string text(reinterpret_cast<const char*>(data), size);
+  plugins::KinetoImporter imp;
+  try {
+    plugins::Input in{"fuzz.json", text.data(), text.size(), nullptr, false, std::nullopt};
+    (void)imp.read(std::move(in));
+  } catch (const trace::TraceError&) {
+  }
+  return 0;
+}

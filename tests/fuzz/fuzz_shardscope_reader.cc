@@ -1,0 +1,33 @@
+// libFuzzer target: the shardscope trace reader and importer on arbitrary JSON text (the bulk path of
+// `report` and `inspect`). Bad input must end in trace::TraceError; anything else escaping is a finding.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "plugins/shardscope/shardscope_importer.h"
+#include "tracer/format/error.h"
+#include "tracer/format/limits.h"
+#include "tracer/format/reader.h"
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  shardscope::trace::limits().max_text_bytes = 16 << 20;
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace shardscope;
+  std::string text(reinterpret_cast<const char*>(data), size);
+  try {
+    trace::TraceFile f = trace::parse_trace(text, "fuzz.json");
+    (void)f.shardscope.dump();  // what `inspect --format json` prints: the header must be printable
+  } catch (const trace::TraceError&) {
+  }
+  plugins::ShardscopeImporter imp;
+  if (!imp.can_read(text)) return 0;
+  try {
+    plugins::Input in{"fuzz.json", text.data(), text.size(), nullptr, false, std::nullopt};
+    (void)imp.read(std::move(in));
+  } catch (const trace::TraceError&) {
+  }
+  return 0;
+}
