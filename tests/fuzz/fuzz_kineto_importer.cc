@@ -6,12 +6,6 @@
 
 #include "plugins/kineto/kineto_importer.h"
 #include "tracer/format/error.h"
-#include "tracer/format/limits.h"
-
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  shardscope::trace::limits().max_text_bytes = 16 << 20;
-  return 0;
-}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace shardscope;

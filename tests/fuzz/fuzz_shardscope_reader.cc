@@ -6,13 +6,7 @@
 
 #include "plugins/shardscope/shardscope_importer.h"
 #include "tracer/format/error.h"
-#include "tracer/format/limits.h"
 #include "tracer/format/reader.h"
-
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  shardscope::trace::limits().max_text_bytes = 16 << 20;
-  return 0;
-}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace shardscope;
