@@ -19,6 +19,14 @@ QString format_ns(double ns) {
 }
 
 namespace {
+// A tick's label with as many decimals as the tick step needs, in the step's unit ("120 ms", "1.5 s").
+QString tick_label(double ns, double step) {
+  double unit = step >= 1e9 ? 1e9 : step >= 1e6 ? 1e6 : step >= 1e3 ? 1e3 : 1;
+  const char* name = unit == 1e9 ? " s" : unit == 1e6 ? " ms" : unit == 1e3 ? " µs" : " ns";
+  int decimals = std::max(0, int(-std::floor(std::log10(step / unit) + 1e-9)));
+  return QString::number(ns / unit, 'f', decimals) + QString::fromUtf8(name);
+}
+
 QColor qcolour(Rgb c) { return QColor::fromRgb(QRgb(0xFF000000u | c)); }
 }  // namespace
 
@@ -107,7 +115,7 @@ void TimelineWidget::paintRuler(QPainter& p) {
   for (double t = first; t < vp_.end_ns(); t += step) {
     int x = kLabelWidth + int(std::lround(vp_.x_of(t)));
     p.drawLine(x, kRulerHeight - 6, x, kRulerHeight);
-    p.drawText(x + 3, kRulerHeight - 8, format_ns(t - origin));
+    p.drawText(x + 3, kRulerHeight - 8, tick_label(t - origin, step));
   }
   p.drawLine(0, kRulerHeight - 1, width(), kRulerHeight - 1);
 }
