@@ -252,7 +252,11 @@ bool MainWindow::selectByName(const QString& name) {
       for (uint32_t i = 0; i < rank.tracks[t].events.size(); ++i)
         if (rank.tracks[t].events[i].name == id) {
           const model::Event& e = rank.tracks[t].events[i];
-          timeline_->zoomTo(e.ts_ns, e.end_ns(), r, t);
+          int64_t lo = e.ts_ns;
+          // Show the host call that launched it too, so the launch arrow has both ends in view.
+          if (const model::LaunchLink* l = layout_->ranks()[r].index.launch_of({t, i}))
+            lo = std::min(lo, rank.tracks[l->launch.track].events[l->launch.index].ts_ns);
+          timeline_->zoomTo(lo, e.end_ns(), r, t);
           timeline_->select(Selection{r, {t, i}});
           showEventDetails(r, t, i);
           return true;

@@ -106,10 +106,10 @@ void TimelineWidget::paintRuler(QPainter& p) {
   p.fillRect(QRect(0, 0, width(), kRulerHeight), QColor(0xEE, 0xEE, 0xEE));
   p.setPen(QColor(0x44, 0x44, 0x44));
   p.drawText(QRect(4, 0, kLabelWidth - 8, kRulerHeight), Qt::AlignVCenter | Qt::AlignLeft, format_ns(vp_.ns_per_px * vp_.width_px));
-  // A tick every 1, 2 or 5 × 10^k ns, about every 100 px; labels relative to the trace's start.
+  // A tick every 1, 2 or 5 × 10^k ns, at least 100 px apart; labels relative to the trace's start.
   double raw = vp_.ns_per_px * 100;
   double pow10 = std::pow(10.0, std::floor(std::log10(raw)));
-  double step = raw / pow10 < 2 ? pow10 : raw / pow10 < 5 ? 2 * pow10 : 5 * pow10;
+  double step = raw / pow10 <= 1 ? pow10 : raw / pow10 <= 2 ? 2 * pow10 : raw / pow10 <= 5 ? 5 * pow10 : 10 * pow10;
   double origin = double(layout_->start_ns());
   double first = std::ceil((vp_.start_ns - origin) / step) * step + origin;
   for (double t = first; t < vp_.end_ns(); t += step) {
