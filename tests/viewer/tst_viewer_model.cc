@@ -1,0 +1,226 @@
+// The viewer's model without widgets: rows for the golden traces, level of detail (folded runs, counts,
+// only visible events touched), hit testing, and range statistics on a hand-built rank.
+#include <QtTest>
+
+#include "analyzer/analysis/run.h"
+#include "viewer/model/range_stats.h"
+#include "viewer/model/timeline_layout.h"
+
+using namespace shardscope;
+using namespace shardscope::viewer;
+
+namespace {
+
+analysis::AnalysedRun load(const std::string& path) {
+  plugins::LoadOptions options;
+  return analysis::analyse_run({std::string(SHARDSCOPE_SOURCE_DIR) + "/" + path}, options);
+}
+
+model::Event ev(int64_t ts, int64_t dur, model::IntervalClass cls = model::IntervalClass::Compute,
+                model::CollectiveKind coll = model::CollectiveKind::None) {
+  model::Event e;
+  e.ts_ns = ts;
+  e.dur_ns = dur;
+  e.cls = cls;
+  e.coll = coll;
+  return e;
+}
+
+TrackIndex flat_index(const model::Track& t) { return build_track_index(t, std::vector<uint16_t>(t.events.size(), 0)); }
+
+// Rows must tile the height in order, without overlapping.
+void check_rows_ordered(const TimelineLayout& l) {
+  int y = 0;
+  for (const Row& r : l.rows()) {
+    QVERIFY(r.y >= y);
+    QVERIFY(r.height > 0);
+    y = r.y + r.height;
+  }
+  QVERIFY(l.height() >= y);
+}
+
+}  // namespace
+
+class TestViewerModel : public QObject {
+  Q_OBJECT
+ private slots:
+  void layoutKinetoTwoRanks() {
+    analysis::AnalysedRun run = load("tests/golden/kineto_two_ranks");
+    QCOMPARE(run.trace.ranks.size(), size_t(2));
+    TimelineLayout l(run.trace);
+    check_rows_ordered(l);
+    std::vector<std::string> headers;
+    size_t track_rows = 0, comm_rows = 0;
+    for (const Row& r : l.rows()) {
+      if (r.kind == RowKind::RankHeader) headers.push_back(r.label);
+      if (r.kind != RowKind::Track) continue;
+      ++track_rows;
+      const RankView& rv = l.ranks()[r.rank];
+      const model::Track& t = rv.rank->tracks[size_t(r.item)];
+      QVERIFY(!t.events.empty());
+      // One lane per nesting depth: the deepest event's depth + 1.
+      uint16_t deepest = *std::max_element(rv.index.depth[size_t(r.item)].begin(), rv.index.depth[size_t(r.item)].end());
+      QCOMPARE(int(r.lanes), deepest + 1);
+      QCOMPARE(r.height, r.lanes * l.options().lane_height);
+      for (const model::Event& e : t.events)
+        if (e.cls == model::IntervalClass::Communication) {
+          ++comm_rows;
+          break;
+        }
+    }
+    QCOMPARE(headers, (std::vector<std::string>{"rank 0", "rank 1"}));
+    size_t nonempty = 0;
+    for (const model::Rank& rank : run.trace.ranks)
+      for (const model::Track& t : rank.tracks) nonempty += !t.events.empty();
+    QCOMPARE(track_rows, nonempty);
+    QVERIFY(comm_rows >= 2);  // each rank has a stream with NCCL kernels
+    QCOMPARE(l.events(), run.trace.ranks[0].event_count() + run.trace.ranks[1].event_count());
+    QVERIFY(l.start_ns() < l.end_ns());
+    // Host threads come first in each group: they nest, so they have lanes to spare.
+    const Row& first = l.rows()[1];
+    QCOMPARE(l.ranks()[0].rank->tracks[size_t(first.item)].kind, model::TrackKind::HostThread);
+    QVERIFY(first.lanes > 1);
+  }
+
+  void layoutGpuDemo() {
+    analysis::AnalysedRun run = load("tests/golden/gpu_demo/gpu_demo.json.gz");
+    TimelineLayout l(run.trace);
+    check_rows_ordered(l);
+    QCOMPARE(size_t(std::count_if(l.rows().begin(), l.rows().end(), [](const Row& r) { return r.kind == RowKind::RankHeader; })),
+             run.trace.ranks.size());
+    bool stream = false;
+    for (const Row& r : l.rows())
+      if (r.kind == RowKind::Track && l.ranks()[r.rank].rank->tracks[size_t(r.item)].kind == model::TrackKind::DeviceStream) stream = true;
+    QVERIFY(stream);
+    // row_at maps each row's pixels back to it.
+    for (size_t i = 0; i < l.rows().size(); ++i) {
+      int lane = -1;
+      QCOMPARE(l.row_at(l.rows()[i].y + l.rows()[i].height - 1, &lane), int(i));
+    }
+  }
+
+  void foldsSubPixelRuns() {
+    model::Track t;
+    // 1000 events of 10 ns every 20 ns, a gap, then one 50 µs event.
+    for (int i = 0; i < 1000; ++i) t.events.push_back(ev(i * 20, 10));
+    t.events.push_back(ev(100'000, 50'000, model::IntervalClass::Communication, model::CollectiveKind::AllGather));
+    TrackIndex idx = flat_index(t);
+    Viewport vp = Viewport::fit(0, 200'000, 200);  // 1000 ns per pixel
+    std::vector<Mark> marks;
+    track_marks(t, idx, vp, marks);
+    QCOMPARE(marks.size(), size_t(2));
+    QCOMPARE(marks[0].count, 1000u);  // the whole dense run, 20 px wide, is one mark
+    QCOMPARE(marks[0].colour, kCompute);
+    QVERIFY(marks[0].x1 - marks[0].x0 > 19 && marks[0].x1 - marks[0].x0 < 21);
+    QCOMPARE(marks[1].count, 1u);
+    QCOMPARE(marks[1].event, 1000u);
+    QCOMPARE(marks[1].colour, kAllGather);
+    QCOMPARE(marks[1].x0, 100.0f);
+    QCOMPARE(marks[1].x1, 150.0f);
+    // Zoomed in to 1 ns per pixel, every event is its own mark.
+    marks.clear();
+    track_marks(t, idx, Viewport::fit(0, 1000, 1000), marks);
+    QCOMPARE(marks.size(), size_t(50));
+    for (const Mark& m : marks) QCOMPARE(m.count, 1u);
+  }
+
+  void gapsOfAPixelSplitRuns() {
+    model::Track t;
+    // Two dense runs 5 px apart stay two marks.
+    for (int i = 0; i < 100; ++i) t.events.push_back(ev(i * 10, 5));
+    for (int i = 0; i < 100; ++i) t.events.push_back(ev(6000 + i * 10, 5));
+    TrackIndex idx = flat_index(t);
+    std::vector<Mark> marks;
+    track_marks(t, idx, Viewport::fit(0, 10'000, 10), marks);  // 1000 ns per pixel
+    QCOMPARE(marks.size(), size_t(2));
+    QCOMPARE(marks[0].count + marks[1].count, 200u);
+    QCOMPARE(marks[1].event, 100u);
+  }
+
+  void countsSumToVisibleEvents() {
+    model::Track t;
+    // Irregular widths: some events wider than a pixel, most not.
+    int64_t ts = 0;
+    for (int i = 0; i < 20'000; ++i) {
+      int64_t dur = (i % 97 == 0) ? 5000 : 3 + i % 40;
+      t.events.push_back(ev(ts, dur, i % 3 ? model::IntervalClass::Compute : model::IntervalClass::Memory));
+      ts += dur + (i % 7) * 11;
+    }
+    TrackIndex idx = flat_index(t);
+    for (double frac : {1.0, 0.1, 0.01}) {
+      for (double at : {0.0, 0.33, 0.9}) {
+        double span = double(ts) * frac;
+        Viewport vp;
+        vp.width_px = 800;
+        vp.ns_per_px = span / vp.width_px;
+        vp.start_ns = double(ts) * at * (1 - frac) + 1234;
+        std::vector<Mark> marks;
+        track_marks(t, idx, vp, marks);
+        size_t sum = 0;
+        for (const Mark& m : marks) {
+          sum += m.count;
+          // Every mark's events lie in the view: the first starts before its right edge and reaches in.
+          const model::Event& first = t.events[m.event];
+          QVERIFY(double(first.ts_ns) < vp.end_ns());
+          const model::Event& last = t.events[m.event + m.count - 1];
+          QVERIFY(double(last.end_ns()) > vp.start_ns);
+          QVERIFY(m.x0 >= -1 && m.x1 <= vp.width_px + 1 && m.x0 <= m.x1);
+        }
+        QCOMPARE(sum, visible_events(t, idx.lanes[0], vp.start_ns, vp.end_ns()));
+        // A frame is bounded by pixels, not events: at most about two marks per pixel.
+        QVERIFY(marks.size() <= size_t(2 * vp.width_px + 2));
+      }
+    }
+  }
+
+  void nestedLanesAndHitTest() {
+    model::Rank rank;
+    model::Track t;
+    t.kind = model::TrackKind::HostThread;
+    t.events = {ev(0, 1000, model::IntervalClass::Host), ev(100, 300, model::IntervalClass::Host), ev(150, 50, model::IntervalClass::Host),
+                ev(600, 200, model::IntervalClass::Host)};
+    rank.tracks.push_back(t);
+    model::Trace trace;
+    trace.ranks.push_back(std::move(rank));
+    TimelineLayout l(trace);
+    const RankView& rv = l.ranks()[0];
+    QCOMPARE(rv.tracks[0].lanes.size(), size_t(3));
+    QCOMPARE(l.rows()[1].lanes, uint16_t(3));
+    const model::Track& tr = rv.rank->tracks[0];
+    QCOMPARE(rv.tracks[0].lanes[1].size(), 2u);  // the two children of the root
+    QCOMPARE(hit_test(tr, rv.tracks[0].lanes[1], 700, 0).value(), 3u);
+    QCOMPARE(hit_test(tr, rv.tracks[0].lanes[2], 160, 0).value(), 2u);
+    QVERIFY(!hit_test(tr, rv.tracks[0].lanes[2], 900, 10));
+    QCOMPARE(hit_test(tr, rv.tracks[0].lanes[0], 999, 0).value(), 0u);
+  }
+
+  void rangeStatsOnHandBuiltRank() {
+    model::Rank rank;
+    model::Track compute, comm;
+    compute.kind = model::TrackKind::DeviceStream;
+    comm.kind = model::TrackKind::Communication;
+    compute.events = {ev(0, 100), ev(300, 100)};
+    comm.events = {ev(50, 100, model::IntervalClass::Communication, model::CollectiveKind::AllGather),
+                   ev(500, 100, model::IntervalClass::Communication, model::CollectiveKind::ReduceScatter)};
+    rank.tracks = {compute, comm};
+    RangeIndex idx = build_range_index(rank);
+    RangeStats s = range_stats(idx, 0, 1000);
+    QCOMPARE(s.class_ns[size_t(model::IntervalClass::Compute)], int64_t(200));
+    QCOMPARE(s.class_ns[size_t(model::IntervalClass::Communication)], int64_t(200));
+    QCOMPARE(s.window.overlap_ns, int64_t(50));
+    QCOMPARE(s.window.exposed_ns(), int64_t(150));
+    QCOMPARE(*s.window.overlap_pct(), 25.0);
+    QCOMPARE(s.window.idle_ns(), int64_t(1000 - 350));
+    // Clipped to a window that cuts the first pair: [80, 120) holds 20 ns of compute, 40 of comm, 20 shared.
+    RangeStats c = range_stats(idx, 80, 120);
+    QCOMPARE(c.window.compute_ns, int64_t(20));
+    QCOMPARE(c.window.comm_ns, int64_t(40));
+    QCOMPARE(c.window.overlap_ns, int64_t(20));
+    QCOMPARE(*c.window.overlap_pct(), 50.0);
+    // Nothing there: no overlap percentage, not a zero.
+    QVERIFY(!range_stats(idx, 700, 800).window.overlap_pct());
+  }
+};
+
+QTEST_GUILESS_MAIN(TestViewerModel)
+#include "tst_viewer_model.moc"

@@ -1,0 +1,336 @@
+#include "viewer/app/timeline_widget.h"
+
+#include <QKeyEvent>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QWheelEvent>
+
+#include <cmath>
+#include <unordered_map>
+
+namespace shardscope::viewer {
+
+QString format_ns(double ns) {
+  double a = std::fabs(ns);
+  if (a >= 1e9) return QString::number(ns / 1e9, 'f', 3) + " s";
+  if (a >= 1e6) return QString::number(ns / 1e6, 'f', 3) + " ms";
+  if (a >= 1e3) return QString::number(ns / 1e3, 'f', 1) + QString::fromUtf8(" µs");
+  return QString::number(ns, 'f', 0) + " ns";
+}
+
+namespace {
+// A tick's label with as many decimals as the tick step needs, in the step's unit ("120 ms", "1.5 s").
+QString tick_label(double ns, double step) {
+  double unit = step >= 1e9 ? 1e9 : step >= 1e6 ? 1e6 : step >= 1e3 ? 1e3 : 1;
+  const char* name = unit == 1e9 ? " s" : unit == 1e6 ? " ms" : unit == 1e3 ? " µs" : " ns";
+  int decimals = std::max(0, int(-std::floor(std::log10(step / unit) + 1e-9)));
+  return QString::number(ns / unit, 'f', decimals) + QString::fromUtf8(name);
+}
+
+QColor qcolour(Rgb c) { return QColor::fromRgb(QRgb(0xFF000000u | c)); }
+}  // namespace
+
+TimelineWidget::TimelineWidget(QWidget* parent) : QWidget(parent) {
+  setFocusPolicy(Qt::StrongFocus);
+  setMouseTracking(false);
+  setMinimumSize(400, 200);
+  setAutoFillBackground(false);
+}
+
+void TimelineWidget::setTimeline(const TimelineLayout* layout) {
+  layout_ = layout;
+  selection_.reset();
+  range_.reset();
+  y_scroll_ = 0;
+  if (layout_) vp_ = Viewport::fit(layout_->start_ns(), std::max(layout_->end_ns(), layout_->start_ns() + 1), plotWidth());
+  update();
+}
+
+void TimelineWidget::resizeEvent(QResizeEvent*) {
+  // Keep the time span across a resize: the same window, more or fewer pixels.
+  double span = vp_.ns_per_px * vp_.width_px;
+  vp_.width_px = plotWidth();
+  vp_.ns_per_px = span / vp_.width_px;
+}
+
+void TimelineWidget::zoomBy(double factor, double x) {
+  vp_.zoom_around(x, factor);
+  update();
+}
+
+void TimelineWidget::panBy(double px) {
+  vp_.pan_px(px);
+  update();
+}
+
+void TimelineWidget::scrollBy(int dy) {
+  if (!layout_) return;
+  int max_scroll = std::max(0, layout_->height() - (height() - kRulerHeight));
+  y_scroll_ = std::clamp(y_scroll_ + dy, 0, max_scroll);
+  update();
+}
+
+void TimelineWidget::select(const std::optional<Selection>& s) {
+  selection_ = s;
+  update();
+}
+
+void TimelineWidget::zoomTo(int64_t lo, int64_t hi, uint32_t rank, uint32_t track) {
+  int64_t margin = std::max<int64_t>(1, (hi - lo) / 10);
+  vp_ = Viewport::fit(lo - margin, hi + margin, plotWidth());
+  if (layout_) {
+    int row = layout_->row_of_track(rank, track);
+    if (row >= 0) {
+      const Row& r = layout_->rows()[size_t(row)];
+      int view_h = height() - kRulerHeight;
+      if (r.y < y_scroll_ || r.y + r.height > y_scroll_ + view_h) y_scroll_ = std::max(0, r.y - view_h / 3);
+    }
+  }
+  update();
+}
+
+void TimelineWidget::paintEvent(QPaintEvent*) {
+  QPainter p(this);
+  p.fillRect(rect(), QColor(0xFA, 0xFA, 0xFA));
+  if (!layout_) {
+    p.setPen(Qt::darkGray);
+    p.drawText(rect(), Qt::AlignCenter, tr("Open a run directory or trace files (File > Open, or drop them here)"));
+    return;
+  }
+  paintRows(p);
+  paintSelection(p);
+  paintRuler(p);
+}
+
+void TimelineWidget::paintRuler(QPainter& p) {
+  p.fillRect(QRect(0, 0, width(), kRulerHeight), QColor(0xEE, 0xEE, 0xEE));
+  p.setPen(QColor(0x44, 0x44, 0x44));
+  p.drawText(QRect(4, 0, kLabelWidth - 8, kRulerHeight), Qt::AlignVCenter | Qt::AlignLeft, format_ns(vp_.ns_per_px * vp_.width_px));
+  // A tick every 1, 2 or 5 × 10^k ns, at least 100 px apart; labels relative to the trace's start.
+  double raw = vp_.ns_per_px * 100;
+  double pow10 = std::pow(10.0, std::floor(std::log10(raw)));
+  double step = raw / pow10 <= 1 ? pow10 : raw / pow10 <= 2 ? 2 * pow10 : raw / pow10 <= 5 ? 5 * pow10 : 10 * pow10;
+  double origin = double(layout_->start_ns());
+  double first = std::ceil((vp_.start_ns - origin) / step) * step + origin;
+  for (double t = first; t < vp_.end_ns(); t += step) {
+    int x = kLabelWidth + int(std::lround(vp_.x_of(t)));
+    p.drawLine(x, kRulerHeight - 6, x, kRulerHeight);
+    p.drawText(x + 3, kRulerHeight - 8, tick_label(t - origin, step));
+  }
+  p.drawLine(0, kRulerHeight - 1, width(), kRulerHeight - 1);
+}
+
+void TimelineWidget::paintRows(QPainter& p) {
+  const int top = kRulerHeight, bottom = height();
+  const int lane_h = layout_->options().lane_height;
+  // Rectangles are gathered per colour over the whole frame and drawn with one drawRects call per colour.
+  std::unordered_map<Rgb, std::vector<QRectF>> by_colour, merged_by_colour;
+  struct Label { QRectF r; uint32_t rank, track, event; };
+  std::vector<Label> labels;
+  p.save();
+  p.setClipRect(QRect(kLabelWidth, top, plotWidth(), bottom - top));
+  for (const Row& row : layout_->rows()) {
+    int y = top + row.y - y_scroll_;
+    if (y + row.height < top) continue;
+    if (y > bottom) break;
+    if (row.kind == RowKind::RankHeader) {
+      p.fillRect(QRect(kLabelWidth, y, plotWidth(), row.height), QColor(0xE4, 0xE8, 0xF0));
+      continue;
+    }
+    if (row.kind == RowKind::Counter) {
+      paintCounter(p, row, y);
+      continue;
+    }
+    const RankView& rv = layout_->ranks()[row.rank];
+    const model::Track& track = rv.rank->tracks[size_t(row.item)];
+    marks_.clear();
+    track_marks(track, rv.tracks[size_t(row.item)], vp_, marks_);
+    for (const Mark& m : marks_) {
+      QRectF r(kLabelWidth + m.x0, y + m.lane * lane_h + 1, std::max(1.0f, m.x1 - m.x0), lane_h - 2);
+      (m.count > 1 ? merged_by_colour : by_colour)[m.colour].push_back(r);
+      if (m.count == 1 && r.width() > 40) labels.push_back({r, row.rank, uint32_t(row.item), m.event});
+    }
+  }
+  p.setPen(Qt::NoPen);
+  for (auto& [c, rects] : by_colour) {
+    p.setBrush(qcolour(c));
+    p.drawRects(rects.data(), int(rects.size()));
+  }
+  // Merged runs: the same colour, lighter, so a run of many tiny events does not read as one long one.
+  for (auto& [c, rects] : merged_by_colour) {
+    p.setBrush(qcolour(c).lighter(130));
+    p.drawRects(rects.data(), int(rects.size()));
+  }
+  p.setPen(Qt::black);
+  QFontMetrics fm(font());
+  for (const Label& l : labels) {
+    const RankView& rv = layout_->ranks()[l.rank];
+    QString name = QString::fromUtf8(rv.rank->str(rv.rank->tracks[l.track].events[l.event].name));
+    QRectF text = l.r.adjusted(3, 0, -2, 0).intersected(QRectF(kLabelWidth, top, plotWidth(), bottom - top));
+    p.drawText(text, Qt::AlignVCenter | Qt::AlignLeft, fm.elidedText(name, Qt::ElideRight, int(text.width())));
+  }
+  p.restore();
+  // The label column, drawn last so marks never cover it.
+  p.fillRect(QRect(0, top, kLabelWidth, bottom - top), QColor(0xF0, 0xF0, 0xF0));
+  for (const Row& row : layout_->rows()) {
+    int y = top + row.y - y_scroll_;
+    if (y + row.height < top) continue;
+    if (y > bottom) break;
+    QFont f = font();
+    f.setBold(row.kind == RowKind::RankHeader);
+    p.setFont(f);
+    p.setPen(row.kind == RowKind::RankHeader ? QColor(0x10, 0x20, 0x40) : QColor(0x30, 0x30, 0x30));
+    if (row.kind == RowKind::RankHeader) p.fillRect(QRect(0, y, kLabelWidth, row.height), QColor(0xD0, 0xD8, 0xE8));
+    int indent = row.kind == RowKind::RankHeader ? 4 : 14;
+    p.drawText(QRect(indent, y, kLabelWidth - indent - 4, std::min(row.height, 20)), Qt::AlignVCenter | Qt::AlignLeft,
+               QFontMetrics(f).elidedText(QString::fromStdString(row.label), Qt::ElideRight, kLabelWidth - indent - 4));
+  }
+  p.setFont(font());
+  p.setPen(QColor(0xC0, 0xC0, 0xC0));
+  p.drawLine(kLabelWidth - 1, top, kLabelWidth - 1, bottom);
+}
+
+void TimelineWidget::paintCounter(QPainter& p, const Row& row, int y) {
+  const model::CounterSeries& series = layout_->ranks()[row.rank].rank->counters[size_t(row.item)];
+  if (series.samples.empty()) return;
+  double peak = series.peak();
+  if (peak <= 0) return;
+  // An area chart: per pixel column the largest value that holds in it (a step function between samples).
+  QPolygonF area;
+  area.reserve(2 * vp_.width_px + 2);
+  double base = y + row.height;
+  area << QPointF(kLabelWidth, base);
+  auto value_at = [&](double ns) {
+    auto it = std::upper_bound(series.samples.begin(), series.samples.end(), ns,
+                               [](double v, const model::CounterSample& s) { return v < double(s.ts_ns); });
+    return it == series.samples.begin() ? 0.0 : std::prev(it)->value;
+  };
+  for (int x = 0; x < vp_.width_px; ++x) {
+    double lo = vp_.ns_at(x), hi = vp_.ns_at(x + 1);
+    double v = value_at(lo);
+    auto it = std::lower_bound(series.samples.begin(), series.samples.end(), lo,
+                               [](const model::CounterSample& s, double t) { return double(s.ts_ns) < t; });
+    for (int n = 0; it != series.samples.end() && double(it->ts_ns) < hi && n < 64; ++it, ++n) v = std::max(v, it->value);
+    double h = (row.height - 2) * v / peak;
+    area << QPointF(kLabelWidth + x, base - h) << QPointF(kLabelWidth + x + 1, base - h);
+  }
+  area << QPointF(kLabelWidth + vp_.width_px, base);
+  p.setPen(Qt::NoPen);
+  p.setBrush(QColor(0x56, 0xB4, 0xE9, 160));
+  p.drawPolygon(area);
+}
+
+std::optional<QRectF> TimelineWidget::eventRect(uint32_t rank, model::EventRef ref) const {
+  int row = layout_->row_of_track(rank, ref.track);
+  if (row < 0) return std::nullopt;
+  const Row& r = layout_->rows()[size_t(row)];
+  const RankView& rv = layout_->ranks()[rank];
+  const model::Event& e = rv.rank->tracks[ref.track].events[ref.index];
+  int lane = rv.index.depth[ref.track][ref.index];
+  double x0 = kLabelWidth + vp_.x_of(double(e.ts_ns)), x1 = kLabelWidth + vp_.x_of(double(e.end_ns()));
+  int lane_h = layout_->options().lane_height;
+  return QRectF(x0, kRulerHeight + r.y - y_scroll_ + lane * lane_h, std::max(2.0, x1 - x0), lane_h);
+}
+
+void TimelineWidget::paintSelection(QPainter& p) {
+  p.save();
+  p.setClipRect(QRect(kLabelWidth, kRulerHeight, plotWidth(), height() - kRulerHeight));
+  if (range_) {
+    double x0 = kLabelWidth + vp_.x_of(double(range_->first)), x1 = kLabelWidth + vp_.x_of(double(range_->second));
+    p.fillRect(QRectF(x0, kRulerHeight, x1 - x0, height()), QColor(0x33, 0x66, 0xCC, 40));
+  }
+  if (selection_) {
+    if (auto r = eventRect(selection_->rank, selection_->event)) {
+      p.setPen(QPen(Qt::black, 2));
+      p.setBrush(Qt::NoBrush);
+      p.drawRect(*r);
+      // The launch → kernel arrow: from the host call that issued this device event.
+      const RankView& rv = layout_->ranks()[selection_->rank];
+      if (const model::LaunchLink* l = rv.index.launch_of(selection_->event)) {
+        if (auto from = eventRect(selection_->rank, l->launch)) {
+          QPointF a(from->left(), from->bottom()), b(r->left(), r->top());
+          p.setPen(QPen(QColor(0xCC, 0x00, 0x00), 1.5));
+          p.drawLine(a, b);
+          QLineF line(b, a);
+          QLineF h1 = line, h2 = line;
+          h1.setLength(8), h2.setLength(8);
+          h1.setAngle(line.angle() + 25), h2.setAngle(line.angle() - 25);
+          p.drawLine(h1), p.drawLine(h2);
+        }
+      }
+    }
+  }
+  p.restore();
+}
+
+void TimelineWidget::wheelEvent(QWheelEvent* e) {
+  double steps = e->angleDelta().y() / 120.0;
+  if (e->modifiers() & Qt::ShiftModifier) {
+    scrollBy(int(-steps * 40));
+  } else {
+    zoomBy(std::pow(0.8, steps), e->position().x() - kLabelWidth);
+  }
+  e->accept();
+}
+
+void TimelineWidget::keyPressEvent(QKeyEvent* e) {
+  switch (e->key()) {
+    case Qt::Key_W: zoomBy(0.8, plotWidth() / 2.0); break;
+    case Qt::Key_S: zoomBy(1.25, plotWidth() / 2.0); break;
+    case Qt::Key_A: panBy(-plotWidth() / 10.0); break;
+    case Qt::Key_D: panBy(plotWidth() / 10.0); break;
+    default: QWidget::keyPressEvent(e); return;
+  }
+  e->accept();
+}
+
+void TimelineWidget::mousePressEvent(QMouseEvent* e) {
+  press_ = last_ = e->position().toPoint();
+  dragging_ = false;
+  selecting_ = (e->modifiers() & Qt::ShiftModifier) && layout_;
+  if (selecting_) {
+    int lane = 0;
+    int row = layout_->row_at(press_.y() - kRulerHeight + y_scroll_, &lane);
+    range_rank_ = row >= 0 ? int(layout_->rows()[size_t(row)].rank) : -1;
+  }
+}
+
+void TimelineWidget::mouseMoveEvent(QMouseEvent* e) {
+  QPoint pos = e->position().toPoint();
+  if ((pos - press_).manhattanLength() > 3) dragging_ = true;
+  if (selecting_) {
+    double a = vp_.ns_at(press_.x() - kLabelWidth), b = vp_.ns_at(pos.x() - kLabelWidth);
+    range_ = {int64_t(std::min(a, b)), int64_t(std::max(a, b))};
+    update();
+  } else if (dragging_) {
+    panBy(last_.x() - pos.x());
+    scrollBy(last_.y() - pos.y());
+  }
+  last_ = pos;
+}
+
+void TimelineWidget::mouseReleaseEvent(QMouseEvent* e) {
+  if (selecting_ && range_ && range_rank_ >= 0) emit rangeSelected(uint32_t(range_rank_), range_->first, range_->second);
+  else if (!dragging_) clickAt(e->position().toPoint());
+  selecting_ = dragging_ = false;
+}
+
+void TimelineWidget::clickAt(QPoint pos) {
+  if (!layout_ || pos.x() < kLabelWidth || pos.y() < kRulerHeight) return;
+  int lane = 0;
+  int row = layout_->row_at(pos.y() - kRulerHeight + y_scroll_, &lane);
+  if (row < 0 || layout_->rows()[size_t(row)].kind != RowKind::Track) return;
+  const Row& r = layout_->rows()[size_t(row)];
+  const RankView& rv = layout_->ranks()[r.rank];
+  const TrackIndex& ti = rv.tracks[size_t(r.item)];
+  if (size_t(lane) >= ti.lanes.size()) return;
+  auto hit = hit_test(rv.rank->tracks[size_t(r.item)], ti.lanes[size_t(lane)], vp_.ns_at(pos.x() - kLabelWidth), 3 * vp_.ns_per_px);
+  if (!hit) {
+    select(std::nullopt);
+    return;
+  }
+  select(Selection{r.rank, {uint32_t(r.item), *hit}});
+  emit eventSelected(r.rank, uint32_t(r.item), *hit);
+}
+
+}  // namespace shardscope::viewer

@@ -1,0 +1,77 @@
+// The timeline: one group per rank, a row per track, painted from the level-of-detail marks of the rows in
+// view (viewer/model), rectangles batched by colour. Wheel and W/S zoom, drag and A/D pan, Shift+wheel
+// scrolls rows, Shift+drag selects a time range; a click selects an event.
+#pragma once
+
+#include <QWidget>
+
+#include <optional>
+#include <vector>
+
+#include "model/index.h"
+#include "viewer/model/timeline_layout.h"
+#include "viewer/model/viewport.h"
+
+namespace shardscope::viewer {
+
+struct Selection {
+  uint32_t rank = 0;  // layout rank
+  model::EventRef event;
+};
+
+class TimelineWidget : public QWidget {
+  Q_OBJECT
+ public:
+  static constexpr int kLabelWidth = 150;
+  static constexpr int kRulerHeight = 24;
+
+  explicit TimelineWidget(QWidget* parent = nullptr);
+  // `layout` must outlive its use here; nullptr clears the view.
+  void setTimeline(const TimelineLayout* layout);
+  const Viewport& viewport() const { return vp_; }
+  const std::optional<Selection>& selection() const { return selection_; }
+
+  void select(const std::optional<Selection>& s);
+  // Shows [lo, hi) with a margin and scrolls the row of (rank, track) into view.
+  void zoomTo(int64_t lo, int64_t hi, uint32_t rank, uint32_t track);
+  void zoomBy(double factor, double x);
+  void panBy(double px);
+
+ signals:
+  void eventSelected(uint32_t rank, uint32_t track, uint32_t index);
+  void rangeSelected(uint32_t rank, qint64 lo, qint64 hi);
+
+ protected:
+  void paintEvent(QPaintEvent*) override;
+  void resizeEvent(QResizeEvent*) override;
+  void wheelEvent(QWheelEvent*) override;
+  void keyPressEvent(QKeyEvent*) override;
+  void mousePressEvent(QMouseEvent*) override;
+  void mouseMoveEvent(QMouseEvent*) override;
+  void mouseReleaseEvent(QMouseEvent*) override;
+
+ private:
+  int plotWidth() const { return std::max(1, width() - kLabelWidth); }
+  void paintRuler(class QPainter& p);
+  void paintRows(QPainter& p);
+  void paintCounter(QPainter& p, const Row& row, int y);
+  void paintSelection(QPainter& p);
+  std::optional<QRectF> eventRect(uint32_t rank, model::EventRef ref) const;
+  void clickAt(QPoint pos);
+  void scrollBy(int dy);
+
+  const TimelineLayout* layout_ = nullptr;
+  Viewport vp_;
+  int y_scroll_ = 0;
+  std::optional<Selection> selection_;
+  std::optional<std::pair<int64_t, int64_t>> range_;
+  std::vector<Mark> marks_;  // reused every frame
+  QPoint press_{}, last_{};
+  bool dragging_ = false, selecting_ = false;
+  int range_rank_ = -1;
+};
+
+// "1.234 ms", "12.0 µs", ...
+QString format_ns(double ns);
+
+}  // namespace shardscope::viewer

@@ -1,0 +1,105 @@
+#include "viewer/model/timeline_layout.h"
+
+#include <algorithm>
+#include <atomic>
+#include <limits>
+#include <thread>
+
+namespace shardscope::viewer {
+
+size_t RankView::bytes() const {
+  size_t b = sizeof(RankView) + tracks.capacity() * sizeof(TrackIndex);
+  for (const TrackIndex& t : tracks) b += t.bytes();
+  for (const auto& d : index.depth) b += d.capacity() * sizeof(uint16_t) + sizeof(d);
+  b += index.launches.capacity() * sizeof(model::LaunchLink);
+  return b;
+}
+
+std::string track_label(const model::Track& track) {
+  std::string kind = track.kind == model::TrackKind::HostThread     ? "thread"
+                     : track.kind == model::TrackKind::DeviceStream ? "stream"
+                                                                    : "comm";
+  if (!track.name.empty()) return track.name;
+  return kind + " " + std::to_string(track.tid);
+}
+
+namespace {
+
+void build_view(const model::Rank& rank, RankView& view) {
+  view.rank = &rank;
+  view.index = model::index_rank(rank);
+  view.tracks.reserve(rank.tracks.size());
+  for (size_t t = 0; t < rank.tracks.size(); ++t) view.tracks.push_back(build_track_index(rank.tracks[t], view.index.depth[t]));
+}
+
+}  // namespace
+
+TimelineLayout::TimelineLayout(const model::Trace& trace, const LayoutOptions& options) : options_(options) {
+  // The ranks' side tables are independent: built in parallel, one rank per task.
+  ranks_.resize(trace.ranks.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t r; (r = next++) < trace.ranks.size();) build_view(trace.ranks[r], ranks_[r]);
+  };
+  size_t threads = std::min<size_t>(trace.ranks.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (size_t i = 1; i < threads; ++i) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+
+  int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
+  int y = 0;
+  for (uint32_t r = 0; r < ranks_.size(); ++r) {
+    const RankView& view = ranks_[r];
+    const model::Rank& rank = *view.rank;
+    for (size_t t = 0; t < rank.tracks.size(); ++t) {
+      // Events are sorted by start, and the lanes keep their running max end: the span without a scan.
+      if (!rank.tracks[t].events.empty()) lo = std::min(lo, rank.tracks[t].events.front().ts_ns);
+      for (const LaneIndex& l : view.tracks[t].lanes)
+        if (l.size() > 0) hi = std::max(hi, l.max_end.back());
+      events_ += rank.tracks[t].events.size();
+    }
+    rows_.push_back({RowKind::RankHeader, r, -1, 0, y, options_.header_height,
+                     "rank " + std::to_string(rank.rank) + (rank.truncated ? " (truncated)" : "")});
+    y += options_.header_height;
+    // Host threads first (where work is issued), then streams (where it runs), then communication.
+    for (model::TrackKind kind : {model::TrackKind::HostThread, model::TrackKind::DeviceStream, model::TrackKind::Communication})
+      for (size_t t = 0; t < rank.tracks.size(); ++t) {
+        if (rank.tracks[t].kind != kind || rank.tracks[t].events.empty()) continue;
+        uint16_t lanes = uint16_t(std::max<size_t>(1, view.tracks[t].lanes.size()));
+        int h = lanes * options_.lane_height;
+        rows_.push_back({RowKind::Track, r, int32_t(t), lanes, y, h, track_label(rank.tracks[t])});
+        y += h + options_.gap;
+      }
+    for (size_t c = 0; c < rank.counters.size(); ++c) {
+      rows_.push_back({RowKind::Counter, r, int32_t(c), 1, y, options_.counter_height, rank.counters[c].name});
+      y += options_.counter_height + options_.gap;
+    }
+  }
+  height_ = y;
+  if (lo <= hi) start_ns_ = lo, end_ns_ = hi;
+}
+
+size_t TimelineLayout::bytes() const {
+  size_t b = rows_.capacity() * sizeof(Row) + ranks_.capacity() * sizeof(RankView);
+  for (const RankView& r : ranks_) b += r.bytes() - sizeof(RankView);
+  for (const Row& row : rows_) b += row.label.capacity();
+  return b;
+}
+
+int TimelineLayout::row_at(int y, int* lane) const {
+  auto it = std::upper_bound(rows_.begin(), rows_.end(), y, [](int v, const Row& r) { return v < r.y; });
+  if (it == rows_.begin()) return -1;
+  const Row& row = *--it;
+  if (y >= row.y + row.height) return -1;
+  if (lane) *lane = row.kind == RowKind::Track ? (y - row.y) / options_.lane_height : 0;
+  return int(it - rows_.begin());
+}
+
+int TimelineLayout::row_of_track(uint32_t rank, uint32_t track) const {
+  for (size_t i = 0; i < rows_.size(); ++i)
+    if (rows_[i].kind == RowKind::Track && rows_[i].rank == rank && rows_[i].item == int32_t(track)) return int(i);
+  return -1;
+}
+
+}  // namespace shardscope::viewer

@@ -1,0 +1,74 @@
+// The timeline's rows, apart from any widget: per rank a header, then a row per track (host threads with a
+// lane per nesting depth, device streams, communication) and a row per counter. Rows carry their pixel
+// place, so the widget paints rows that intersect its height and maps a click back to a row and lane.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/index.h"
+#include "model/trace.h"
+#include "viewer/model/level_of_detail.h"
+
+namespace shardscope::viewer {
+
+// What the viewer keeps per rank beside the model: nesting depths and launch links, and the lane indexes.
+struct RankView {
+  const model::Rank* rank = nullptr;
+  model::RankIndex index;
+  std::vector<TrackIndex> tracks;  // one per rank->tracks entry
+  size_t bytes() const;            // the side tables' heap size
+};
+
+enum class RowKind : uint8_t { RankHeader, Track, Counter };
+
+struct Row {
+  RowKind kind = RowKind::Track;
+  uint32_t rank = 0;   // index into the layout's ranks
+  int32_t item = -1;   // track index (Track) or counter index (Counter) in the rank
+  uint16_t lanes = 1;  // Track: nesting depths shown
+  int y = 0, height = 0;
+  std::string label;
+};
+
+struct LayoutOptions {
+  int header_height = 20;
+  int lane_height = 16;
+  int counter_height = 32;
+  int gap = 3;
+};
+
+class TimelineLayout {
+ public:
+  TimelineLayout() = default;
+  // `trace` must outlive the layout (rows point into it).
+  explicit TimelineLayout(const model::Trace& trace, const LayoutOptions& options = {});
+
+  const std::vector<Row>& rows() const { return rows_; }
+  const std::vector<RankView>& ranks() const { return ranks_; }
+  const LayoutOptions& options() const { return options_; }
+  int height() const { return height_; }
+  int64_t start_ns() const { return start_ns_; }
+  int64_t end_ns() const { return end_ns_; }
+  size_t events() const { return events_; }
+  size_t bytes() const;  // side tables and rows, beyond the model
+
+  // The row at pixel y (rows start at 0), or -1; `lane` gets the lane under y for a track row.
+  int row_at(int y, int* lane = nullptr) const;
+  // The row that shows track `track` of layout rank `rank`, or -1.
+  int row_of_track(uint32_t rank, uint32_t track) const;
+
+ private:
+  LayoutOptions options_;
+  std::vector<RankView> ranks_;
+  std::vector<Row> rows_;
+  int height_ = 0;
+  int64_t start_ns_ = 0, end_ns_ = 0;
+  size_t events_ = 0;
+};
+
+// "thread 12", "stream 7", or the track's own name; used for row labels.
+std::string track_label(const model::Track& track);
+
+}  // namespace shardscope::viewer
