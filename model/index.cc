@@ -1,7 +1,6 @@
 #include "model/index.h"
 
 #include <algorithm>
-#include <unordered_map>
 
 namespace shardscope::model {
 
@@ -15,9 +14,12 @@ const LaunchLink* RankIndex::launch_of(EventRef device) const {
 RankIndex index_rank(const Rank& rank) {
   RankIndex out;
   out.depth.resize(rank.tracks.size());
-  // Host events by start time, for finding launches: the last (innermost, since a parent precedes its
-  // children on a track) host event starting at each instant.
-  std::unordered_map<int64_t, EventRef> host_at;
+  // The device events to find a launch for, by issue time.
+  struct Want {
+    int64_t at;
+    EventRef device;
+  };
+  std::vector<Want> want;
   for (uint32_t t = 0; t < rank.tracks.size(); ++t) {
     const std::vector<Event>& events = rank.tracks[t].events;
     std::vector<uint16_t>& depth = out.depth[t];
@@ -29,17 +31,30 @@ RankIndex index_rank(const Rank& rank) {
       depth[i] = uint16_t(std::min<size_t>(open.size(), UINT16_MAX));
       out.max_depth = std::max(out.max_depth, depth[i]);
       if (e.ph == 'X' && e.dur_ns > 0) open.push_back(e.end_ns());
-      if (!e.is_device()) host_at[e.ts_ns] = {t, i};
+      if (e.is_device() && e.issued_ns != kUnknown) want.push_back({e.issued_ns, {t, i}});
     }
   }
-  for (uint32_t t = 0; t < rank.tracks.size(); ++t) {
+  std::sort(want.begin(), want.end(), [](const Want& a, const Want& b) { return a.at < b.at; });
+  // Each host track is sorted by start, so one merge walk per track finds the host events that begin at
+  // each wanted instant: no hash of every host event. A later one at the same instant is nested in the
+  // earlier (a parent precedes its children), so the last one seen is the innermost.
+  std::vector<EventRef> launch(want.size());
+  std::vector<char> found(want.size(), 0);
+  for (uint32_t t = 0; t < rank.tracks.size() && !want.empty(); ++t) {
     const std::vector<Event>& events = rank.tracks[t].events;
-    for (uint32_t i = 0; i < events.size(); ++i) {
+    size_t j = 0;
+    for (uint32_t i = 0; i < events.size() && j < want.size(); ++i) {
       const Event& e = events[i];
-      if (!e.is_device() || e.issued_ns == kUnknown) continue;
-      if (auto h = host_at.find(e.issued_ns); h != host_at.end()) out.launches.push_back({h->second, {t, i}});
+      if (e.is_device()) continue;
+      while (j < want.size() && want[j].at < e.ts_ns) ++j;
+      for (size_t k = j; k < want.size() && want[k].at == e.ts_ns; ++k) launch[k] = {t, i}, found[k] = 1;
     }
   }
+  for (size_t k = 0; k < want.size(); ++k)
+    if (found[k]) out.launches.push_back({launch[k], want[k].device});
+  std::sort(out.launches.begin(), out.launches.end(), [](const LaunchLink& a, const LaunchLink& b) {
+    return a.device.track != b.device.track ? a.device.track < b.device.track : a.device.index < b.device.index;
+  });
   return out;
 }
 
