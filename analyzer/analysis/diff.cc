@@ -24,12 +24,12 @@ std::map<std::string, std::pair<int64_t, int64_t>> device_time_by_name(const mod
 std::vector<DiffRow> metric_rows(const report::RankReport& a, const report::RankReport& b) {
   std::vector<DiffRow> rows;
   // A row, with each side's reason where its value is missing.
-  auto add = [&](std::string metric, std::optional<double> va, std::optional<double> vb, std::string why_a, std::string why_b) {
-    rows.push_back({std::move(metric), va, vb, va ? "" : std::move(why_a), vb ? "" : std::move(why_b)});
+  auto add = [&](std::string metric, std::optional<double> va, std::optional<double> vb, Na why_a, Na why_b) {
+    rows.push_back({std::move(metric), va, vb, va ? Na::None : why_a, vb ? Na::None : why_b});
   };
   auto whole = [](const report::RankReport& r, auto f) -> std::optional<double> { return r.whole ? std::optional<double>(f(*r.whole)) : std::nullopt; };
   auto whole_na = [](const report::RankReport& r) { return r.whole_na; };
-  auto overlap_na = [](const report::RankReport& r) { return r.whole ? report::na_overlap() : r.whole_na; };
+  auto overlap_na = [](const report::RankReport& r) { return r.whole ? Na::NoCommunication : r.whole_na; };
   add("whole-trace window ms", whole(a, [](auto& w) { return w.window_us / 1e3; }), whole(b, [](auto& w) { return w.window_us / 1e3; }), whole_na(a), whole_na(b));
   add("whole-trace overlap %", a.whole ? a.whole->overlap_pct() : std::nullopt, b.whole ? b.whole->overlap_pct() : std::nullopt, overlap_na(a), overlap_na(b));
   add("whole-trace idle %", whole(a, [](auto& w) { return w.idle_pct(); }), whole(b, [](auto& w) { return w.idle_pct(); }), whole_na(a), whole_na(b));
@@ -44,7 +44,7 @@ std::vector<DiffRow> metric_rows(const report::RankReport& a, const report::Rank
     if (r.steps.empty()) return std::nullopt;
     return double((r.all_steps.*f)()) / 1e6 / double(r.steps.size());
   };
-  const std::string sa = a.steps_na, sb = b.steps_na;
+  const Na sa = a.steps_na, sb = b.steps_na;
   add("steps", a.steps.empty() ? std::nullopt : std::optional<double>(double(a.steps.size())),
       b.steps.empty() ? std::nullopt : std::optional<double>(double(b.steps.size())), sa, sb);
   add("mean step time ms", per_step(a, &metrics::WindowMetrics::window_ns), per_step(b, &metrics::WindowMetrics::window_ns), sa, sb);
@@ -52,7 +52,7 @@ std::vector<DiffRow> metric_rows(const report::RankReport& a, const report::Rank
   add("mean communication ms / step", per_step(a, &metrics::WindowMetrics::comm_ns), per_step(b, &metrics::WindowMetrics::comm_ns), sa, sb);
   add("mean exposed comm ms / step", per_step_f(a, &metrics::WindowMetrics::exposed_ns), per_step_f(b, &metrics::WindowMetrics::exposed_ns), sa, sb);
   add("mean idle ms / step", per_step_f(a, &metrics::WindowMetrics::idle_ns), per_step_f(b, &metrics::WindowMetrics::idle_ns), sa, sb);
-  auto steps_overlap_na = [](const report::RankReport& r) { return r.steps.empty() ? r.steps_na : std::string("n/a: no communication in any step"); };
+  auto steps_overlap_na = [](const report::RankReport& r) { return r.steps.empty() ? r.steps_na : Na::NoCommunicationInAnySteps; };
   add("all-steps overlap %", a.steps.empty() ? std::nullopt : a.all_steps.overlap_pct(), b.steps.empty() ? std::nullopt : b.all_steps.overlap_pct(),
       steps_overlap_na(a), steps_overlap_na(b));
   std::map<model::CollectiveKind, std::pair<const metrics::CollectiveStats*, const metrics::CollectiveStats*>> coll;
@@ -63,9 +63,9 @@ std::vector<DiffRow> metric_rows(const report::RankReport& a, const report::Rank
     auto count = [](const metrics::CollectiveStats* c) { return c ? std::optional<double>(double(c->count)) : std::optional<double>(0.0); };
     auto time = [](const metrics::CollectiveStats* c) { return c ? std::optional<double>(c->time_ns / 1e6) : std::optional<double>(0.0); };
     auto bus = [](const metrics::CollectiveStats* c) { return c ? c->busbw_gbps() : std::nullopt; };
-    auto bus_na = [&](const metrics::CollectiveStats* c) { return c ? std::string() : "n/a: no " + n + " in this run"; };
-    add(n + " count", count(p.first), count(p.second), "", "");
-    add(n + " time ms", time(p.first), time(p.second), "", "");
+    auto bus_na = [&](const metrics::CollectiveStats* c) { return c ? Na::None : Na::KindNotInRun; };
+    add(n + " count", count(p.first), count(p.second), Na::None, Na::None);
+    add(n + " time ms", time(p.first), time(p.second), Na::None, Na::None);
     add(n + " busbw GB/s", bus(p.first), bus(p.second), bus_na(p.first), bus_na(p.second));
     DiffRow& busbw = rows.back();
     busbw.kind = kind;
@@ -88,8 +88,7 @@ std::vector<DiffRow> metric_rows(const report::RankReport& a, const report::Rank
       auto it = m.find(u);
       return it == m.end() ? std::nullopt : std::optional<double>(100 * it->second.first / it->second.second);
     };
-    add(fmt::format("unit {} all-gather hidden %", u), get(ua), get(ub), "n/a: the prefetch check found no backward all-gather of this unit in this run",
-        "n/a: the prefetch check found no backward all-gather of this unit in this run");
+    add(fmt::format("unit {} all-gather hidden %", u), get(ua), get(ub), Na::UnitNotChecked, Na::UnitNotChecked);
   }
   return rows;
 }

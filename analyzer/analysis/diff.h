@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/analysis/na.h"
 #include "analyzer/analysis/run.h"
 
 namespace shardscope::analysis {
@@ -14,10 +15,10 @@ namespace shardscope::analysis {
 struct DiffRow {
   std::string metric;  // its label, also the JSON's "metric"
   std::optional<double> a, b;
-  std::string na_a, na_b;  // why a side is missing ("n/a: ..."), unless the code below says it
+  Na na_a = Na::None, na_b = Na::None;  // why a side is missing, unless the collective's code below says it
   // A collective's row: why a side's figure is missing, as the collectives table's code.
   metrics::CollectiveNa coll_na_a = metrics::CollectiveNa::None, coll_na_b = metrics::CollectiveNa::None;
-  model::CollectiveKind kind = model::CollectiveKind::None;
+  model::CollectiveKind kind = model::CollectiveKind::None;  // the collective a row is about
 };
 
 struct DeviceChange {

@@ -7,31 +7,6 @@
 
 namespace shardscope::report {
 
-std::string pct_or(const std::optional<double>& v, const std::string& why) { return v ? fmt::format("{:.2f} %", *v) : why; }
-std::string na_overlap() { return "n/a: no communication"; }
-std::string na_empty_window() { return "n/a: empty window"; }
-
-std::string whole_trace_setting(const metrics::HtaBreakdown& w) {
-  std::string s = std::string("as ") + metrics::kHtaSetting;
-  if (w.left_out)
-    s += fmt::format("; {} device event{} left out, as HTA's step filter leaves out those whose launch is not in the trace or comes after the last "
-                     "ProfilerStep",
-                     w.left_out, w.left_out == 1 ? "" : "s");
-  return s;
-}
-
-std::string outside_steps_sentence(const metrics::OutsideSteps& o) {
-  std::vector<std::string> parts;
-  if (o.before_events)
-    parts.push_back(fmt::format("{} device event{} ({:.3f} ms busy) before step {}", o.before_events, o.before_events == 1 ? "" : "s", o.before_ns / 1e6,
-                                o.first_step));
-  if (o.after_events)
-    parts.push_back(fmt::format("{} device event{} ({:.3f} ms busy) after step {}", o.after_events, o.after_events == 1 ? "" : "s", o.after_ns / 1e6,
-                                o.last_step));
-  if (parts.empty()) return "";
-  return fmt::format("{} {} outside the step table", fmt::join(parts, " and "), o.before_events + o.after_events == 1 ? "is" : "are");
-}
-
 namespace {
 
 std::vector<KernelTime> top_device(const model::Rank& rank, size_t n) {
@@ -70,9 +45,9 @@ Report build(const model::Trace& trace, std::vector<std::string> inputs, std::ve
     metrics::DeviceSets sets = metrics::device_sets(rank);
     rr.device_events = sets.device_events;
     rr.whole = metrics::hta_breakdown(rank);
-    if (!rr.whole) rr.whole_na = "n/a: no device events (no kernels, copies or collectives on a device timeline)";
-    if (rank.steps.empty()) rr.steps_na = "n/a: no steps (no ProfilerStep#N or trainer \"step\" ranges)";
-    else if (sets.device_events == 0) rr.steps_na = "n/a: no device events";
+    if (!rr.whole) rr.whole_na = analysis::Na::NoDeviceEvents;
+    if (rank.steps.empty()) rr.steps_na = analysis::Na::NoSteps;
+    else if (sets.device_events == 0) rr.steps_na = analysis::Na::NoDeviceEventsInSteps;
     else {
       for (const model::Step& s : rank.steps) {
         StepRow row{s, metrics::measure(sets, s.start_ns, s.end_ns)};

@@ -9,6 +9,7 @@
 #include "analyzer/metrics/breakdown.h"
 #include "analyzer/metrics/collectives.h"
 #include "analyzer/metrics/memory_model.h"
+#include "analyzer/analysis/na.h"
 #include "analyzer/metrics/prefetch.h"
 #include "model/trace.h"
 
@@ -30,10 +31,10 @@ struct RankReport {
   std::string source, format;
   size_t events = 0, device_events = 0;
   std::optional<metrics::HtaBreakdown> whole;
-  std::string whole_na;             // why `whole` is missing
+  analysis::Na whole_na = analysis::Na::None;  // why `whole` is missing
   std::vector<StepRow> steps;
   metrics::WindowMetrics all_steps; // summed over the steps
-  std::string steps_na;             // why there are no per-step numbers
+  analysis::Na steps_na = analysis::Na::None;  // why there are no per-step numbers
   metrics::OutsideSteps outside;    // device activity before the first step and after the last
   std::vector<metrics::CollectiveStats> collectives;
   std::vector<KernelTime> top_device;  // the device activities that took the most time, by name
@@ -51,17 +52,5 @@ struct Report {
 };
 
 Report build(const model::Trace& trace, std::vector<std::string> inputs, std::vector<std::string> warnings);
-
-// "12.34 %" or the reason ("n/a: no communication"), never both: shared by the text renderers.
-std::string pct_or(const std::optional<double>& v, const std::string& why);
-// The reason an overlap percentage is missing.
-std::string na_overlap();
-// The reason a percentage of an empty window is missing.
-std::string na_empty_window();
-// "The whole-trace numbers are ...": the HTA calls and setting they reproduce, and the events HTA's step
-// filter leaves out, for the text renderers.
-std::string whole_trace_setting(const metrics::HtaBreakdown& w);
-// "12 device events (3.400 ms busy) before step 2 and ... are outside the step table", or "" when none.
-std::string outside_steps_sentence(const metrics::OutsideSteps& o);
 
 }  // namespace shardscope::report

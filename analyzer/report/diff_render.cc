@@ -6,6 +6,7 @@
 
 #include "analyzer/report/collectives_render.h"
 #include "analyzer/report/report_keys.h"
+#include "analyzer/report/sentences.h"
 #include "analyzer/report/table.h"
 
 namespace shardscope::report {
@@ -29,8 +30,8 @@ std::string in_run(const char* side, const std::string& why) {
 }
 
 // Why a side's value is missing: the collectives' code when the row has one, else the analysis's reason.
-std::string why_a(const DiffRow& r) { return r.coll_na_a != metrics::CollectiveNa::None ? na_text(r.coll_na_a, r.kind) : r.na_a; }
-std::string why_b(const DiffRow& r) { return r.coll_na_b != metrics::CollectiveNa::None ? na_text(r.coll_na_b, r.kind) : r.na_b; }
+std::string why_a(const DiffRow& r) { return r.coll_na_a != metrics::CollectiveNa::None ? na_text(r.coll_na_a, r.kind) : na_text(r.na_a, r.kind); }
+std::string why_b(const DiffRow& r) { return r.coll_na_b != metrics::CollectiveNa::None ? na_text(r.coll_na_b, r.kind) : na_text(r.na_b, r.kind); }
 
 }  // namespace
 

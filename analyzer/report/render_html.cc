@@ -5,6 +5,7 @@
 #include "analyzer/report/collectives_render.h"
 #include "analyzer/report/memory_render.h"
 #include "analyzer/report/render.h"
+#include "analyzer/report/sentences.h"
 #include "analyzer/report/table.h"
 
 namespace shardscope::report {
@@ -110,7 +111,7 @@ th{background:#f3f3f3}.legend span{margin-right:1.2em}.na{color:#555;font-size:9
     h += fmt::format("<text x=\"0\" y=\"{:.1f}\" font-size=\"13\">rank {}</text>", y + bar * 0.7, rr.rank);
     if (!rr.steps.empty()) h += stacked_bar(rr.all_steps, label, y, W, bar);
     else if (rr.whole) h += stacked_bar(from_whole(*rr.whole), label, y, W, bar);
-    else h += fmt::format("<text x=\"{}\" y=\"{:.1f}\" font-size=\"12\">{}</text>", label, y + bar * 0.7, html_escape(rr.whole_na));
+    else h += fmt::format("<text x=\"{}\" y=\"{:.1f}\" font-size=\"12\">{}</text>", label, y + bar * 0.7, html_escape(na_text(rr.whole_na)));
   }
   h += "</svg>\n";
 
@@ -121,9 +122,9 @@ th{background:#f3f3f3}.legend span{margin-right:1.2em}.na{color:#555;font-size:9
                        html_escape(whole_trace_setting(*rr.whole)), rr.whole->window_us / 1e3, html_escape(pct_or(rr.whole->overlap_pct(), na_overlap())),
                        rr.whole->idle_pct(), rr.whole->compute_pct(), rr.whole->non_compute_pct());
     else
-      h += "<p>Whole trace: " + html_escape(rr.whole_na) + "</p>\n";
+      h += "<p>Whole trace: " + html_escape(na_text(rr.whole_na)) + "</p>\n";
     if (rr.steps.empty()) {
-      h += "<p>Steps: " + html_escape(rr.steps_na) + "</p>\n";
+      h += "<p>Steps: " + html_escape(na_text(rr.steps_na)) + "</p>\n";
     } else {
       // The per-step strip: one stacked bar per step, widths proportional to step time.
       int64_t total = std::max<int64_t>(1, rr.all_steps.window_ns);

@@ -3,6 +3,7 @@
 #include "analyzer/report/collectives_render.h"
 #include "analyzer/report/memory_render.h"
 #include "analyzer/report/render.h"
+#include "analyzer/report/sentences.h"
 #include "analyzer/report/report_keys.h"
 #include "tracer/format/keys.h"
 
@@ -69,7 +70,7 @@ json render_json(const Report& r) {
       o[k::kWholeTrace] = w;
     } else {
       o[k::kWholeTrace] = nullptr;
-      o[k::kNa][k::kWholeTrace] = rr.whole_na;
+      o[k::kNa][k::kWholeTrace] = na_text(rr.whole_na);
     }
     o[k::kSteps] = json::array();
     for (const StepRow& s : rr.steps) {
@@ -80,7 +81,7 @@ json render_json(const Report& r) {
     }
     if (rr.steps.empty()) {
       o[k::kAllSteps] = nullptr;
-      o[k::kNa][k::kSteps] = rr.steps_na;
+      o[k::kNa][k::kSteps] = na_text(rr.steps_na);
     } else {
       o[k::kAllSteps] = window(rr.all_steps, "n/a: no communication in any step");
       const metrics::OutsideSteps& out_of = rr.outside;

@@ -3,6 +3,7 @@
 #include "analyzer/report/collectives_render.h"
 #include "analyzer/report/memory_render.h"
 #include "analyzer/report/render.h"
+#include "analyzer/report/sentences.h"
 #include "analyzer/report/table.h"
 
 namespace shardscope::report {
@@ -42,10 +43,10 @@ std::string render_text(const Report& r, bool md) {
       para(fmt::format("whole trace ({}): window {:.3f} ms | overlap {} | idle {:.2f} % | compute {:.2f} % | non-compute {:.2f} %", whole_trace_setting(w),
                        double(w.window_us) / 1e3, pct_or(w.overlap_pct(), na_overlap()), w.idle_pct(), w.compute_pct(), w.non_compute_pct()));
     } else {
-      para("whole trace: " + rr.whole_na);
+      para("whole trace: " + na_text(rr.whole_na));
     }
     if (rr.steps.empty()) {
-      para("steps: " + rr.steps_na);
+      para("steps: " + na_text(rr.steps_na));
     } else {
       Table t{{"step", "time ms", "compute ms", "comm ms", "overlapped ms", "exposed ms", "overlap %", "comm %", "exposed %", "idle ms"}, {}, 1};
       NaNotes na;

@@ -1,0 +1,27 @@
+// The report's shared sentences: the wording of every analysis::Na, percentages with their reason, and the
+// whole-trace and outside-steps lines, for the text, markdown, HTML and JSON renderers and the diff.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "analyzer/analysis/na.h"
+#include "analyzer/analysis/report.h"
+
+namespace shardscope::report {
+
+// "n/a: no communication", ...; "" for Na::None. `kind` names the collective of Na::KindNotInRun.
+std::string na_text(analysis::Na why, model::CollectiveKind kind = model::CollectiveKind::None);
+// "12.34 %" or the reason ("n/a: no communication"), never both.
+std::string pct_or(const std::optional<double>& v, const std::string& why);
+// The reason an overlap percentage is missing.
+inline std::string na_overlap() { return na_text(analysis::Na::NoCommunication); }
+// The reason a percentage of an empty window is missing.
+inline std::string na_empty_window() { return na_text(analysis::Na::EmptyWindow); }
+// "The whole-trace numbers are ...": the HTA calls and setting they reproduce, and the events HTA's step
+// filter leaves out.
+std::string whole_trace_setting(const metrics::HtaBreakdown& w);
+// "12 device events (3.400 ms busy) before step 2 and ... are outside the step table", or "" when none.
+std::string outside_steps_sentence(const metrics::OutsideSteps& o);
+
+}  // namespace shardscope::report
