@@ -1,5 +1,7 @@
 #include "analyzer/metrics/activations.h"
 
+#include "analyzer/metrics/memory_model.h"
+
 #include <vector>
 
 #include <fmt/format.h>
@@ -33,9 +35,9 @@ ActivationPrediction predict_activations(const ActivationConfig& c) {
   return p;
 }
 
-std::optional<ActivationConfig> activation_config_from_run(const nlohmann::json& rc, std::string& why) {
+std::optional<ActivationConfig> activation_config_from_run(const nlohmann::json& rc, MemoryNa& why) {
   if (!rc.is_object()) {
-    why = "n/a: the trace has no run_config";
+    why = {MemoryNa::Code::NoActivationRunConfig};
     return std::nullopt;
   }
   const nlohmann::json* model = model::json_field(rc, keys::kCfgModel);
@@ -54,7 +56,7 @@ std::optional<ActivationConfig> activation_config_from_run(const nlohmann::json&
   need(m, keys::kCfgModelHeads, "model.heads", c.heads);
   need(m, keys::kCfgModelLayers, "model.layers", c.layers);
   if (!missing.empty()) {
-    why = fmt::format("n/a: run_config lacks {} (needed to predict activations)", fmt::join(missing, ", "));
+    why = {MemoryNa::Code::NoActivationInputs, fmt::format("{}", fmt::join(missing, ", "))};
     return std::nullopt;
   }
   std::string dtype = model::json_string(rc, keys::kCfgParamDtype).value_or("fp32");

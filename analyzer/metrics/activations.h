@@ -33,6 +33,7 @@ ActivationPrediction predict_activations(const ActivationConfig& c);
 
 // From run_config: model.{seq_len, dim, heads, layers}, batch_size, activation_checkpointing and
 // param_dtype (the dtype the blocks compute in); nullopt with what is missing.
-std::optional<ActivationConfig> activation_config_from_run(const nlohmann::json& run_config, std::string& why_not);
+struct MemoryNa;
+std::optional<ActivationConfig> activation_config_from_run(const nlohmann::json& run_config, MemoryNa& why_not);
 
 }  // namespace shardscope::metrics

@@ -46,9 +46,9 @@ MemoryPrediction predict(const MemoryConfig& c) {
   return p;
 }
 
-std::optional<MemoryConfig> config_from_run(const nlohmann::json& rc, int world_size, std::string& why) {
+std::optional<MemoryConfig> config_from_run(const nlohmann::json& rc, int world_size, MemoryNa& why) {
   if (!rc.is_object()) {
-    why = "n/a: the trace has no run_config (give --params/--world/--stage to `shardscope memory`)";
+    why = {MemoryNa::Code::NoRunConfig};
     return std::nullopt;
   }
   MemoryConfig c;
@@ -56,7 +56,7 @@ std::optional<MemoryConfig> config_from_run(const nlohmann::json& rc, int world_
   const std::optional<trace::Sharding> strategy = trace::sharding_from_name(sharding);
   if (strategy) c.stage = trace::zero_stage(*strategy);
   else {
-    why = sharding.empty() ? "n/a: run_config does not say the sharding strategy" : "n/a: unknown sharding strategy \"" + sharding + "\"";
+    why = sharding.empty() ? MemoryNa{MemoryNa::Code::NoSharding} : MemoryNa{MemoryNa::Code::UnknownSharding, sharding};
     return std::nullopt;
   }
   // Read as doubles and range-checked before the cast: a double past int's range does not convert.
@@ -73,7 +73,7 @@ std::optional<MemoryConfig> config_from_run(const nlohmann::json& rc, int world_
       double n = model::json_number(u, keys::kCfgUnitParams).value_or(0.0);
       const double claimed_padded = model::json_number(u, keys::kCfgUnitPaddedParams).value_or(n);
       if (!plausible(n) || !plausible(claimed_padded)) {
-        why = fmt::format("n/a: run_config.units[{}] gives {} parameters: not a parameter count (0 to 1e15)", i, plausible(n) ? claimed_padded : n);
+        why = {MemoryNa::Code::ImplausibleUnitParams, "", plausible(n) ? claimed_padded : n, i};
         return std::nullopt;
       }
       ++i;
@@ -87,7 +87,7 @@ std::optional<MemoryConfig> config_from_run(const nlohmann::json& rc, int world_
     }
   }
   if (c.params <= 0) {
-    why = "n/a: run_config lists no units with parameter counts";
+    why = {MemoryNa::Code::NoUnitParams};
     return std::nullopt;
   }
   std::string dtype = model::json_string(rc, keys::kCfgParamDtype).value_or("fp32");
@@ -110,33 +110,27 @@ bool any_measured_counter(const model::Rank& rank) {
 }  // namespace
 
 RankMemory compare_memory(const model::Rank& rank) {
+  using Code = MemoryNa::Code;
   RankMemory out;
   out.rank = rank.rank;
-  std::string why;
-  out.config = config_from_run(rank.run_config, rank.world_size, why);
+  out.config = config_from_run(rank.run_config, rank.world_size, out.states_na);
   std::optional<MemoryPrediction> p;
   if (out.config) p = predict(*out.config);
-  std::optional<double> activations;
-  if (auto ac = activation_config_from_run(rank.run_config, out.activations_model)) {
-    ActivationPrediction a = predict_activations(*ac);
-    activations = a.bytes;
-    out.activations_model = a.how;
-  }
+  if (auto ac = activation_config_from_run(rank.run_config, out.activations_na)) out.activations = predict_activations(*ac);
   struct Cat {
     const char* counter;
     std::optional<double> predicted;
-    std::string why_not;  // why there is no prediction
+    MemoryNa why_not;  // why there is no prediction
   };
-  const std::string no_config = why.empty() ? "n/a" : why;
+  const MemoryNa& no_config = out.states_na;
   const Cat cats[] = {
       {keys::kMemoryShardedParams, p ? std::optional(p->sharded_params()) : std::nullopt, no_config},
       {keys::kMemoryUnshardedParams, p ? std::optional(p->unsharded_params()) : std::nullopt, no_config},
       {keys::kMemoryGradients, p ? std::optional(p->gradients) : std::nullopt, no_config},
       {keys::kMemoryOptimizerState, p ? std::optional(p->optimizer_state) : std::nullopt, no_config},
-      {keys::kMemoryHostOffloaded, p && out.config->offload ? std::optional(p->host_offloaded) : std::nullopt,
-       p ? "n/a: the run does not offload" : no_config},
-      {keys::kMemoryActivations, activations, out.activations_model},
-      {keys::kMemoryAllocatorTotal, std::nullopt, "n/a: the model predicts categories, not the allocator's total (which holds them all and more)"},
+      {keys::kMemoryHostOffloaded, p && out.config->offload ? std::optional(p->host_offloaded) : std::nullopt, p ? MemoryNa{Code::NoOffload} : no_config},
+      {keys::kMemoryActivations, out.activations ? std::optional(out.activations->bytes) : std::nullopt, out.activations_na},
+      {keys::kMemoryAllocatorTotal, std::nullopt, {Code::AllocatorTotal}},
   };
   bool any_measured = false;
   double worst = -1;
@@ -148,8 +142,8 @@ RankMemory compare_memory(const model::Rank& rank) {
     if (!row.measured && !row.predicted && c.counter == keys::kMemoryHostOffloaded) continue;  // no offload
     // A counter that never left zero is never written: with a prediction beside it, it measured zero.
     if (!row.measured && row.predicted && any_measured_counter(rank)) row.measured = 0.0;
-    if (!row.measured) row.measured_na = "n/a: the trace has no memory.* counter for it";
-    if (!row.predicted) row.predicted_na = c.why_not.empty() ? "n/a: the model says nothing about it" : c.why_not;
+    if (!row.measured) row.measured_na = {Code::NoCounter};
+    if (!row.predicted) row.predicted_na = c.why_not ? c.why_not : MemoryNa{Code::ModelSilent};
     if (row.measured && row.predicted) {
       double diff = *row.measured - *row.predicted;
       double rel = std::fabs(diff) / std::max(*row.predicted, 1.0);
@@ -161,9 +155,7 @@ RankMemory compare_memory(const model::Rank& rank) {
     out.rows.push_back(row);
   }
   out.all_agree = worst >= 0 && worst < kMemoryAgreement;
-  if (!any_measured && !p && !activations) out.not_applicable = why + "; and no memory.* counters in the trace";
-  else if (!any_measured) out.not_applicable = "n/a: no memory.* counters in the trace (prediction only)";
-  else if (!p) out.not_applicable = why;
+  out.no_counters = !any_measured;
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/metrics/activations.h"
 #include "model/trace.h"
 
 namespace shardscope::metrics {
@@ -57,9 +58,33 @@ struct MemoryPrediction {
 };
 MemoryPrediction predict(const MemoryConfig& c);
 
+// Why a memory figure or the whole comparison is missing: a code and its parameters; report/memory_render.h
+// words it.
+struct MemoryNa {
+  enum class Code : uint8_t {
+    None,
+    NoRunConfig,            // the trace has no run_config: no model-state prediction
+    NoSharding,             // run_config does not say the sharding strategy
+    UnknownSharding,        // `text`: the strategy it names
+    ImplausibleUnitParams,  // run_config.units[index] gives `value` parameters
+    NoUnitParams,           // run_config lists no units with parameter counts
+    NoActivationRunConfig,  // the trace has no run_config: no activation prediction
+    NoActivationInputs,     // `text`: the run_config keys the activation formula lacks ("model.dim, batch_size")
+    NoCounter,              // the trace has no memory.* counter for this category
+    ModelSilent,            // the model says nothing about this category
+    NoOffload,              // the run does not offload
+    AllocatorTotal,         // the model predicts categories, not the allocator's total
+  };
+  Code code = Code::None;
+  std::string text;
+  double value = 0;
+  size_t index = 0;
+  explicit operator bool() const { return code != Code::None; }
+};
+
 // The configuration a trace's run_config describes (shardscope-train's: Precision::Fsdp); nullopt with the
 // reason when it lacks what is needed.
-std::optional<MemoryConfig> config_from_run(const nlohmann::json& run_config, int world_size, std::string& why_not);
+std::optional<MemoryConfig> config_from_run(const nlohmann::json& run_config, int world_size, MemoryNa& why_not);
 
 // Within this share of its prediction a measured category agrees with the model.
 inline constexpr double kMemoryAgreement = 0.05;
@@ -68,7 +93,7 @@ struct MemoryRow {
   std::string category;       // the counter name without "memory."
   std::optional<double> measured;   // peak bytes; nullopt when the trace has no such counter
   std::optional<double> predicted;  // nullopt when the model says nothing about it
-  std::string measured_na, predicted_na;  // "n/a: why", when the value is missing
+  MemoryNa measured_na, predicted_na;  // why a value is missing
 };
 
 struct RankMemory {
@@ -78,8 +103,12 @@ struct RankMemory {
   // The row (index into rows) furthest from its prediction, relative to it; nullopt when no row has both.
   std::optional<size_t> departs_most;
   bool all_agree = false;  // every row with both values is within kMemoryAgreement of its prediction
-  std::string activations_model;  // how the activations were predicted (activations.h), or why they were not
-  std::string not_applicable; // non-empty: why there is no comparison
+  std::optional<ActivationPrediction> activations;  // how the activations were predicted (activations.h)
+  MemoryNa activations_na;                           // or why they were not
+  // Why there is no comparison: no memory.* counters in the trace (no_counters), and why there is no
+  // prediction (states_na; None when there is one).
+  bool no_counters = false;
+  MemoryNa states_na;
 };
 
 RankMemory compare_memory(const model::Rank& rank);

@@ -41,6 +41,34 @@ std::string memory_command(const MemoryConfig& c) {
   return s;
 }
 
+std::string na_text(const metrics::MemoryNa& why) {
+  using Code = metrics::MemoryNa::Code;
+  switch (why.code) {
+    case Code::None: return "";
+    case Code::NoRunConfig: return "n/a: the trace has no run_config (give --params/--world/--stage to `shardscope memory`)";
+    case Code::NoSharding: return "n/a: run_config does not say the sharding strategy";
+    case Code::UnknownSharding: return "n/a: unknown sharding strategy \"" + why.text + "\"";
+    case Code::ImplausibleUnitParams:
+      return fmt::format("n/a: run_config.units[{}] gives {} parameters: not a parameter count (0 to 1e15)", why.index, why.value);
+    case Code::NoUnitParams: return "n/a: run_config lists no units with parameter counts";
+    case Code::NoActivationRunConfig: return "n/a: the trace has no run_config";
+    case Code::NoActivationInputs: return fmt::format("n/a: run_config lacks {} (needed to predict activations)", why.text);
+    case Code::NoCounter: return "n/a: the trace has no memory.* counter for it";
+    case Code::ModelSilent: return "n/a: the model says nothing about it";
+    case Code::NoOffload: return "n/a: the run does not offload";
+    case Code::AllocatorTotal: return "n/a: the model predicts categories, not the allocator's total (which holds them all and more)";
+  }
+  return "";
+}
+
+std::string activations_model(const metrics::RankMemory& m) { return m.activations ? m.activations->how : na_text(m.activations_na); }
+
+std::string memory_not_applicable(const metrics::RankMemory& m) {
+  if (m.no_counters && m.states_na && !m.activations) return na_text(m.states_na) + "; and no memory.* counters in the trace";
+  if (m.no_counters) return "n/a: no memory.* counters in the trace (prediction only)";
+  return na_text(m.states_na);
+}
+
 std::string states_model(const metrics::RankMemory& m) {
   if (!m.config) return "";
   return describe(*m.config) + "; the same as `" + memory_command(*m.config) + "`";

@@ -14,6 +14,12 @@ std::string describe(const metrics::MemoryConfig& c);
 std::string memory_command(const metrics::MemoryConfig& c);
 // How the model states were predicted: describe() and the command; "" without a configuration.
 std::string states_model(const metrics::RankMemory& m);
+// "n/a: the trace has no run_config (...)", ...; "" for Code::None.
+std::string na_text(const metrics::MemoryNa& why);
+// How the activations were predicted, or why they were not.
+std::string activations_model(const metrics::RankMemory& m);
+// Why there is no comparison, or only a prediction; "" when both sides are there.
+std::string memory_not_applicable(const metrics::RankMemory& m);
 // "optimizer_state: measured 1.000 MB vs predicted 0.667 MB (+50.0%)", "none: every predicted category is
 // within 5% of the model", or "" when no category has both values.
 std::string departs_most(const metrics::RankMemory& m);

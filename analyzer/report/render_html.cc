@@ -205,7 +205,7 @@ th{background:#f3f3f3}.legend span{margin-right:1.2em}.na{color:#555;font-size:9
     bool any = false;
     for (const metrics::MemoryRow& row : m.rows) any = any || row.measured || row.predicted;
     if (!any) {
-      h += "<p>" + html_escape(m.not_applicable) + "</p>\n";
+      h += "<p>" + html_escape(memory_not_applicable(m)) + "</p>\n";
     } else {
       h += fmt::format("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"760\" height=\"{}\" role=\"img\">", 30 * m.rows.size() + 10);
       for (size_t i = 0; i < m.rows.size(); ++i) {
@@ -222,14 +222,14 @@ th{background:#f3f3f3}.legend span{margin-right:1.2em}.na{color:#555;font-size:9
       h += "</svg>\n<p class=\"legend\"><span style=\"color:#4e79a7\">■ measured</span> <span style=\"color:#f28e2b\">■ predicted</span></p>\n";
       NaNotes na;
       for (const metrics::MemoryRow& row : m.rows) {
-        if (!row.measured) na.cell(row.category, "measured", row.measured_na);
-        if (!row.predicted) na.cell(row.category, "predicted", row.predicted_na);
+        if (!row.measured) na.cell(row.category, "measured", na_text(row.measured_na));
+        if (!row.predicted) na.cell(row.category, "predicted", na_text(row.predicted_na));
       }
       h += na_lines(na);
       if (const std::string s = states_model(m); !s.empty()) h += "<p>Model states: " + html_escape(s) + "</p>\n";
-      if (!m.activations_model.empty() && m.activations_model.rfind("n/a", 0) != 0) h += "<p>Activations: " + html_escape(m.activations_model) + "</p>\n";
+      if (m.activations) h += "<p>Activations: " + html_escape(m.activations->how) + "</p>\n";
       if (const std::string d = departs_most(m); !d.empty()) h += "<p>Departs most: " + html_escape(d) + "</p>\n";
-      if (!m.not_applicable.empty()) h += "<p>" + html_escape(m.not_applicable) + "</p>\n";
+      if (const std::string why = memory_not_applicable(m); !why.empty()) h += "<p>" + html_escape(why) + "</p>\n";
     }
   }
   h += "<h2>Stragglers</h2>\n";

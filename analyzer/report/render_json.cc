@@ -114,16 +114,16 @@ json render_json(const Report& r) {
     m[k::kRows] = json::array();
     for (const metrics::MemoryRow& row : rr.memory.rows) {
       json ro = {{k::kCategory, row.category}, {k::kMeasuredBytes, optional_number(row.measured)}, {k::kPredictedBytes, optional_number(row.predicted)}};
-      if (!row.measured) ro[k::kNa][k::kMeasuredBytes] = row.measured_na;
-      if (!row.predicted) ro[k::kNa][k::kPredictedBytes] = row.predicted_na;
+      if (!row.measured) ro[k::kNa][k::kMeasuredBytes] = na_text(row.measured_na);
+      if (!row.predicted) ro[k::kNa][k::kPredictedBytes] = na_text(row.predicted_na);
       m[k::kRows].push_back(ro);
     }
     if (rr.memory.config) m[rk::kMemoryCommand] = memory_command(*rr.memory.config);
     const std::string departs = departs_most(rr.memory), states = states_model(rr.memory);
     m[k::kDepartsMost] = departs.empty() ? json(nullptr) : json(departs);
     m[k::kStatesModel] = states.empty() ? json(nullptr) : json(states);
-    m[k::kActivationsModel] = rr.memory.activations_model.empty() ? json(nullptr) : json(rr.memory.activations_model);
-    if (!rr.memory.not_applicable.empty()) m[k::kReason] = rr.memory.not_applicable;
+    m[k::kActivationsModel] = activations_model(rr.memory);
+    if (const std::string why = memory_not_applicable(rr.memory); !why.empty()) m[k::kReason] = why;
     o[k::kMemory] = m;
     out[k::kRanks].push_back(o);
   }

@@ -89,19 +89,19 @@ std::string render_text(const Report& r, bool md) {
     bool any = false;
     for (const metrics::MemoryRow& row : m.rows) any = any || row.measured || row.predicted;
     if (!any) {
-      para("memory: " + m.not_applicable);
+      para("memory: " + memory_not_applicable(m));
     } else {
       Table t{{"memory", "measured MB", "predicted MB"}, {}, 1};
       NaNotes na;
       for (const metrics::MemoryRow& row : m.rows)
-        t.rows.push_back({row.category, na.value_or(row.measured ? fmt::format("{:.3f}", *row.measured / 1e6) : "", row.category, "measured MB", row.measured_na),
-                          na.value_or(row.predicted ? fmt::format("{:.3f}", *row.predicted / 1e6) : "", row.category, "predicted MB", row.predicted_na)});
+        t.rows.push_back({row.category, na.value_or(row.measured ? fmt::format("{:.3f}", *row.measured / 1e6) : "", row.category, "measured MB", na_text(row.measured_na)),
+                          na.value_or(row.predicted ? fmt::format("{:.3f}", *row.predicted / 1e6) : "", row.category, "predicted MB", na_text(row.predicted_na))});
       para("memory (peak per category vs the ZeRO model):");
       table(t, na);
       if (const std::string s = states_model(m); !s.empty()) para("model states: " + s);
-      if (!m.activations_model.empty() && m.activations_model.rfind("n/a", 0) != 0) para("activations: " + m.activations_model);
+      if (m.activations) para("activations: " + m.activations->how);
       if (const std::string d = departs_most(m); !d.empty()) para("departs most: " + d);
-      if (!m.not_applicable.empty()) para(m.not_applicable);
+      if (const std::string why = memory_not_applicable(m); !why.empty()) para(why);
     }
   }
   out += md ? "" : "\n";

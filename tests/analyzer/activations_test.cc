@@ -38,9 +38,9 @@ std::optional<double> predicted(const metrics::RankMemory& m, const std::string&
 }
 
 TEST(Activations, WithoutRecomputationEveryLayerKeepsItsActivations) {
-  std::string why;
+  metrics::MemoryNa why;
   auto c = metrics::activation_config_from_run(model_config(false, "bf16"), why);
-  ASSERT_TRUE(c) << why;
+  ASSERT_TRUE(c) << why.text;
   EXPECT_DOUBLE_EQ(metrics::layer_activation_bytes_16bit(*c), 720'896);
   metrics::ActivationPrediction p = metrics::predict_activations(*c);
   EXPECT_DOUBLE_EQ(p.bytes, 4 * 720'896.0);  // 2,883,584
@@ -48,40 +48,42 @@ TEST(Activations, WithoutRecomputationEveryLayerKeepsItsActivations) {
 }
 
 TEST(Activations, Fp32ActivationsTakeTwiceTheBytesAndTheReportSaysSo) {
-  std::string why;
+  metrics::MemoryNa why;
   auto c = metrics::activation_config_from_run(model_config(false, "fp32"), why);
-  ASSERT_TRUE(c) << why;
+  ASSERT_TRUE(c) << why.text;
   metrics::ActivationPrediction p = metrics::predict_activations(*c);
   EXPECT_DOUBLE_EQ(p.bytes, 2 * 4 * 720'896.0);  // 5,767,168
   EXPECT_NE(p.how.find("scaled x2 for 4-byte activations"), std::string::npos) << p.how;
 }
 
 TEST(Activations, FullCheckpointingKeepsLayerInputsPlusOneLayer) {
-  std::string why;
+  metrics::MemoryNa why;
   auto c = metrics::activation_config_from_run(model_config(true, "bf16"), why);
-  ASSERT_TRUE(c) << why;
+  ASSERT_TRUE(c) << why.text;
   // 2·s·b·h per layer × 4 layers = 131,072, plus one layer's 720,896.
   EXPECT_DOUBLE_EQ(metrics::predict_activations(*c).bytes, 851'968);
 }
 
 TEST(Activations, MissingFieldsAreNamed) {
-  std::string why;
+  metrics::MemoryNa why;
   json rc = model_config(false, "bf16");
   rc.erase("batch_size");
   rc["model"].erase("heads");
   EXPECT_FALSE(metrics::activation_config_from_run(rc, why));
-  EXPECT_NE(why.find("model.heads"), std::string::npos) << why;
-  EXPECT_NE(why.find("batch_size"), std::string::npos) << why;
+  EXPECT_EQ(why.code, metrics::MemoryNa::Code::NoActivationInputs);
+  EXPECT_NE(why.text.find("model.heads"), std::string::npos) << why.text;
+  EXPECT_NE(why.text.find("batch_size"), std::string::npos) << why.text;
 }
 
 TEST(Activations, TheMemoryComparisonPredictsThemBesideTheMeasured) {
   metrics::RankMemory m = memory_of(model_config(false, "bf16"));
   EXPECT_EQ(predicted(m, "activations"), std::optional<double>(2'883'584));
-  EXPECT_NE(m.activations_model.find("Korthikanti"), std::string::npos) << m.activations_model;
+  ASSERT_TRUE(m.activations);
+  EXPECT_NE(m.activations->how.find("Korthikanti"), std::string::npos) << m.activations->how;
   // Without the model fields in run_config there is nothing to predict, and the comparison says why.
   metrics::RankMemory bare = memory_of(json::object());
   EXPECT_FALSE(predicted(bare, "activations"));
-  EXPECT_EQ(bare.activations_model.rfind("n/a: run_config lacks", 0), 0u) << bare.activations_model;
+  EXPECT_EQ(bare.activations_na.code, metrics::MemoryNa::Code::NoActivationInputs);
 }
 
 }  // namespace
