@@ -62,17 +62,11 @@ Report build(const model::Trace& trace, std::vector<std::string> inputs, std::ve
     rr.memory = metrics::compare_memory(rank);
     r.ranks.push_back(std::move(rr));
   }
-  if (step_counts.size() > 1) {
-    std::string s = "ranks have different step counts:";
-    for (auto& [n, ranks] : step_counts) s += fmt::format(" {} step(s) on rank(s) {};", n, fmt::join(ranks, ","));
-    s += " per-step numbers are per rank, matched by step number";
-    r.notes.push_back(s);
-  }
+  if (step_counts.size() > 1) r.step_counts = step_counts;
   metrics::PrefetchCheck prefetch = metrics::check_prefetch(trace);  // across ranks: a late peer is named
   for (size_t i = 0; i < r.ranks.size() && i < prefetch.ranks.size(); ++i) r.ranks[i].prefetch = std::move(prefetch.ranks[i]);
   r.prefetch_verdict = prefetch.verdict;
   r.stragglers = metrics::find_stragglers(trace);
-  for (const std::string& n : r.stragglers.notes) r.notes.push_back("stragglers: " + n);
   return r;
 }
 

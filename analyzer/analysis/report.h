@@ -2,6 +2,7 @@
 // `diff` only format it.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,7 +46,8 @@ struct RankReport {
 struct Report {
   std::vector<std::string> inputs;
   std::vector<std::string> warnings;  // from loading
-  std::vector<std::string> notes;     // from the analysis (ranks with different step counts, ...)
+  // Ranks have different step counts: the ranks with each count (empty when all agree).
+  std::map<size_t, std::vector<int>> step_counts;
   std::vector<RankReport> ranks;
   metrics::Stragglers stragglers;
   metrics::Verdict prefetch_verdict = metrics::Verdict::NotApplicable;  // the run's, across ranks

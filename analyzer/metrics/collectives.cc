@@ -75,7 +75,7 @@ int64_t sat_sub(int64_t a, int64_t b) {
 Stragglers find_stragglers(const model::Trace& trace) {
   Stragglers out;
   if (trace.ranks.size() < 2) {
-    out.not_applicable = "n/a: one rank only; stragglers need two or more ranks of the same run";
+    out.not_applicable = StragglersNa::OneRank;
     return out;
   }
   // Per rank, per kind: the start of each collective instance, in issue order, on the wall clock: each
@@ -94,21 +94,15 @@ Stragglers find_stragglers(const model::Trace& trace) {
       for (int64_t& ts : v) ts = clock.to_realtime(ts);
     }
   }
-  if (unmapped.size() == trace.ranks.size())
-    out.notes.push_back("no rank's trace maps its clock onto the wall clock (no clock_sync pairs): arrivals are compared on the raw trace clocks, "
-                        "which agree only for ranks on one machine");
-  else if (!unmapped.empty())
-    out.notes.push_back(fmt::format("rank(s) {} carry no clock_sync pairs: their arrivals are compared on their raw trace clocks, the other ranks' on "
-                                    "the wall clock; \"by how much\" is unreliable for them",
-                                    fmt::join(unmapped, ",")));
+  if (unmapped.size() == trace.ranks.size()) out.notes.push_back({StragglerNote::Code::NoClockSync});
+  else if (!unmapped.empty()) out.notes.push_back({StragglerNote::Code::SomeUnmapped, unmapped});
   std::map<CollectiveKind, size_t> common;
   for (auto& [k, v] : starts[0]) common[k] = v.size();
   for (size_t r = 1; r < starts.size(); ++r)
     for (auto& [k, n] : common) {
       size_t here = starts[r].count(k) ? starts[r][k].size() : 0;
       if (here != n)
-        out.notes.push_back(fmt::format("rank {} has {} {} and rank {} has {}: matched the first {}", trace.ranks[r].rank, here, model::to_string(k),
-                                        trace.ranks[0].rank, n, std::min(n, here)));
+        out.notes.push_back({StragglerNote::Code::CountsDiffer, {}, trace.ranks[r].rank, trace.ranks[0].rank, here, n, k});
       n = std::min(n, here);
     }
   out.ranks.resize(trace.ranks.size());
@@ -126,7 +120,7 @@ Stragglers find_stragglers(const model::Trace& trace) {
       sr.max_late_by_ns = std::max(sr.max_late_by_ns, s.late_by_ns);
       out.instances.push_back(s);
     }
-  if (out.instances.empty() && out.not_applicable.empty()) out.not_applicable = "n/a: no collective appears on every rank";
+  if (out.instances.empty() && out.not_applicable == StragglersNa::None) out.not_applicable = StragglersNa::NoCommonCollective;
   return out;
 }
 

@@ -52,11 +52,27 @@ struct StragglerRank {
   int64_t total_late_by_ns = 0, max_late_by_ns = 0;
 };
 
+// What limits the matching, with its parameters.
+struct StragglerNote {
+  enum class Code : uint8_t {
+    NoClockSync,      // no rank maps its clock onto the wall clock: arrivals compared on raw trace clocks
+    SomeUnmapped,     // `ranks` carry no clock_sync pairs
+    CountsDiffer,     // `rank` has `here` collectives of `kind`, `other_rank` has `there`: the first min matched
+  };
+  Code code = Code::NoClockSync;
+  std::vector<int> ranks;
+  int rank = 0, other_rank = 0;
+  size_t here = 0, there = 0;
+  model::CollectiveKind kind = model::CollectiveKind::None;
+};
+
+enum class StragglersNa : uint8_t { None, OneRank, NoCommonCollective };
+
 struct Stragglers {
   std::vector<StragglerInstance> instances;  // every matched instance
   std::vector<StragglerRank> ranks;          // every rank, in rank order
-  std::vector<std::string> notes;            // why some instances could not be matched
-  std::string not_applicable;                // non-empty: why there is no straggler analysis at all
+  std::vector<StragglerNote> notes;          // why some instances could not be matched
+  StragglersNa not_applicable = StragglersNa::None;  // why there is no straggler analysis at all
 };
 
 // Matches the n-th collective of each kind across ranks (ranks issue collectives in the same order, so the

@@ -99,7 +99,7 @@ th{background:#f3f3f3}.legend span{margin-right:1.2em}.na{color:#555;font-size:9
 )";
   h += fmt::format("<h1>shardscope report</h1><p>{} rank(s) from {}</p>\n", r.ranks.size(), html_escape(fmt::format("{}", fmt::join(r.inputs, ", "))));
   for (const std::string& w : r.warnings) h += "<p class=\"warn\">warning: " + html_escape(w) + "</p>\n";
-  for (const std::string& n : r.notes) h += "<p class=\"warn\">note: " + html_escape(n) + "</p>\n";
+  for (const std::string& n : report_notes(r)) h += "<p class=\"warn\">note: " + html_escape(n) + "</p>\n";
 
   // Per-rank stacked bars.
   h += "<h2>Where the time goes, per rank</h2>\n" + legend();
@@ -233,8 +233,8 @@ th{background:#f3f3f3}.legend span{margin-right:1.2em}.na{color:#555;font-size:9
     }
   }
   h += "<h2>Stragglers</h2>\n";
-  if (!r.stragglers.not_applicable.empty()) {
-    h += "<p>" + html_escape(r.stragglers.not_applicable) + "</p>\n";
+  if (r.stragglers.not_applicable != metrics::StragglersNa::None) {
+    h += "<p>" + html_escape(na_text(r.stragglers.not_applicable)) + "</p>\n";
   } else {
     h += "<table><tr><th>rank</th><th>times last</th><th>total late ms</th><th>max late ms</th></tr>\n";
     for (const metrics::StragglerRank& s : r.stragglers.ranks)

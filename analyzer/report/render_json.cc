@@ -50,7 +50,7 @@ json render_json(const Report& r) {
   out[k::kSchema] = k::kSchemaValue;
   out[k::kInputs] = r.inputs;
   out[k::kWarnings] = r.warnings;
-  out[k::kNotes] = r.notes;
+  out[k::kNotes] = report_notes(r);
   out[k::kRanks] = json::array();
   for (const RankReport& rr : r.ranks) {
     json o;
@@ -128,7 +128,7 @@ json render_json(const Report& r) {
     out[k::kRanks].push_back(o);
   }
   json s;
-  if (!r.stragglers.not_applicable.empty()) s[k::kReason] = r.stragglers.not_applicable;
+  if (r.stragglers.not_applicable != metrics::StragglersNa::None) s[k::kReason] = na_text(r.stragglers.not_applicable);
   s[k::kRanks] = json::array();
   for (const metrics::StragglerRank& sr : r.stragglers.ranks)
     s[k::kRanks].push_back({{k::kRank, sr.rank}, {k::kTimesLast, sr.times_last}, {k::kTotalLateByNs, sr.total_late_by_ns}, {k::kMaxLateByNs, sr.max_late_by_ns}});

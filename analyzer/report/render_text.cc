@@ -33,7 +33,7 @@ std::string render_text(const Report& r, bool md) {
   };
   heading(1, fmt::format("shardscope report: {} rank(s) from {}", r.ranks.size(), fmt::join(r.inputs, ", ")));
   for (const std::string& w : r.warnings) para("warning: " + w);
-  for (const std::string& n : r.notes) para("note: " + n);
+  for (const std::string& n : report_notes(r)) para("note: " + n);
 
   for (const RankReport& rr : r.ranks) {
     out += md ? "" : "\n";
@@ -106,8 +106,8 @@ std::string render_text(const Report& r, bool md) {
   }
   out += md ? "" : "\n";
   heading(2, "stragglers");
-  if (!r.stragglers.not_applicable.empty()) {
-    para(r.stragglers.not_applicable);
+  if (r.stragglers.not_applicable != metrics::StragglersNa::None) {
+    para(na_text(r.stragglers.not_applicable));
   } else {
     Table t{{"rank", "times last", "total late ms", "max late ms"}, {}, 1};
     for (const metrics::StragglerRank& s : r.stragglers.ranks)

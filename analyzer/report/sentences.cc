@@ -1,5 +1,6 @@
 #include "analyzer/report/sentences.h"
 
+#include <algorithm>
 #include <vector>
 
 #include <fmt/format.h>
@@ -43,6 +44,44 @@ std::string outside_steps_sentence(const metrics::OutsideSteps& o) {
                                 o.last_step));
   if (parts.empty()) return "";
   return fmt::format("{} {} outside the step table", fmt::join(parts, " and "), o.before_events + o.after_events == 1 ? "is" : "are");
+}
+
+std::vector<std::string> report_notes(const Report& r) {
+  std::vector<std::string> notes;
+  if (!r.step_counts.empty()) {
+    std::string s = "ranks have different step counts:";
+    for (auto& [n, ranks] : r.step_counts) s += fmt::format(" {} step(s) on rank(s) {};", n, fmt::join(ranks, ","));
+    s += " per-step numbers are per rank, matched by step number";
+    notes.push_back(s);
+  }
+  using Code = metrics::StragglerNote::Code;
+  for (const metrics::StragglerNote& n : r.stragglers.notes) {
+    switch (n.code) {
+      case Code::NoClockSync:
+        notes.push_back("stragglers: no rank's trace maps its clock onto the wall clock (no clock_sync pairs): arrivals are compared on the raw "
+                        "trace clocks, which agree only for ranks on one machine");
+        break;
+      case Code::SomeUnmapped:
+        notes.push_back(fmt::format("stragglers: rank(s) {} carry no clock_sync pairs: their arrivals are compared on their raw trace clocks, the "
+                                    "other ranks' on the wall clock; \"by how much\" is unreliable for them",
+                                    fmt::join(n.ranks, ",")));
+        break;
+      case Code::CountsDiffer:
+        notes.push_back(fmt::format("stragglers: rank {} has {} {} and rank {} has {}: matched the first {}", n.rank, n.here, model::to_string(n.kind),
+                                    n.other_rank, n.there, std::min(n.here, n.there)));
+        break;
+    }
+  }
+  return notes;
+}
+
+std::string na_text(metrics::StragglersNa why) {
+  switch (why) {
+    case metrics::StragglersNa::None: return "";
+    case metrics::StragglersNa::OneRank: return "n/a: one rank only; stragglers need two or more ranks of the same run";
+    case metrics::StragglersNa::NoCommonCollective: return "n/a: no collective appears on every rank";
+  }
+  return "";
 }
 
 }  // namespace shardscope::report

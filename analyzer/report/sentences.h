@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "analyzer/analysis/na.h"
 #include "analyzer/analysis/report.h"
@@ -23,5 +24,10 @@ inline std::string na_empty_window() { return na_text(analysis::Na::EmptyWindow)
 std::string whole_trace_setting(const metrics::HtaBreakdown& w);
 // "12 device events (3.400 ms busy) before step 2 and ... are outside the step table", or "" when none.
 std::string outside_steps_sentence(const metrics::OutsideSteps& o);
+
+// The report's notes, in order: ranks with different step counts, then what limits the straggler matching.
+std::vector<std::string> report_notes(const Report& r);
+// Why there is no straggler analysis; "" when there is one.
+std::string na_text(metrics::StragglersNa why);
 
 }  // namespace shardscope::report
