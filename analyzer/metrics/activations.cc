@@ -21,17 +21,9 @@ ActivationPrediction predict_activations(const ActivationConfig& c) {
   const double layer = layer_activation_bytes_16bit(c);
   const double s = c.seq_len, b = c.batch, h = c.hidden;
   ActivationPrediction p;
-  std::string inputs = fmt::format("s={:g} b={:g} h={:g} a={:g} L={:g}", s, b, h, c.heads, c.layers);
-  std::string dtype = scale == 1 ? "2-byte activations, as the formula counts"
-                                 : fmt::format("scaled x{:g} for {:g}-byte activations (the formula counts 2-byte ones)", scale, c.bytes_per_element);
-  if (c.checkpointing) {
-    p.bytes = scale * (2 * s * b * h * c.layers + layer);
-    p.how = fmt::format("predicted by Korthikanti et al. 2022 with full activation checkpointing: 2·s·b·h per layer (its input) × L + one layer's s·b·h·(34 + 5·a·s/h); {}; {}",
-                        inputs, dtype);
-  } else {
-    p.bytes = scale * layer * c.layers;
-    p.how = fmt::format("predicted by Korthikanti et al. 2022 without recomputation: s·b·h·(34 + 5·a·s/h) per layer × L; {}; {}", inputs, dtype);
-  }
+  p.inputs = c;
+  p.scale = scale;
+  p.bytes = c.checkpointing ? scale * (2 * s * b * h * c.layers + layer) : scale * layer * c.layers;
   return p;
 }
 

@@ -24,7 +24,8 @@ struct ActivationConfig {
 
 struct ActivationPrediction {
   double bytes = 0;
-  std::string how;  // the formula, its inputs and the dtype scaling, for the report
+  ActivationConfig inputs;  // what the formula was given
+  double scale = 1;         // bytes per element / 2: the formula counts 2-byte activations
 };
 
 // One layer's activations at 2 bytes per element: s·b·h·(34 + 5·a·s/h).

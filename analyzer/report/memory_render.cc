@@ -61,7 +61,19 @@ std::string na_text(const metrics::MemoryNa& why) {
   return "";
 }
 
-std::string activations_model(const metrics::RankMemory& m) { return m.activations ? m.activations->how : na_text(m.activations_na); }
+std::string activations_how(const metrics::ActivationPrediction& p) {
+  const metrics::ActivationConfig& c = p.inputs;
+  const std::string inputs = fmt::format("s={:g} b={:g} h={:g} a={:g} L={:g}", c.seq_len, c.batch, c.hidden, c.heads, c.layers);
+  const std::string dtype = p.scale == 1 ? "2-byte activations, as the formula counts"
+                                         : fmt::format("scaled x{:g} for {:g}-byte activations (the formula counts 2-byte ones)", p.scale, c.bytes_per_element);
+  if (c.checkpointing)
+    return fmt::format("predicted by Korthikanti et al. 2022 with full activation checkpointing: 2·s·b·h per layer (its input) × L + one layer's "
+                       "s·b·h·(34 + 5·a·s/h); {}; {}",
+                       inputs, dtype);
+  return fmt::format("predicted by Korthikanti et al. 2022 without recomputation: s·b·h·(34 + 5·a·s/h) per layer × L; {}; {}", inputs, dtype);
+}
+
+std::string activations_model(const metrics::RankMemory& m) { return m.activations ? activations_how(*m.activations) : na_text(m.activations_na); }
 
 std::string memory_not_applicable(const metrics::RankMemory& m) {
   if (m.no_counters && m.states_na && !m.activations) return na_text(m.states_na) + "; and no memory.* counters in the trace";

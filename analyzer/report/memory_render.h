@@ -16,6 +16,8 @@ std::string memory_command(const metrics::MemoryConfig& c);
 std::string states_model(const metrics::RankMemory& m);
 // "n/a: the trace has no run_config (...)", ...; "" for Code::None.
 std::string na_text(const metrics::MemoryNa& why);
+// "predicted by Korthikanti et al. 2022 ...": the formula, its inputs and the dtype scaling.
+std::string activations_how(const metrics::ActivationPrediction& p);
 // How the activations were predicted, or why they were not.
 std::string activations_model(const metrics::RankMemory& m);
 // Why there is no comparison, or only a prediction; "" when both sides are there.

@@ -99,7 +99,7 @@ std::string render_text(const Report& r, bool md) {
       para("memory (peak per category vs the ZeRO model):");
       table(t, na);
       if (const std::string s = states_model(m); !s.empty()) para("model states: " + s);
-      if (m.activations) para("activations: " + m.activations->how);
+      if (m.activations) para("activations: " + activations_how(*m.activations));
       if (const std::string d = departs_most(m); !d.empty()) para("departs most: " + d);
       if (const std::string why = memory_not_applicable(m); !why.empty()) para(why);
     }
