@@ -11,10 +11,122 @@ constexpr uint64_t kMagic = 0x7373636b70743031ULL;  // "ssckpt01"
 
 fs::path rank_file(const fs::path& step_dir, int rank) { return step_dir / ("rank" + std::to_string(rank) + ".bin"); }
 
+// The flag (or variable) that sets each saved key, and whether the saved state depends on it. Keys not listed
+// are layout: refusing an unknown difference is safer than loading state that may not fit.
+struct KeyInfo {
+  const char* key;
+  const char* flag;
+  bool layout;
+};
+constexpr KeyInfo kKeys[] = {
+    {"sharding", "--sharding", true},
+    {"param_dtype", "--param-dtype", true},
+    {"reduce_dtype", "--reduce-dtype", true},
+    {"world_size", "WORLD_SIZE", true},
+    {"ranks_per_node", "--ranks-per-node (or LOCAL_WORLD_SIZE)", true},
+    {"shard_size", "shard size", true},
+    {"cpu_offload", "--cpu-offload", true},
+    {"optimizer", "optimizer", true},
+    {"device", "--device", true},
+    {"units", "unit layout", true},
+    {"model.preset", "--preset", true},
+    {"model.layers", "--layers", true},
+    {"model.dim", "--dim", true},
+    {"model.heads", "--heads", true},
+    {"model.kv_heads", "--kv-heads", true},
+    {"model.ffn_dim", "--ffn-dim", true},
+    {"model.vocab", "--vocab", true},
+    {"model.seq_len", "--seq-len", true},
+    {"model.params", "parameter count", true},
+    // Neither the shapes nor the sharded state depend on these.
+    {"batch_size", "--batch-size", false},
+    {"activation_checkpointing", "--activation-checkpointing", false},
+    {"planted_delay", "--slow-rank", false},
+    {"steps", "--steps", false},
+    {"lr", "--lr", false},
+    {"seed", "--seed", false},
+    {"warmup", "--warmup", false},
+    {"max_grad_norm", "--max-grad-norm", false},
+    {"data", "--data", false},
+};
+
+std::string shown(const nlohmann::json& v) {
+  if (v.is_null()) return "(not set)";
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_array()) return std::to_string(v.size()) + " units";  // the unit table: its size says enough
+  std::string s = v.dump();
+  return s.size() > 60 ? s.substr(0, 57) + "..." : s;
+}
+
+void collect(const nlohmann::json& saved, const nlohmann::json& given, const std::string& prefix,
+             std::vector<ConfigDifference>& out) {
+  std::vector<std::string> names;
+  for (auto it = saved.begin(); it != saved.end(); ++it) names.push_back(it.key());
+  for (auto it = given.begin(); it != given.end(); ++it)
+    if (!saved.contains(it.key())) names.push_back(it.key());
+  for (const std::string& name : names) {
+    const std::string key = prefix + name;
+    nlohmann::json a = saved.contains(name) ? saved[name] : nlohmann::json(), b = given.contains(name) ? given[name] : nlohmann::json();
+    if (a == b) continue;
+    if (name == "model" && a.is_object() && b.is_object()) {
+      collect(a, b, key + ".", out);
+      continue;
+    }
+    ConfigDifference d{key, shown(a), shown(b), true};
+    for (const KeyInfo& k : kKeys)
+      if (key == k.key) d.flag = k.flag, d.layout = k.layout;
+    out.push_back(d);
+  }
+}
+
 }  // namespace
 
+std::vector<ConfigDifference> compare_configs(const nlohmann::json& saved_config, const nlohmann::json& saved_run,
+                                              const nlohmann::json& config, const nlohmann::json& run) {
+  std::vector<ConfigDifference> out;
+  collect(saved_config, config, "", out);
+  // A checkpoint from before the run settings were saved has none to compare.
+  if (saved_run.is_object() && !saved_run.empty()) collect(saved_run, run, "", out);
+  // A different model or world changes the unit table too; naming the cause is enough.
+  bool other_layout = false;
+  for (const ConfigDifference& d : out) other_layout |= d.layout && d.flag != "unit layout";
+  if (other_layout) std::erase_if(out, [](const ConfigDifference& d) { return d.flag == "unit layout"; });
+  return out;
+}
+
+std::string describe_differences(const std::vector<ConfigDifference>& diffs, bool layout) {
+  std::string s;
+  for (const ConfigDifference& d : diffs) {
+    if (d.layout != layout) continue;
+    if (!s.empty()) s += "; ";
+    s += d.flag + ": checkpoint " + d.saved + ", flags " + d.given;
+  }
+  return s;
+}
+
+CheckpointInfo newest_checkpoint(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) throw std::invalid_argument("--resume: checkpoint folder " + dir.string() + " does not exist");
+  if (!fs::is_directory(dir, ec)) throw std::invalid_argument("--resume: " + dir.string() + " is not a folder");
+  CheckpointInfo info;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("step_", 0) != 0 || !fs::exists(entry.path() / "meta.json")) continue;
+    info.step = std::max(info.step, std::atoi(name.c_str() + 5));
+  }
+  if (info.step < 0)
+    throw std::invalid_argument("--resume: " + dir.string() + " holds no complete checkpoint (no step_N/meta.json)");
+  info.dir = dir / ("step_" + std::to_string(info.step));
+  try {
+    info.meta = nlohmann::json::parse(std::ifstream(info.dir / "meta.json"));
+  } catch (const std::exception& e) {
+    throw std::invalid_argument((info.dir / "meta.json").string() + ": " + e.what());
+  }
+  return info;
+}
+
 void save_checkpoint(const fs::path& dir, int step, Engine& engine, int rank, const nlohmann::json& config,
-                     const std::function<void()>& barrier) {
+                     const std::function<void()>& barrier, const nlohmann::json& run) {
   fs::path step_dir = dir / ("step_" + std::to_string(step));
   fs::create_directories(step_dir);
   {
@@ -35,30 +147,20 @@ void save_checkpoint(const fs::path& dir, int step, Engine& engine, int rank, co
   barrier();
   if (rank == 0) {
     std::ofstream meta(step_dir / "meta.json");
-    meta << nlohmann::json{{"step", step}, {"config", config}}.dump(2) << "\n";
+    meta << nlohmann::json{{"step", step}, {"config", config}, {"run", run}}.dump(2) << "\n";
   }
   barrier();
 }
 
 std::optional<int> load_checkpoint(const fs::path& dir, Engine& engine, int rank, const nlohmann::json& config) {
   std::error_code ec;
-  int best = -1;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind("step_", 0) != 0 || !fs::exists(entry.path() / "meta.json")) continue;
-    best = std::max(best, std::atoi(name.c_str() + 5));
-  }
-  if (best < 0) return std::nullopt;
-  fs::path step_dir = dir / ("step_" + std::to_string(best));
-  nlohmann::json meta;
-  try {
-    meta = nlohmann::json::parse(std::ifstream(step_dir / "meta.json"));
-  } catch (const std::exception& e) {
-    throw std::invalid_argument((step_dir / "meta.json").string() + ": " + e.what());
-  }
-  if (meta["config"] != config)
-    throw std::invalid_argument(step_dir.string() + " was written by a different configuration: " + meta["config"].dump() +
-                                " (this run: " + config.dump() + ")");
+  if (!fs::is_directory(dir, ec)) return std::nullopt;
+  CheckpointInfo info = newest_checkpoint(dir);
+  const int best = info.step;
+  const fs::path step_dir = info.dir;
+  const std::string layout =
+      describe_differences(compare_configs(info.meta.value("config", nlohmann::json::object()), nlohmann::json(), config, nlohmann::json()), true);
+  if (!layout.empty()) throw std::invalid_argument(step_dir.string() + " was written with a different layout: " + layout);
   std::ifstream in(rank_file(step_dir, rank), std::ios::binary);
   if (!in) throw std::invalid_argument("missing " + rank_file(step_dir, rank).string());
   uint64_t magic = 0, n = 0;

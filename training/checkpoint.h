@@ -4,6 +4,8 @@
 
 #include <filesystem>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -11,9 +13,34 @@
 
 namespace shardscope::train {
 
-// Collective: every rank calls it. `config` identifies the run (checked on resume).
+// Collective: every rank calls it. `config` identifies the run's layout (checked on resume); `run` holds the
+// settings a resume may change (steps, learning rate, seed...), kept to name what changed.
 void save_checkpoint(const std::filesystem::path& dir, int step, Engine& engine, int rank,
-                     const nlohmann::json& config, const std::function<void()>& barrier);
+                     const nlohmann::json& config, const std::function<void()>& barrier,
+                     const nlohmann::json& run = nlohmann::json::object());
+
+struct CheckpointInfo {
+  int step = -1;
+  std::filesystem::path dir;  // dir/step_N
+  nlohmann::json meta;        // {step, config, run}
+};
+
+// The newest complete checkpoint under dir. Throws std::invalid_argument naming dir when it does not exist,
+// is not a folder, or holds no complete checkpoint.
+CheckpointInfo newest_checkpoint(const std::filesystem::path& dir);
+
+struct ConfigDifference {
+  std::string flag;          // "--sharding", "WORLD_SIZE", ...
+  std::string saved, given;  // the values, as the user would write them
+  bool layout = true;        // true: the saved state cannot be loaded under the new value
+};
+
+// Each setting that differs between a checkpoint's {config, run} and this run's, by flag name.
+std::vector<ConfigDifference> compare_configs(const nlohmann::json& saved_config, const nlohmann::json& saved_run,
+                                              const nlohmann::json& config, const nlohmann::json& run);
+
+// "--sharding: checkpoint full_shard, flags shard_grad_op; ..." for the differences with the given `layout`.
+std::string describe_differences(const std::vector<ConfigDifference>& diffs, bool layout);
 
 // Loads the newest complete checkpoint under dir into the engine; returns its step, or nullopt when there is
 // none. Throws std::invalid_argument when it was written by a different configuration or is damaged.

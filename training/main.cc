@@ -11,6 +11,8 @@
 #include <iostream>
 #include <thread>
 
+#include "analyzer/metrics/activations.h"
+#include "analyzer/metrics/memory_model.h"
 #include "tracer/format/keys.h"
 #include "tracer/tracer.h"
 #if SHARDSCOPE_HAVE_CUPTI
@@ -88,6 +90,53 @@ json run_config(const Args& a, const FsdpOptions& o, const WorldEnv& w, int shar
   return cfg;
 }
 
+// The value as the user would write it back: 0.003, not 0.003000.
+std::string number(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+void at_least(const char* flag, int value, int min, bool unset = false) {
+  if (!unset && value < min)
+    throw std::invalid_argument(std::string(flag) + " must be at least " + std::to_string(min) + " (got " + std::to_string(value) + ")");
+}
+
+// MemAvailable from /proc/meminfo, in bytes; 0 when it cannot be read.
+double available_host_bytes() {
+  std::ifstream in("/proc/meminfo");
+  for (std::string key; in >> key;) {
+    double kb = 0;
+    in >> kb;
+    if (key == "MemAvailable:") return kb * 1024;
+    in.ignore(1 << 10, '\n');
+  }
+  return 0;
+}
+
+std::string gb(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f GB", bytes / 1e9);
+  return buf;
+}
+
+// Refuses, before any allocation, a CPU run whose ranks on this machine cannot fit in its available memory.
+// The estimate is the report's: the ZeRO model's states for this sharding plus the activation model.
+void check_host_memory(const json& config, const WorldEnv& w) {
+  std::string why;
+  auto mc = shardscope::metrics::config_from_run(config, w.world_size, why);
+  auto ac = shardscope::metrics::activation_config_from_run(config, why);
+  if (!mc || !ac) return;  // no estimate: nothing to refuse on
+  const shardscope::metrics::MemoryPrediction p = shardscope::metrics::predict(*mc);
+  const double states = p.model_states() + p.gathered, activations = shardscope::metrics::predict_activations(*ac).bytes;
+  const double per_rank = states + activations, available = available_host_bytes();
+  const int here = std::max(1, w.local_world_size);
+  if (available <= 0 || per_rank * here <= available) return;
+  throw std::invalid_argument("this run needs about " + gb(per_rank) + " per rank (model states " + gb(states) + ", activations " +
+                              gb(activations) + ") and " + std::to_string(here) + " rank(s) on this machine, but only " + gb(available) +
+                              " is available; try a smaller --preset, more ranks (full_shard divides the states), a smaller --batch-size or --activation-checkpointing");
+}
+
 json bytes_json(const MemoryLedger& mem, bool peak) {
   auto v = [&](Mem m) { return peak ? mem.peak(m) : mem.bytes(m); };
   return {{"sharded_params", v(Mem::ShardedParams)}, {"unsharded_params", v(Mem::UnshardedParams)},
@@ -98,6 +147,9 @@ json bytes_json(const MemoryLedger& mem, bool peak) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Step lines go out as they are printed, on a pipe too: a launcher shows progress, and a rank stopped
+  // mid-run has lost none of them.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   Args a;
   CLI::App app{"shardscope-train: FSDP / ZeRO training of a decoder-only transformer, traced"};
   app.add_option("--preset", a.preset, "tiny (~1M params), small (~125M), 1b, 8b")->check(CLI::IsMember({"tiny", "small", "1b", "8b"}));
@@ -109,10 +161,10 @@ int main(int argc, char** argv) {
   auto* vocab = app.add_option("--vocab", a.model.vocab, "Vocabulary size");
   auto* seq = app.add_option("--seq-len", a.model.seq_len, "Sequence length");
   app.add_option("--data", a.data, "'synthetic', or a text file read as byte tokens");
-  app.add_option("--steps", a.steps, "Training steps")->check(CLI::PositiveNumber);
+  app.add_option("--steps", a.steps, "Training steps");
   app.add_option("--stop-after", a.stop_after, "Stop after this many steps, as if interrupted (the schedule still spans --steps)");
-  app.add_option("--batch-size", a.batch, "Sequences per rank per step")->check(CLI::PositiveNumber);
-  app.add_option("--lr", a.lr, "Peak learning rate")->check(CLI::PositiveNumber);
+  app.add_option("--batch-size", a.batch, "Sequences per rank per step");
+  app.add_option("--lr", a.lr, "Peak learning rate");
   app.add_option("--warmup", a.warmup, "Warmup steps (default: a tenth of --steps)");
   app.add_option("--max-grad-norm", a.max_grad_norm, "Global gradient-norm clip (0: off)");
   app.add_option("--seed", a.seed, "Initialization and data seed");
@@ -120,7 +172,7 @@ int main(int argc, char** argv) {
   app.add_option("--sharding", a.sharding, "no_shard | zero1 | shard_grad_op | full_shard | hybrid_shard");
   app.add_option("--backward-prefetch", a.prefetch, "none | pre | post");
   app.add_flag("--forward-prefetch", a.forward_prefetch, "Issue the next unit's all-gather before this unit's forward");
-  app.add_option("--limit-all-gathers", a.limit_all_gathers, "All-gathers in flight at most")->check(CLI::PositiveNumber);
+  app.add_option("--limit-all-gathers", a.limit_all_gathers, "All-gathers in flight at most");
   app.add_option("--ranks-per-node", a.ranks_per_node, "hybrid_shard: ranks in one sharding group");
   app.add_option("--param-dtype", a.param_dtype, "fp32 | bf16");
   app.add_option("--reduce-dtype", a.reduce_dtype, "fp32 | bf16");
@@ -132,14 +184,12 @@ int main(int argc, char** argv) {
   app.add_option("--trace-dir", a.trace_dir, "Write one trace file per rank here");
   app.add_option("--log-json", a.log_json, "One JSON line per step (rank 0; '{rank}' in the name: every rank)");
   app.add_option("--dump-params", a.dump_params, "After training, rank 0 writes all parameters (fp32, raw) here");
-  app.add_option("--slow-rank", a.slow_rank, "A planted straggler for checking diagnostics: this rank sleeps --slow-rank-ms before each unit's backward")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--slow-rank-ms", a.slow_rank_ms, "Milliseconds --slow-rank sleeps before each unit's backward")->check(CLI::Range(0, 60'000));
-  app.add_option("--threads", a.threads, "Intra-op threads per rank")->check(CLI::PositiveNumber);
-  app.add_option("--rendezvous-timeout", a.rendezvous_timeout_s, "Seconds to wait for every rank")->check(CLI::PositiveNumber);
-  app.add_option("--collective-timeout", a.collective_timeout_s,
-                 "Seconds a collective may take from its issue before the run stops (default 30 on CPU, 300 on a GPU)")
-      ->check(CLI::PositiveNumber);
+  auto* slow_rank = app.add_option("--slow-rank", a.slow_rank, "A planted straggler for checking diagnostics: this rank sleeps --slow-rank-ms before each unit's backward");
+  app.add_option("--slow-rank-ms", a.slow_rank_ms, "Milliseconds --slow-rank sleeps before each unit's backward");
+  app.add_option("--threads", a.threads, "Intra-op threads per rank");
+  app.add_option("--rendezvous-timeout", a.rendezvous_timeout_s, "Seconds to wait for every rank");
+  auto* collective_timeout = app.add_option("--collective-timeout", a.collective_timeout_s,
+                 "Seconds a collective may take from its issue before the run stops (default 30 on CPU, 300 on a GPU)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
@@ -152,6 +202,21 @@ int main(int argc, char** argv) {
   WorldEnv world;
   FsdpOptions o;
   try {
+    // Checked here rather than by CLI11's ranges, whose messages print the bounds of a double (309 digits).
+    at_least("--steps", a.steps, 1);
+    at_least("--batch-size", a.batch, 1);
+    if (!(a.lr > 0)) throw std::invalid_argument("--lr must be greater than 0 (got " + number(a.lr) + ")");
+    if (!(a.max_grad_norm >= 0)) throw std::invalid_argument("--max-grad-norm must be 0 (off) or more (got " + number(a.max_grad_norm) + ")");
+    at_least("--warmup", a.warmup, 0, a.warmup == -1);
+    at_least("--limit-all-gathers", a.limit_all_gathers, 1);
+    at_least("--save-every", a.save_every, 0);
+    at_least("--threads", a.threads, 1);
+    at_least("--rendezvous-timeout", a.rendezvous_timeout_s, 1);
+    at_least("--collective-timeout", a.collective_timeout_s, 1, !*collective_timeout);
+    at_least("--slow-rank", a.slow_rank, 0, !*slow_rank);
+    at_least("--slow-rank-ms", a.slow_rank_ms, 0);
+    if (a.slow_rank_ms > 60'000)
+      throw std::invalid_argument("--slow-rank-ms must be at most 60000 (got " + std::to_string(a.slow_rank_ms) + ")");
     world = read_world_env();
     ModelConfig base = preset(a.preset);
     auto keep = [](CLI::Option* opt, int64_t& field, int64_t preset_value) { if (!*opt) field = preset_value; };
@@ -212,15 +277,43 @@ int main(int argc, char** argv) {
     fail(2, who, e.what());
   }
 
+  const int shard_size = o.sharding == Sharding::NoShard ? 1 : o.sharding == Sharding::HybridShard ? a.ranks_per_node : world.world_size;
+  const json config = run_config(a, o, world, shard_size);
+  json ckpt_config = config;
+  ckpt_config.erase(keys::kCfgBackwardPrefetch);  // the schedule, not the state: a resume may change it
+  ckpt_config.erase(keys::kCfgForwardPrefetch);
+  ckpt_config.erase(keys::kCfgLimitAllGathers);
+  const int warmup = a.warmup >= 0 ? a.warmup : std::max(1, a.steps / 10);
+  const json ckpt_run = {{"steps", a.steps}, {"lr", a.lr}, {"seed", a.seed}, {"warmup", warmup},
+                         {"max_grad_norm", a.max_grad_norm}, {"data", a.data}};
+  if (!o.cuda) {
+    try {
+      check_host_memory(config, world);
+    } catch (const std::exception& e) {
+      fail(2, who, e.what());
+    }
+  }
+  if (a.resume) {
+    // Before the rendezvous and any allocation: a resume that cannot work is refused at once, by every rank.
+    try {
+      CheckpointInfo ck = newest_checkpoint(a.checkpoint_dir);
+      auto diffs = compare_configs(ck.meta.value("config", json::object()), ck.meta.value("run", json::object()), ckpt_config, ckpt_run);
+      if (std::string layout = describe_differences(diffs, true); !layout.empty())
+        throw std::invalid_argument("--resume: " + ck.dir.string() + " was written with a different layout: " + layout +
+                                    " (run with the checkpoint's values, or use a new --checkpoint-dir)");
+      if (std::string other = describe_differences(diffs, false); !other.empty() && world.rank == 0)
+        std::fprintf(stderr, "shardscope-train: warning: resuming %s with changed settings: %s\n", ck.dir.c_str(), other.c_str());
+    } catch (const std::exception& e) {
+      fail(2, who, e.what());
+    }
+  }
+
   std::unique_ptr<Rendezvous> rv;
   try {
     rv = std::make_unique<Rendezvous>(world, std::chrono::seconds(a.rendezvous_timeout_s));
   } catch (const std::exception& e) {
     fail(2, who, e.what());
   }
-
-  const int shard_size = o.sharding == Sharding::NoShard ? 1 : o.sharding == Sharding::HybridShard ? a.ranks_per_node : world.world_size;
-  const json config = run_config(a, o, world, shard_size);
   if (!a.trace_dir.empty()) {
     try {
       fs::create_directories(a.trace_dir);
@@ -247,13 +340,9 @@ int main(int argc, char** argv) {
     AdamWConfig opt;
     opt.lr = a.lr;
     opt.total_steps = a.steps;
-    opt.warmup_steps = a.warmup >= 0 ? a.warmup : std::max(1, a.steps / 10);
+    opt.warmup_steps = warmup;
 
     int first_step = 0;
-    json ckpt_config = config;
-    ckpt_config.erase(keys::kCfgBackwardPrefetch);  // the schedule, not the state: a resume may change it
-    ckpt_config.erase(keys::kCfgForwardPrefetch);
-    ckpt_config.erase(keys::kCfgLimitAllGathers);
     if (a.resume) {
       if (auto step = load_checkpoint(a.checkpoint_dir, engine, world.rank, ckpt_config)) first_step = *step + 1;
       if (world.rank == 0) std::printf("resuming at step %d\n", first_step);
@@ -303,7 +392,7 @@ int main(int argc, char** argv) {
       }
       bool last = step + 1 == end_step;
       if (!a.checkpoint_dir.empty() && ((a.save_every > 0 && (step + 1) % a.save_every == 0) || (last && a.save_every == 0)))
-        save_checkpoint(a.checkpoint_dir, step, engine, world.rank, ckpt_config, barrier);
+        save_checkpoint(a.checkpoint_dir, step, engine, world.rank, ckpt_config, barrier, ckpt_run);
       tr::flush();
     }
     if (!a.dump_params.empty()) {

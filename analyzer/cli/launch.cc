@@ -1,16 +1,21 @@
 #include "analyzer/cli/launch.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace shardscope::cli {
 namespace {
@@ -51,6 +56,62 @@ void emit(Child& c, const char* data, size_t n) {
   std::fflush(stdout);
 }
 
+// The rank's output channel: a pseudo-terminal when one can be had, since a program writing to a pipe
+// buffers its stdout in blocks (C stdio, std::cout, Python, Perl) and would show nothing until it exits -- and
+// lose what it buffered when it is stopped. On a terminal the same programs flush at every line.
+// Falls back to a pipe. Returns {read end, write end} or {-1, -1}.
+std::pair<int, int> open_channel() {
+  int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (master >= 0 && grantpt(master) == 0 && unlockpt(master) == 0) {
+    if (const char* name = ptsname(master)) {
+      int slave = open(name, O_RDWR | O_NOCTTY);
+      if (slave >= 0) {
+        termios t{};
+        if (tcgetattr(slave, &t) == 0) {
+          t.c_oflag &= ~tcflag_t(OPOST);  // keep "\n" as written, not "\r\n"
+          t.c_lflag &= ~tcflag_t(ECHO | ICANON | ISIG);
+          tcsetattr(slave, TCSANOW, &t);
+        }
+        return {master, slave};
+      }
+    }
+  }
+  if (master >= 0) close(master);
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) != 0) return {-1, -1};
+  return {p[0], p[1]};
+}
+
+// Reads what one rank has written so far; false at its end (EOF, or EIO once a terminal's writer is gone).
+bool read_some(Child& c) {
+  char buf[65536];
+  ssize_t n;
+  do n = read(c.fd, buf, sizeof buf);
+  while (n < 0 && errno == EINTR);
+  if (n > 0) {
+    emit(c, buf, size_t(n));
+    return true;
+  }
+  if (n < 0 && errno == EAGAIN) return true;
+  if (!c.partial.empty()) emit(c, "\n", 1);  // a last line without its newline is still shown
+  close(c.fd);
+  c.fd = -1;
+  return false;
+}
+
+// Shows everything the ranks have written up to now, so that nothing they wrote is lost when they are stopped.
+void drain(std::vector<Child>& children) {
+  for (int round = 0; round < 1000; ++round) {
+    bool more = false;
+    for (Child& c : children) {
+      if (c.fd < 0) continue;
+      pollfd f{c.fd, POLLIN, 0};
+      if (poll(&f, 1, 0) > 0 && (f.revents & (POLLIN | POLLHUP | POLLERR)) && read_some(c)) more = true;
+    }
+    if (!more) return;
+  }
+}
+
 std::string describe(int status) {
   if (WIFEXITED(status)) return fmt::format("exited with code {}", WEXITSTATUS(status));
   return fmt::format("was killed by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
@@ -69,18 +130,18 @@ int launch(const LaunchOptions& o) {
 
   std::vector<Child> children;
   for (int r = 0; r < o.ranks; ++r) {
-    int p[2];
-    if (pipe(p) != 0) {
+    auto [rd, wr] = open_channel();
+    if (rd < 0) {
       std::perror("shardscope launch: pipe");
       return 2;
     }
     Child c{r};
     c.pid = fork();
     if (c.pid == 0) {
-      dup2(p[1], STDOUT_FILENO);
-      dup2(p[1], STDERR_FILENO);
-      close(p[0]);
-      close(p[1]);
+      dup2(wr, STDOUT_FILENO);
+      dup2(wr, STDERR_FILENO);
+      close(rd);
+      close(wr);
       setenv("RANK", std::to_string(r).c_str(), 1);
       setenv("LOCAL_RANK", std::to_string(r).c_str(), 1);
       setenv("WORLD_SIZE", std::to_string(o.ranks).c_str(), 1);
@@ -94,8 +155,9 @@ int launch(const LaunchOptions& o) {
       std::fprintf(stderr, "shardscope launch: cannot run %s: %s\n", argv[0], std::strerror(errno));
       _exit(127);
     }
-    close(p[1]);
-    c.fd = p[0];
+    close(wr);
+    fcntl(rd, F_SETFL, fcntl(rd, F_GETFL) | O_NONBLOCK);
+    c.fd = rd;
     children.push_back(std::move(c));
   }
 
@@ -105,6 +167,7 @@ int launch(const LaunchOptions& o) {
   auto stop_all = [&](const std::string& why) {
     if (stopping) return;
     stopping = true;
+    drain(children);
     std::fprintf(stderr, "shardscope launch: %s; stopping the other ranks\n", why.c_str());
     for (Child& c : children)
       if (c.running) kill(c.pid, SIGTERM);
@@ -122,18 +185,8 @@ int launch(const LaunchOptions& o) {
     else usleep(50'000);
     for (const pollfd& f : fds) {
       if (!(f.revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      for (Child& c : children) {
-        if (c.fd != f.fd) continue;
-        char buf[65536];
-        ssize_t n = read(c.fd, buf, sizeof buf);
-        if (n > 0) {
-          emit(c, buf, size_t(n));
-        } else {
-          if (!c.partial.empty()) emit(c, "\n", 1);
-          close(c.fd);
-          c.fd = -1;
-        }
-      }
+      for (Child& c : children)
+        if (c.fd == f.fd) read_some(c);
     }
     for (Child& c : children) {
       if (!c.running) continue;

@@ -1,12 +1,84 @@
 // `shardscope launch` as a user runs it: real child processes, their variables, output and failures.
 #include <gtest/gtest.h>
 
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <string>
+#include <vector>
 
 #include "tests/support/run.h"
+#include "tests/support/temp_dir.h"
 
 namespace shardscope::test {
 namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Runs launch with its stdout on a pipe read as it comes, noting when each line arrived.
+struct Streamed {
+  std::vector<std::pair<std::string, Clock::time_point>> lines;
+  Clock::time_point exited;
+  int rc = -1;
+  bool finished = false;
+};
+
+Streamed run_streamed(const std::vector<std::string>& argv, std::chrono::seconds limit) {
+  Streamed s;
+  int p[2];
+  if (pipe(p) != 0) return s;
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(p[1], STDOUT_FILENO);
+    close(p[0]);
+    close(p[1]);
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  close(p[1]);
+  std::string partial;
+  const auto deadline = Clock::now() + limit;
+  for (;;) {
+    pollfd f{p[0], POLLIN, 0};
+    if (poll(&f, 1, 50) > 0) {
+      char buf[4096];
+      ssize_t n = read(p[0], buf, sizeof buf);
+      if (n <= 0) break;
+      partial.append(buf, size_t(n));
+      for (size_t nl; (nl = partial.find('\n')) != std::string::npos; partial.erase(0, nl + 1))
+        s.lines.emplace_back(partial.substr(0, nl), Clock::now());
+    }
+    if (Clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      break;
+    }
+  }
+  close(p[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  s.exited = Clock::now();
+  s.finished = Clock::now() <= deadline;
+  s.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return s;
+}
+
+const Clock::time_point* arrival(const Streamed& s, const std::string& line) {
+  for (const auto& [text, at] : s.lines)
+    if (text == line) return &at;
+  return nullptr;
+}
+
+std::string joined(const Streamed& s) {
+  std::string all;
+  for (const auto& l : s.lines) all += l.first + "\n";
+  return all;
+}
 
 TEST(Launch, GivesEachRankTheTorchrunVariablesAndPrefixesItsOutput) {
   RunResult r = run({SHARDSCOPE_BIN, "launch", "-n", "3", "--master-port", "29777", "--", "/bin/sh", "-c",
@@ -34,6 +106,39 @@ TEST(Launch, AProgramThatCannotRunIsReported) {
   EXPECT_NE(r.out.find("cannot run /nonexistent/program"), std::string::npos) << r.out;
   RunResult none = run({SHARDSCOPE_BIN, "launch", "-n", "2"});
   EXPECT_EQ(none.rc, 2);
+}
+
+// Perl, like C stdio, buffers a pipe in blocks: the first line can only arrive early if launch gives the rank
+// a line-buffered channel and prints the line as soon as it comes.
+TEST(Launch, ShowsEachLineWhileTheRankIsStillRunning) {
+  Streamed s = run_streamed({SHARDSCOPE_BIN, "launch", "-n", "2", "--", "/bin/sh", "-c",
+                             "if [ \"$RANK\" = 0 ]; then exec perl -e 'print \"first\\n\"; sleep 3; print \"second\\n\"; "
+                             "print \"no newline\"'; fi"},
+                            std::chrono::seconds(60));
+  ASSERT_TRUE(s.finished) << joined(s);
+  EXPECT_EQ(s.rc, 0);
+  const Clock::time_point* first = arrival(s, "[rank 0] first");
+  const Clock::time_point* second = arrival(s, "[rank 0] second");
+  ASSERT_TRUE(first && second) << joined(s);
+  EXPECT_GT(*second - *first, std::chrono::milliseconds(1500)) << "the first line waited for the rank to end";
+  EXPECT_NE(arrival(s, "[rank 0] no newline"), nullptr) << joined(s);  // the unterminated last line
+}
+
+// Rank 1 fails only once rank 0 has written its step lines (the file says so); rank 0 is then stopped while
+// still running, and its lines must all be in launch's output.
+TEST(Launch, WhenARankFailsEveryLineTheOthersWroteIsShown) {
+  TempDir dir;
+  const std::string ready = (dir.path() / "ready").string();
+  Streamed s = run_streamed(
+      {SHARDSCOPE_BIN, "launch", "-n", "2", "--", "/bin/sh", "-c",
+       "if [ \"$RANK\" = 0 ]; then exec perl -e 'print \"step $_ done\\n\" for 1..5; open F, \">\", $ARGV[0]; "
+       "close F; sleep 60' " + ready + "; fi; while [ ! -e " + ready + " ]; do sleep 0.05; done; echo failing; exit 3"},
+      std::chrono::seconds(50));
+  ASSERT_TRUE(s.finished) << joined(s);
+  EXPECT_EQ(s.rc, 3);
+  for (int k = 1; k <= 5; ++k)
+    EXPECT_NE(arrival(s, "[rank 0] step " + std::to_string(k) + " done"), nullptr) << k << "\n" << joined(s);
+  EXPECT_NE(arrival(s, "[rank 1] failing"), nullptr) << joined(s);
 }
 
 }  // namespace

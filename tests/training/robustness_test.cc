@@ -31,6 +31,78 @@ TEST(BadConfig, RejectedWithOneClearMessage) {
   expect_rejected(1, {"--device", "cuda"}, "--device cuda: no");  // no device here (or no NCCL in the build)
 }
 
+// One plain sentence per numeric flag out of range, never CLI11's bounds of a double.
+TEST(BadConfig, NumericFlagsOutOfRangeSayWhatIsAllowed) {
+  expect_rejected(1, {"--steps", "0"}, "--steps must be at least 1 (got 0)");
+  expect_rejected(1, {"--batch-size", "-2"}, "--batch-size must be at least 1 (got -2)");
+  expect_rejected(1, {"--lr", "0"}, "--lr must be greater than 0 (got 0)");
+  expect_rejected(1, {"--threads", "0"}, "--threads must be at least 1 (got 0)");
+  expect_rejected(1, {"--slow-rank-ms", "70000"}, "--slow-rank-ms must be at most 60000 (got 70000)");
+  TempDir dir;
+  auto ranks = run_ranks(1, {"--steps", "0"}, dir.path());
+  EXPECT_LT(ranks[0].stderr_text().size(), 200u) << ranks[0].stderr_text();
+}
+
+TEST(Resume, AMissingOrEmptyCheckpointFolderIsAnError) {
+  TempDir dir;
+  const std::string missing = (dir.path() / "no-such-ckpt").string();
+  expect_rejected(1, {"--resume", "--checkpoint-dir", missing}, "checkpoint folder " + missing + " does not exist");
+  std::filesystem::create_directories(dir.path() / "empty");
+  const std::string empty = (dir.path() / "empty").string();
+  expect_rejected(1, {"--resume", "--checkpoint-dir", empty}, empty + " holds no complete checkpoint");
+}
+
+// A checkpoint from a real run; a resume with a changed layout is refused naming each key with both values,
+// and a changed schedule or seed is accepted with a warning naming each.
+TEST(Resume, NamesEachChangedSettingRefusingLayoutChanges) {
+  TempDir dir;
+  const std::string ckpt = (dir.path() / "ckpt").string();
+  auto first = run_ranks(1, {"--preset", "tiny", "--steps", "2", "--checkpoint-dir", ckpt}, dir.path());
+  ASSERT_EQ(first[0].rc, 0) << first[0].stderr_text();
+
+  auto layout = run_ranks(1, {"--preset", "tiny", "--steps", "2", "--resume", "--checkpoint-dir", ckpt, "--sharding", "shard_grad_op",
+                              "--param-dtype", "bf16"}, dir.path());
+  EXPECT_EQ(layout[0].rc, 2);
+  const std::string err = layout[0].stderr_text();
+  EXPECT_NE(err.find("--sharding: checkpoint full_shard, flags shard_grad_op"), std::string::npos) << err;
+  EXPECT_NE(err.find("--param-dtype: checkpoint fp32, flags bf16"), std::string::npos) << err;
+  EXPECT_LT(err.size(), 600u) << err;  // no dump of both configurations
+
+  auto soft = run_ranks(1, {"--preset", "tiny", "--steps", "4", "--lr", "0.001", "--seed", "7", "--resume", "--checkpoint-dir", ckpt},
+                        dir.path());
+  EXPECT_EQ(soft[0].rc, 0) << soft[0].stderr_text();
+  const std::string warn = soft[0].stderr_text();
+  EXPECT_NE(warn.find("warning: resuming"), std::string::npos) << warn;
+  EXPECT_NE(warn.find("--steps: checkpoint 2, flags 4"), std::string::npos) << warn;
+  EXPECT_NE(warn.find("--lr: checkpoint 0.003, flags 0.001"), std::string::npos) << warn;
+  EXPECT_NE(warn.find("--seed: checkpoint 0, flags 7"), std::string::npos) << warn;
+  EXPECT_NE(soft[0].stdout_text().find("resuming at step 2"), std::string::npos) << soft[0].stdout_text();
+}
+
+// --preset 8b needs about 64 GB per rank on two ranks (fp32 master, moments and gradients, halved): refused
+// before any allocation rather than failing in a collective half a minute later.
+TEST(BadConfig, ARunThatCannotFitInMemoryIsRefusedAtOnceWithTheNumbers) {
+  std::ifstream meminfo("/proc/meminfo");
+  double available_kb = 0;
+  for (std::string key; meminfo >> key;) {
+    double kb = 0;
+    meminfo >> kb;
+    if (key == "MemAvailable:") available_kb = kb;
+  }
+  if (available_kb > 100e6) GTEST_SKIP() << "this machine could hold the run";
+  TempDir dir;
+  auto t0 = std::chrono::steady_clock::now();
+  auto ranks = run_ranks(2, {"--preset", "8b", "--steps", "1"}, dir.path());
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(15));
+  for (auto& r : ranks) {
+    const std::string err = r.stderr_text();
+    EXPECT_EQ(r.rc, 2) << err;
+    EXPECT_NE(err.find("this run needs about"), std::string::npos) << err;
+    EXPECT_NE(err.find("per rank (model states"), std::string::npos) << err;
+    EXPECT_NE(err.find("and 2 rank(s) on this machine, but only"), std::string::npos) << err;
+  }
+}
+
 TEST(BadConfig, RendezvousThatNeverCompletesTimesOut) {
   TempDir dir;
   auto ranks = start_ranks(1, {"--rendezvous-timeout", "2"}, dir.path(), /*world=*/2);  // rank 1 never comes
