@@ -123,7 +123,7 @@ std::string gb(double bytes) {
 // Refuses, before any allocation, a CPU run whose ranks on this machine cannot fit in its available memory.
 // The estimate is the report's: the ZeRO model's states for this sharding plus the activation model.
 void check_host_memory(const json& config, const WorldEnv& w) {
-  std::string why;
+  shardscope::metrics::MemoryNa why;
   auto mc = shardscope::metrics::config_from_run(config, w.world_size, why);
   auto ac = shardscope::metrics::activation_config_from_run(config, why);
   if (!mc || !ac) return;  // no estimate: nothing to refuse on
