@@ -15,7 +15,8 @@ int64_t issued(const model::Event& e) { return e.issued_ns != model::kUnknown ? 
 
 RateLimiter::RateLimiter(const model::Rank& rank) {
   if (const nlohmann::json* v = model::json_field(rank.run_config, keys::kCfgLimitAllGathers)) {
-    if (v->is_number() && v->get<double>() >= 1) limit_ = int(v->get<double>());
+    // Clamped before the cast: a double past int's range does not convert.
+    if (v->is_number() && v->get<double>() >= 1) limit_ = int(std::min(v->get<double>(), 1e6));
     else if (v->is_boolean() && v->get<bool>()) limit_ = kFsdp1Limit;
   }
   model::StringId mark = rank.strings.find(keys::kRateLimited);

@@ -24,7 +24,7 @@ int64_t arg_int(const json& args, const char* key, int64_t fallback) {
   if (!args.is_object()) return fallback;
   auto it = args.find(key);
   if (it == args.end() || !it->is_number()) return fallback;
-  return it->is_number_float() ? int64_t(it->get<double>()) : it->get<int64_t>();
+  return model::json_int64(args, key).value_or(fallback);
 }
 
 bool has_stream(const trace::Event& e) { return e.args.is_object() && e.args.contains(keys::kArgStream) && e.args[keys::kArgStream].is_number(); }
@@ -42,10 +42,10 @@ bool is_gpu_event(const trace::Event& e) {
 // A (monotonic, realtime) pair as the tracer writes it, in the header's clock.sync and in each periodic
 // shardscope_clock_sync metadata event.
 std::optional<model::ClockPair> clock_pair(const json& o) {
-  auto mono = model::json_number(o, keys::kMonotonicNs), real = model::json_number(o, keys::kRealtimeNs);
-  if (!mono || !real) return std::nullopt;
   // Read as integers: a double loses nanoseconds on an epoch-sized realtime value.
-  return model::ClockPair{o[keys::kMonotonicNs].get<int64_t>(), o[keys::kRealtimeNs].get<int64_t>()};
+  auto mono = model::json_int64(o, keys::kMonotonicNs), real = model::json_int64(o, keys::kRealtimeNs);
+  if (!mono || !real) return std::nullopt;
+  return model::ClockPair{*mono, *real};
 }
 
 // The id the trainer tagged a kernel with (CUPTI external correlation of its kind), else kUnknown.
@@ -72,8 +72,8 @@ model::Rank ShardscopeImporter::read(Input in) const {
   r.source = in.path;
   r.format = "shardscope";
   const json& h = file.shardscope;
-  r.rank = int(model::json_number(h, keys::kRank).value_or(-1));
-  r.world_size = int(model::json_number(h, keys::kWorldSize).value_or(0));
+  r.rank = int(model::json_int_in(h, keys::kRank, 0, INT32_MAX - 1).value_or(-1));
+  r.world_size = int(model::json_int_in(h, keys::kWorldSize, 1, INT32_MAX).value_or(0));
   if (h.contains(keys::kRunConfig)) r.run_config = h[keys::kRunConfig];
   for (const char* k : {keys::kHost, keys::kClock, keys::kTracer, keys::kDroppedRecords})
     if (h.contains(k)) r.metadata[k] = h[k];
@@ -82,7 +82,7 @@ model::Rank ShardscopeImporter::read(Input in) const {
   if (file.truncated)
     r.warnings.push_back(fmt::format("{}: file cut off at byte {} ({}): read the {} whole events before the cut", in.path, file.truncated->offset,
                                      file.truncated->detail, file.events.size()));
-  if (int64_t dropped = int64_t(model::json_number(h, keys::kDroppedRecords).value_or(0)); dropped > 0)
+  if (int64_t dropped = model::json_int64(h, keys::kDroppedRecords).value_or(0); dropped > 0)
     r.warnings.push_back(fmt::format("{}: the tracer dropped {} records (its buffers were full)", in.path, dropped));
   r.truncated = file.truncated.has_value();
 

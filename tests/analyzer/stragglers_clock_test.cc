@@ -2,6 +2,8 @@
 // mapping each rank onto the wall clock through its own (monotonic, realtime) clock_sync pairs.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "analyzer/metrics/clock_map.h"
 #include "analyzer/metrics/collectives.h"
 #include "plugins/load/load.h"
@@ -79,6 +81,29 @@ TEST(Stragglers, ARankWithoutPairsFallsBackToItsRawClockWithANote) {
   ASSERT_EQ(s.notes.size(), 1u);
   EXPECT_EQ(s.notes[0].code, metrics::StragglerNote::Code::SomeUnmapped);
   EXPECT_EQ(s.notes[0].ranks, std::vector<int>{1});
+}
+
+// A clock pair is read as integers. A whole-valued float is read exactly, and one beyond int64 is left out.
+// Converting such a value to int64 is undefined behaviour, and the fuzzer found that before this test did.
+TEST(ClockSync, PairsBeyondInt64AreIgnoredWholeFloatsAreKept) {
+  test::TempDir dir;
+  auto load_with = [&](const std::string& mono, const std::string& real) {
+    std::filesystem::path f = dir.path() / "rank0.json";
+    std::ofstream(f) << R"({"shardscope":{"schema_version":1,"rank":0,"world_size":1,"clock":{"sync":{"monotonic_ns":)" << mono
+                     << R"(,"realtime_ns":)" << real << R"(}}},"traceEvents":[]})";
+    return plugins::load({f}).trace;
+  };
+  model::Trace kept = load_with("1000.0", "2e18");
+  ASSERT_EQ(kept.ranks.size(), 1u);
+  ASSERT_EQ(kept.ranks[0].clock_sync.size(), 1u);
+  EXPECT_EQ(kept.ranks[0].clock_sync[0].trace_ns, 1000);
+  EXPECT_EQ(kept.ranks[0].clock_sync[0].realtime_ns, 2'000'000'000'000'000'000);
+  for (const char* huge : {"1e300", "-1e19", "9.3e18"}) {
+    model::Trace t = load_with("0", huge);
+    ASSERT_EQ(t.ranks.size(), 1u);
+    EXPECT_TRUE(t.ranks[0].clock_sync.empty()) << huge;
+    EXPECT_TRUE(load_with(huge, "0").ranks[0].clock_sync.empty()) << huge;
+  }
 }
 
 }  // namespace
