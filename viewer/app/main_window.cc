@@ -8,11 +8,14 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QSettings>
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include "viewer/app/memory_chart_widget.h"
+#include "viewer/app/overview_widget.h"
 #include "viewer/app/panels.h"
 #include "viewer/app/timeline_widget.h"
 #include "viewer/model/palette.h"
@@ -39,6 +42,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   setWindowTitle(tr("shardscope viewer"));
   setAcceptDrops(true);
   loader_ = new Loader(this);
+  comparison_loader_ = new Loader(this);
 
   auto* central = new QWidget(this);
   auto* box = new QVBoxLayout(central);
@@ -52,8 +56,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   progress_ = new QProgressBar(central);
   progress_->hide();
   timeline_ = new TimelineWidget(central);
+  overview_ = new OverviewWidget(timeline_, central);
   box->addWidget(banner_);
   box->addWidget(progress_);
+  box->addWidget(overview_);
   box->addWidget(timeline_, 1);
   setCentralWidget(central);
 
@@ -65,6 +71,15 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   file->addAction(tr("Open run &directory..."), this, [this] {
     QString dir = QFileDialog::getExistingDirectory(this, tr("Open run directory"));
     if (!dir.isEmpty()) openAsync({dir});
+  });
+  file->addAction(tr("Open for &comparison..."), this, [this] {
+    QStringList files = QFileDialog::getOpenFileNames(this, tr("Open a second run (trace files) to compare with"), {},
+                                                      tr("Traces (*.json *.json.gz *.gz);;All files (*)"));
+    if (!files.isEmpty()) openComparisonAsync(files);
+  });
+  file->addAction(tr("Open run directory for c&omparison..."), this, [this] {
+    QString dir = QFileDialog::getExistingDirectory(this, tr("Open a second run directory to compare with"));
+    if (!dir.isEmpty()) openComparisonAsync({dir});
   });
   recent_ = file->addMenu(tr("&Recent"));
   rebuildRecentMenu();
@@ -98,6 +113,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   QDockWidget* sd = add_dock(tr("Steps"), step_view_, Qt::BottomDockWidgetArea);
   tabifyDockWidget(sd, pd);
   pd->raise();
+  buildSearchBar();
+  buildAnalysisDocks();
 
   connect(prefetch_view_, &QTableView::doubleClicked, this, [this](const QModelIndex& i) { jumpToPrefetch(i.row()); });
   connect(step_view_, &QTableView::doubleClicked, this, [this](const QModelIndex& i) { jumpToStep(i.row()); });
@@ -112,10 +129,22 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     progress_->hide();
     present(loader_->take(), paths);
   });
+  connect(comparison_loader_, &Loader::finished, this, [this](const QStringList& paths) {
+    progress_->hide();
+    presentComparison(comparison_loader_->take(), paths);
+  });
 }
 
 MainWindow::~MainWindow() {
   timeline_->setTimeline(nullptr);
+  overview_->setTimeline(nullptr);
+}
+
+bool MainWindow::loading() const { return loader_->busy() || comparison_loader_->busy(); }
+
+void MainWindow::warn(const QString& title, const QString& text) {
+  if (warn_) warn_(title, text);
+  else QMessageBox::warning(this, title, text);
 }
 
 void MainWindow::openAsync(const QStringList& paths) {
@@ -128,6 +157,7 @@ void MainWindow::openAsync(const QStringList& paths) {
 QString MainWindow::openSync(const QStringList& paths, QStringList* failures) {
   LoadOutcome o = load_run(paths);
   if (!o.run) return QString::fromStdString(o.error);
+  run_paths_ = paths;
   if (failures)
     for (const plugins::FileFailure& f : o.run->failures) failures->push_back(QString::fromStdString(f.path + ": " + f.message));
   present(std::move(o), {});
@@ -137,25 +167,35 @@ QString MainWindow::openSync(const QStringList& paths, QStringList* failures) {
 void MainWindow::present(LoadOutcome outcome, const QStringList& paths) {
   if (!outcome.run) {
     // Nothing loaded: say why, keep what was open.
-    QMessageBox::warning(this, tr("Could not open"), QString::fromStdString(outcome.error));
+    warn(tr("Could not open"), QString::fromStdString(outcome.error));
     return;
   }
   if (!paths.isEmpty()) {
+    run_paths_ = paths;
     rememberRecent(paths);
     if (!outcome.run->failures.empty()) {
       QString text = tr("These files did not load; the others are shown:");
       for (const plugins::FileFailure& f : outcome.run->failures)
         text += "\n\n" + QString::fromStdString(f.path) + ": " + QString::fromStdString(f.message);
-      QMessageBox::warning(this, tr("Some files did not load"), text);
+      warn(tr("Some files did not load"), text);
     }
   }
   timeline_->setTimeline(nullptr);
+  overview_->setTimeline(nullptr);
+  search_ = {};
+  search_text_.clear();
+  hit_.reset();
   prefetch_->setRun(nullptr);
   steps_->setRun(nullptr);
   run_ = std::move(outcome.run);
   layout_ = std::make_unique<TimelineLayout>(run_->trace);
   range_index_.assign(run_->trace.ranks.size(), std::nullopt);
   timeline_->setTimeline(layout_.get());
+  overview_->setTimeline(layout_.get());
+  memory_chart_->setChart(memory_chart(run_->report));
+  // A comparison made against the previous run no longer holds.
+  comparison_.reset();
+  diff_->setPlainText(tr("File > Open for comparison: a second run, diffed against this one."));
   prefetch_->setRun(run_.get());
   steps_->setRun(run_.get());
   prefetch_view_->resizeColumnsToContents();
@@ -251,14 +291,7 @@ bool MainWindow::selectByName(const QString& name) {
     for (uint32_t t = 0; t < rank.tracks.size(); ++t)
       for (uint32_t i = 0; i < rank.tracks[t].events.size(); ++i)
         if (rank.tracks[t].events[i].name == id) {
-          const model::Event& e = rank.tracks[t].events[i];
-          int64_t lo = e.ts_ns;
-          // Show the host call that launched it too, so the launch arrow has both ends in view.
-          if (const model::LaunchLink* l = layout_->ranks()[r].index.launch_of({t, i}))
-            lo = std::min(lo, rank.tracks[l->launch.track].events[l->launch.index].ts_ns);
-          timeline_->zoomTo(lo, e.end_ns(), r, t);
-          timeline_->select(Selection{r, {t, i}});
-          showEventDetails(r, t, i);
+          jumpToEvent(r, {t, i});
           return true;
         }
   }

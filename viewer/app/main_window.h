@@ -1,25 +1,32 @@
 // The viewer's window: File menu (open files or a run directory, recent runs), drag and drop, a progress bar
 // while the loader works, a banner for truncated ranks and load warnings, the timeline, and docks for the
-// selected event, the selected range's statistics, the prefetch check and the step summary.
+// selected event, the selected range's statistics, the prefetch check, the step summary, memory against the
+// ZeRO model and the diff against a second run; an overview strip and a search bar above the timeline.
 #pragma once
 
 #include <QMainWindow>
 
+#include <functional>
 #include <memory>
 #include <optional>
 
 #include "viewer/app/loader.h"
 #include "viewer/model/range_stats.h"
+#include "viewer/model/search.h"
 #include "viewer/model/timeline_layout.h"
 
 class QLabel;
 class QProgressBar;
 class QMenu;
 class QTableView;
+class QLineEdit;
+class QPlainTextEdit;
 
 namespace shardscope::viewer {
 
 class TimelineWidget;
+class OverviewWidget;
+class MemoryChartWidget;
 class PrefetchModel;
 class StepModel;
 
@@ -36,13 +43,39 @@ class MainWindow : public QMainWindow {
   // Selects the first event named `name` (any rank) and zooms to it; false when there is none.
   bool selectByName(const QString& name);
   TimelineWidget* timeline() const { return timeline_; }
+  OverviewWidget* overview() const { return overview_; }
+  MemoryChartWidget* memoryChart() const { return memory_chart_; }
+  const analysis::AnalysedRun* run() const { return run_.get(); }
+  bool loading() const;
+
+  // How warnings reach the user: a modal QMessageBox unless a sink is set (tests read the text instead).
+  using WarningSink = std::function<void(const QString& title, const QString& text)>;
+  void setWarningSink(WarningSink sink) { warn_ = std::move(sink); }
+
+  // Search by name (what the search bar does): finds, then selects the first hit at or after the view's start.
+  void search(const QString& text);
+  void searchStep(bool forward);  // next / previous hit, wrapping
+  const SearchResult& searchResult() const { return search_; }
+  std::optional<size_t> currentHit() const { return hit_; }
+
+  // A second run for A/B: its diff against the open one (analysis::diff_runs, rendered as `shardscope diff`).
+  void openComparisonAsync(const QStringList& paths);
+  QString openComparisonSync(const QStringList& paths);
+  QString diffText() const;
 
  protected:
   void dragEnterEvent(QDragEnterEvent*) override;
   void dropEvent(QDropEvent*) override;
+  bool eventFilter(QObject* watched, QEvent* event) override;
 
  private:
   void present(LoadOutcome outcome, const QStringList& paths);
+  void presentComparison(LoadOutcome outcome, const QStringList& paths);
+  void buildSearchBar();
+  void buildAnalysisDocks();
+  void warn(const QString& title, const QString& text);
+  void jumpToEvent(uint32_t rank, model::EventRef ref);
+  void showHit();
   void showEventDetails(uint32_t rank, uint32_t track, uint32_t index);
   void showRangeStats(uint32_t rank, qint64 lo, qint64 hi);
   void jumpToPrefetch(int row);
@@ -51,7 +84,19 @@ class MainWindow : public QMainWindow {
   void rebuildRecentMenu();
 
   Loader* loader_ = nullptr;
+  Loader* comparison_loader_ = nullptr;
   TimelineWidget* timeline_ = nullptr;
+  OverviewWidget* overview_ = nullptr;
+  MemoryChartWidget* memory_chart_ = nullptr;
+  QPlainTextEdit* diff_ = nullptr;
+  QLineEdit* search_edit_ = nullptr;
+  QLabel* search_count_ = nullptr;
+  WarningSink warn_;
+  SearchResult search_;
+  std::string search_text_;
+  std::optional<size_t> hit_;
+  std::shared_ptr<analysis::AnalysedRun> comparison_;
+  QStringList run_paths_, comparison_paths_;
   QLabel* banner_ = nullptr;
   QProgressBar* progress_ = nullptr;
   QLabel* details_ = nullptr;

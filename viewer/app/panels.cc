@@ -63,15 +63,17 @@ QVariant StepModel::data(const QModelIndex& index, int role) const {
     case 2: return format_ns(double(m.window_ns));
     case 3: return format_ns(double(m.compute_ns));
     case 4: return format_ns(double(m.comm_ns));
-    case 5: return pct(m.overlap_pct());
+    case 5: return format_ns(double(m.overlap_ns));
     case 6: return format_ns(double(m.exposed_ns()));
+    case 7: return pct(m.overlap_pct());
+    case 8: return format_ns(double(m.idle_ns()));
   }
   return {};
 }
 
 QVariant StepModel::headerData(int section, Qt::Orientation o, int role) const {
   if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
-  static const char* names[] = {"Rank", "Step", "Window", "Compute", "Communication", "Overlap", "Exposed comm."};
+  static const char* names[] = {"Rank", "Step", "Window", "Compute", "Communication", "Overlapped comm.", "Exposed comm.", "Overlap", "Idle"};
   return tr(names[section]);
 }
 

@@ -45,7 +45,7 @@ class StepModel : public QAbstractTableModel {
   const Item& item(int row) const { return items_[size_t(row)]; }
 
   int rowCount(const QModelIndex& = {}) const override { return int(items_.size()); }
-  int columnCount(const QModelIndex& = {}) const override { return 7; }
+  int columnCount(const QModelIndex& = {}) const override { return 9; }
   QVariant data(const QModelIndex& index, int role) const override;
   QVariant headerData(int section, Qt::Orientation o, int role) const override;
 

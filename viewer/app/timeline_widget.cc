@@ -42,7 +42,24 @@ void TimelineWidget::setTimeline(const TimelineLayout* layout) {
   selection_.reset();
   range_.reset();
   y_scroll_ = 0;
+  highlights_ = nullptr;
   if (layout_) vp_ = Viewport::fit(layout_->start_ns(), std::max(layout_->end_ns(), layout_->start_ns() + 1), plotWidth());
+  changed();
+}
+
+void TimelineWidget::changed() {
+  update();
+  emit viewportChanged();
+}
+
+void TimelineWidget::setViewport(const Viewport& vp) {
+  vp_ = vp;
+  vp_.width_px = plotWidth();
+  changed();
+}
+
+void TimelineWidget::setHighlights(const SearchResult* result) {
+  highlights_ = result;
   update();
 }
 
@@ -51,16 +68,17 @@ void TimelineWidget::resizeEvent(QResizeEvent*) {
   double span = vp_.ns_per_px * vp_.width_px;
   vp_.width_px = plotWidth();
   vp_.ns_per_px = span / vp_.width_px;
+  emit viewportChanged();
 }
 
 void TimelineWidget::zoomBy(double factor, double x) {
   vp_.zoom_around(x, factor);
-  update();
+  changed();
 }
 
 void TimelineWidget::panBy(double px) {
   vp_.pan_px(px);
-  update();
+  changed();
 }
 
 void TimelineWidget::scrollBy(int dy) {
@@ -86,7 +104,21 @@ void TimelineWidget::zoomTo(int64_t lo, int64_t hi, uint32_t rank, uint32_t trac
       if (r.y < y_scroll_ || r.y + r.height > y_scroll_ + view_h) y_scroll_ = std::max(0, r.y - view_h / 3);
     }
   }
-  update();
+  changed();
+}
+
+void TimelineWidget::zoomToSelection() {
+  // The measured range if there is one, else the selected event; the row's scroll stays.
+  if (range_ && range_->second > range_->first) {
+    vp_ = Viewport::fit(range_->first, range_->second, plotWidth());
+  } else if (selection_ && layout_) {
+    const model::Event& e = layout_->ranks()[selection_->rank].rank->tracks[selection_->event.track].events[selection_->event.index];
+    int64_t margin = std::max<int64_t>(1, e.dur_ns / 10);
+    vp_ = Viewport::fit(e.ts_ns - margin, e.end_ns() + margin, plotWidth());
+  } else {
+    return;
+  }
+  changed();
 }
 
 void TimelineWidget::paintEvent(QPaintEvent*) {
@@ -98,6 +130,7 @@ void TimelineWidget::paintEvent(QPaintEvent*) {
     return;
   }
   paintRows(p);
+  paintHighlights(p);
   paintSelection(p);
   paintRuler(p);
 }
@@ -232,6 +265,26 @@ std::optional<QRectF> TimelineWidget::eventRect(uint32_t rank, model::EventRef r
   return QRectF(x0, kRulerHeight + r.y - y_scroll_ + lane * lane_h, std::max(2.0, x1 - x0), lane_h);
 }
 
+void TimelineWidget::paintHighlights(QPainter& p) {
+  if (!highlights_ || highlights_->hits.empty()) return;
+  p.save();
+  p.setClipRect(QRect(kLabelWidth, kRulerHeight, plotWidth(), height() - kRulerHeight));
+  p.setPen(QPen(QColor(0x00, 0x00, 0x00), 1.5, Qt::DashLine));
+  p.setBrush(Qt::NoBrush);
+  // Outlines cost a rectangle each: past a few thousand in view they would hide the marks anyway.
+  constexpr size_t kMaxOutlines = 4000;
+  auto [first, last] = hits_near(*highlights_, vp_.start_ns, vp_.end_ns());
+  size_t drawn = 0;
+  for (size_t i = first; i < last && drawn < kMaxOutlines; ++i) {
+    const SearchHit& h = highlights_->hits[i];
+    if (auto r = eventRect(h.rank, h.event); r && r->right() >= kLabelWidth && r->bottom() >= kRulerHeight && r->top() <= height()) {
+      p.drawRect(*r);
+      ++drawn;
+    }
+  }
+  p.restore();
+}
+
 void TimelineWidget::paintSelection(QPainter& p) {
   p.save();
   p.setClipRect(QRect(kLabelWidth, kRulerHeight, plotWidth(), height() - kRulerHeight));
@@ -279,6 +332,7 @@ void TimelineWidget::keyPressEvent(QKeyEvent* e) {
     case Qt::Key_S: zoomBy(1.25, plotWidth() / 2.0); break;
     case Qt::Key_A: panBy(-plotWidth() / 10.0); break;
     case Qt::Key_D: panBy(plotWidth() / 10.0); break;
+    case Qt::Key_F: zoomToSelection(); break;
     default: QWidget::keyPressEvent(e); return;
   }
   e->accept();

@@ -1,6 +1,7 @@
 // The timeline: one group per rank, a row per track, painted from the level-of-detail marks of the rows in
-// view (viewer/model), rectangles batched by colour. Wheel and W/S zoom, drag and A/D pan, Shift+wheel
-// scrolls rows, Shift+drag selects a time range; a click selects an event.
+// view (viewer/model), rectangles batched by colour. Wheel and W/S zoom, drag and A/D pan, F zooms to the
+// selection, Shift+wheel scrolls rows, Shift+drag selects a time range; a click selects an event. Search
+// hits are outlined.
 #pragma once
 
 #include <QWidget>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "model/index.h"
+#include "viewer/model/search.h"
 #include "viewer/model/timeline_layout.h"
 #include "viewer/model/viewport.h"
 
@@ -36,8 +38,13 @@ class TimelineWidget : public QWidget {
   void zoomTo(int64_t lo, int64_t hi, uint32_t rank, uint32_t track);
   void zoomBy(double factor, double x);
   void panBy(double px);
+  void setViewport(const Viewport& vp);
+  void zoomToSelection();  // F: the measured range, else the selected event
+  // Search hits to outline (nullptr: none); `result` must outlive its use here.
+  void setHighlights(const SearchResult* result);
 
  signals:
+  void viewportChanged();
   void eventSelected(uint32_t rank, uint32_t track, uint32_t index);
   void rangeSelected(uint32_t rank, qint64 lo, qint64 hi);
 
@@ -56,6 +63,8 @@ class TimelineWidget : public QWidget {
   void paintRows(QPainter& p);
   void paintCounter(QPainter& p, const Row& row, int y);
   void paintSelection(QPainter& p);
+  void paintHighlights(QPainter& p);
+  void changed();
   std::optional<QRectF> eventRect(uint32_t rank, model::EventRef ref) const;
   void clickAt(QPoint pos);
   void scrollBy(int dy);
@@ -64,6 +73,7 @@ class TimelineWidget : public QWidget {
   Viewport vp_;
   int y_scroll_ = 0;
   std::optional<Selection> selection_;
+  const SearchResult* highlights_ = nullptr;
   std::optional<std::pair<int64_t, int64_t>> range_;
   std::vector<Mark> marks_;  // reused every frame
   QPoint press_{}, last_{};

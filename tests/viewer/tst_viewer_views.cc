@@ -1,0 +1,215 @@
+// The models behind the overview strip, the search bar and the memory dock, without widgets: busy shares
+// per bin on a hand-built rank, the strip's pixel/time mapping, search against a brute-force scan, hit
+// stepping, and the memory chart against the report's own rows.
+#include <QtTest>
+
+#include <algorithm>
+#include <cctype>
+
+#include "analyzer/analysis/run.h"
+#include "viewer/model/memory_chart.h"
+#include "viewer/model/overview.h"
+#include "viewer/model/search.h"
+
+using namespace shardscope;
+using namespace shardscope::viewer;
+
+namespace {
+
+analysis::AnalysedRun load(const std::string& path) {
+  plugins::LoadOptions options;
+  return analysis::analyse_run({std::string(SHARDSCOPE_SOURCE_DIR) + "/" + path}, options);
+}
+
+model::Event ev(int64_t ts, int64_t dur, model::StringId name = 0, model::IntervalClass cls = model::IntervalClass::Compute) {
+  model::Event e;
+  e.ts_ns = ts;
+  e.dur_ns = dur;
+  e.name = name;
+  e.cls = cls;
+  return e;
+}
+
+model::Track track(model::TrackKind kind, std::vector<model::Event> events) {
+  model::Track t;
+  t.kind = kind;
+  t.events = std::move(events);
+  return t;
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+}  // namespace
+
+class TestViewerViews : public QObject {
+  Q_OBJECT
+ private slots:
+  void overviewBusyShares() {
+    model::Trace trace;
+    model::Rank& r = trace.ranks.emplace_back();
+    r.tracks.push_back(track(model::TrackKind::DeviceStream, {ev(0, 100), ev(300, 100)}));
+    r.tracks.push_back(track(model::TrackKind::Communication, {ev(0, 400)}));
+    // A host range with one nested inside: only the outer lane counts, or bin 1 would be over-full.
+    r.tracks.push_back(track(model::TrackKind::HostThread, {ev(0, 400, 0, model::IntervalClass::Host), ev(100, 50, 0, model::IntervalClass::Host)}));
+    r.tracks.push_back(track(model::TrackKind::DeviceStream, {}));  // empty: not a track that could be busy
+    TimelineLayout layout(trace);
+    Overview o = build_overview(layout, 4);
+    QCOMPARE(o.start_ns, int64_t(0));
+    QCOMPARE(o.end_ns, int64_t(400));
+    QCOMPARE(o.density.size(), size_t(1));
+    const std::vector<float>& d = o.density[0];
+    QCOMPARE(d.size(), size_t(4));
+    QCOMPARE(d[0], 1.0f);
+    QVERIFY(std::abs(d[1] - 2.0f / 3) < 1e-6);
+    QVERIFY(std::abs(d[2] - 2.0f / 3) < 1e-6);
+    QCOMPARE(d[3], 1.0f);
+    // Bins finer than events: a partial share at the edges. Bin width 40: [0, 100) fills 2.5 bins.
+    Overview fine = build_overview(layout, 10);
+    QVERIFY(std::abs(fine.density[0][2] - (0.5f + 1 + 1) / 3) < 1e-6);
+  }
+
+  void overviewMapsPixelsAndTime() {
+    Overview o;
+    o.start_ns = 1000;
+    o.end_ns = 1400;
+    Viewport all = Viewport::fit(1000, 1400, 100);
+    auto [a, b] = overview_window(o, all, 200);
+    QCOMPARE(a, 0.0);
+    QCOMPARE(b, 200.0);
+    Viewport part;
+    part.start_ns = 1100;
+    part.ns_per_px = 1;
+    part.width_px = 100;
+    auto [c, d] = overview_window(o, part, 200);
+    QCOMPARE(c, 50.0);
+    QCOMPARE(d, 100.0);
+    // A click at strip pixel 100 (the run's middle, 1200) centres a 100 ns view there.
+    QCOMPARE(overview_start_at(o, part, 100, 200), 1150.0);
+    // Clicks beyond the strip clamp to its ends.
+    QCOMPARE(overview_start_at(o, part, -30, 200), 950.0);
+    QCOMPARE(overview_start_at(o, part, 900, 200), 1350.0);
+  }
+
+  void overviewOfGoldenRun() {
+    analysis::AnalysedRun run = load("tests/golden/kineto_two_ranks");
+    TimelineLayout layout(run.trace);
+    Overview o = build_overview(layout, 512);
+    QCOMPARE(o.density.size(), run.trace.ranks.size());
+    for (const std::vector<float>& d : o.density) {
+      QCOMPARE(d.size(), size_t(512));
+      QVERIFY(std::all_of(d.begin(), d.end(), [](float v) { return v >= 0 && v <= 1; }));
+      QVERIFY(std::count_if(d.begin(), d.end(), [](float v) { return v > 0; }) > 100);
+    }
+  }
+
+  void searchMatchesByNameIgnoringCase() {
+    model::Trace trace;
+    for (int k = 0; k < 2; ++k) {
+      model::Rank& r = trace.ranks.emplace_back();
+      r.rank = k;
+      model::StringId mm = r.strings.intern("aten::mm"), ag = r.strings.intern("ncclDevKernel_AllGather_RING"),
+                      gemm = r.strings.intern("sm90_gemm");
+      r.strings.intern("AllGather never used");  // a matching name no event has
+      r.tracks.push_back(track(model::TrackKind::HostThread, {ev(0, 100, mm, model::IntervalClass::Host), ev(200 + k, 10, mm, model::IntervalClass::Host)}));
+      r.tracks.push_back(track(model::TrackKind::DeviceStream, {ev(20, 30, gemm), ev(210 + k, 5, gemm)}));
+      r.tracks.push_back(track(model::TrackKind::Communication, {ev(50 - 40 * k, 500, ag), ev(600, 10, ag)}));
+    }
+    TimelineLayout layout(trace);
+    SearchResult res = search_names(layout, "allGATHER");
+    QCOMPARE(res.hits.size(), size_t(4));
+    // By start time across ranks: rank 1's at 10, rank 0's at 50, then both at 600 (rank order).
+    QCOMPARE(res.hits[0].ts_ns, int64_t(10));
+    QCOMPARE(res.hits[0].rank, 1u);
+    QCOMPARE(res.hits[1].ts_ns, int64_t(50));
+    QCOMPARE(res.hits[2].rank, 0u);
+    QCOMPARE(res.hits[3].rank, 1u);
+    QCOMPARE(res.max_dur_ns, int64_t(500));
+    for (const SearchHit& h : res.hits) QCOMPARE(h.event.track, 2u);
+    QCOMPARE(search_names(layout, "MM").hits.size(), size_t(8));  // aten::mm and sm90_gemm
+    QVERIFY(search_names(layout, "").hits.empty());
+    QVERIFY(search_names(layout, "no such kernel").hits.empty());
+
+    // Hits near a window: [300, 400) is inside the long all-gathers that began at 10 and 50.
+    auto [first, last] = hits_near(res, 300, 400);
+    QCOMPARE(first, size_t(0));
+    QCOMPARE(last, size_t(2));
+    // The gemms: at 20 (30 long, so over by 50) on both ranks, at 210 and 211. [205, 209) has none near;
+    // [205, 212) the later two.
+    SearchResult gemm = search_names(layout, "gemm");
+    QCOMPARE(hits_near(gemm, 205, 209), std::make_pair(size_t(2), size_t(2)));
+    QCOMPARE(hits_near(gemm, 205, 212), std::make_pair(size_t(2), size_t(4)));
+  }
+
+  void stepWrapsAround() {
+    SearchResult r;
+    r.hits.resize(3);
+    QCOMPARE(step_hit(r, std::nullopt, true), size_t(0));
+    QCOMPARE(step_hit(r, std::nullopt, false), size_t(2));
+    QCOMPARE(step_hit(r, size_t(2), true), size_t(0));
+    QCOMPARE(step_hit(r, size_t(0), false), size_t(2));
+    QCOMPARE(step_hit(r, size_t(1), true), size_t(2));
+  }
+
+  void searchAgreesWithAScanOnGoldenRun() {
+    analysis::AnalysedRun run = load("tests/golden/gpu_demo/gpu_demo.json.gz");
+    TimelineLayout layout(run.trace);
+    for (const char* text : {"gemm", "Memcpy", "nccl", "cudaLaunchKernel"}) {
+      size_t expected = 0;
+      for (const model::Rank& r : run.trace.ranks)
+        for (const model::Track& t : r.tracks)
+          for (const model::Event& e : t.events) expected += lower(r.str(e.name)).find(lower(text)) != std::string::npos;
+      SearchResult res = search_names(layout, text);
+      QCOMPARE(res.hits.size(), expected);
+      QVERIFY(std::is_sorted(res.hits.begin(), res.hits.end(), [](const SearchHit& a, const SearchHit& b) { return a.ts_ns < b.ts_ns; }));
+    }
+  }
+
+  void memoryChartIsTheReportsComparison() {
+    analysis::AnalysedRun run = load("tests/golden/trainer_cpu_2ranks/pre");
+    MemoryChart c = memory_chart(run.report);
+    QCOMPARE(c.ranks.size(), run.report.ranks.size());
+    double both = 0, measured_only = 0;
+    for (size_t r = 0; r < c.ranks.size(); ++r) {
+      const metrics::RankMemory& m = run.report.ranks[r].memory;
+      QCOMPARE(c.ranks[r].rank, run.report.ranks[r].rank);
+      QCOMPARE(c.ranks[r].memory, &m);
+      size_t with_value = 0;
+      for (const metrics::MemoryRow& row : m.rows) {
+        if (!row.measured && !row.predicted) continue;
+        const MemoryBar& bar = c.ranks[r].bars[with_value++];
+        QCOMPARE(bar.category, row.category);
+        QCOMPARE(bar.measured, row.measured);
+        QCOMPARE(bar.predicted, row.predicted);
+        if (row.measured && row.predicted) {
+          both = std::max({both, *row.measured, *row.predicted});
+          QVERIFY(std::abs(*bar.departure - (*row.measured / *row.predicted - 1)) < 1e-12);
+        } else {
+          QVERIFY(!bar.departure);
+          if (row.measured) measured_only = std::max(measured_only, *row.measured);
+        }
+      }
+      QCOMPARE(c.ranks[r].bars.size(), with_value);
+      QVERIFY(with_value >= 5);  // this run has the trainer's memory counters and its run_config
+    }
+    // The scale is the compared rows', not the allocator's total (measured only, and larger).
+    QCOMPARE(c.scale_bytes, both);
+    QVERIFY(measured_only > both);
+  }
+
+  void memoryChartWithoutCounters() {
+    analysis::AnalysedRun run = load("tests/golden/kineto_two_ranks");
+    MemoryChart c = memory_chart(run.report);
+    QCOMPARE(c.ranks.size(), size_t(2));
+    for (const MemoryRankChart& r : c.ranks) {
+      QVERIFY(r.bars.empty());
+      QVERIFY(r.memory->no_counters);
+    }
+  }
+};
+
+QTEST_GUILESS_MAIN(TestViewerViews)
+#include "tst_viewer_views.moc"

@@ -1,0 +1,178 @@
+// The window's parts beyond the timeline's basics: the search bar, the memory and comparison docks, and
+// moving the view to an event.
+#include <QDockWidget>
+#include <QFontDatabase>
+#include <QKeyEvent>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QScrollArea>
+#include <QShortcut>
+#include <QToolBar>
+
+#include <algorithm>
+
+#include "analyzer/analysis/diff.h"
+#include "analyzer/report/diff_render.h"
+#include "viewer/app/main_window.h"
+#include "viewer/app/memory_chart_widget.h"
+#include "viewer/app/timeline_widget.h"
+
+namespace shardscope::viewer {
+
+void MainWindow::buildSearchBar() {
+  QToolBar* bar = addToolBar(tr("Search"));
+  bar->setObjectName("search");
+  bar->setMovable(false);
+  search_edit_ = new QLineEdit(bar);
+  search_edit_->setObjectName("searchEdit");
+  search_edit_->setPlaceholderText(tr("Search event names (Ctrl+F; Enter: next, Shift+Enter: previous)"));
+  search_edit_->setClearButtonEnabled(true);
+  search_edit_->setMaximumWidth(420);
+  bar->addWidget(search_edit_);
+  bar->addAction(tr("Previous"), this, [this] { searchStep(false); });
+  bar->addAction(tr("Next"), this, [this] { searchStep(true); });
+  search_count_ = new QLabel(bar);
+  search_count_->setObjectName("searchCount");
+  search_count_->setContentsMargins(8, 0, 8, 0);
+  bar->addWidget(search_count_);
+
+  new QShortcut(QKeySequence::Find, this, [this] {
+    search_edit_->setFocus();
+    search_edit_->selectAll();
+  });
+  new QShortcut(QKeySequence::FindNext, this, [this] { searchStep(true); });
+  new QShortcut(QKeySequence::FindPrevious, this, [this] { searchStep(false); });
+  connect(search_edit_, &QLineEdit::returnPressed, this, [this] {
+    // Enter on new text searches; on the same text it steps to the next hit.
+    if (search_edit_->text().toStdString() != search_text_) search(search_edit_->text());
+    else searchStep(true);
+  });
+  search_edit_->installEventFilter(this);  // Shift+Enter: the previous hit
+}
+
+bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == search_edit_ && event->type() == QEvent::KeyPress) {
+    auto* key = static_cast<QKeyEvent*>(event);
+    if ((key->key() == Qt::Key_Return || key->key() == Qt::Key_Enter) && (key->modifiers() & Qt::ShiftModifier) &&
+        search_edit_->text().toStdString() == search_text_) {
+      searchStep(false);
+      return true;
+    }
+  }
+  return QMainWindow::eventFilter(watched, event);
+}
+
+void MainWindow::buildAnalysisDocks() {
+  memory_chart_ = new MemoryChartWidget(this);
+  memory_chart_->setObjectName("memoryChart");
+  auto* scroll = new QScrollArea(this);
+  scroll->setWidget(memory_chart_);
+  scroll->setWidgetResizable(true);
+  auto* md = new QDockWidget(tr("Memory"), this);
+  md->setObjectName("Memory");
+  md->setWidget(scroll);
+  addDockWidget(Qt::BottomDockWidgetArea, md);
+
+  diff_ = new QPlainTextEdit(this);
+  diff_->setObjectName("diff");
+  diff_->setReadOnly(true);
+  diff_->setLineWrapMode(QPlainTextEdit::NoWrap);
+  diff_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  diff_->setPlainText(tr("File > Open for comparison: a second run, diffed against this one."));
+  auto* dd = new QDockWidget(tr("Comparison"), this);
+  dd->setObjectName("Comparison");
+  dd->setWidget(diff_);
+  addDockWidget(Qt::BottomDockWidgetArea, dd);
+
+  // Beside the prefetch and step tables, as tabs; the prefetch check stays in front.
+  if (auto* steps = findChild<QDockWidget*>("Steps")) {
+    tabifyDockWidget(steps, md);
+    tabifyDockWidget(steps, dd);
+  }
+  if (auto* prefetch = findChild<QDockWidget*>("Prefetch")) prefetch->raise();
+}
+
+void MainWindow::jumpToEvent(uint32_t r, model::EventRef ref) {
+  const model::Rank& rank = *layout_->ranks()[r].rank;
+  const model::Event& e = rank.tracks[ref.track].events[ref.index];
+  int64_t lo = e.ts_ns;
+  // Show the host call that launched it too, so the launch arrow has both ends in view.
+  if (const model::LaunchLink* l = layout_->ranks()[r].index.launch_of(ref))
+    lo = std::min(lo, rank.tracks[l->launch.track].events[l->launch.index].ts_ns);
+  timeline_->zoomTo(lo, e.end_ns(), r, ref.track);
+  timeline_->select(Selection{r, ref});
+  showEventDetails(r, ref.track, ref.index);
+}
+
+void MainWindow::search(const QString& text) {
+  search_text_ = text.toStdString();
+  hit_.reset();
+  search_ = layout_ ? search_names(*layout_, search_text_) : SearchResult{};
+  timeline_->setHighlights(search_.hits.empty() ? nullptr : &search_);
+  if (search_.hits.empty()) {
+    search_count_->setText(text.isEmpty() ? QString() : tr("no event matches"));
+    return;
+  }
+  // Start from the view: the first hit at or after its left edge.
+  double start = timeline_->viewport().start_ns;
+  auto it = std::lower_bound(search_.hits.begin(), search_.hits.end(), start,
+                             [](const SearchHit& h, double t) { return double(h.ts_ns) < t; });
+  hit_ = it == search_.hits.end() ? 0 : size_t(it - search_.hits.begin());
+  showHit();
+}
+
+void MainWindow::searchStep(bool forward) {
+  if (search_.hits.empty()) return;
+  hit_ = step_hit(search_, hit_, forward);
+  showHit();
+}
+
+void MainWindow::showHit() {
+  const SearchHit& h = search_.hits[*hit_];
+  search_count_->setText(tr("%1 of %2").arg(*hit_ + 1).arg(search_.hits.size()));
+  jumpToEvent(h.rank, h.event);
+}
+
+void MainWindow::openComparisonAsync(const QStringList& paths) {
+  if (!run_) {
+    warn(tr("Nothing to compare with"), tr("Open a run first, then a second run to compare with it."));
+    return;
+  }
+  if (loading()) return;
+  progress_->setRange(0, 0);
+  progress_->show();
+  comparison_loader_->start(paths);
+}
+
+QString MainWindow::openComparisonSync(const QStringList& paths) {
+  if (!run_) return tr("Open a run first, then a second run to compare with it.");
+  LoadOutcome o = load_run(paths);
+  if (!o.run) return QString::fromStdString(o.error);
+  presentComparison(std::move(o), paths);
+  return {};
+}
+
+void MainWindow::presentComparison(LoadOutcome outcome, const QStringList& paths) {
+  if (!outcome.run) {
+    warn(tr("Could not open for comparison"), QString::fromStdString(outcome.error));
+    return;
+  }
+  if (!run_) return;
+  comparison_ = std::move(outcome.run);
+  comparison_paths_ = paths;
+  analysis::RunDiff d = analysis::diff_runs(*run_, *comparison_);
+  diff_->setPlainText(QString::fromStdString(report::diff_text(d, run_paths_.join(", ").toStdString(), paths.join(", ").toStdString())));
+  if (auto* dock = findChild<QDockWidget*>("Comparison")) dock->raise();
+  if (!comparison_->failures.empty()) {
+    QString text = tr("These files of the comparison run did not load; the diff uses the others:");
+    for (const plugins::FileFailure& f : comparison_->failures)
+      text += "\n\n" + QString::fromStdString(f.path) + ": " + QString::fromStdString(f.message);
+    warn(tr("Some files did not load"), text);
+  }
+}
+
+QString MainWindow::diffText() const { return diff_->toPlainText(); }
+
+}  // namespace shardscope::viewer
