@@ -17,6 +17,7 @@ bool contains_nocase(std::string_view hay, std::string_view needle) {
 SearchResult search_names(const TimelineLayout& layout, std::string_view text) {
   SearchResult out;
   if (text.empty()) return out;
+  std::vector<size_t> runs;  // where each track's hits begin in out.hits
   for (uint32_t r = 0; r < layout.ranks().size(); ++r) {
     const model::Rank& rank = *layout.ranks()[r].rank;
     std::vector<bool> match(rank.strings.size());
@@ -26,16 +27,30 @@ SearchResult search_names(const TimelineLayout& layout, std::string_view text) {
     if (!any) continue;
     for (uint32_t t = 0; t < rank.tracks.size(); ++t) {
       const std::vector<model::Event>& events = rank.tracks[t].events;
+      size_t begin = out.hits.size();
       for (uint32_t i = 0; i < events.size(); ++i)
         if (events[i].name < match.size() && match[events[i].name]) {
           out.hits.push_back({events[i].ts_ns, r, {t, i}});
           out.max_dur_ns = std::max(out.max_dur_ns, events[i].dur_ns);
         }
+      if (out.hits.size() > begin) runs.push_back(begin);
     }
   }
-  std::sort(out.hits.begin(), out.hits.end(), [](const SearchHit& a, const SearchHit& b) {
-    return a.ts_ns != b.ts_ns ? a.ts_ns < b.ts_ns : a.rank < b.rank;
-  });
+  // A track's events are in start order, so its hits are one sorted run: merge the runs pairwise (log of
+  // the track count passes) rather than sort millions of hits.
+  auto less = [](const SearchHit& a, const SearchHit& b) { return a.ts_ns != b.ts_ns ? a.ts_ns < b.ts_ns : a.rank < b.rank; };
+  runs.push_back(out.hits.size());
+  while (runs.size() > 2) {
+    std::vector<size_t> merged;
+    for (size_t k = 0; k + 1 < runs.size(); k += 2) {
+      merged.push_back(runs[k]);
+      if (k + 2 < runs.size())
+        std::inplace_merge(out.hits.begin() + ptrdiff_t(runs[k]), out.hits.begin() + ptrdiff_t(runs[k + 1]),
+                           out.hits.begin() + ptrdiff_t(runs[k + 2]), less);
+    }
+    merged.push_back(out.hits.size());
+    runs = std::move(merged);
+  }
   return out;
 }
 
