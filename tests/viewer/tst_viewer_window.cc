@@ -150,6 +150,13 @@ class TestViewerWindow : public QObject {
     std::string expected = report::diff_text(analysis::diff_runs(ra, rb), a.toStdString(), b.toStdString());
     QCOMPARE(w.diffText(), QString::fromStdString(expected));
     QVERIFY(w.diffText().contains("rank"));
+    // Run B's timeline beside A's: its own ranks and span.
+    const TimelineLayout* lb = w.comparisonTimeline()->timelineLayout();
+    QVERIFY(lb);
+    QCOMPARE(lb->ranks().size(), rb.trace.ranks.size());
+    QCOMPARE(lb->ranks()[0].rank->tracks.size(), rb.trace.ranks[0].tracks.size());
+    QCOMPARE(lb->events(), TimelineLayout(rb.trace).events());
+    QVERIFY(w.timeline()->timelineLayout()->start_ns() != lb->start_ns() || w.timeline()->timelineLayout()->end_ns() != lb->end_ns());
   }
 
   void memoryDockChartsTheReport() {

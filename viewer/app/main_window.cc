@@ -138,6 +138,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 MainWindow::~MainWindow() {
   timeline_->setTimeline(nullptr);
   overview_->setTimeline(nullptr);
+  comparison_timeline_->setTimeline(nullptr);
 }
 
 bool MainWindow::loading() const { return loader_->busy() || comparison_loader_->busy(); }
@@ -194,6 +195,8 @@ void MainWindow::present(LoadOutcome outcome, const QStringList& paths) {
   overview_->setTimeline(layout_.get());
   memory_chart_->setChart(memory_chart(run_->report));
   // A comparison made against the previous run no longer holds.
+  comparison_timeline_->setTimeline(nullptr);
+  comparison_layout_.reset();
   comparison_.reset();
   diff_->setPlainText(tr("File > Open for comparison: a second run, diffed against this one."));
   prefetch_->setRun(run_.get());

@@ -62,6 +62,7 @@ class MainWindow : public QMainWindow {
   void openComparisonAsync(const QStringList& paths);
   QString openComparisonSync(const QStringList& paths);
   QString diffText() const;
+  TimelineWidget* comparisonTimeline() const { return comparison_timeline_; }
 
  protected:
   void dragEnterEvent(QDragEnterEvent*) override;
@@ -89,6 +90,7 @@ class MainWindow : public QMainWindow {
   OverviewWidget* overview_ = nullptr;
   MemoryChartWidget* memory_chart_ = nullptr;
   QPlainTextEdit* diff_ = nullptr;
+  TimelineWidget* comparison_timeline_ = nullptr;  // run B, in a dock beside run A's timeline
   QLineEdit* search_edit_ = nullptr;
   QLabel* search_count_ = nullptr;
   WarningSink warn_;
@@ -96,6 +98,7 @@ class MainWindow : public QMainWindow {
   std::string search_text_;
   std::optional<size_t> hit_;
   std::shared_ptr<analysis::AnalysedRun> comparison_;
+  std::unique_ptr<TimelineLayout> comparison_layout_;
   QStringList run_paths_, comparison_paths_;
   QLabel* banner_ = nullptr;
   QProgressBar* progress_ = nullptr;

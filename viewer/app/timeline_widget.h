@@ -31,6 +31,7 @@ class TimelineWidget : public QWidget {
   // `layout` must outlive its use here; nullptr clears the view.
   void setTimeline(const TimelineLayout* layout);
   const Viewport& viewport() const { return vp_; }
+  const TimelineLayout* timelineLayout() const { return layout_; }
   const std::optional<Selection>& selection() const { return selection_; }
 
   void select(const std::optional<Selection>& s);

@@ -86,10 +86,18 @@ void MainWindow::buildAnalysisDocks() {
   dd->setWidget(diff_);
   addDockWidget(Qt::BottomDockWidgetArea, dd);
 
+  comparison_timeline_ = new TimelineWidget(this);
+  comparison_timeline_->setObjectName("comparisonTimeline");
+  auto* bd = new QDockWidget(tr("Run B"), this);
+  bd->setObjectName("Run B");
+  bd->setWidget(comparison_timeline_);
+  addDockWidget(Qt::BottomDockWidgetArea, bd);
+
   // Beside the prefetch and step tables, as tabs; the prefetch check stays in front.
   if (auto* steps = findChild<QDockWidget*>("Steps")) {
     tabifyDockWidget(steps, md);
     tabifyDockWidget(steps, dd);
+    tabifyDockWidget(steps, bd);
   }
   if (auto* prefetch = findChild<QDockWidget*>("Prefetch")) prefetch->raise();
 }
@@ -160,8 +168,11 @@ void MainWindow::presentComparison(LoadOutcome outcome, const QStringList& paths
     return;
   }
   if (!run_) return;
+  comparison_timeline_->setTimeline(nullptr);
   comparison_ = std::move(outcome.run);
   comparison_paths_ = paths;
+  comparison_layout_ = std::make_unique<TimelineLayout>(comparison_->trace);
+  comparison_timeline_->setTimeline(comparison_layout_.get());
   analysis::RunDiff d = analysis::diff_runs(*run_, *comparison_);
   diff_->setPlainText(QString::fromStdString(report::diff_text(d, run_paths_.join(", ").toStdString(), paths.join(", ").toStdString())));
   if (auto* dock = findChild<QDockWidget*>("Comparison")) dock->raise();
