@@ -2,6 +2,7 @@
 // window into a PNG and exits (2 when nothing loaded), which is how the tests and the demo look at it.
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QDockWidget>
 #include <QPixmap>
 #include <QRegularExpression>
 
@@ -20,7 +21,8 @@ int main(int argc, char** argv) {
   QCommandLineOption screenshot("screenshot", "Render the window into FILE.png and exit.", "FILE");
   QCommandLineOption size("size", "Window size for --screenshot (default 1400x900).", "WxH", "1400x900");
   QCommandLineOption select("select", "Select the first event named NAME and zoom to it.", "NAME");
-  parser.addOptions({screenshot, size, select});
+  QCommandLineOption raise("raise", "Bring the dock titled NAME to the front (Prefetch, Steps, Memory, ...).", "NAME");
+  parser.addOptions({screenshot, size, select, raise});
   parser.process(app);
 
   shardscope::viewer::MainWindow window;
@@ -53,6 +55,10 @@ int main(int argc, char** argv) {
   for (const QString& f : failures) std::fprintf(stderr, "shardscope-viewer: not loaded: %s\n", qPrintable(f));
   if (parser.isSet(select) && !window.selectByName(parser.value(select)))
     std::fprintf(stderr, "shardscope-viewer: no event named %s\n", qPrintable(parser.value(select)));
+  if (parser.isSet(raise)) {
+    if (auto* dock = window.findChild<QDockWidget*>(parser.value(raise))) dock->raise();
+    else std::fprintf(stderr, "shardscope-viewer: no dock named %s\n", qPrintable(parser.value(raise)));
+  }
   QApplication::processEvents();
   if (!window.grab().save(parser.value(screenshot), "PNG")) {
     std::fprintf(stderr, "shardscope-viewer: cannot write %s\n", qPrintable(parser.value(screenshot)));

@@ -8,7 +8,7 @@
 namespace shardscope::viewer {
 
 namespace {
-constexpr int kBar = 7, kCategory = 2 * kBar + 6, kRankHeader = 20, kNameWidth = 120, kValueWidth = 170;
+constexpr int kBar = 7, kCategory = 2 * kBar + 6, kRankHeader = 20, kNameWidth = 140, kValueWidth = 170;
 const QColor kMeasured = QColor::fromRgb(QRgb(0xFF000000u | kAllGather));  // blue
 const QColor kPredicted = QColor::fromRgb(QRgb(0xFF000000u | kCompute));   // orange
 
