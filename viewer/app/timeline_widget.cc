@@ -271,12 +271,14 @@ void TimelineWidget::paintHighlights(QPainter& p) {
   p.setClipRect(QRect(kLabelWidth, kRulerHeight, plotWidth(), height() - kRulerHeight));
   p.setPen(QPen(QColor(0x00, 0x00, 0x00), 1.5, Qt::DashLine));
   p.setBrush(Qt::NoBrush);
-  // Outlines cost a rectangle each: past a few thousand in view they would hide the marks anyway.
-  constexpr size_t kMaxOutlines = 4000;
+  // Outlines cost a rectangle each: past a few thousand in view they would hide the marks anyway. The
+  // candidates run from the latest start back, so one long hit (a step) does not make every frame walk all
+  // hits before the window.
+  constexpr size_t kMaxOutlines = 4000, kMaxCandidates = 20000;
   auto [first, last] = hits_near(*highlights_, vp_.start_ns, vp_.end_ns());
   size_t drawn = 0;
-  for (size_t i = first; i < last && drawn < kMaxOutlines; ++i) {
-    const SearchHit& h = highlights_->hits[i];
+  for (size_t i = last, seen = 0; i > first && drawn < kMaxOutlines && seen < kMaxCandidates; ++seen) {
+    const SearchHit& h = highlights_->hits[--i];
     if (auto r = eventRect(h.rank, h.event); r && r->right() >= kLabelWidth && r->bottom() >= kRulerHeight && r->top() <= height()) {
       p.drawRect(*r);
       ++drawn;
