@@ -80,6 +80,28 @@ class TestViewerWindow : public QObject {
     QCOMPARE(w.run(), before);
   }
 
+  void ranksFromDifferentRunsGetTheReportsMessage() {
+    // Rank 0 of two runs: the loader refuses them as one run; the window says what `report` says.
+    QStringList paths{kGolden + "trainer_cpu_2ranks/none/trace.rank0.json.gz", kGolden + "trainer_cpu_2ranks/pre/trace.rank0.json.gz"};
+    std::string expected;
+    try {
+      plugins::LoadOptions options;
+      options.keep_going = true;
+      analysis::analyse_run({paths[0].toStdString(), paths[1].toStdString()}, options);
+    } catch (const plugins::MixedRunsError& e) {
+      expected = e.what();
+    }
+    QVERIFY(!expected.empty());
+    MainWindow w;
+    std::vector<Warning> warnings;
+    w.setWarningSink([&](const QString& title, const QString& text) { warnings.push_back({title, text}); });
+    w.openAsync(paths);
+    QTRY_VERIFY_WITH_TIMEOUT(!w.loading(), 60'000);
+    QCOMPARE(warnings.size(), size_t(1));
+    QCOMPARE(warnings[0].text, QString::fromStdString(expected));
+    QVERIFY(!w.run());
+  }
+
   void searchStepsThroughHits() {
     MainWindow w;
     w.resize(1200, 800);
