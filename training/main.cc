@@ -23,6 +23,7 @@
 #include <torch/cuda.h>
 #endif
 #include "training/checkpoint.h"
+#include "training/config_check.h"
 #include "training/data/data.h"
 #include "training/fsdp/engine.h"
 #include "training/optim/adamw.h"
@@ -313,6 +314,32 @@ int main(int argc, char** argv) {
     rv = std::make_unique<Rendezvous>(world, std::chrono::seconds(a.rendezvous_timeout_s));
   } catch (const std::exception& e) {
     fail(2, who, e.what());
+  }
+  if (world.world_size > 1) {
+    // What every rank must agree on: the run's configuration and schedule, and the collectives beside the
+    // steps (checkpoints, the final parameter dump). Paths may differ between machines; whether one is set may not.
+    json agreed = config;
+    agreed.update(ckpt_run);
+    if (o.sharding != Sharding::HybridShard) agreed.erase(keys::kCfgRanksPerNode);  // ranks per machine may differ
+    agreed["stop_after"] = a.stop_after;
+    agreed["save_every"] = a.save_every;
+    agreed["resume"] = a.resume;
+    agreed["checkpoint_dir"] = a.checkpoint_dir.empty() ? json() : json("set");
+    agreed["dump_params"] = a.dump_params.empty() ? json() : json("set");
+    std::optional<RankMismatch> mismatch;
+    try {
+      auto group = make_backend_group(*rv, o, "config_check", [&] {
+        std::vector<int> all(size_t(world.world_size));
+        for (int r = 0; r < world.world_size; ++r) all[size_t(r)] = r;
+        return all;
+      }());
+      mismatch = compare_across_ranks(*group, agreed, o.cuda, o.device);
+    } catch (const std::invalid_argument& e) {
+      fail(2, who, e.what());
+    } catch (const std::exception& e) {
+      fail(3, who, std::string("comparing the ranks' configurations failed: ") + e.what() + "; " + rv->diagnose_lost_peer());
+    }
+    if (mismatch) fail(2, who, describe(*mismatch));
   }
   if (!a.trace_dir.empty()) {
     try {
