@@ -41,6 +41,7 @@ struct Step {
   int64_t number = 0;  // the trace's own number: ProfilerStep#N, the trainer's args.step
   int64_t start_ns = 0, end_ns = 0;
   int64_t host_start_ns = 0, host_end_ns = 0;  // the host range that marked it
+  bool aborted = false;  // the trace marks it as not completed (the trainer's args.aborted): left out of totals
 };
 
 // A (monotonic, realtime) reading of the rank's clocks, taken together: how its trace clock maps onto the

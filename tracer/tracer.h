@@ -71,6 +71,8 @@ inline bool enabled() { return detail::g_on.load(std::memory_order_relaxed); }
 const char* intern(std::string_view s);
 // A named track (a tid in the file) for events recorded on behalf of another timeline, e.g. a stream.
 uint32_t track(std::string_view name);
+// The calling thread's own track, for complete() to record on its behalf from another thread (0: none).
+uint32_t this_thread_track();
 // Names the calling thread's track, e.g. "compute" or "comm: all-gather".
 void name_this_thread(std::string_view name);
 
@@ -90,6 +92,10 @@ class Range {
   }
   ~Range() {
     if (start_ >= 0) [[unlikely]] end();
+  }
+  // An argument known only before the range ends (e.g. why it ended early); dropped past kMaxArgs.
+  void add(const Arg& a) noexcept {
+    if (start_ >= 0 && nargs_ < kMaxArgs) args_[nargs_++] = a;
   }
   Range(const Range&) = delete;
   Range& operator=(const Range&) = delete;

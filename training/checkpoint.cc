@@ -1,6 +1,8 @@
 #include "training/checkpoint.h"
 
+#include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <stdexcept>
 
 namespace shardscope::train {
@@ -48,6 +50,16 @@ constexpr KeyInfo kKeys[] = {
     {"warmup", "--warmup", false},
     {"max_grad_norm", "--max-grad-norm", false},
     {"data", "--data", false},
+    // Compared across ranks at start only (training/config_check.h): the schedule of the collectives, and
+    // collectives every rank must join.
+    {"backward_prefetch", "--backward-prefetch", false},
+    {"forward_prefetch", "--forward-prefetch", false},
+    {"limit_all_gathers", "--limit-all-gathers", false},
+    {"stop_after", "--stop-after", false},
+    {"save_every", "--save-every", false},
+    {"checkpoint_dir", "--checkpoint-dir", false},
+    {"resume", "--resume", false},
+    {"dump_params", "--dump-params", false},
 };
 
 std::string shown(const nlohmann::json& v) {
@@ -92,6 +104,21 @@ std::vector<ConfigDifference> compare_configs(const nlohmann::json& saved_config
   for (const ConfigDifference& d : out) other_layout |= d.layout && d.flag != "unit layout";
   if (other_layout) std::erase_if(out, [](const ConfigDifference& d) { return d.flag == "unit layout"; });
   return out;
+}
+
+std::optional<ConfigDifference> first_difference(const nlohmann::json& a, const nlohmann::json& b) {
+  std::vector<ConfigDifference> diffs = compare_configs(a, {}, b, {});
+  // A preset overridden by a flag is "custom": the flag that overrode it says more.
+  if (diffs.size() > 1)
+    std::erase_if(diffs, [](const ConfigDifference& d) { return d.flag == "--preset" && (d.saved == "custom" || d.given == "custom"); });
+  if (diffs.empty()) return std::nullopt;
+  // The table's order: the flags a user sets before the values derived from them; unknown keys last.
+  auto order = [](const ConfigDifference& d) {
+    size_t i = 0;
+    while (i < std::size(kKeys) && d.flag != kKeys[i].flag) ++i;
+    return i;
+  };
+  return *std::min_element(diffs.begin(), diffs.end(), [&](const ConfigDifference& x, const ConfigDifference& y) { return order(x) < order(y); });
 }
 
 std::string describe_differences(const std::vector<ConfigDifference>& diffs, bool layout) {

@@ -39,6 +39,10 @@ struct ConfigDifference {
 std::vector<ConfigDifference> compare_configs(const nlohmann::json& saved_config, const nlohmann::json& saved_run,
                                               const nlohmann::json& config, const nlohmann::json& run);
 
+// The difference between two configurations a user would fix first (the earliest flag in the key table), or
+// nullopt when they agree. `saved` and `given` hold a's and b's values.
+std::optional<ConfigDifference> first_difference(const nlohmann::json& a, const nlohmann::json& b);
+
 // "--sharding: checkpoint full_shard, flags shard_grad_op; ..." for the differences with the given `layout`.
 std::string describe_differences(const std::vector<ConfigDifference>& diffs, bool layout);
 

@@ -1,8 +1,12 @@
 // shardscope-train: a decoder-only transformer trained with FSDP/ZeRO sharding on libtorch, every
 // all-gather, reduce-scatter and prefetch traced. Ranks meet by the torchrun environment variables.
+#include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +27,7 @@
 #include <torch/cuda.h>
 #endif
 #include "training/checkpoint.h"
+#include "training/config_check.h"
 #include "training/data/data.h"
 #include "training/fsdp/engine.h"
 #include "training/optim/adamw.h"
@@ -49,7 +54,62 @@ struct Args {
   int rendezvous_timeout_s = 60;
   int collective_timeout_s = 0;
   int slow_rank = -1, slow_rank_ms = 0;
+  int fail_at_step = -1, fail_rank = -1;  // testing: a planted failure
 };
+
+// Thrown by --fail-at-step in the middle of a step, as a failing step would throw.
+struct PlantedFailure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The step in progress, for a signal that stops the rank in the middle of it (-1: none).
+std::atomic<int> g_step{-1};
+std::atomic<int64_t> g_step_start_ns{0};
+uint32_t g_compute_track = 0;
+std::string g_who, g_log_path;  // set before any signal is watched
+int g_signal_pipe[2] = {-1, -1};
+
+// The rank's own record of a step that did not complete: a line on stdout beside the step lines, and one
+// in --log-json.
+void report_aborted(int step, int rank, const std::string& reason) {
+  std::printf("%sstep %d aborted: %s\n", g_who.c_str(), step, reason.c_str());
+  std::fflush(stdout);
+  if (!g_log_path.empty()) {
+    std::ofstream log(g_log_path, std::ios::app);
+    log << json{{"step", step}, {"rank", rank}, {"aborted", reason}}.dump() << "\n";
+  }
+}
+
+void on_stop_signal(int sig) {
+  const unsigned char c = static_cast<unsigned char>(sig);
+  [[maybe_unused]] ssize_t n = write(g_signal_pipe[1], &c, 1);
+}
+
+// SIGTERM (a launcher stopping the group) or SIGINT: the step in progress is recorded as aborted, the trace
+// is closed, and the signal then ends the process as it would have. On a thread of its own, since a signal
+// handler may neither record nor print.
+void watch_stop_signals(int rank) {
+  unsigned char c = 0;
+  while (read(g_signal_pipe[0], &c, 1) < 0 && errno == EINTR) {
+  }
+  const int sig = c;
+  const std::string reason = std::string("stopped by ") + (sig == SIGINT ? "SIGINT" : "SIGTERM");
+  if (const int step = g_step.exchange(-1); step >= 0) {
+    tr::complete(g_compute_track, keys::kStepRange, keys::kCatStep, g_step_start_ns.load(), tr::now_ns(),
+                 {{keys::kArgStep, int64_t(step)}, {keys::kArgAborted, tr::intern(reason)}});
+    report_aborted(step, rank, reason);
+  }
+  tr::stop();
+  std::fflush(stdout);
+  std::fflush(stderr);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+std::string first_line(std::string s) {
+  if (auto nl = s.find('\n'); nl != std::string::npos) s.resize(nl);
+  return s;
+}
 
 [[noreturn]] void fail(int code, const std::string& rank_prefix, const std::string& msg) {
   std::fprintf(stderr, "shardscope-train: %serror: %s\n", rank_prefix.c_str(), msg.c_str());
@@ -186,6 +246,8 @@ int main(int argc, char** argv) {
   app.add_option("--dump-params", a.dump_params, "After training, rank 0 writes all parameters (fp32, raw) here");
   auto* slow_rank = app.add_option("--slow-rank", a.slow_rank, "A planted straggler for checking diagnostics: this rank sleeps --slow-rank-ms before each unit's backward");
   app.add_option("--slow-rank-ms", a.slow_rank_ms, "Milliseconds --slow-rank sleeps before each unit's backward");
+  app.add_option("--fail-at-step", a.fail_at_step, "Testing: throw in the middle of this step")->group("");
+  app.add_option("--fail-rank", a.fail_rank, "Testing: the rank --fail-at-step fails (default: every rank)")->group("");
   app.add_option("--threads", a.threads, "Intra-op threads per rank");
   app.add_option("--rendezvous-timeout", a.rendezvous_timeout_s, "Seconds to wait for every rank");
   auto* collective_timeout = app.add_option("--collective-timeout", a.collective_timeout_s,
@@ -314,6 +376,32 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     fail(2, who, e.what());
   }
+  if (world.world_size > 1) {
+    // What every rank must agree on: the run's configuration and schedule, and the collectives beside the
+    // steps (checkpoints, the final parameter dump). Paths may differ between machines; whether one is set may not.
+    json agreed = config;
+    agreed.update(ckpt_run);
+    if (o.sharding != Sharding::HybridShard) agreed.erase(keys::kCfgRanksPerNode);  // ranks per machine may differ
+    agreed["stop_after"] = a.stop_after;
+    agreed["save_every"] = a.save_every;
+    agreed["resume"] = a.resume;
+    agreed["checkpoint_dir"] = a.checkpoint_dir.empty() ? json() : json("set");
+    agreed["dump_params"] = a.dump_params.empty() ? json() : json("set");
+    std::optional<RankMismatch> mismatch;
+    try {
+      auto group = make_backend_group(*rv, o, "config_check", [&] {
+        std::vector<int> all(size_t(world.world_size));
+        for (int r = 0; r < world.world_size; ++r) all[size_t(r)] = r;
+        return all;
+      }());
+      mismatch = compare_across_ranks(*group, agreed, o.cuda, o.device);
+    } catch (const std::invalid_argument& e) {
+      fail(2, who, e.what());
+    } catch (const std::exception& e) {
+      fail(3, who, std::string("comparing the ranks' configurations failed: ") + e.what() + "; " + rv->diagnose_lost_peer());
+    }
+    if (mismatch) fail(2, who, describe(*mismatch));
+  }
   if (!a.trace_dir.empty()) {
     try {
       fs::create_directories(a.trace_dir);
@@ -333,6 +421,18 @@ int main(int argc, char** argv) {
     }
   }
 
+  g_who = who;
+  g_log_path = a.log_json;
+  if (auto p = g_log_path.find("{rank}"); p != std::string::npos) g_log_path.replace(p, 6, std::to_string(world.rank));
+  else if (world.rank != 0) g_log_path.clear();
+  g_compute_track = tr::this_thread_track();
+  if (pipe2(g_signal_pipe, O_CLOEXEC) == 0) {
+    std::thread(watch_stop_signals, world.rank).detach();
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;
+    sigaction(SIGTERM, &sa, nullptr);
+    sigaction(SIGINT, &sa, nullptr);
+  }
   try {
     MemoryLedger mem;
     mem.set_gpu(o.cuda, o.device);
@@ -350,9 +450,7 @@ int main(int argc, char** argv) {
     auto barrier = [&] { engine.barrier(); };
 
     std::ofstream log;
-    std::string log_path = a.log_json;
-    if (auto p = log_path.find("{rank}"); p != std::string::npos) log_path.replace(p, 6, std::to_string(world.rank));
-    else if (world.rank != 0) log_path.clear();
+    const std::string& log_path = g_log_path;
     if (!log_path.empty()) {
       log.open(log_path, a.resume ? std::ios::app : std::ios::trunc);
       if (!log) throw std::invalid_argument("--log-json " + log_path + ": cannot open");
@@ -364,21 +462,36 @@ int main(int argc, char** argv) {
       auto t0 = std::chrono::steady_clock::now();
       mem.reset_peaks();
       double loss, norm, lr;
+      g_step_start_ns = tr::now_ns();
+      g_step = step;
       {
         tr::Range r(keys::kStepRange, {{keys::kArgStep, int64_t(step)}}, keys::kCatStep);
-        torch::Tensor tokens, targets;
-        data->batch(step, int64_t(world.rank) * a.batch, a.batch, tokens, targets);
-        if (o.cuda) {
-          tokens = tokens.to(torch::Device(torch::kCUDA, int16_t(o.device)));
-          targets = targets.to(tokens.device());
+        try {
+          torch::Tensor tokens, targets;
+          data->batch(step, int64_t(world.rank) * a.batch, a.batch, tokens, targets);
+          if (o.cuda) {
+            tokens = tokens.to(torch::Device(torch::kCUDA, int16_t(o.device)));
+            targets = targets.to(tokens.device());
+          }
+          loss = engine.forward_backward(tokens, targets);
+          if (step == a.fail_at_step && (a.fail_rank < 0 || a.fail_rank == world.rank))
+            throw PlantedFailure("planted failure (--fail-at-step " + std::to_string(step) + ")");
+          tr::Range phase(keys::kOptimizerPhase, keys::kCatPhase);
+          norm = engine.clip_grad_norm(a.max_grad_norm);
+          lr = learning_rate(opt, step);
+          for (auto& u : engine.units()) adamw_update(*u, lr, step + 1, opt);
+          engine.after_optimizer();
+        } catch (const std::exception& e) {
+          // The step's range ends here, where it was cut off, marked; a signal from now on has no step to mark.
+          if (g_step.exchange(-1) >= 0) {
+            const std::string reason = first_line(e.what());
+            r.add({keys::kArgAborted, tr::intern(reason)});
+            report_aborted(step, world.rank, reason);
+          }
+          throw;
         }
-        loss = engine.forward_backward(tokens, targets);
-        tr::Range phase(keys::kOptimizerPhase, keys::kCatPhase);
-        norm = engine.clip_grad_norm(a.max_grad_norm);
-        lr = learning_rate(opt, step);
-        for (auto& u : engine.units()) adamw_update(*u, lr, step + 1, opt);
-        engine.after_optimizer();
       }
+      g_step = -1;
       double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       double tokens_per_s = double(global_batch * a.model.seq_len) / secs;
       if (world.rank == 0)
@@ -405,6 +518,8 @@ int main(int argc, char** argv) {
     }
   } catch (const std::invalid_argument& e) {
     fail(2, who, e.what());
+  } catch (const PlantedFailure& e) {
+    fail(3, who, e.what());
   } catch (const std::exception& e) {
     std::string what = e.what();
     if (auto nl = what.find('\n'); nl != std::string::npos) what.resize(nl);

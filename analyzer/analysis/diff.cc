@@ -36,13 +36,15 @@ std::vector<DiffRow> metric_rows(const report::RankReport& a, const report::Rank
   add("whole-trace compute %", whole(a, [](auto& w) { return w.compute_pct(); }), whole(b, [](auto& w) { return w.compute_pct(); }), whole_na(a), whole_na(b));
   add("whole-trace non-compute %", whole(a, [](auto& w) { return w.non_compute_pct(); }), whole(b, [](auto& w) { return w.non_compute_pct(); }), whole_na(a),
       whole_na(b));
-  auto per_step = [](const report::RankReport& r, int64_t metrics::WindowMetrics::*field) -> std::optional<double> {
-    if (r.steps.empty()) return std::nullopt;
-    return double(r.all_steps.*field) / 1e6 / double(r.steps.size());
+  // Means over the steps all_steps sums: the completed ones (an aborted step is left out of both).
+  auto completed = [](const report::RankReport& r) { return r.steps.size() - r.aborted_steps.size(); };
+  auto per_step = [&](const report::RankReport& r, int64_t metrics::WindowMetrics::*field) -> std::optional<double> {
+    if (completed(r) == 0) return std::nullopt;
+    return double(r.all_steps.*field) / 1e6 / double(completed(r));
   };
-  auto per_step_f = [](const report::RankReport& r, int64_t (metrics::WindowMetrics::*f)() const) -> std::optional<double> {
-    if (r.steps.empty()) return std::nullopt;
-    return double((r.all_steps.*f)()) / 1e6 / double(r.steps.size());
+  auto per_step_f = [&](const report::RankReport& r, int64_t (metrics::WindowMetrics::*f)() const) -> std::optional<double> {
+    if (completed(r) == 0) return std::nullopt;
+    return double((r.all_steps.*f)()) / 1e6 / double(completed(r));
   };
   const Na sa = a.steps_na, sb = b.steps_na;
   add("steps", a.steps.empty() ? std::nullopt : std::optional<double>(double(a.steps.size())),
@@ -76,7 +78,8 @@ std::vector<DiffRow> metric_rows(const report::RankReport& a, const report::Rank
   auto unit_share = [](const report::RankReport& r) {
     std::map<int, std::pair<double, int>> m;
     for (const auto& s : r.prefetch.steps)
-      for (const auto& u : s.units) m[u.next_unit].first += u.hidden_share(), ++m[u.next_unit].second;
+      if (!s.aborted)
+        for (const auto& u : s.units) m[u.next_unit].first += u.hidden_share(), ++m[u.next_unit].second;
     return m;
   };
   auto ua = unit_share(a), ub = unit_share(b);

@@ -51,7 +51,8 @@ Report build(const model::Trace& trace, std::vector<std::string> inputs, std::ve
     else {
       for (const model::Step& s : rank.steps) {
         StepRow row{s, metrics::measure(sets, s.start_ns, s.end_ns)};
-        rr.all_steps += row.m;
+        if (s.aborted) rr.aborted_steps.push_back(s.number);  // a cut-off step would skew the totals
+        else rr.all_steps += row.m;
         rr.steps.push_back(row);
       }
       rr.outside = metrics::outside_steps(rank, sets);

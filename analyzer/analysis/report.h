@@ -34,7 +34,8 @@ struct RankReport {
   std::optional<metrics::HtaBreakdown> whole;
   analysis::Na whole_na = analysis::Na::None;  // why `whole` is missing
   std::vector<StepRow> steps;
-  metrics::WindowMetrics all_steps; // summed over the steps
+  metrics::WindowMetrics all_steps; // summed over the steps that completed
+  std::vector<int64_t> aborted_steps;  // steps the trace marks as not completed: shown, left out of all_steps
   analysis::Na steps_na = analysis::Na::None;  // why there are no per-step numbers
   metrics::OutsideSteps outside;    // device activity before the first step and after the last
   std::vector<metrics::CollectiveStats> collectives;

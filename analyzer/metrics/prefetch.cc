@@ -119,7 +119,7 @@ void judge_run(RankPrefetch& out) {
   out.steady_effective = out.steady_not_effective = 0;
   out.steady_ag_ns = out.steady_hidden_ns = 0;
   for (const StepPrefetch& s : out.steps) {
-    if (s.warm_up || s.verdict == Verdict::NotApplicable) continue;
+    if (s.warm_up || s.aborted || s.verdict == Verdict::NotApplicable) continue;
     (s.verdict == Verdict::Effective ? out.steady_effective : out.steady_not_effective)++;
     out.steady_ag_ns += s.ag_ns;
     out.steady_hidden_ns += s.hidden_ns;
@@ -165,6 +165,7 @@ RankPrefetch check_prefetch(const model::Rank& rank) {
     StepPrefetch sp;
     sp.step = st.number;
     sp.warm_up = has_warm_up && si == 0;
+    sp.aborted = st.aborted;
     // A step spans its host range and the device time its launches ran in (on a GPU the device lags); an
     // event belongs to one step only: the next step's host start closes this one for issues.
     const int64_t step_lo = std::min(st.host_start_ns, st.start_ns), step_hi = std::max(st.host_end_ns, st.end_ns);

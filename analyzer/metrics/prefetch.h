@@ -72,6 +72,7 @@ struct UnitPrefetch {
 struct StepPrefetch {
   int64_t step = 0;
   bool warm_up = false;  // left out of the run's verdict
+  bool aborted = false;  // the step did not complete (model::Step::aborted): left out of the run's verdict too
   std::vector<UnitPrefetch> units;
   Verdict verdict = Verdict::NotApplicable;
   NotApplicable na = NotApplicable::None;

@@ -112,6 +112,7 @@ std::string step_sentence(const metrics::StepPrefetch& s, const metrics::RankPre
   else out = "not effective: " + cause_sentence(s, p);
   if (s.missing_pairs) out += fmt::format(" ({} unit pair(s) had no backward all-gather)", s.missing_pairs);
   if (s.warm_up) out += " [warm-up: left out of the run's verdict]";
+  if (s.aborted) out += " [aborted: did not complete; left out of the run's verdict]";
   return out;
 }
 
@@ -182,6 +183,7 @@ json prefetch_json(const metrics::RankPrefetch& p) {
             {pk::kCause, s.cause == Cause::None ? json(nullptr) : json(cause_name(s.cause))}, {k::kHiddenShare, s.hidden_share()},
             {k::kExposedWaitNs, s.exposed_wait_ns}, {pk::kMissingPairs, s.missing_pairs}};
     if (s.na != NotApplicable::None) so[pk::kNotApplicable] = na_sentence(s.na, s.na_count);
+    if (s.aborted) so[k::kAborted] = true;
     so[k::kUnits] = json::array();
     for (const metrics::UnitPrefetch& u : s.units) {
       json uo{{k::kUnit, u.unit},

@@ -147,9 +147,10 @@ th{background:#f3f3f3}.legend span{margin-right:1.2em}.na{color:#555;font-size:9
         h += "<tr>" + td(label) + td(ms(m.window_ns), true) + td(ms(m.compute_ns), true) + td(ms(m.comm_ns), true) + td(ms(m.overlap_ns), true) +
              td(ms(m.exposed_ns()), true) + td(pcts[0], true) + td(pcts[1], true) + td(pcts[2], true) + td(ms(m.idle_ns()), true) + "</tr>\n";
       };
-      for (const StepRow& s : rr.steps) row(std::to_string(s.step.number), fmt::format("step {}", s.step.number), s.m);
+      for (const StepRow& s : rr.steps) row(step_label(s.step), fmt::format("step {}", s.step.number), s.m);
       row("all", "all steps", rr.all_steps);
       h += "</table>\n" + na_lines(na);
+      if (std::string a = aborted_steps_sentence(rr.aborted_steps); !a.empty()) h += "<p>" + html_escape(a) + "</p>\n";
       if (std::string o = outside_steps_sentence(rr.outside); !o.empty()) h += "<p>" + html_escape(o) + "</p>\n";
     }
     if (!rr.collectives.empty()) {

@@ -77,6 +77,7 @@ json render_json(const Report& r) {
       json so = window(s.m, "n/a: no communication in the step");
       so[k::kStep] = s.step.number;
       so[k::kStartNs] = s.step.start_ns;
+      if (s.step.aborted) so[rk::kAborted] = true;
       o[k::kSteps].push_back(so);
     }
     if (rr.steps.empty()) {
@@ -84,6 +85,7 @@ json render_json(const Report& r) {
       o[k::kNa][k::kSteps] = na_text(rr.steps_na);
     } else {
       o[k::kAllSteps] = window(rr.all_steps, "n/a: no communication in any step");
+      if (!rr.aborted_steps.empty()) o[rk::kAbortedSteps] = {{rk::kSteps, rr.aborted_steps}, {k::kReason, aborted_steps_sentence(rr.aborted_steps)}};
       const metrics::OutsideSteps& out_of = rr.outside;
       o[rk::kOutsideSteps] = {{rk::kFirstStep, out_of.first_step},
                               {rk::kLastStep, out_of.last_step},

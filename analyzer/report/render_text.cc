@@ -50,10 +50,11 @@ std::string render_text(const Report& r, bool md) {
     } else {
       Table t{{"step", "time ms", "compute ms", "comm ms", "overlapped ms", "exposed ms", "overlap %", "comm %", "exposed %", "idle ms"}, {}, 1};
       NaNotes na;
-      for (const StepRow& s : rr.steps) t.rows.push_back(window_cells(std::to_string(s.step.number), fmt::format("step {}", s.step.number), s.m, na));
+      for (const StepRow& s : rr.steps) t.rows.push_back(window_cells(step_label(s.step), fmt::format("step {}", s.step.number), s.m, na));
       t.rows.push_back(window_cells("all", "all steps", rr.all_steps, na));
       para("per step (the step's window; overlapped = communication under compute, exposed = the rest; overlap % = overlapped / comm):");
       table(t, na);
+      if (std::string a = aborted_steps_sentence(rr.aborted_steps); !a.empty()) para(a);
       if (std::string o = outside_steps_sentence(rr.outside); !o.empty()) para(o);
     }
     if (rr.collectives.empty()) {

@@ -108,6 +108,9 @@ inline constexpr const char* kDeviceEvents = "device_events";
 inline constexpr const char* kBusyNs = "busy_ns";
 inline constexpr const char* kFirstStep = "first_step";
 inline constexpr const char* kLastStep = "last_step";
+// report: steps the trace marks as not completed (left out of all_steps and the prefetch verdict).
+inline constexpr const char* kAborted = "aborted";              // on such a step's row: true
+inline constexpr const char* kAbortedSteps = "aborted_steps";   // {steps: [N, ...], reason}
 // report: collectives of which only some instances carry a size.
 inline constexpr const char* kSizedCount = "sized_count";
 // memory (report rows and `shardscope memory`).

@@ -46,6 +46,14 @@ std::string outside_steps_sentence(const metrics::OutsideSteps& o) {
   return fmt::format("{} {} outside the step table", fmt::join(parts, " and "), o.before_events + o.after_events == 1 ? "is" : "are");
 }
 
+std::string aborted_steps_sentence(const std::vector<int64_t>& steps) {
+  if (steps.empty()) return "";
+  return fmt::format("step{} {} did not complete (the trace marks {} aborted): left out of the all-steps row and the prefetch verdict",
+                     steps.size() == 1 ? "" : "s", fmt::join(steps, ", "), steps.size() == 1 ? "it" : "them");
+}
+
+std::string step_label(const model::Step& s) { return s.aborted ? fmt::format("{} (aborted)", s.number) : std::to_string(s.number); }
+
 std::vector<std::string> report_notes(const Report& r) {
   std::vector<std::string> notes;
   if (!r.step_counts.empty()) {

@@ -24,6 +24,11 @@ inline std::string na_empty_window() { return na_text(analysis::Na::EmptyWindow)
 std::string whole_trace_setting(const metrics::HtaBreakdown& w);
 // "12 device events (3.400 ms busy) before step 2 and ... are outside the step table", or "" when none.
 std::string outside_steps_sentence(const metrics::OutsideSteps& o);
+// "step 7 did not complete (the trace marks it aborted): left out of the all-steps row and the prefetch
+// verdict"; "" when every step completed.
+std::string aborted_steps_sentence(const std::vector<int64_t>& steps);
+// A step table's label: the number, and "(aborted)" on a step that did not complete.
+std::string step_label(const model::Step& s);
 
 // The report's notes, in order: ranks with different step counts, then what limits the straggler matching.
 std::vector<std::string> report_notes(const Report& r);

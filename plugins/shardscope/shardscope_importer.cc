@@ -164,7 +164,7 @@ model::Rank ShardscopeImporter::read(Input in) const {
           join.compute.push_back(ref);
       } else if (te.cat == keys::kCatStep && te.name == keys::kStepRange) {
         int64_t n = arg_int(te.args, keys::kArgStep, int64_t(steps.size()));
-        steps.push_back({n, te.ts_ns, te.ts_ns + te.dur_ns, te.ts_ns, te.ts_ns + te.dur_ns});
+        steps.push_back({n, te.ts_ns, te.ts_ns + te.dur_ns, te.ts_ns, te.ts_ns + te.dur_ns, te.args.is_object() && te.args.contains(keys::kArgAborted)});
       }
     }
     t.events.push_back(e);

@@ -10,6 +10,7 @@
 #include "analyzer/analysis/diff.h"
 #include "analyzer/analysis/run.h"
 #include "model/index.h"
+#include "tests/analyzer/trainer_trace.h"
 #include "tests/support/temp_dir.h"
 
 namespace shardscope {
@@ -20,6 +21,34 @@ namespace fs = std::filesystem;
 const fs::path kGolden = fs::path(SHARDSCOPE_SOURCE_DIR) / "tests" / "golden";
 const std::string kRank0 = (kGolden / "kineto_two_ranks" / "sampled_rank-0.json.gz").string();
 const std::string kRank1 = (kGolden / "kineto_two_ranks" / "sampled_rank-1.json.gz").string();
+
+// A step the trace marks aborted stays in the step table, marked, and out of the all-steps totals and the
+// prefetch verdict (a cut-off step would skew both).
+TEST(Pipeline, AnAbortedStepIsShownAndLeftOutOfTotalsAndVerdict) {
+  test::TempDir dir;
+  test::TrainerTraceOptions o;
+  o.world = 1;
+  o.steps = 4;
+  o.aborted_steps = {2};
+  const fs::path path = dir.path() / "trace.rank0.json";
+  test::write_trainer_trace(path, o);
+  analysis::AnalysedRun run = analysis::analyse_run({path.string()}, {});
+  ASSERT_EQ(run.report.ranks.size(), 1u);
+  const report::RankReport& r = run.report.ranks[0];
+  ASSERT_EQ(r.steps.size(), 4u);
+  EXPECT_EQ(r.aborted_steps, std::vector<int64_t>{2});
+  int64_t completed = 0;
+  for (const report::StepRow& s : r.steps) {
+    EXPECT_EQ(s.step.aborted, s.step.number == 2);
+    if (!s.step.aborted) completed += s.m.window_ns;
+  }
+  EXPECT_GT(completed, 0);
+  EXPECT_EQ(r.all_steps.window_ns, completed);
+  ASSERT_EQ(r.prefetch.steps.size(), 4u);
+  EXPECT_TRUE(r.prefetch.steps[2].aborted);
+  // Step 0 is warm-up and step 2 aborted: steps 1 and 3 decide.
+  EXPECT_EQ(r.prefetch.steady_effective + r.prefetch.steady_not_effective, 2u);
+}
 
 TEST(Pipeline, ReportsProgressForEveryFile) {
   std::mutex mu;

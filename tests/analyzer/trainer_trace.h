@@ -49,6 +49,7 @@ struct TrainerTraceOptions {
   // (monotonic ns, realtime ns) clock pairs: the first goes in the header, the rest as clock_sync events.
   std::vector<std::pair<int64_t, int64_t>> clock_pairs;
   nlohmann::json run_config_extra = nlohmann::json::object();  // merged into run_config (model, batch_size, ...)
+  std::vector<int> aborted_steps;  // these steps' ranges carry args.aborted, as the trainer marks a step cut off
 };
 
 inline void write_trainer_trace(const std::filesystem::path& path, const TrainerTraceOptions& o) {
@@ -175,7 +176,9 @@ inline void write_trainer_trace(const std::filesystem::path& path, const Trainer
       range(compute, o.hostile_name, k::kCatCompute, t, 1'000, json::object());
       t += 1'000;
     }
-    range(compute, k::kStepRange, k::kCatStep, step_start, t - step_start, {{k::kArgStep, s}});
+    json step_args = {{k::kArgStep, s}};
+    if (std::find(o.aborted_steps.begin(), o.aborted_steps.end(), s) != o.aborted_steps.end()) step_args[k::kArgAborted] = "planted";
+    range(compute, k::kStepRange, k::kCatStep, step_start, t - step_start, step_args);
     if (o.memory_counters) {
       // As the trainer counts under bf16: an fp32 master shard, fp32 gradient shard, AdamW's two moments.
       counter(k::kMemoryShardedParams, t, 4 * psi / n);

@@ -37,9 +37,10 @@ inline int free_port() {
   return next++;
 }
 
-// `world` (default n) is the WORLD_SIZE the ranks are told; more than n leaves the rest missing.
+// `world` (default n) is the WORLD_SIZE the ranks are told; more than n leaves the rest missing. `extra[r]`,
+// where given, is appended to rank r's arguments (ranks started with different flags).
 inline std::vector<Rank> start_ranks(int n, const std::vector<std::string>& args, const std::filesystem::path& dir,
-                                     int world = -1) {
+                                     int world = -1, const std::vector<std::vector<std::string>>& extra = {}) {
   if (world < 0) world = n;
   const int port = free_port();
   std::vector<Rank> ranks(static_cast<size_t>(n));
@@ -59,6 +60,8 @@ inline std::vector<Rank> start_ranks(int n, const std::vector<std::string>& args
       std::vector<char*> argv;
       argv.push_back(const_cast<char*>(TRAIN_BIN));
       for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+      if (size_t(r) < extra.size())
+        for (const std::string& a : extra[size_t(r)]) argv.push_back(const_cast<char*>(a.c_str()));
       argv.push_back(nullptr);
       execv(TRAIN_BIN, argv.data());
       _exit(127);

@@ -111,6 +111,44 @@ TEST(BadConfig, RendezvousThatNeverCompletesTimesOut) {
   EXPECT_NE(ranks[0].stderr_text().find("did not complete within 2 s"), std::string::npos) << ranks[0].stderr_text();
 }
 
+// Ranks started with different flags stop at once, every one naming the first differing setting with both
+// values, instead of meeting in collectives that never match.
+void expect_mismatch(const std::vector<std::vector<std::string>>& extra, const std::string& message) {
+  TempDir dir;
+  auto t0 = std::chrono::steady_clock::now();
+  auto ranks = start_ranks(2, {"--preset", "tiny", "--batch-size", "1"}, dir.path(), -1, extra);
+  wait_ranks(ranks, std::chrono::seconds(60));
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20));
+  for (auto& r : ranks) {
+    const std::string err = r.stderr_text();
+    EXPECT_EQ(r.rc, 2) << err;
+    EXPECT_NE(err.find(message), std::string::npos) << err;
+    EXPECT_LT(err.size(), 300u) << err;
+  }
+}
+
+TEST(RankConfig, RanksWithDifferentFlagsNameTheFirstDifference) {
+  expect_mismatch({{"--steps", "10"}, {"--steps", "12"}}, "rank 1's configuration differs from rank 0's: --steps 10 vs 12");
+  expect_mismatch({{"--lr", "0.003"}, {"--lr", "0.001"}}, "rank 1's configuration differs from rank 0's: --lr 0.003 vs 0.001");
+  expect_mismatch({{"--sharding", "full_shard", "--steps", "3"}, {"--sharding", "shard_grad_op", "--steps", "4"}},
+                  "rank 1's configuration differs from rank 0's: --sharding full_shard vs shard_grad_op");
+  expect_mismatch({{"--backward-prefetch", "pre"}, {"--backward-prefetch", "post"}},
+                  "rank 1's configuration differs from rank 0's: --backward-prefetch pre vs post");
+  expect_mismatch({{}, {"--layers", "2"}}, "rank 1's configuration differs from rank 0's: --layers 4 vs 2");
+  expect_mismatch({{}, {"--checkpoint-dir", "ckpt"}}, "rank 1's configuration differs from rank 0's: --checkpoint-dir (not set) vs set");
+}
+
+TEST(RankConfig, RanksWithEqualFlagsTrain) {
+  TempDir dir;
+  // Paths may differ between ranks (each machine its own log), so the logs' names do not count.
+  auto ranks = start_ranks(2, {"--preset", "tiny", "--batch-size", "1", "--steps", "2"}, dir.path(), -1,
+                           {{"--log-json", (dir.path() / "a{rank}.jsonl").string()}, {"--log-json", (dir.path() / "b{rank}.jsonl").string()}});
+  wait_ranks(ranks, std::chrono::seconds(120));
+  for (auto& r : ranks) EXPECT_EQ(r.rc, 0) << r.stderr_text();
+  EXPECT_NE(ranks[0].stdout_text().find("step 1 "), std::string::npos) << ranks[0].stdout_text();
+  EXPECT_EQ(read_log(dir.path() / "b1.jsonl").size(), 2u);
+}
+
 TEST(LostRank, OthersExitNamingItAndEveryTraceLoads) {
   TempDir dir;
   auto ranks = start_ranks(3, {"--preset", "tiny", "--steps", "100000", "--batch-size", "1", "--sharding", "full_shard",

@@ -62,7 +62,8 @@ inline constexpr const char* kCatInstant = "instant";
 inline constexpr const char* kCatCounter = "counter";
 
 // --- What the trainer records (the contract between training/ and the analyzer) ---
-// Ranges on the compute thread: "step" (cat kCatStep, args step), the phases "forward", "backward",
+// Ranges on the compute thread: "step" (cat kCatStep, args step, and kArgAborted on a step that did not
+// complete), the phases "forward", "backward",
 // "optimizer" (cat kCatPhase), and each unit's compute "unit_forward" / "unit_backward" (cat kCatCompute,
 // args unit). Collectives: complete events on a communication track, named by kind ("all_gather",
 // "reduce_scatter", "all_reduce"), cat kCatComm, args unit, bytes (per rank, the unsharded size for
@@ -85,6 +86,9 @@ inline constexpr const char* kReduceScatter = "reduce_scatter";
 inline constexpr const char* kAllReduce = "all_reduce";
 inline constexpr const char* kPrefetch = "prefetch";
 inline constexpr const char* kArgStep = "step";
+// On a "step" range that did not complete (an exception in the step, a lost peer, SIGTERM/SIGINT): why, as
+// the trainer said it. The range ends where the step was cut off; analyses leave such a step out.
+inline constexpr const char* kArgAborted = "aborted";
 inline constexpr const char* kArgUnit = "unit";
 inline constexpr const char* kArgBytes = "bytes";
 inline constexpr const char* kArgGroupSize = "group_size";

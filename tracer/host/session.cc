@@ -439,6 +439,11 @@ uint32_t track(std::string_view name) {
   return g_session ? g_session->add_track(name) : 0;
 }
 
+uint32_t this_thread_track() {
+  ThreadBuffer* b = detail::local_buffer();
+  return b ? b->track() : 0;
+}
+
 void name_this_thread(std::string_view name) {
   ThreadBuffer* b = detail::local_buffer();
   if (!b) return;

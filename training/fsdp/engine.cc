@@ -33,6 +33,21 @@ std::vector<int> range_of(int first, int count, int stride = 1) {
 
 }  // namespace
 
+std::unique_ptr<Group> make_backend_group(Rendezvous& rv, const FsdpOptions& opts, const std::string& name, const std::vector<int>& members) {
+  // On a GPU the deadline also covers peers' first-step set-up and checkpoint writes of large presets.
+  const std::chrono::seconds timeout(opts.collective_timeout_s > 0 ? opts.collective_timeout_s : opts.cuda ? 300 : 30);
+#if SHARDSCOPE_TRAIN_NCCL
+  if (opts.cuda) return make_nccl_group(rv, name, members, timeout, opts.device);
+#endif
+  if (opts.cuda) throw std::invalid_argument("this build has no NCCL: --device cuda is not available");
+#if SHARDSCOPE_TRAIN_GLOO
+  return make_gloo_group(rv, name, members, timeout);
+#else
+  (void)rv, (void)name, (void)members, (void)timeout;
+  throw std::invalid_argument("this build has no Gloo (libgloo-dev): --device cpu is not available");
+#endif
+}
+
 Engine::Engine(const ModelConfig& model, const FsdpOptions& opts, Rendezvous& rv, uint64_t seed, MemoryLedger& mem)
     : model_(model), opts_(opts), rv_(rv), mem_(mem) {
   const int world = rv.env().world_size, rank = rv.env().rank;
@@ -53,19 +68,7 @@ Engine::Engine(const ModelConfig& model, const FsdpOptions& opts, Rendezvous& rv
   shard_size_ = int(shard_members.size());
   shard_rank_ = int(std::find(shard_members.begin(), shard_members.end(), rank) - shard_members.begin());
 
-  // On a GPU the deadline also covers peers' first-step set-up and checkpoint writes of large presets.
-  const std::chrono::seconds timeout(opts.collective_timeout_s > 0 ? opts.collective_timeout_s : opts.cuda ? 300 : 30);
-  auto make_group = [&](const std::string& name, const std::vector<int>& members) -> std::unique_ptr<Group> {
-#if SHARDSCOPE_TRAIN_NCCL
-    if (opts.cuda) return make_nccl_group(rv, name, members, timeout, opts.device);
-#endif
-    if (opts.cuda) throw std::invalid_argument("this build has no NCCL: --device cuda is not available");
-#if SHARDSCOPE_TRAIN_GLOO
-    return make_gloo_group(rv, name, members, timeout);
-#else
-    throw std::invalid_argument("this build has no Gloo (libgloo-dev): --device cpu is not available");
-#endif
-  };
+  auto make_group = [&](const std::string& name, const std::vector<int>& members) { return make_backend_group(rv, opts, name, members); };
   shard_ag_ = make_group("shard_ag_" + node, shard_members);
   shard_rs_ = make_group("shard_rs_" + node, shard_members);
   if (opts.sharding == Sharding::HybridShard) {

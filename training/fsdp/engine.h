@@ -17,6 +17,10 @@
 
 namespace shardscope::train {
 
+// A communicator over `members` on the run's backend (NCCL for --device cuda, else Gloo), with the run's
+// collective deadline. Every member must call it with the same name.
+std::unique_ptr<Group> make_backend_group(Rendezvous& rv, const FsdpOptions& opts, const std::string& name, const std::vector<int>& members);
+
 class Engine {
  public:
   // Throws std::invalid_argument for an impossible layout (e.g. a world that ranks_per_node does not divide).
