@@ -77,8 +77,9 @@ void ArgsBuilder::begin(uint32_t track, uint32_t index) {
   // Offsets are 32-bit: past 4 GiB of args the rest are not kept (the events still are).
   open_ = blob_.size() < UINT32_MAX - (uint64_t(1) << 20);
   if (!open_) return;
-  if (!spans_.empty() && spans_.back().track == track && spans_.back().index == index) return;
+  if (!spans_.empty() && spans_.back().track == track && spans_.back().index == index) return;  // the same event again: append
   spans_.push_back({track, index, blob_.size(), blob_.size()});
+  prev_ = 0;
 }
 
 void ArgsBuilder::put_varint(uint64_t v) {
@@ -91,13 +92,22 @@ void ArgsBuilder::put_varint(uint64_t v) {
 
 bool ArgsBuilder::put_key(std::string_view key, ArgKind kind) {
   if (!open_) return false;
-  auto it = key_numbers_.find(key);
-  if (it == key_numbers_.end()) {
-    StringId id = strings_.intern(key);
-    it = key_numbers_.emplace(strings_.str(id), uint32_t(keys_.size())).first;
-    keys_.push_back(id);
+  // Events of one kind list the same keys in the same order: try the key that followed the previous one
+  // last time (a compare) before the hash.
+  uint32_t number = prev_ < next_.size() ? next_[prev_] : UINT32_MAX;
+  if (number == UINT32_MAX || strings_.str(keys_[number]) != key) {
+    auto it = key_numbers_.find(key);
+    if (it == key_numbers_.end()) {
+      StringId id = strings_.intern(key);
+      it = key_numbers_.emplace(strings_.str(id), uint32_t(keys_.size())).first;
+      keys_.push_back(id);
+      next_.resize(keys_.size() + 1, UINT32_MAX);
+    }
+    number = it->second;
+    next_[prev_] = number;
   }
-  put_varint((uint64_t(it->second) << 3) | uint64_t(kind));
+  prev_ = number + 1;
+  put_varint((uint64_t(number) << 3) | uint64_t(kind));
   return true;
 }
 

@@ -80,6 +80,8 @@ class ArgsBuilder {
   std::vector<uint8_t> blob_;
   std::vector<StringId> keys_;
   std::unordered_map<std::string_view, uint32_t> key_numbers_;  // views into strings_ (they never move)
+  std::vector<uint32_t> next_ = {UINT32_MAX};  // [k + 1]: the key number that followed key k last; [0]: first
+  uint32_t prev_ = 0;
   bool open_ = false;  // begin() was called and the blob has room (offsets are 32-bit)
 };
 

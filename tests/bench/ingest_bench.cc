@@ -52,16 +52,18 @@ void ingest(benchmark::State& state, const fs::path& file, bool keep_args = fals
     return;
   }
   uint64_t bytes = 0;
-  size_t events = 0, args_bytes = 0, with_args = 0;
+  size_t events = 0, args_bytes = 0, with_args = 0, strings = 0;
   for (auto _ : state) {
     plugins::LoadResult r = plugins::load({file}, {.threads = 1, .keep_args = keep_args});
     bytes = r.json_bytes;
     events = r.trace.ranks[0].event_count();
+    strings = r.trace.ranks[0].strings.size();  // args' keys and string values are interned there too
     if (const model::EventArgs* a = r.trace.args_of(0)) args_bytes = a->memory_bytes(), with_args = a->events_with_args();
     benchmark::DoNotOptimize(r.trace.ranks.data());
   }
   state.SetBytesProcessed(int64_t(bytes) * state.iterations());
   state.counters["events"] = double(events);
+  state.counters["strings"] = double(strings);
   if (keep_args) {
     state.counters["args_B_per_event"] = double(args_bytes) / double(std::max<size_t>(events, 1));
     state.counters["events_with_args"] = double(with_args);
