@@ -50,14 +50,17 @@ const CounterSeries* Rank::counter(std::string_view name) const {
   return nullptr;
 }
 
-void Rank::finalize() {
-  for (Track& t : tracks)
-    std::stable_sort(t.events.begin(), t.events.end(), [](const Event& a, const Event& b) {
-      return a.ts_ns != b.ts_ns ? a.ts_ns < b.ts_ns : a.dur_ns > b.dur_ns;
-    });
-  for (CounterSeries& c : counters)
+void sort_events(std::vector<Event>& events) { std::stable_sort(events.begin(), events.end(), event_before); }
+
+void sort_counters(Rank& rank) {
+  for (CounterSeries& c : rank.counters)
     std::stable_sort(c.samples.begin(), c.samples.end(), [](const CounterSample& a, const CounterSample& b) { return a.ts_ns < b.ts_ns; });
-  std::sort(counters.begin(), counters.end(), [](const CounterSeries& a, const CounterSeries& b) { return a.name < b.name; });
+  std::sort(rank.counters.begin(), rank.counters.end(), [](const CounterSeries& a, const CounterSeries& b) { return a.name < b.name; });
+}
+
+void Rank::finalize() {
+  for (Track& t : tracks) sort_events(t.events);
+  sort_counters(*this);
 }
 
 }  // namespace shardscope::model

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/args.h"
 #include "model/event.h"
 #include "model/strings.h"
 
@@ -78,8 +79,18 @@ struct Rank {
   void finalize();
 };
 
+// Rank::finalize's orders: events by start, longest first (a parent before its children); counters by name.
+inline bool event_before(const Event& a, const Event& b) { return a.ts_ns != b.ts_ns ? a.ts_ns < b.ts_ns : a.dur_ns > b.dur_ns; }
+void sort_events(std::vector<Event>& events);
+void sort_counters(Rank& rank);  // the series by name, each one's samples by time
+
 struct Trace {
   std::vector<Rank> ranks;  // sorted by rank
+  // args[i]: ranks[i]'s event args (model/args.h), kept beside the ranks so that Rank, which plugins build,
+  // keeps its layout. Empty when the loader was not asked for them; an entry is empty for a rank whose
+  // importer keeps none.
+  std::vector<EventArgs> args;
+  const EventArgs* args_of(size_t rank_index) const { return rank_index < args.size() ? &args[rank_index] : nullptr; }
 };
 
 }  // namespace shardscope::model

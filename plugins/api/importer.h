@@ -13,8 +13,8 @@
 namespace shardscope::plugins {
 
 // Bumped whenever Importer, Input or model::Rank change layout (2: Rank::unit_identity). What a timeline
-// needs beyond the events is derived after import into side tables (model/index.h), so it grows without
-// a bump. A third-party plugin exports `int shardscope_importer_abi_version()` returning the version it was
+// needs beyond the events is derived after import into side tables (model/index.h), or kept by importers
+// that also implement ArgsImporter (below), so it grows without a bump. A third-party plugin exports `int shardscope_importer_abi_version()` returning the version it was
 // built against, and is refused unless it equals this one.
 inline constexpr int kImporterAbiVersion = 2;
 
@@ -46,6 +46,16 @@ class Importer {
   virtual bool can_read(std::string_view head) const = 0;
   // Reads the file into one rank. Throws trace::TraceError (file, byte, what) when it cannot.
   virtual model::Rank read(Input in) const = 0;
+};
+
+// Optional, beside Importer: an importer that can also keep each event's args (model/args.h). The loader
+// finds it with dynamic_cast and uses it only when asked for args; a plugin built against ABI 2 without it
+// still loads, and its ranks have an empty args table. Adding it changed no layout a plugin relies on.
+class ArgsImporter {
+ public:
+  virtual ~ArgsImporter() = default;
+  // read(), filling `args` too.
+  virtual model::Rank read_with_args(Input in, model::EventArgs& args) const = 0;
 };
 
 }  // namespace shardscope::plugins

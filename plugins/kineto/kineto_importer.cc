@@ -6,6 +6,8 @@
 #include <charconv>
 #include <cmath>
 #include <map>
+#include <numeric>
+#include <optional>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -29,6 +31,15 @@ namespace kk = kineto_keys;
 using model::CollectiveKind;
 using model::IntervalClass;
 
+// One arg as the file gives it, when the importer keeps args (views as Fields' below).
+struct RawArg {
+  std::string_view key;
+  model::ArgKind kind;
+  int64_t i = 0;
+  double d = 0;
+  std::string_view text;  // String, Json
+};
+
 // What one event says, as far as the importer uses it. Views point into the parser's buffers and live until
 // the next batch.
 struct Fields {
@@ -41,6 +52,7 @@ struct Fields {
   std::string_view coll_name, dtype, meta_name;
   int64_t in_nelems = -1, out_nelems = -1, group = -1, bytes = -1, device_type = -1;
   double total_allocated = NAN;
+  std::vector<RawArg>* raw = nullptr;  // set: every arg is kept here too
 };
 
 // Reads a value when it has the expected type; leaves `out` as it was otherwise (an odd type is not an error).
@@ -108,6 +120,58 @@ void read_args(od::object args, Fields& f) {
   }
 }
 
+// read_args when args are kept: each value is read once, generically, then mapped into the fields it feeds.
+void read_args_keeping(od::object args, Fields& f) {
+  for (auto field : args) {
+    RawArg a;
+    a.key = field.unescaped_key();
+    od::value v = field.value();
+    od::json_type t;
+    if (v.type().get(t) != simdjson::SUCCESS) continue;
+    switch (t) {
+      case od::json_type::number:
+        if (v.get_int64().get(a.i) == simdjson::SUCCESS) a.kind = model::ArgKind::Int;
+        else if (v.get_double().get(a.d) == simdjson::SUCCESS) a.kind = model::ArgKind::Double;
+        else continue;
+        break;
+      case od::json_type::string:
+        if (v.get_string().get(a.text) != simdjson::SUCCESS) continue;
+        a.kind = model::ArgKind::String;
+        break;
+      case od::json_type::boolean: {
+        bool b;
+        if (v.get_bool().get(b) != simdjson::SUCCESS) continue;
+        a.kind = model::ArgKind::Bool, a.i = b;
+        break;
+      }
+      default:  // object, array, null
+        if (simdjson::to_json_string(v).get(a.text) != simdjson::SUCCESS) continue;
+        a.kind = model::ArgKind::Json;
+        break;
+    }
+    f.raw->push_back(a);
+    // The fields the importer maps, as read_args does.
+    const bool number = a.kind == model::ArgKind::Int || a.kind == model::ArgKind::Double;
+    int64_t n = a.i;
+    const bool whole = a.kind == model::ArgKind::Int || (a.kind == model::ArgKind::Double && std::isfinite(a.d) && std::fabs(a.d) < 9e18 && (n = int64_t(a.d), true));
+    const double d = a.kind == model::ArgKind::Int ? double(a.i) : a.d;
+    const bool str = a.kind == model::ArgKind::String;
+    std::string_view k = a.key;
+    if (k == kk::kStream) f.has_stream = whole, f.stream = whole ? n : f.stream;
+    else if (whole && k == kk::kCorrelation) f.correlation = n;
+    else if (whole && k == kk::kExternalId) f.ext = n;
+    else if (whole && k == kk::kDeviceType) f.device_type = n;
+    else if (str && k == kk::kCollectiveName) f.coll_name = a.text;
+    else if (number && k == kk::kTotalAllocated) f.total_allocated = d;
+    else if (whole && k == kk::kInMsgNelems) f.in_nelems = n;
+    else if (whole && k == kk::kOutMsgNelems) f.out_nelems = n;
+    else if (whole && k == kk::kGroupSize) f.group = n;
+    else if (str && k == kk::kDtype) f.dtype = a.text;
+    else if (whole && k == kk::kBytes) f.bytes = n;
+    else if (str && k == kk::kMetaName) f.meta_name = a.text;
+  }
+}
+
 void read_event(od::object obj, Fields& f) {
   for (auto field : obj) {
     std::string_view k = field.unescaped_key();
@@ -121,7 +185,7 @@ void read_event(od::object obj, Fields& f) {
     else if (k == kk::kTid) f.tid_ok = get_int(v, f.tid);
     else if (k == kk::kArgs) {
       od::object args;
-      if (v.get_object().get(args) == simdjson::SUCCESS) read_args(args, f);
+      if (v.get_object().get(args) == simdjson::SUCCESS) f.raw ? read_args_keeping(args, f) : read_args(args, f);
     }
   }
 }
@@ -178,9 +242,10 @@ struct PairHash {
 
 class Builder {
  public:
-  Builder(int64_t base_ns, size_t events) : base_(base_ns) {
+  Builder(int64_t base_ns, size_t events, bool keep_args) : base_(base_ns) {
     events_.reserve(events);
     track_of_.reserve(events);
+    if (keep_args) args_.emplace(rank_.strings);
   }
 
   // False when the event's times leave the int64 nanosecond range (ts + baseTimeNanoseconds, or ts + dur):
@@ -221,10 +286,11 @@ class Builder {
     }
     events_.push_back(e);
     track_of_.push_back(track);
+    keep_args(f);
     return true;
   }
 
-  model::Rank finish(const nlohmann::json& dist) {
+  model::Rank finish(const nlohmann::json& dist, model::EventArgs* args) {
     apply_steps_and_launches();
     derive_fsdp_units(rank_, events_, track_of_, launches_);
     std::vector<Launch>().swap(launches_);
@@ -241,7 +307,8 @@ class Builder {
       rank_.rank = -1;
     }
     if (skipped_) rank_.metadata["skipped_events"] = skipped_;
-    rank_.finalize();
+    if (args_ && args) *args = args_->finalize(rank_);
+    else rank_.finalize();
     return std::move(rank_);
   }
 
@@ -265,6 +332,19 @@ class Builder {
   };
 
   void skip() { ++skipped_; }
+
+  // The args of the event just added, numbered by its place in events_ until distribute() deals it out.
+  void keep_args(const Fields& f) {
+    if (!args_ || !f.raw || f.raw->empty()) return;
+    args_->begin(0, uint32_t(events_.size() - 1));
+    for (const RawArg& a : *f.raw) switch (a.kind) {
+        case model::ArgKind::Int: args_->add(a.key, a.i); break;
+        case model::ArgKind::Double: args_->add(a.key, a.d); break;
+        case model::ArgKind::Bool: args_->add(a.key, a.i != 0); break;
+        case model::ArgKind::String: args_->add_string(a.key, a.text); break;
+        case model::ArgKind::Json: args_->add_json(a.key, a.text); break;
+      }
+  }
 
   static CollArgs coll_args(const Fields& f) {
     CollArgs a;
@@ -303,6 +383,7 @@ class Builder {
     uint32_t track = track_for(f.pid, f.tid, false);
     events_.push_back(e);
     track_of_.push_back(track);
+    keep_args(f);
   }
 
   void meta(const Fields& f) {
@@ -372,7 +453,13 @@ class Builder {
     std::vector<size_t> counts(rank_.tracks.size());
     for (uint32_t t : track_of_) ++counts[t];
     for (size_t t = 0; t < counts.size(); ++t) rank_.tracks[t].events.reserve(counts[t]);
-    for (size_t i = 0; i < events_.size(); ++i) rank_.tracks[track_of_[i]].events.push_back(events_[i]);
+    // Where each event goes (kept args follow their events): its track, its place there.
+    std::vector<std::pair<uint32_t, uint32_t>> where(args_ ? events_.size() : 0);
+    for (size_t i = 0; i < events_.size(); ++i) {
+      std::vector<model::Event>& on = rank_.tracks[track_of_[i]].events;
+      if (args_) where[i] = {track_of_[i], uint32_t(on.size())};
+      on.push_back(events_[i]);
+    }
     std::vector<model::Event>().swap(events_);
     std::vector<uint32_t>().swap(track_of_);
     for (model::Track& t : rank_.tracks) {
@@ -382,12 +469,28 @@ class Builder {
       if (auto p = process_names_.find(t.pid); p != process_names_.end() && t.kind != model::TrackKind::DeviceStream)
         t.name = p->second + " / " + t.name;
     }
-    std::stable_sort(rank_.tracks.begin(), rank_.tracks.end(), [](const model::Track& a, const model::Track& b) {
+    std::vector<uint32_t> order(rank_.tracks.size());
+    std::iota(order.begin(), order.end(), 0u);
+    std::stable_sort(order.begin(), order.end(), [this](uint32_t x, uint32_t y) {
+      const model::Track &a = rank_.tracks[x], &b = rank_.tracks[y];
       return a.kind != b.kind ? a.kind > b.kind : (a.pid != b.pid ? a.pid < b.pid : a.tid < b.tid);
     });
+    std::vector<model::Track> sorted;
+    sorted.reserve(order.size());
+    std::vector<uint32_t> now_at(order.size());
+    for (uint32_t k = 0; k < order.size(); ++k) {
+      sorted.push_back(std::move(rank_.tracks[order[k]]));
+      now_at[order[k]] = k;
+    }
+    rank_.tracks = std::move(sorted);
+    if (args_) {
+      for (auto& w : where) w.first = now_at[w.first];
+      args_->relocate(where);
+    }
   }
 
   model::Rank rank_;
+  std::optional<model::ArgsBuilder> args_;  // keeping args; refers to rank_'s strings
   int64_t base_;
   std::vector<model::Event> events_;
   std::vector<uint32_t> track_of_;
@@ -414,7 +517,7 @@ bool KinetoImporter::can_read(std::string_view head) const {
          head.find("\"deviceProperties\"") != std::string_view::npos;
 }
 
-model::Rank KinetoImporter::read(Input in) const {
+model::Rank KinetoImporter::read_rank(Input in, model::EventArgs* args) const {
   const std::string& name = in.path;
   TopLevel top = scan_top_level(in.text(), name);
   if (!top.has_events) {
@@ -447,7 +550,8 @@ model::Rank KinetoImporter::read(Input in) const {
     }
   }
 
-  Builder b(base_ns, top.events);
+  Builder b(base_ns, top.events, args != nullptr);
+  std::vector<RawArg> raw;
   simdjson::ondemand::parser parser;
   std::string buf;
   size_t index = 0;  // of the event in the file, for messages
@@ -465,6 +569,7 @@ model::Rank KinetoImporter::read(Input in) const {
       od::document doc = parser.iterate(buf.data(), len, buf.size());
       for (auto elem : doc.get_array()) {
         Fields f;
+        if (args) raw.clear(), f.raw = &raw;
         read_event(elem.get_object(), f);
         if (!b.add(f))
           throw trace::TraceError(name, uint64_t(batch.data() - in.data),
@@ -480,7 +585,7 @@ model::Rank KinetoImporter::read(Input in) const {
   }
   uint64_t text_size = in.size;
   in.release();  // the text is no longer needed: free it before the model's tracks are built
-  model::Rank r = b.finish(dist);
+  model::Rank r = b.finish(dist, args);
   r.format = "kineto";
   r.source = name;
   // Kineto's times are already on the wall clock (unix time: baseTimeNanoseconds + ts, or absolute epoch

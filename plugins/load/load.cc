@@ -7,6 +7,7 @@
 #include <exception>
 #include <map>
 #include <mutex>
+#include <numeric>
 #include <optional>
 #include <regex>
 #include <set>
@@ -252,6 +253,7 @@ LoadResult load(const std::vector<fs::path>& paths, const LoadOptions& options) 
   }
 
   std::vector<std::optional<model::Rank>> ranks(files.size());
+  std::vector<model::EventArgs> args(files.size());
   std::vector<std::exception_ptr> errors(files.size());
   std::vector<uint64_t> sizes(files.size());
   std::atomic<size_t> next{0};
@@ -274,7 +276,8 @@ LoadResult load(const std::vector<fs::path>& paths, const LoadOptions& options) 
                                     fmt::format("unknown format: no importer reads it (tried: {})", fmt::join(registry->names(), ", ")));
           sizes[i] = t.size;
           Input in{files[i].string(), t.data, t.size, std::move(t.owner), t.gzip, t.gzip_cut_at};
-          ranks[i] = imp->read(std::move(in));
+          const auto* with_args = options.keep_args ? dynamic_cast<const ArgsImporter*>(imp) : nullptr;
+          ranks[i] = with_args ? with_args->read_with_args(std::move(in), args[i]) : imp->read(std::move(in));
           if (ranks[i]->steps.empty()) {
             // An injected program's own step ranges (NVTX "step 3"): steps the importer did not know to look for.
             std::vector<model::Step> own = model::steps_matching(*ranks[i], step_pattern);
@@ -334,11 +337,21 @@ LoadResult load(const std::vector<fs::path>& paths, const LoadOptions& options) 
     }
     for (std::string& w : r.warnings) result.warnings.push_back(w);
     result.trace.ranks.push_back(std::move(r));
+    if (options.keep_args) result.trace.args.push_back(std::move(args[i]));
   }
   std::vector<const model::Rank*> loaded;
   for (const model::Rank& r : result.trace.ranks) loaded.push_back(&r);
   check_one_run(loaded, rank_given, result.warnings);
-  std::stable_sort(result.trace.ranks.begin(), result.trace.ranks.end(), [](const model::Rank& a, const model::Rank& b) { return a.rank < b.rank; });
+  // Sort by rank, the args with their ranks.
+  std::vector<size_t> order(result.trace.ranks.size());
+  std::iota(order.begin(), order.end(), size_t(0));
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return result.trace.ranks[a].rank < result.trace.ranks[b].rank; });
+  model::Trace sorted;
+  for (size_t k : order) {
+    sorted.ranks.push_back(std::move(result.trace.ranks[k]));
+    if (options.keep_args) sorted.args.push_back(std::move(result.trace.args[k]));
+  }
+  result.trace = std::move(sorted);
   return result;
 }
 

@@ -37,6 +37,9 @@ struct LoadOptions {
   // A rank whose importer found no steps gets its own ranges whose name matches this (ECMAScript; the first
   // capture group numbers them) as steps; empty: model::kDefaultStepPattern ("step 3", "iteration 3", ...).
   std::string step_pattern;
+  // Keep each event's args (LoadResult::trace.args) for the importers that can (ArgsImporter): what the
+  // viewer's details show. Off for reports, which need only what importers map into the events.
+  bool keep_args = false;
 };
 
 struct LoadResult {

@@ -49,6 +49,24 @@ std::optional<model::ClockPair> clock_pair(const json& o) {
 }
 
 // The id the trainer tagged a kernel with (CUPTI external correlation of its kind), else kUnknown.
+void keep_args(model::ArgsBuilder& b, uint32_t track, uint32_t index, const json& args) {
+  b.begin(track, index);
+  for (auto it = args.begin(); it != args.end(); ++it) {
+    const json& v = it.value();
+    switch (v.type()) {
+      case json::value_t::number_integer: b.add(it.key(), v.get<int64_t>()); break;
+      case json::value_t::number_unsigned:
+        if (v.get<uint64_t>() <= uint64_t(INT64_MAX)) b.add(it.key(), int64_t(v.get<uint64_t>()));
+        else b.add(it.key(), v.get<double>());
+        break;
+      case json::value_t::number_float: b.add(it.key(), v.get<double>()); break;
+      case json::value_t::boolean: b.add(it.key(), v.get<bool>()); break;
+      case json::value_t::string: b.add_string(it.key(), v.get_ref<const std::string&>()); break;
+      default: b.add_json(it.key(), v.dump()); break;
+    }
+  }
+}
+
 int64_t external_id(const json& args) {
   if (arg_int(args, keys::kArgExternalKind, -1) != keys::kExternalKindTrainerCollective) return model::kUnknown;
   return arg_int(args, keys::kArgExternalId, model::kUnknown);
@@ -65,7 +83,7 @@ bool ShardscopeImporter::can_read(std::string_view head) const {
   return j != std::string_view::npos && head.substr(j, 12) == "\"shardscope\"";
 }
 
-model::Rank ShardscopeImporter::read(Input in) const {
+model::Rank ShardscopeImporter::read_rank(Input in, model::EventArgs* args) const {
   trace::TraceFile file = trace::parse_trace(in.text(), in.path);
   in.release();
   model::Rank r;
@@ -87,6 +105,8 @@ model::Rank ShardscopeImporter::read(Input in) const {
   r.truncated = file.truncated.has_value();
 
   bool has_gpu = std::any_of(file.events.begin(), file.events.end(), is_gpu_event);
+  std::optional<model::ArgsBuilder> kept;
+  if (args) kept.emplace(r.strings);
   std::map<int64_t, size_t> track_index;
   std::map<std::string, size_t> counter_index;
   std::map<int64_t, std::string> names;
@@ -167,6 +187,7 @@ model::Rank ShardscopeImporter::read(Input in) const {
         steps.push_back({n, te.ts_ns, te.ts_ns + te.dur_ns, te.ts_ns, te.ts_ns + te.dur_ns, te.args.is_object() && te.args.contains(keys::kArgAborted)});
       }
     }
+    if (kept && te.args.is_object() && !te.args.empty()) keep_args(*kept, ref.track, ref.index, te.args);
     t.events.push_back(e);
   }
   for (model::Track& t : r.tracks) {
@@ -177,7 +198,8 @@ model::Rank ShardscopeImporter::read(Input in) const {
   // Device work belongs to the step that launched it; on a GPU a step's window is its device time.
   model::set_steps(r, std::move(steps), has_gpu);
   std::sort(r.clock_sync.begin(), r.clock_sync.end(), [](const model::ClockPair& a, const model::ClockPair& b) { return a.trace_ns < b.trace_ns; });
-  r.finalize();
+  if (kept) *args = kept->finalize(r);
+  else r.finalize();
   return r;
 }
 

@@ -3,6 +3,7 @@
 // Run: build-analyzer/tests/bench/ingest_bench --benchmark_repetitions=3
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -44,22 +45,35 @@ fs::path generated_trace() {
   return path;
 }
 
-void ingest(benchmark::State& state, const fs::path& file) {
+// keep_args: also keep each event's args (the viewer's loads); the counters say what the table costs.
+void ingest(benchmark::State& state, const fs::path& file, bool keep_args = false) {
   if (!fs::exists(file)) {
     state.SkipWithError("trace file absent");
     return;
   }
   uint64_t bytes = 0;
+  size_t events = 0, args_bytes = 0, with_args = 0, strings = 0;
   for (auto _ : state) {
-    plugins::LoadResult r = plugins::load({file}, {.threads = 1});
+    plugins::LoadResult r = plugins::load({file}, {.threads = 1, .keep_args = keep_args});
     bytes = r.json_bytes;
+    events = r.trace.ranks[0].event_count();
+    strings = r.trace.ranks[0].strings.size();  // args' keys and string values are interned there too
+    if (const model::EventArgs* a = r.trace.args_of(0)) args_bytes = a->memory_bytes(), with_args = a->events_with_args();
     benchmark::DoNotOptimize(r.trace.ranks.data());
   }
   state.SetBytesProcessed(int64_t(bytes) * state.iterations());
+  state.counters["events"] = double(events);
+  state.counters["strings"] = double(strings);
+  if (keep_args) {
+    state.counters["args_B_per_event"] = double(args_bytes) / double(std::max<size_t>(events, 1));
+    state.counters["events_with_args"] = double(with_args);
+  }
 }
 
 void BM_IngestGenerated(benchmark::State& state) { ingest(state, generated_trace()); }
 BENCHMARK(BM_IngestGenerated)->Unit(benchmark::kMillisecond);
+void BM_IngestGeneratedArgs(benchmark::State& state) { ingest(state, generated_trace(), true); }
+BENCHMARK(BM_IngestGeneratedArgs)->Unit(benchmark::kMillisecond);
 
 // The structural pass alone (finding event boundaries), on text already in memory.
 void BM_ScanGenerated(benchmark::State& state) {
@@ -70,11 +84,17 @@ void BM_ScanGenerated(benchmark::State& state) {
 BENCHMARK(BM_ScanGenerated)->Unit(benchmark::kMillisecond);
 
 const fs::path kShared = fs::path(SHARDSCOPE_SHARED_DIR) / "traces";
-void BM_IngestSharedTraceDiffControl(benchmark::State& state) { ingest(state, kShared / "hta_trace_diff/control/control.json.gz"); }
-BENCHMARK(BM_IngestSharedTraceDiffControl)->Unit(benchmark::kMillisecond);
-void BM_IngestSharedNcclData(benchmark::State& state) { ingest(state, kShared / "hta_nccl_parser_config/nccl_data.json.gz"); }
-BENCHMARK(BM_IngestSharedNcclData)->Unit(benchmark::kMillisecond);
-void BM_IngestSharedB200(benchmark::State& state) { ingest(state, kShared / "tracelens_b200/eager_trace.json.gz"); }
-BENCHMARK(BM_IngestSharedB200)->Unit(benchmark::kMillisecond);
+void BM_IngestSharedTraceDiffControl(benchmark::State& state) { ingest(state, kShared / "hta_trace_diff/control/control.json.gz", state.range(0)); }
+BENCHMARK(BM_IngestSharedTraceDiffControl)->Unit(benchmark::kMillisecond)->ArgName("args")->Arg(0)->Arg(1);
+void BM_IngestSharedNcclData(benchmark::State& state) { ingest(state, kShared / "hta_nccl_parser_config/nccl_data.json.gz", state.range(0)); }
+BENCHMARK(BM_IngestSharedNcclData)->Unit(benchmark::kMillisecond)->ArgName("args")->Arg(0)->Arg(1);
+void BM_IngestSharedB200(benchmark::State& state) { ingest(state, kShared / "tracelens_b200/eager_trace.json.gz", state.range(0)); }
+BENCHMARK(BM_IngestSharedB200)->Unit(benchmark::kMillisecond)->ArgName("args")->Arg(0)->Arg(1);
+
+// shardscope's own format: the trainer on an H100 with the CUPTI tracer (the reader parses args with nlohmann).
+void BM_IngestSharedShardscopeH100(benchmark::State& state) {
+  ingest(state, kShared / "h100_shardscope/train_small_full_shard.rank0.json.gz", state.range(0));
+}
+BENCHMARK(BM_IngestSharedShardscopeH100)->Unit(benchmark::kMillisecond)->ArgName("args")->Arg(0)->Arg(1);
 
 }  // namespace

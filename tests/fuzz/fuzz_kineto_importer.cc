@@ -13,7 +13,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   plugins::KinetoImporter imp;
   try {
     plugins::Input in{"fuzz.json", text.data(), text.size(), nullptr, false, std::nullopt};
-    (void)imp.read(std::move(in));
+    // Half the inputs also keep args (the viewer's path: every arg's value read generically).
+    model::EventArgs args;
+    if (size % 2) (void)imp.read_with_args(std::move(in), args);
+    else (void)imp.read(std::move(in));
   } catch (const trace::TraceError&) {
   }
   return 0;

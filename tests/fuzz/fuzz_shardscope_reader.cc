@@ -20,7 +20,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!imp.can_read(text)) return 0;
   try {
     plugins::Input in{"fuzz.json", text.data(), text.size(), nullptr, false, std::nullopt};
-    (void)imp.read(std::move(in));
+    model::EventArgs args;  // half the inputs also keep args (the viewer's path)
+    if (size % 2) (void)imp.read_with_args(std::move(in), args);
+    else (void)imp.read(std::move(in));
   } catch (const trace::TraceError&) {
   }
   return 0;

@@ -32,6 +32,14 @@ TEST(PluginLoading, GoodPluginLoadsWrongAbiIsRefused) {
   ASSERT_EQ(r.trace.ranks.size(), 1u);
   EXPECT_EQ(r.trace.ranks[0].format, "toy");
   EXPECT_EQ(r.trace.ranks[0].event_count(), 2u);
+
+  // Asked for args, a plugin that keeps none (built before args existed) still loads: its table is empty.
+  plugins::LoadResult with_args = plugins::load({d.path() / "run.json"}, {.registry = &reg, .keep_args = true});
+  ASSERT_EQ(with_args.trace.ranks.size(), 1u);
+  EXPECT_EQ(with_args.trace.ranks[0].event_count(), 2u);
+  ASSERT_NE(with_args.trace.args_of(0), nullptr);
+  EXPECT_TRUE(with_args.trace.args_of(0)->empty());
+  EXPECT_TRUE(with_args.trace.args_of(0)->of(0, 0).empty());
 }
 
 TEST(PluginLoading, TheCliUsesShardscopePluginPath) {

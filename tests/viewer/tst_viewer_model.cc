@@ -3,6 +3,7 @@
 #include <QtTest>
 
 #include "analyzer/analysis/run.h"
+#include "viewer/model/event_args.h"
 #include "viewer/model/range_stats.h"
 #include "viewer/model/timeline_layout.h"
 
@@ -11,8 +12,9 @@ using namespace shardscope::viewer;
 
 namespace {
 
-analysis::AnalysedRun load(const std::string& path) {
+analysis::AnalysedRun load(const std::string& path, bool keep_args = false) {
   plugins::LoadOptions options;
+  options.keep_args = keep_args;
   return analysis::analyse_run({std::string(SHARDSCOPE_SOURCE_DIR) + "/" + path}, options);
 }
 
@@ -97,6 +99,75 @@ class TestViewerModel : public QObject {
       int lane = -1;
       QCOMPARE(l.row_at(l.rows()[i].y + l.rows()[i].height - 1, &lane), int(i));
     }
+  }
+
+  // The details panel's args: loaded as the viewer loads (with args), each kernel of the GPU demo lists its
+  // grid and block as the trace gives them, and an NVTX range its payload; loaded without, none.
+  void argRowsOfGpuDemo() {
+    analysis::AnalysedRun run = load("tests/golden/gpu_demo/gpu_demo.json.gz", true);
+    TimelineLayout l(run.trace);
+    const RankView& rv = l.ranks()[0];
+    QVERIFY(rv.args != nullptr);
+    const model::Rank& r = *rv.rank;
+    size_t kernels = 0, ranges = 0;
+    for (uint32_t t = 0; t < r.tracks.size(); ++t)
+      for (uint32_t i = 0; i < r.tracks[t].events.size(); ++i) {
+        const model::Event& e = r.tracks[t].events[i];
+        std::vector<ArgRow> rows = arg_rows(r, rv.args, t, i);
+        auto value = [&rows](const std::string& k) -> std::string {
+          for (const ArgRow& a : rows)
+            if (a.key == k) return a.value;
+          return "(absent)";
+        };
+        if (r.str(e.cat) == "kernel") {
+          ++kernels;
+          // Nested values are JSON text (the shardscope importer writes it compact).
+          QCOMPARE(value("grid"), std::string("[16384,1,1]"));
+          QCOMPARE(value("block"), std::string("[256,1,1]"));
+          QCOMPARE(value("correlation").find_first_not_of("0123456789"), std::string::npos);
+        }
+        if (r.str(e.cat) == "nvtx") {
+          ++ranges;
+          QCOMPARE(value("domain"), std::string("gpu-demo"));
+          QVERIFY(value("payload") != "(absent)");
+        }
+      }
+    QCOMPARE(kernels, size_t(10));
+    QCOMPARE(ranges, size_t(5));
+    QVERIFY(l.bytes() > TimelineLayout(load("tests/golden/gpu_demo/gpu_demo.json.gz").trace).bytes());
+
+    analysis::AnalysedRun plain = load("tests/golden/gpu_demo/gpu_demo.json.gz");
+    TimelineLayout pl(plain.trace);
+    QVERIFY(pl.ranks()[0].args == nullptr);
+    QVERIFY(arg_rows(*pl.ranks()[0].rank, pl.ranks()[0].args, 0, 0).empty());
+  }
+
+  void argTextOfEachKind() {
+    model::Rank r;
+    r.tracks.resize(1);
+    r.tracks[0].events.resize(1);
+    model::ArgsBuilder b(r.strings);
+    b.begin(0, 0);
+    b.add("n", int64_t(-42));
+    b.add("x", 0.1);
+    b.add("on", false);
+    b.add_string("name", "ncclDevKernel_AllGather_RING_LL");
+    b.add_json("dims", "[[4096, 4096], [4096]]");
+    model::EventArgs a = b.finalize(r);
+    std::vector<ArgRow> rows = arg_rows(r, &a, 0, 0);
+    QCOMPARE(rows.size(), size_t(5));
+    QCOMPARE(rows[0].value, std::string("-42"));
+    QCOMPARE(rows[1].value, std::string("0.1"));
+    QCOMPARE(rows[2].value, std::string("false"));
+    QCOMPARE(rows[3].key, std::string("name"));
+    QCOMPARE(rows[4].value, std::string("[[4096, 4096], [4096]]"));
+    // Cut long values, never inside a UTF-8 sequence.
+    std::vector<ArgRow> cut = arg_rows(r, &a, 0, 0, 6);
+    QCOMPARE(cut[3].value, std::string("ncclDe\u2026"));
+    model::ArgValue s;
+    s.kind = model::ArgKind::String;
+    s.s = r.strings.intern("ab\u00e9c");  // é is two bytes: a cut after "ab" + one byte backs off to "ab"
+    QCOMPARE(arg_text(r, s, 3), std::string("ab\u2026"));
   }
 
   void foldsSubPixelRuns() {

@@ -12,6 +12,7 @@ LoadOutcome load_run(const QStringList& paths, std::function<void(const plugins:
   for (const QString& p : paths) args.push_back(p.toStdString());
   plugins::LoadOptions options;
   options.keep_going = true;
+  options.keep_args = true;  // the details panel lists the selected event's args
   options.on_progress = std::move(on_progress);
   LoadOutcome out;
   try {

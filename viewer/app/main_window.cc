@@ -18,6 +18,7 @@
 #include "viewer/app/overview_widget.h"
 #include "viewer/app/panels.h"
 #include "viewer/app/timeline_widget.h"
+#include "viewer/model/event_args.h"
 #include "viewer/model/palette.h"
 
 namespace shardscope::viewer {
@@ -239,6 +240,10 @@ void MainWindow::showEventDetails(uint32_t rank, uint32_t track, uint32_t index)
     const model::Event& h = r.tracks[l->launch.track].events[l->launch.index];
     row(tr("launched by"), html_escape(r.str(h.name)) + " @ " + format_ns(double(h.ts_ns) - origin));
   }
+  // The trace's own args, as it gave them.
+  std::vector<ArgRow> args = arg_rows(r, rv.args, track, index);
+  if (!args.empty()) html += "<tr><td colspan=\"2\"><b>" + tr("args") + "</b></td></tr>";
+  for (const ArgRow& a : args) row(html_escape(a.key), html_escape(a.value));
   html += "</table>";
   details_->setText(html);
 }

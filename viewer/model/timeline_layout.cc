@@ -12,6 +12,7 @@ size_t RankView::bytes() const {
   for (const TrackIndex& t : tracks) b += t.bytes();
   for (const auto& d : index.depth) b += d.capacity() * sizeof(uint16_t) + sizeof(d);
   b += index.launches.capacity() * sizeof(model::LaunchLink);
+  if (args) b += args->memory_bytes();
   return b;
 }
 
@@ -39,7 +40,10 @@ TimelineLayout::TimelineLayout(const model::Trace& trace, const LayoutOptions& o
   ranks_.resize(trace.ranks.size());
   std::atomic<size_t> next{0};
   auto work = [&] {
-    for (size_t r; (r = next++) < trace.ranks.size();) build_view(trace.ranks[r], ranks_[r]);
+    for (size_t r; (r = next++) < trace.ranks.size();) {
+      build_view(trace.ranks[r], ranks_[r]);
+      ranks_[r].args = trace.args_of(r);
+    }
   };
   size_t threads = std::min<size_t>(trace.ranks.size(), std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::thread> pool;

@@ -16,9 +16,10 @@ namespace shardscope::viewer {
 // What the viewer keeps per rank beside the model: nesting depths and launch links, and the lane indexes.
 struct RankView {
   const model::Rank* rank = nullptr;
+  const model::EventArgs* args = nullptr;  // the events' args when the run was loaded with them (Trace::args)
   model::RankIndex index;
   std::vector<TrackIndex> tracks;  // one per rank->tracks entry
-  size_t bytes() const;            // the side tables' heap size
+  size_t bytes() const;            // the side tables' heap size, the args table's included
 };
 
 enum class RowKind : uint8_t { RankHeader, Track, Counter };
