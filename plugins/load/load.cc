@@ -121,10 +121,16 @@ std::optional<int64_t> wall_start(const model::Rank& r) {
   for (const model::Track& t : r.tracks)
     if (!t.events.empty()) first = std::min(first.value_or(INT64_MAX), t.events.front().ts_ns);
   if (!first) return std::nullopt;
+  // A hostile file's times and clock pairs may lie at both ends of the int64 range: distances are unsigned,
+  // and a wall time beyond int64 is one the trace does not map.
+  auto distance = [&](int64_t t) { return t > *first ? uint64_t(t) - uint64_t(*first) : uint64_t(*first) - uint64_t(t); };
   const model::ClockPair* near = &r.clock_sync.front();
   for (const model::ClockPair& p : r.clock_sync)
-    if (std::llabs(p.trace_ns - *first) < std::llabs(near->trace_ns - *first)) near = &p;
-  return *first + (near->realtime_ns - near->trace_ns);
+    if (distance(p.trace_ns) < distance(near->trace_ns)) near = &p;
+  int64_t offset, wall;
+  if (__builtin_sub_overflow(near->realtime_ns, near->trace_ns, &offset) || __builtin_add_overflow(*first, offset, &wall))
+    return std::nullopt;
+  return wall;
 }
 
 }  // namespace
@@ -181,10 +187,12 @@ void check_one_run(const std::vector<const model::Rank*>& ranks, const std::vect
     if (!early || *t < lo) early = r, lo = *t;
     if (!late || *t > hi) late = r, hi = *t;
   }
-  if (early && late && hi - lo > kRunStartSpreadNs)
+  int64_t spread;  // hi >= lo, but the two may be further apart than int64 holds
+  if (__builtin_sub_overflow(hi, lo, &spread)) spread = INT64_MAX;
+  if (early && late && spread > kRunStartSpreadNs)
     warnings.push_back(fmt::format("{} starts {} after {} on the wall clock (first events, through each trace's clock_sync or Kineto's wall-clock "
                                    "times): the ranks of one run start together; are these files from different runs?",
-                                   late->source, duration(hi - lo), early->source));
+                                   late->source, duration(spread), early->source));
 }
 
 std::vector<fs::path> expand_inputs(const std::vector<fs::path>& paths) {

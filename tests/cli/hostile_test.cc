@@ -277,5 +277,23 @@ TEST(Hostile, StragglerTotalsNeverWrap) {
   EXPECT_TRUE(seen) << r.out.substr(0, 2000);
 }
 
+TEST(Hostile, ClockPairsBeyondInt64MapNoWallStart) {
+  TempDir dir;
+  // realtime - monotonic does not fit in int64: rank 0's start has no wall time, so the check that one run's
+  // ranks start together has nothing to compare (it used to wrap and warn about a start decades apart).
+  auto rank = [&](int r, const char* monotonic, const char* realtime) {
+    std::string t = std::string(R"({"shardscope":{"schema_version":1,"rank":)") + std::to_string(r) +
+                    R"(,"world_size":2,"clock":{"sync":{"monotonic_ns":)" + monotonic + R"(,"realtime_ns":)" + realtime +
+                    R"(}}},"traceEvents":[{"ph":"X","name":"step","cat":"range","pid":0,"tid":1,"ts":10,"dur":1}]})";
+    fs::path f = dir.path() / ("rank" + std::to_string(r) + ".json");
+    write(f, t);
+    return f.string();
+  };
+  std::string a = rank(0, "-9000000000000000000", "9000000000000000000"), b = rank(1, "0", "1700000000000000000");
+  RunResult r = run({SHARDSCOPE_BIN, "report", a, b});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.err.find(" starts "), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace shardscope::test

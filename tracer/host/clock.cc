@@ -8,7 +8,7 @@
 namespace shardscope::tracer {
 
 namespace detail {
-bool g_use_tsc = false;
+std::atomic<bool> g_use_tsc{false};
 }
 
 ClockPair sample_clock_pair() {

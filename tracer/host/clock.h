@@ -8,6 +8,7 @@
 
 #include <time.h>
 
+#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -33,13 +34,15 @@ struct ClockPair {
 ClockPair sample_clock_pair();
 
 namespace detail {
-extern bool g_use_tsc;  // fixed for a session before tracing turns on
+// Chosen by the first start() and never changed after. Atomic: traced threads read it without a lock, having
+// seen tracing turn on through a relaxed load (on x86, the only place it is true, a relaxed load is a plain one).
+extern std::atomic<bool> g_use_tsc;
 }
 
 // A raw timestamp for the hot path: TSC ticks when g_use_tsc, else CLOCK_MONOTONIC ns.
 inline int64_t stamp() {
 #if defined(__x86_64__)
-  if (detail::g_use_tsc) return int64_t(__rdtsc());
+  if (detail::g_use_tsc.load(std::memory_order_relaxed)) return int64_t(__rdtsc());
 #endif
   return now_ns();
 }

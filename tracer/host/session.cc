@@ -164,7 +164,7 @@ class Session {
          {{keys::kTracerVersion, SHARDSCOPE_VERSION},
           {keys::kFlushIntervalMs, o.flush_interval.count()},
           {keys::kNvtx, bool(SHARDSCOPE_HAVE_NVTX)},
-          {keys::kTimestampSource, detail::g_use_tsc ? "tsc interpolated to CLOCK_MONOTONIC" : "clock_gettime"}}},
+          {keys::kTimestampSource, detail::g_use_tsc.load() ? "tsc interpolated to CLOCK_MONOTONIC" : "clock_gettime"}}},
     };
   }
 
@@ -260,7 +260,7 @@ class Session {
     pending_.clear();
   }
 
-  int64_t to_ns(int64_t stamp) const { return detail::g_use_tsc ? tsc_.to_ns(stamp) : stamp; }
+  int64_t to_ns(int64_t stamp) const { return detail::g_use_tsc.load(std::memory_order_relaxed) ? tsc_.to_ns(stamp) : stamp; }
 
   void serialize(const Record& r, uint32_t track) {
     std::string& o = scratch_;
@@ -383,11 +383,11 @@ void start(const Options& options) {
   std::call_once(once, [] {
     std::atexit([] { stop(); });
     pthread_atfork(nullptr, nullptr, after_fork_in_child);
+    // Once: a thread may still be ending a range stamped in an earlier session.
+    detail::g_use_tsc.store(invariant_tsc() && std::getenv("SHARDSCOPE_NO_TSC") == nullptr);
   });
   std::lock_guard<std::mutex> lock(g_lifecycle);
   if (g_session) throw std::runtime_error("shardscope tracer: a session is already running");
-  static const bool tsc = invariant_tsc() && std::getenv("SHARDSCOPE_NO_TSC") == nullptr;
-  detail::g_use_tsc = tsc;
   g_session = new Session(options);  // throws trace::TraceError if the file cannot be created
   g_generation.store(g_session->generation());
   g_on.store(true);
