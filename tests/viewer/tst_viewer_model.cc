@@ -3,6 +3,7 @@
 #include <QtTest>
 
 #include "analyzer/analysis/run.h"
+#include "tests/viewer/viewer_test_support.h"
 #include "viewer/model/event_args.h"
 #include "viewer/model/range_stats.h"
 #include "viewer/model/timeline_layout.h"
@@ -12,20 +13,10 @@ using namespace shardscope::viewer;
 
 namespace {
 
-analysis::AnalysedRun load(const std::string& path, bool keep_args = false) {
-  plugins::LoadOptions options;
-  options.keep_args = keep_args;
-  return analysis::analyse_run({std::string(SHARDSCOPE_SOURCE_DIR) + "/" + path}, options);
-}
-
+using test::load;
 model::Event ev(int64_t ts, int64_t dur, model::IntervalClass cls = model::IntervalClass::Compute,
                 model::CollectiveKind coll = model::CollectiveKind::None) {
-  model::Event e;
-  e.ts_ns = ts;
-  e.dur_ns = dur;
-  e.cls = cls;
-  e.coll = coll;
-  return e;
+  return test::event(ts, dur, cls, coll);
 }
 
 TrackIndex flat_index(const model::Track& t) { return build_track_index(t, std::vector<uint16_t>(t.events.size(), 0)); }

@@ -8,6 +8,7 @@
 #include <QProcess>
 #include <QTemporaryDir>
 
+#include "tests/viewer/viewer_test_support.h"
 #include "viewer/model/palette.h"
 
 using namespace shardscope::viewer;
@@ -100,11 +101,8 @@ class TestViewerScreenshot : public QObject {
 
   void badInputExitsTwoNamingTheFile() {
     QTemporaryDir dir;
-    QString bad = dir.filePath("broken.json");
-    QFile f(bad);
-    QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write("{\"traceEvents\": [ this is not json");
-    f.close();
+    QString bad = test::write_malformed_trace(dir, "broken.json");
+    QVERIFY(!bad.isEmpty());
     Run r = run_viewer({"--screenshot", dir.filePath("x.png"), bad});
     QCOMPARE(r.code, 2);
     QVERIFY2(r.err.contains("broken.json"), qPrintable(r.err));

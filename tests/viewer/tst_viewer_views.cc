@@ -7,6 +7,7 @@
 #include <cctype>
 
 #include "analyzer/analysis/run.h"
+#include "tests/viewer/viewer_test_support.h"
 #include "viewer/model/memory_chart.h"
 #include "viewer/model/overview.h"
 #include "viewer/model/search.h"
@@ -16,18 +17,10 @@ using namespace shardscope::viewer;
 
 namespace {
 
-analysis::AnalysedRun load(const std::string& path) {
-  plugins::LoadOptions options;
-  return analysis::analyse_run({std::string(SHARDSCOPE_SOURCE_DIR) + "/" + path}, options);
-}
+using test::load;
 
 model::Event ev(int64_t ts, int64_t dur, model::StringId name = 0, model::IntervalClass cls = model::IntervalClass::Compute) {
-  model::Event e;
-  e.ts_ns = ts;
-  e.dur_ns = dur;
-  e.name = name;
-  e.cls = cls;
-  return e;
+  return test::event(ts, dur, cls, model::CollectiveKind::None, name);
 }
 
 model::Track track(model::TrackKind kind, std::vector<model::Event> events) {

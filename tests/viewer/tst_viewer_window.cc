@@ -16,6 +16,7 @@
 #include "viewer/app/memory_chart_widget.h"
 #include "viewer/app/overview_widget.h"
 #include "viewer/app/timeline_widget.h"
+#include "tests/viewer/viewer_test_support.h"
 #include "viewer/model/palette.h"
 
 using namespace shardscope;
@@ -38,11 +39,8 @@ class TestViewerWindow : public QObject {
 
   void malformedFileAmongGoodOnes() {
     QTemporaryDir dir;
-    QString bad = dir.filePath("broken_rank.json");
-    QFile f(bad);
-    QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write("{\"traceEvents\": [ this is not json");
-    f.close();
+    QString bad = test::write_malformed_trace(dir, "broken_rank.json");
+    QVERIFY(!bad.isEmpty());
     MainWindow w;
     std::vector<Warning> warnings;
     w.setWarningSink([&](const QString& title, const QString& text) { warnings.push_back({title, text}); });
