@@ -2,6 +2,8 @@
 // only visible events touched), hit testing, and range statistics on a hand-built rank.
 #include <QtTest>
 
+#include <random>
+
 #include "analyzer/analysis/run.h"
 #include "tests/viewer/viewer_test_support.h"
 #include "viewer/model/event_args.h"
@@ -231,6 +233,32 @@ class TestViewerModel : public QObject {
         QCOMPARE(sum, visible_events(t, idx.lanes[0], vp.start_ns, vp.end_ns()));
         // A frame is bounded by pixels, not events: at most about two marks per pixel.
         QVERIFY(marks.size() <= size_t(2 * vp.width_px + 2));
+      }
+    }
+  }
+
+  // Where a run stops comes from the block-maximum hierarchy: it must name the same position as reading
+  // every break in turn, for lanes across the block sizes (64, 4096) and for every threshold and start.
+  void firstBreakAgreesWithAScan() {
+    std::mt19937 rng(7);
+    for (uint32_t n : {1u, 63u, 64u, 65u, 4095u, 4097u, 70'000u}) {
+      model::Track t;
+      int64_t ts = 0;
+      for (uint32_t i = 0; i < n; ++i) {
+        int64_t dur = rng() % 100 == 0 ? 5000 + rng() % 5000 : rng() % 50;
+        int64_t gap = rng() % 500 == 0 ? 20'000 : rng() % 30;
+        t.events.push_back(ev(ts, dur));
+        ts += dur + gap;
+      }
+      TrackIndex idx = flat_index(t);
+      const LaneIndex& lane = idx.lanes[0];
+      for (float threshold : {1.0f, 60.0f, 4000.0f, 15'000.0f, 1e9f}) {
+        for (int trial = 0; trial < 200; ++trial) {
+          uint32_t from = rng() % n, to = from + rng() % (n - from + 1);
+          uint32_t expect = from;
+          while (expect < to && lane.breaks[0][expect] < threshold) ++expect;
+          QCOMPARE(first_break(lane, from, to, threshold), from >= to ? to : expect);
+        }
       }
     }
   }

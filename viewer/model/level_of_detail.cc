@@ -7,9 +7,35 @@ namespace shardscope::viewer {
 
 size_t TrackIndex::bytes() const {
   size_t b = lanes.capacity() * sizeof(LaneIndex);
-  for (const LaneIndex& l : lanes) b += l.events.capacity() * sizeof(uint32_t) + l.max_end.capacity() * sizeof(int64_t);
+  for (const LaneIndex& l : lanes) {
+    b += l.events.capacity() * sizeof(uint32_t) + l.max_end.capacity() * sizeof(int64_t);
+    b += l.breaks.capacity() * sizeof(std::vector<float>);
+    for (const std::vector<float>& level : l.breaks) b += level.capacity() * sizeof(float);
+  }
   return b;
 }
+
+namespace {
+
+void build_breaks(const model::Track& track, LaneIndex& l) {
+  const uint32_t n = l.size();
+  std::vector<float> base(n);
+  for (uint32_t k = 0; k < n; ++k) {
+    const model::Event& e = track.events[l.event(k)];
+    // Position 0 starts every run it is in; its break is never read.
+    double gap = k == 0 ? 0.0 : double(e.ts_ns) - double(l.max_end[k - 1]);
+    base[k] = float(std::max(gap, double(e.dur_ns)));
+  }
+  l.breaks.push_back(std::move(base));
+  while (l.breaks.back().size() > kBreakFan) {
+    const std::vector<float>& below = l.breaks.back();
+    std::vector<float> up((below.size() + kBreakFan - 1) / kBreakFan, -INFINITY);
+    for (size_t i = 0; i < below.size(); ++i) up[i / kBreakFan] = std::max(up[i / kBreakFan], below[i]);
+    l.breaks.push_back(std::move(up));
+  }
+}
+
+}  // namespace
 
 TrackIndex build_track_index(const model::Track& track, const std::vector<uint16_t>& depth) {
   TrackIndex t;
@@ -23,6 +49,7 @@ TrackIndex build_track_index(const model::Track& track, const std::vector<uint16
     l.max_end.reserve(track.events.size());
     int64_t m = INT64_MIN;
     for (const model::Event& e : track.events) l.max_end.push_back(m = std::max(m, e.end_ns()));
+    build_breaks(track, l);
     return t;
   }
   std::vector<size_t> counts(t.lanes.size());
@@ -37,6 +64,7 @@ TrackIndex build_track_index(const model::Track& track, const std::vector<uint16
     l.events.push_back(i);
     l.max_end.push_back(l.max_end.empty() ? end : std::max(l.max_end.back(), end));
   }
+  for (LaneIndex& l : t.lanes) build_breaks(track, l);
   return t;
 }
 
@@ -47,25 +75,6 @@ uint32_t first_reaching(const LaneIndex& lane, uint32_t from, double ns) {
   auto it = std::upper_bound(lane.max_end.begin() + from, lane.max_end.end(), ns,
                              [](double v, int64_t e) { return v < double(e); });
   return uint32_t(it - lane.max_end.begin());
-}
-
-// First position at or after `from` whose running max end is at least `ns`. Galloping (1, 2, 4, ... ahead,
-// then binary search in the last step): a run's end is usually near where it began, so this stays in a few
-// cache lines instead of bisecting the whole lane for every pixel.
-uint32_t first_at_least(const LaneIndex& lane, uint32_t from, double ns) {
-  const uint32_t n = lane.size();
-  uint32_t lo = from, step = 1;
-  while (lo < n && double(lane.max_end[lo]) < ns) {
-    uint32_t probe = lo + step;
-    if (probe >= n || double(lane.max_end[probe]) >= ns) {
-      auto it = std::lower_bound(lane.max_end.begin() + lo + 1, lane.max_end.begin() + std::min(probe, n), ns,
-                                 [](int64_t e, double v) { return double(e) < v; });
-      return uint32_t(it - lane.max_end.begin());
-    }
-    lo = probe;
-    step *= 2;
-  }
-  return lo;
 }
 
 // One past the last lane position that starts before `ns`.
@@ -82,6 +91,36 @@ uint32_t end_before(const model::Track& track, const LaneIndex& lane, uint32_t f
 float clip_px(double x, int width) { return float(std::clamp(x, -1.0, double(width) + 1.0)); }
 
 }  // namespace
+
+uint32_t first_break(const LaneIndex& lane, uint32_t from, uint32_t to, float ns) {
+  if (from >= to || lane.breaks.empty()) return to;
+  const size_t top = lane.breaks.size() - 1;
+  size_t level = 0, i = from, shift = 0;  // level l's entry i covers positions [i << shift, (i + 1) << shift)
+  // Up: finish the current block at each level; a block with nothing wide enough sends the search one level up.
+  for (;;) {
+    const std::vector<float>& v = lane.breaks[level];
+    const size_t block_end = level == top ? v.size() : std::min(v.size(), (i / kBreakFan + 1) * kBreakFan);
+    for (; i < block_end; ++i) {
+      if ((i << shift) >= to) return to;
+      if (v[i] >= ns) goto down;
+    }
+    if (level == top || i >= v.size()) return to;  // past the lane's last position
+    i /= kBreakFan;
+    ++level;
+    shift += 6;
+    static_assert(kBreakFan == 64);
+  }
+down:
+  // Down: the block under entry i holds the first wide-enough break.
+  while (level > 0) {
+    --level;
+    const std::vector<float>& v = lane.breaks[level];
+    size_t j = i * kBreakFan, e = std::min(v.size(), j + kBreakFan);
+    while (j < e && v[j] < ns) ++j;
+    i = j;
+  }
+  return uint32_t(std::min<size_t>(i, to));
+}
 
 void lane_marks(const model::Track& track, const LaneIndex& lane, uint16_t lane_no, const Viewport& vp,
                 std::vector<Mark>& out, const LodOptions& options) {
@@ -102,22 +141,9 @@ void lane_marks(const model::Track& track, const LaneIndex& lane, uint16_t lane_
       ++k;
       continue;
     }
-    // A run of sub-pixel events: gallop. Everything whose running end stays within a pixel of the run's end
-    // so far is in the run (such events are themselves under ~a pixel); then look at the event that breaks
-    // the chain: if it starts within that pixel and is narrow too, the run goes on from it.
-    uint32_t last = k;
-    for (;;) {
-      double next = double(lane.max_end[last]) + min_ns;
-      uint32_t j = std::min(first_at_least(lane, last + 1, next), stop);
-      if (j > last + 1) last = j - 1;
-      if (j >= stop) break;
-      const model::Event& b = track.events[lane.event(j)];
-      if (double(b.ts_ns) < next && double(b.dur_ns) < min_ns) {
-        last = j;
-        continue;
-      }
-      break;
-    }
+    // A run of sub-pixel events: it goes on while each next event starts less than a pixel after the running
+    // end of those before it and is itself narrower than a pixel.
+    const uint32_t last = first_break(lane, k + 1, stop, float(min_ns)) - 1;
     m.count = last - k + 1;
     m.x0 = clip_px(vp.x_of(double(e.ts_ns)), vp.width_px);
     m.x1 = clip_px(vp.x_of(double(lane.max_end[last])), vp.width_px);

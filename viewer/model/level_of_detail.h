@@ -1,7 +1,8 @@
 // Level of detail: what to draw of one track in one viewport. Events at least a pixel wide are drawn as
 // themselves; a run of narrower events that follow each other with less than a pixel between them becomes
-// one mark carrying its count (Tracy's folded zones). The cost is O(marks · log n), not O(events): the first
-// visible event and the end of each run are found by binary search in the track's per-lane index.
+// one mark carrying its count (Tracy's folded zones). The cost is O(marks · log n), not O(events), and not
+// O(pixels a run covers): the first visible event is a binary search in the lane's running ends, and where a
+// run stops is found in a block-maximum hierarchy over each event's "break" (its gap and its length).
 #pragma once
 
 #include <cstdint>
@@ -20,10 +21,17 @@ namespace shardscope::viewer {
 struct LaneIndex {
   std::vector<uint32_t> events;   // indices into track.events; empty with `all` set: every event, in order
   std::vector<int64_t> max_end;   // max_end[k] = max end_ns of the lane's events 0..k
+  // breaks[0][k] (k > 0): the larger of event k's gap after the running end of events 0..k-1 and its own
+  // length, in ns: a run of sub-pixel events goes on through k only while this is under a pixel. Level l + 1
+  // holds the maximum of each kBreakFan entries of level l, so the first break at least a pixel wide is found
+  // by reading a few blocks instead of one event per pixel (a cache miss each on a zoomed-out busy stream).
+  std::vector<std::vector<float>> breaks;
   bool all = false;
   uint32_t size() const { return uint32_t(max_end.size()); }
   uint32_t event(uint32_t k) const { return all ? k : events[k]; }
 };
+
+inline constexpr size_t kBreakFan = 64;
 
 struct TrackIndex {
   std::vector<LaneIndex> lanes;  // lane d: the events at depth d
@@ -51,6 +59,9 @@ void lane_marks(const model::Track& track, const LaneIndex& lane, uint16_t lane_
 // All lanes of a track.
 void track_marks(const model::Track& track, const TrackIndex& index, const Viewport& vp, std::vector<Mark>& out,
                  const LodOptions& options = {});
+
+// The first lane position p in [from, to) whose break is at least `ns`, else `to`.
+uint32_t first_break(const LaneIndex& lane, uint32_t from, uint32_t to, float ns);
 
 // The event of `lane` under time `ns`, or within `slack_ns` of it: the one that holds ns, else the nearest.
 std::optional<uint32_t> hit_test(const model::Track& track, const LaneIndex& lane, double ns, double slack_ns);
