@@ -12,11 +12,28 @@
 #include <algorithm>
 #include <limits>
 
+// Under AddressSanitizer (scripts/sanitize) malloc is the sanitizer's, and glibc's mallinfo2 sees none of it.
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/allocator_interface.h>
+#define SHARDSCOPE_ASAN_HEAP 1
+#endif
+
 #include "tracer/format/keys.h"
 #include "tracer/tracer.h"
 
 namespace shardscope::train {
 namespace {
+
+// Bytes the host heap holds in use, every thread's (the comm threads' allocations count too).
+int64_t host_heap_in_use() {
+#if SHARDSCOPE_ASAN_HEAP
+  return int64_t(__sanitizer_get_current_allocated_bytes());
+#else
+  struct mallinfo2 mi = mallinfo2();
+  return int64_t(mi.uordblks + mi.hblkhd);
+#endif
+}
+
 constexpr const char* kCounter[] = {keys::kMemoryShardedParams, keys::kMemoryUnshardedParams, keys::kMemoryGradients,
                                     keys::kMemoryOptimizerState, keys::kMemoryActivations, keys::kMemoryHostOffloaded};
 static_assert(std::size(kCounter) == size_t(Mem::kCount), "one counter per category");
@@ -42,8 +59,7 @@ void MemoryLedger::sample_allocator() {
     return;
   }
 #endif
-  struct mallinfo2 mi = mallinfo2();
-  tracer::counter(keys::kMemoryAllocatorTotal, int64_t(mi.uordblks + mi.hblkhd));
+  tracer::counter(keys::kMemoryAllocatorTotal, host_heap_in_use());
 }
 
 int64_t MemoryLedger::device_in_use() const {
@@ -53,8 +69,7 @@ int64_t MemoryLedger::device_in_use() const {
     return stats.allocated_bytes[0].current;  // StatType::AGGREGATE, 0 in 1.13 and 2.x (where StatType moved)
   }
 #endif
-  struct mallinfo2 mi = mallinfo2();  // every arena: the comm threads' allocations count too
-  return int64_t(mi.uordblks + mi.hblkhd);
+  return host_heap_in_use();
 }
 
 }  // namespace shardscope::train
