@@ -14,8 +14,9 @@
 
 // Under AddressSanitizer (scripts/sanitize) malloc is the sanitizer's, and glibc's mallinfo2 sees none of it.
 #if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/allocator_interface.h>
 #define SHARDSCOPE_ASAN_HEAP 1
+// The sanitizers' public allocator interface (sanitizer/allocator_interface.h, which gcc does not install).
+extern "C" size_t __sanitizer_get_current_allocated_bytes();
 #endif
 
 #include "tracer/format/keys.h"
