@@ -171,9 +171,10 @@ class TestViewerModel : public QObject {
     TrackIndex idx = flat_index(t);
     Viewport vp = Viewport::fit(0, 200'000, 200);  // 1000 ns per pixel
     std::vector<Mark> marks;
-    track_marks(t, idx, vp, marks);
+    // Unbounded runs: the whole dense run, 20 px wide, is one mark.
+    track_marks(t, idx, vp, marks, {.max_run_px = 1e9});
     QCOMPARE(marks.size(), size_t(2));
-    QCOMPARE(marks[0].count, 1000u);  // the whole dense run, 20 px wide, is one mark
+    QCOMPARE(marks[0].count, 1000u);
     QCOMPARE(marks[0].colour, kCompute);
     QVERIFY(marks[0].x1 - marks[0].x0 > 19 && marks[0].x1 - marks[0].x0 < 21);
     QCOMPARE(marks[1].count, 1u);
@@ -181,6 +182,22 @@ class TestViewerModel : public QObject {
     QCOMPARE(marks[1].colour, kAllGather);
     QCOMPARE(marks[1].x0, 100.0f);
     QCOMPARE(marks[1].x1, 150.0f);
+    // Runs that reach about a pixel: one mark per pixel column of the dense run, 51 events each.
+    marks.clear();
+    track_marks(t, idx, vp, marks, {.max_run_px = 1});
+    QCOMPARE(marks.size(), size_t(21));
+    uint32_t folded = 0;
+    for (size_t i = 0; i + 1 < marks.size(); ++i) {
+      QVERIFY(marks[i].x1 - marks[i].x0 <= 1.05f);
+      QVERIFY(i == 0 || marks[i].x0 >= marks[i - 1].x1);  // runs do not overlap
+      folded += marks[i].count;
+    }
+    QCOMPARE(folded, 1000u);
+    QCOMPARE(marks.back().event, 1000u);
+    // The default reach, 8 px: three marks for the 20 px run.
+    marks.clear();
+    track_marks(t, idx, vp, marks);
+    QCOMPARE(marks.size(), size_t(4));
     // Zoomed in to 1 ns per pixel, every event is its own mark.
     marks.clear();
     track_marks(t, idx, Viewport::fit(0, 1000, 1000), marks);

@@ -77,6 +77,25 @@ uint32_t first_reaching(const LaneIndex& lane, uint32_t from, double ns) {
   return uint32_t(it - lane.max_end.begin());
 }
 
+// First position at or after `from` whose running max end is at least `ns`. Galloping (1, 2, 4, ... ahead,
+// then binary search in the last step): a run's end is near where it began, so this stays in a few cache
+// lines instead of bisecting the whole lane for every pixel.
+uint32_t first_at_least(const LaneIndex& lane, uint32_t from, double ns) {
+  const uint32_t n = lane.size();
+  uint32_t lo = from, step = 1;
+  while (lo < n && double(lane.max_end[lo]) < ns) {
+    uint32_t probe = lo + step;
+    if (probe >= n || double(lane.max_end[probe]) >= ns) {
+      auto it = std::lower_bound(lane.max_end.begin() + lo + 1, lane.max_end.begin() + std::min(probe, n), ns,
+                                 [](int64_t e, double v) { return double(e) < v; });
+      return uint32_t(it - lane.max_end.begin());
+    }
+    lo = probe;
+    step *= 2;
+  }
+  return lo;
+}
+
 // One past the last lane position that starts before `ns`.
 uint32_t end_before(const model::Track& track, const LaneIndex& lane, uint32_t from, double ns) {
   uint32_t lo = from, hi = lane.size();
@@ -142,8 +161,13 @@ void lane_marks(const model::Track& track, const LaneIndex& lane, uint16_t lane_
       continue;
     }
     // A run of sub-pixel events: it goes on while each next event starts less than a pixel after the running
-    // end of those before it and is itself narrower than a pixel.
-    const uint32_t last = first_break(lane, k + 1, stop, float(min_ns)) - 1;
+    // end of those before it and is itself narrower than a pixel, and it reaches at most max_run_px past its
+    // start: each pixel column of a busy stream keeps the colour of an event in it, so a zoomed-out stream
+    // still shows what it is made of (all-gathers beside reduce-scatters). Only the run's end positions are
+    // read (running ends, breaks), never the events in between.
+    const double reach = double(e.ts_ns) + options.max_run_px * vp.ns_per_px;
+    const uint32_t capped = std::min(first_at_least(lane, k, reach) + 1, stop);  // the event ending past reach is in
+    const uint32_t last = first_break(lane, k + 1, capped, float(min_ns)) - 1;
     m.count = last - k + 1;
     m.x0 = clip_px(vp.x_of(double(e.ts_ns)), vp.width_px);
     m.x1 = clip_px(vp.x_of(double(lane.max_end[last])), vp.width_px);

@@ -50,7 +50,9 @@ struct Mark {
 };
 
 struct LodOptions {
-  double min_px = 1.0;  // narrower events merge with their neighbours
+  double min_px = 1.0;      // narrower events merge with their neighbours
+  double max_run_px = 8.0;  // a merged run ends with the event that reaches this far past its start: a colour
+                            // sample every few pixels, and a frame of a few thousand rectangles
 };
 
 // Appends the marks of one lane in viewport order.
