@@ -126,8 +126,7 @@ uint32_t first_break(const LaneIndex& lane, uint32_t from, uint32_t to, float ns
     if (level == top || i >= v.size()) return to;  // past the lane's last position
     i /= kBreakFan;
     ++level;
-    shift += 6;
-    static_assert(kBreakFan == 64);
+    shift += kBreakShift;
   }
 down:
   // Down: the block under entry i holds the first wide-enough break.
@@ -162,7 +161,7 @@ void lane_marks(const model::Track& track, const LaneIndex& lane, uint16_t lane_
     }
     // A run of sub-pixel events: it goes on while each next event starts less than a pixel after the running
     // end of those before it and is itself narrower than a pixel, and it reaches at most max_run_px past its
-    // start: each pixel column of a busy stream keeps the colour of an event in it, so a zoomed-out stream
+    // start: every few pixels of a busy stream keep the colour of an event there, so a zoomed-out stream
     // still shows what it is made of (all-gathers beside reduce-scatters). Only the run's end positions are
     // read (running ends, breaks), never the events in between.
     const double reach = double(e.ts_ns) + options.max_run_px * vp.ns_per_px;

@@ -31,7 +31,7 @@ struct LaneIndex {
   uint32_t event(uint32_t k) const { return all ? k : events[k]; }
 };
 
-inline constexpr size_t kBreakFan = 64;
+inline constexpr size_t kBreakShift = 6, kBreakFan = size_t(1) << kBreakShift;  // 64 breaks to a block
 
 struct TrackIndex {
   std::vector<LaneIndex> lanes;  // lane d: the events at depth d
