@@ -1,65 +1,18 @@
-// The prefetch verdict on real CPU runs of the trainer (2 ranks on this 2-core machine, while other tests
-// load it): BACKWARD_PRE is found effective in at least 9 of 10 runs, "none" and "post" never are, a rank
-// slowed on purpose is named as the cause, and the rate limiter's hold on forward prefetch is reported.
+// The prefetch verdict on real CPU runs of the trainer (2 ranks on a 2-core machine): "none" and "post" are
+// never effective (their all-gathers are issued late by construction), a rank slowed on purpose by far more
+// than a step's compute is named as the cause, and the rate limiter's hold on forward prefetch is reported.
+// Whether BACKWARD_PRE's all-gathers are hidden depends on how the machine's load falls: that is in
+// prefetch_effective_runs_test.cc, labelled `timing`, outside CI.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <nlohmann/json.hpp>
+#include "tests/analyzer/train_and_check.h"
 
-#include "tests/support/run.h"
-#include "tests/support/temp_dir.h"
-
-namespace fs = std::filesystem;
 using nlohmann::json;
-using shardscope::test::run;
+using shardscope::test::Checked;
+using shardscope::test::kSteps;
+using shardscope::test::train_and_check;
 
 namespace {
-
-struct Checked {
-  int rc = -1;       // check-prefetch's exit code
-  json result;       // its JSON
-  std::string text;  // its text, for failure messages
-};
-
-constexpr int kSteps = 6;  // step 0 warm-up, 5 steady
-
-// Trains 2 ranks with FULL_SHARD and `extra`, then checks. `tiny` widened to 256: a block's backward compute
-// (about 10 ms here) then outlasts its all-gather (about 2 ms) by enough that hiding it is possible on a CPU
-// whose two cores both ranks' compute and communication threads share.
-Checked train_and_check(const fs::path& dir, const std::vector<std::string>& extra) {
-  std::vector<std::string> argv = {SHARDSCOPE_BIN, "launch", "-n", "2", "--", TRAINER_BIN, "--preset", "tiny", "--dim", "256", "--ffn-dim", "768",
-                                   "--seq-len", "128", "--batch-size", "2", "--threads", "1", "--steps", std::to_string(kSteps), "--sharding", "full_shard",
-                                   "--trace-dir", dir.string()};
-  argv.insert(argv.end(), extra.begin(), extra.end());
-  auto trained = run(argv);
-  EXPECT_EQ(trained.rc, 0) << trained.err;
-  Checked c;
-  auto j = run({SHARDSCOPE_BIN, "check-prefetch", dir.string(), "--format", "json"});
-  c.rc = j.rc;
-  c.result = json::parse(j.out, nullptr, false);
-  c.text = run({SHARDSCOPE_BIN, "check-prefetch", dir.string()}).out;
-  return c;
-}
-
-TEST(PrefetchRuns, BackwardPreIsEffectiveInAtLeastNineOfTenRuns) {
-  shardscope::test::TempDir d;
-  int effective = 0;
-  std::string failures;
-  for (int i = 0; i < 10; ++i) {
-    Checked c = train_and_check(d.path() / std::to_string(i), {"--backward-prefetch", "pre"});
-    ASSERT_FALSE(c.result.is_discarded()) << c.text;
-    if (c.rc == 0 && c.result["verdict"] == "effective") ++effective;
-    else failures += c.text;
-    for (const json& rank : c.result["ranks"]) {
-      // Step 0 is warm-up: reported, never counted.
-      ASSERT_FALSE(rank["steps"].empty());
-      EXPECT_EQ(rank["steps"][0]["step"], 0);
-      EXPECT_TRUE(rank["steps"][0]["warm_up"].get<bool>());
-      EXPECT_EQ(rank["steady_steps_effective"].get<int>() + rank["steady_steps_not_effective"].get<int>(), kSteps - 1);
-    }
-  }
-  EXPECT_GE(effective, 9) << failures;
-}
 
 TEST(PrefetchRuns, NoneAndPostAreNeverEffective) {
   shardscope::test::TempDir d;

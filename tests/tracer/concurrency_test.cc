@@ -4,8 +4,10 @@
 // ThreadSanitizer, where an unordered access between these threads fails it.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
 #include <map>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -53,30 +55,42 @@ TEST(Concurrency, ThreadsRecordWhileTheFlusherDrainsAndNothingIsLost) {
   }
 }
 
+// Each session lasts until every worker has recorded a whole range inside it (counted, not timed: a slowed,
+// instrumented run on a busy machine may take long to get there), with a cap far beyond any real wait.
 TEST(Concurrency, ThreadsKeepRecordingAcrossStopAndStart) {
   test::TempDir dir;
+  constexpr int kWorkers = 2;
   std::atomic<bool> done{false};
+  std::array<std::atomic<uint64_t>, kWorkers> ranges{};  // ranges each worker has closed
   std::vector<std::thread> workers;
-  for (int t = 0; t < 2; ++t)
-    workers.emplace_back([&done] {
+  for (int t = 0; t < kWorkers; ++t)
+    workers.emplace_back([&done, &ranges, t] {
       while (!done.load()) {
-        Range r("spin");
-        instant("tick");
+        {
+          Range r("spin", {{"worker", t}});
+          instant("tick");
+        }
+        ranges[size_t(t)].fetch_add(1);
       }
     });
   for (int session = 0; session < 3; ++session) {
     auto path = dir.path() / ("s" + std::to_string(session) + ".json");
     start({.path = path, .rank = session, .flush_interval = std::chrono::milliseconds(2)});
-    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    // The range in progress when start() returned may have begun before it; the one after it cannot have.
+    std::array<uint64_t, kWorkers> at_start{};
+    for (int t = 0; t < kWorkers; ++t) at_start[size_t(t)] = ranges[size_t(t)].load();
+    auto cap = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    for (int t = 0; t < kWorkers; ++t)
+      while (ranges[size_t(t)].load() < at_start[size_t(t)] + 2 && std::chrono::steady_clock::now() < cap) std::this_thread::yield();
     stop();
     trace::TraceFile f = trace::read_trace(path);
     EXPECT_FALSE(f.truncated) << session;
-    size_t spins = 0;
+    std::set<int> spinning;
     for (const trace::Event& e : f.events) {
-      spins += e.name == "spin";
+      if (e.name == "spin") spinning.insert(e.args["worker"].get<int>());
       EXPECT_EQ(e.pid, session);
     }
-    EXPECT_GT(spins, 0u) << "session " << session << " saw none of the running threads' ranges";
+    EXPECT_EQ(spinning.size(), size_t(kWorkers)) << "session " << session << " missed a running thread's ranges";
   }
   done = true;
   for (auto& w : workers) w.join();
