@@ -1,10 +1,11 @@
 #include "analyzer/analysis/diff.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <map>
 
 #include <fmt/format.h>
+
+#include "model/saturating.h"
 
 namespace shardscope::analysis {
 namespace {
@@ -16,7 +17,7 @@ std::map<std::string, std::pair<int64_t, int64_t>> device_time_by_name(const mod
       if (e.is_device() && e.ph == 'X') {
         auto& [count, ns] = by[std::string(r.str(e.name))];
         ++count;
-        ns += e.dur_ns;
+        ns = model::sat_add(ns, e.dur_ns);  // saturating: durations come from the file
       }
   return by;
 }
@@ -96,6 +97,11 @@ std::vector<DiffRow> metric_rows(const report::RankReport& a, const report::Rank
   return rows;
 }
 
+// |b − a| exact as uint64: saturated totals may lie a whole int64 range apart.
+uint64_t change(const DeviceChange& c) {
+  return c.b_ns >= c.a_ns ? uint64_t(c.b_ns) - uint64_t(c.a_ns) : uint64_t(c.a_ns) - uint64_t(c.b_ns);
+}
+
 }  // namespace
 
 RunDiff diff_runs(const AnalysedRun& ra, const AnalysedRun& rb) {
@@ -118,7 +124,7 @@ RunDiff diff_runs(const AnalysedRun& ra, const AnalysedRun& rb) {
     for (auto& [n, v] : tb) both[n].second = v.second;
     for (auto& [n, v] : both) d.largest_changes.push_back({n, v.first, v.second});
     std::sort(d.largest_changes.begin(), d.largest_changes.end(),
-              [](const DeviceChange& x, const DeviceChange& y) { return std::llabs(x.b_ns - x.a_ns) > std::llabs(y.b_ns - y.a_ns); });
+              [](const DeviceChange& x, const DeviceChange& y) { return change(x) > change(y); });
     if (d.largest_changes.size() > kLargestChanges) d.largest_changes.resize(kLargestChanges);
     out.ranks.push_back(std::move(d));
   }

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "model/saturating.h"
+
 namespace shardscope::report {
 
 namespace {
@@ -17,7 +19,7 @@ std::vector<KernelTime> top_device(const model::Rank& rank, size_t n) {
       KernelTime& k = by[e.name];
       k.cls = e.cls;
       ++k.count;
-      k.time_ns += e.dur_ns;
+      k.time_ns = model::sat_add(k.time_ns, e.dur_ns);  // saturating: durations come from the file
     }
   std::vector<KernelTime> out;
   for (auto& [id, k] : by) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "model/saturating.h"
+
 namespace shardscope::metrics {
 namespace {
 
@@ -13,9 +15,12 @@ std::optional<double> pct(int64_t num, int64_t den) {
   return std::clamp(100.0 * double(num) / double(den), 0.0, 100.0);
 }
 
-// Floor and ceiling division for possibly negative ns.
+using model::sat_add;
+using model::sat_sub;
+
+// Floor and ceiling division for possibly negative ns (b > 1): no negation, which overflows on INT64_MIN.
 int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
-int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
+int64_t ceil_div(int64_t a, int64_t b) { return a / b + ((a % b != 0) && ((a < 0) == (b < 0))); }
 
 // HTA's merge_kernel_intervals: sorted by start, a new group whenever start > running max of the ends, each
 // group [min start, max end]. Unlike merge() it keeps the reversed intervals µs rounding creates (a 0.4 µs
@@ -70,19 +75,20 @@ std::optional<double> WindowMetrics::exposed_fraction_pct() const { return pct(e
 std::optional<double> WindowMetrics::idle_pct() const { return pct(idle_ns(), window_ns); }
 std::optional<double> WindowMetrics::compute_pct() const { return pct(compute_ns, window_ns); }
 
+// Saturating: steps of a hostile file may each span most of the int64 range.
 WindowMetrics& WindowMetrics::operator+=(const WindowMetrics& o) {
-  window_ns += o.window_ns;
-  compute_ns += o.compute_ns;
-  comm_ns += o.comm_ns;
-  overlap_ns += o.overlap_ns;
-  busy_ns += o.busy_ns;
+  window_ns = sat_add(window_ns, o.window_ns);
+  compute_ns = sat_add(compute_ns, o.compute_ns);
+  comm_ns = sat_add(comm_ns, o.comm_ns);
+  overlap_ns = sat_add(overlap_ns, o.overlap_ns);
+  busy_ns = sat_add(busy_ns, o.busy_ns);
   return *this;
 }
 
 WindowMetrics measure(const DeviceSets& s, int64_t lo, int64_t hi) {
   WindowMetrics w;
   if (hi <= lo) return w;
-  w.window_ns = hi - lo;
+  w.window_ns = sat_sub(hi, lo);
   IntervalSet c = clip(s.compute, lo, hi), m = clip(s.comm, lo, hi);
   w.compute_ns = length(c);
   w.comm_ns = length(m);

@@ -7,10 +7,15 @@
 
 #include "analyzer/metrics/clock_map.h"
 #include "model/classify.h"
+#include "model/saturating.h"
 
 namespace shardscope::metrics {
 
 using model::CollectiveKind;
+// Saturating: times and sizes from a hostile or broken file may lie far apart or near the int64 bounds; a
+// total must never wrap below its parts.
+using model::sat_add;
+using model::sat_sub;
 
 std::optional<double> CollectiveStats::algbw_gbps() const {
   if (sized_count == 0 || sized_time_ns <= 0) return std::nullopt;
@@ -43,12 +48,12 @@ std::vector<CollectiveStats> collective_stats(const model::Rank& rank, int64_t l
       CollectiveStats& s = by[k];
       s.kind = k;
       ++s.count;
-      s.time_ns += e.dur_ns;
+      s.time_ns = sat_add(s.time_ns, e.dur_ns);
       s.group_size = std::max(s.group_size, int(e.group_size));
       if (e.bytes != model::kUnknown && e.bytes >= 0) {
         ++s.sized_count;
-        s.bytes += e.bytes;
-        s.sized_time_ns += e.dur_ns;
+        s.bytes = sat_add(s.bytes, e.bytes);
+        s.sized_time_ns = sat_add(s.sized_time_ns, e.dur_ns);
         s.bus_bytes += double(e.bytes) * model::busbw_factor(k, e.group_size);
         // busbw_factor takes an unknown group as 1: right for kinds whose factor is 1, not for these.
         if (e.group_size <= 0 && (k == CollectiveKind::AllGather || k == CollectiveKind::ReduceScatter || k == CollectiveKind::AllReduce))
@@ -59,18 +64,6 @@ std::vector<CollectiveStats> collective_stats(const model::Rank& rank, int64_t l
   for (auto& [k, s] : by) out.push_back(s);
   return out;
 }
-
-namespace {
-// Saturating: times from a hostile or broken file may lie far apart; a total must never wrap below its parts.
-int64_t sat_add(int64_t a, int64_t b) {
-  int64_t r;
-  return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
-}
-int64_t sat_sub(int64_t a, int64_t b) {
-  int64_t r;
-  return __builtin_sub_overflow(a, b, &r) ? (b < 0 ? INT64_MAX : INT64_MIN) : r;
-}
-}  // namespace
 
 Stragglers find_stragglers(const model::Trace& trace) {
   Stragglers out;

@@ -3,6 +3,17 @@
 #include <algorithm>
 
 namespace shardscope::metrics {
+namespace {
+
+// end − start of a piece, exact as uint64 (it may exceed INT64_MAX: [INT64_MIN, INT64_MAX)), added to a total
+// held at INT64_MAX; an empty piece adds nothing.
+void add_piece(int64_t& total, int64_t start, int64_t end) {
+  if (end <= start) return;
+  const uint64_t piece = uint64_t(end) - uint64_t(start);
+  total = piece > uint64_t(INT64_MAX - total) ? INT64_MAX : total + int64_t(piece);
+}
+
+}  // namespace
 
 IntervalSet merge(std::vector<Interval> v) {
   std::erase_if(v, [](const Interval& i) { return i.end <= i.start; });
@@ -17,7 +28,7 @@ IntervalSet merge(std::vector<Interval> v) {
 
 int64_t length(const IntervalSet& s) {
   int64_t n = 0;
-  for (const Interval& i : s) n += i.end - i.start;
+  for (const Interval& i : s) add_piece(n, i.start, i.end);
   return n;
 }
 
@@ -26,7 +37,7 @@ int64_t length_within(const IntervalSet& s, int64_t lo, int64_t hi) {
   // First interval that ends after lo.
   auto it = std::upper_bound(s.begin(), s.end(), lo, [](int64_t t, const Interval& i) { return t < i.end; });
   int64_t n = 0;
-  for (; it != s.end() && it->start < hi; ++it) n += std::min(it->end, hi) - std::max(it->start, lo);
+  for (; it != s.end() && it->start < hi; ++it) add_piece(n, std::max(it->start, lo), std::min(it->end, hi));
   return n;
 }
 

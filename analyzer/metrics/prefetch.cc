@@ -7,12 +7,18 @@
 #include "analyzer/metrics/prefetch_internal.h"
 #include "analyzer/metrics/rate_limiter.h"
 #include "model/json_get.h"
+#include "model/saturating.h"
 #include "tracer/format/keys.h"
 
 namespace shardscope::metrics {
 namespace {
 
 using model::Event;
+// Saturating: times come from the file and may lie anywhere in the int64 range. Differences that a report
+// may negate are held within ±INT64_MAX (sat_diff).
+using model::sat_add;
+using model::sat_diff;
+using model::sat_sub;
 
 struct Ref {
   const Event* e;
@@ -62,7 +68,7 @@ Cause pair_cause(const UnitPrefetch& u) {
   if (u.serialized_behind_rs && u.queued_ns > u.ag_ns / 10) return Cause::QueuedBehindReduceScatter;
   if (u.throttled) return Cause::Throttled;
   if (u.ag_start_ns >= u.compute_end_ns) return Cause::StartedLate;
-  return u.ag_ns > u.compute_end_ns - u.compute_start_ns ? Cause::LongerThanCompute : Cause::NoComputeUnderIt;
+  return u.ag_ns > sat_sub(u.compute_end_ns, u.compute_start_ns) ? Cause::LongerThanCompute : Cause::NoComputeUnderIt;
 }
 
 bool hidden(const UnitPrefetch& u) { return u.issue_lead_ns > 0 && u.hidden_share() >= kHiddenShareThreshold; }
@@ -86,11 +92,11 @@ void judge_step(StepPrefetch& sp) {
   std::array<int64_t, kCauseCount> exposed{};
   std::array<size_t, kCauseCount> pairs{};
   for (UnitPrefetch& u : sp.units) {
-    sp.ag_ns += u.ag_ns;
-    sp.hidden_ns += u.hidden_ns;
-    sp.exposed_wait_ns += u.exposed_wait_ns;
+    sp.ag_ns = sat_add(sp.ag_ns, u.ag_ns);
+    sp.hidden_ns = sat_add(sp.hidden_ns, u.hidden_ns);
+    sp.exposed_wait_ns = sat_add(sp.exposed_wait_ns, u.exposed_wait_ns);
     if (u.cause == Cause::None) continue;
-    exposed[size_t(u.cause)] += u.exposed_wait_ns;
+    exposed[size_t(u.cause)] = sat_add(exposed[size_t(u.cause)], u.exposed_wait_ns);
     ++pairs[size_t(u.cause)];
   }
   if (sp.units.empty()) return;
@@ -121,8 +127,8 @@ void judge_run(RankPrefetch& out) {
   for (const StepPrefetch& s : out.steps) {
     if (s.warm_up || s.aborted || s.verdict == Verdict::NotApplicable) continue;
     (s.verdict == Verdict::Effective ? out.steady_effective : out.steady_not_effective)++;
-    out.steady_ag_ns += s.ag_ns;
-    out.steady_hidden_ns += s.hidden_ns;
+    out.steady_ag_ns = sat_add(out.steady_ag_ns, s.ag_ns);
+    out.steady_hidden_ns = sat_add(out.steady_hidden_ns, s.hidden_ns);
   }
   // kRunRule (README): a strict majority of the steady steps decides; a tie goes to the pooled hidden share.
   if (out.steady_effective + out.steady_not_effective == 0) out.verdict = Verdict::NotApplicable;
@@ -155,7 +161,8 @@ RankPrefetch check_prefetch(const model::Rank& rank) {
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     for (const Ref& r : in.bcs) lo = std::min(lo, r.e->ts_ns), hi = std::max(hi, r.e->end_ns());
     for (const Ref& r : in.ags) lo = std::min(lo, issued(*r.e)), hi = std::max(hi, r.e->end_ns());
-    steps.push_back({-1, lo, hi + 1, lo, hi + 1});
+    const int64_t end = sat_add(hi, 1);  // just past the last end; INT64_MAX when that is the last end
+    steps.push_back({-1, lo, end, lo, end});
   }
   // The first iteration records the execution order, creates communicators and fills the allocator: step 0
   // is warm-up wherever the trace has later steps too.
@@ -236,12 +243,12 @@ RankPrefetch check_prefetch(const model::Rank& rank) {
       // Issue order is a host matter: on a GPU the host runs ahead of the device, so AG_{i-1}'s issue is set
       // against BC_i's first launch (the importers give derived compute its launch), on a CPU its start.
       u.compute_issued_ns = issued(cur);
-      u.issue_lead_ns = issued(cur) - issued(a);
+      u.issue_lead_ns = sat_diff(issued(cur), issued(a));
       u.ag_ns = a.dur_ns;
       u.hidden_ns = length_within(sets.compute, a.ts_ns, a.end_ns());
       const int64_t wait_end = std::min(a.end_ns(), next.ts_ns);
-      u.exposed_wait_ns = std::max<int64_t>(0, (wait_end - a.ts_ns) - length_within(sets.compute, a.ts_ns, wait_end));
-      u.queued_ns = a.ts_ns - issued(a);
+      u.exposed_wait_ns = std::max<int64_t>(0, sat_sub(sat_sub(wait_end, a.ts_ns), length_within(sets.compute, a.ts_ns, wait_end)));
+      u.queued_ns = sat_diff(a.ts_ns, issued(a));
       for (const Ref& r : in.rss)
         if (r.at.track == ag->at.track && r.e->ts_ns < a.ts_ns && r.e->end_ns() > issued(a) && r.e->end_ns() <= a.ts_ns) {
           u.serialized_behind_rs = true;

@@ -8,6 +8,7 @@
 #include "analyzer/metrics/clock_map.h"
 #include "analyzer/metrics/prefetch.h"
 #include "analyzer/metrics/prefetch_internal.h"
+#include "model/saturating.h"
 
 namespace shardscope::metrics {
 namespace {
@@ -53,7 +54,7 @@ PrefetchCheck check_prefetch(const model::Trace& trace) {
           const int64_t mine = arr[r].wall_start[n->second];
           for (size_t p = 0; p < arr.size(); ++p) {
             if (p == r || n->second >= arr[p].wall_start.size()) continue;
-            const int64_t late = arr[p].wall_start[n->second] - mine;
+            const int64_t late = model::sat_sub(arr[p].wall_start[n->second], mine);  // wall times from the file: any int64
             if (late > u.late_peer_ns) u.late_peer = trace.ranks[p].rank, u.late_peer_ns = late;
           }
           // Issued in time and not hidden: when a peer's late arrival explains the exposed time, it is the cause.

@@ -4,6 +4,7 @@
 
 #include "analyzer/report/prefetch_keys.h"
 #include "analyzer/report/report_keys.h"
+#include "model/saturating.h"
 #include "tracer/format/keys.h"
 
 namespace shardscope::report {
@@ -12,6 +13,7 @@ namespace {
 using metrics::Cause;
 using metrics::NotApplicable;
 using metrics::Verdict;
+using model::sat_sub;
 using nlohmann::json;
 
 std::string us(int64_t ns) { return fmt::format("{:.1f} µs", double(ns) / 1e3); }
@@ -28,7 +30,7 @@ std::string cause_sentence(const metrics::StepPrefetch& s, const metrics::RankPr
     case Cause::IssuedLate:
       return fmt::format("issued late: {} of {} all-gathers were issued only after the backward compute they should hide had begun (unit {}'s, {} after "
                          "unit {}'s backward compute began)",
-                         k, n, u->next_unit, us(-u->issue_lead_ns), u->unit);
+                         k, n, u->next_unit, us(model::sat_neg(u->issue_lead_ns)), u->unit);
     case Cause::Throttled:
       return fmt::format("throttled by the rate limiter (limit_all_gathers{}): {} of {} all-gathers waited for an earlier all-gather to complete before "
                          "they could be issued (unit {}'s: issue lead {}); {}",
@@ -48,12 +50,13 @@ std::string cause_sentence(const metrics::StepPrefetch& s, const metrics::RankPr
     case Cause::NoComputeUnderIt:
       return fmt::format("no compute under it: {} of {} all-gathers were issued in time and were shorter than the compute they should hide, but ran "
                          "before it began (unit {}'s ran {} of its {} before unit {}'s backward compute started, {} after the issue)",
-                         k, n, u->next_unit, us(std::max<int64_t>(0, std::min(u->ag_end_ns, u->compute_start_ns) - u->ag_start_ns)), us(u->ag_ns), u->unit,
-                         us(u->issue_lead_ns), hidden);
+                         k, n, u->next_unit, us(std::max<int64_t>(0, sat_sub(std::min(u->ag_end_ns, u->compute_start_ns), u->ag_start_ns))),
+                         us(u->ag_ns), u->unit, us(u->issue_lead_ns), hidden);
     case Cause::LongerThanCompute:
       return fmt::format("all-gather longer than the compute it should hide: {} of {} all-gathers were issued in time and ran at once, but outlasted the "
                          "backward compute under them (unit {}'s: {} against {} of compute); {}",
-                         k, n, u ? u->next_unit : -1, u ? us(u->ag_ns) : "?", u ? us(u->compute_end_ns - u->compute_start_ns) : "?", hidden);
+                         k, n, u ? u->next_unit : -1, u ? us(u->ag_ns) : "?", u ? us(sat_sub(u->compute_end_ns, u->compute_start_ns)) : "?",
+                         hidden);
     case Cause::None: break;
   }
   return hidden;

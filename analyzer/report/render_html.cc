@@ -7,6 +7,7 @@
 #include "analyzer/report/render.h"
 #include "analyzer/report/sentences.h"
 #include "analyzer/report/table.h"
+#include "model/saturating.h"
 
 namespace shardscope::report {
 namespace {
@@ -20,7 +21,7 @@ struct Segment {
 // SPEC's split of a window: compute not overlapped, communication hidden under compute, exposed
 // communication, other device work (memory, sync), idle. The five add up to the window.
 std::vector<Segment> segments(const metrics::WindowMetrics& m) {
-  int64_t other = std::max<int64_t>(0, m.busy_ns - m.compute_ns - m.exposed_ns());
+  int64_t other = std::max<int64_t>(0, model::sat_sub(model::sat_sub(m.busy_ns, m.compute_ns), m.exposed_ns()));
   return {{"compute", "#4e79a7", m.compute_ns - m.overlap_ns},
           {"overlapped comm", "#59a14f", m.overlap_ns},
           {"exposed comm", "#e15759", m.exposed_ns()},
@@ -28,14 +29,15 @@ std::vector<Segment> segments(const metrics::WindowMetrics& m) {
           {"idle", "#d3d3d3", m.idle_ns()}};
 }
 
-// The whole-trace breakdown as a window, for ranks without steps.
+// The whole-trace breakdown as a window, for ranks without steps. Saturating: µs near the int64 bounds
+// (a hostile file's) do not fit as ns.
 metrics::WindowMetrics from_whole(const metrics::HtaBreakdown& w) {
   metrics::WindowMetrics m;
-  m.window_ns = w.window_us * 1000;
-  m.compute_ns = w.compute_us * 1000;
-  m.comm_ns = w.comm_us * 1000;
-  m.overlap_ns = w.overlap_us * 1000;
-  m.busy_ns = w.busy_us * 1000;
+  m.window_ns = model::sat_mul(w.window_us, 1000);
+  m.compute_ns = model::sat_mul(w.compute_us, 1000);
+  m.comm_ns = model::sat_mul(w.comm_us, 1000);
+  m.overlap_ns = model::sat_mul(w.overlap_us, 1000);
+  m.busy_ns = model::sat_mul(w.busy_us, 1000);
   return m;
 }
 

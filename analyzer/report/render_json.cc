@@ -4,6 +4,7 @@
 #include "analyzer/report/memory_render.h"
 #include "analyzer/report/render.h"
 #include "analyzer/report/sentences.h"
+#include "model/saturating.h"
 #include "analyzer/report/report_keys.h"
 #include "tracer/format/keys.h"
 
@@ -60,7 +61,7 @@ json render_json(const Report& r) {
     o[k::kEvents] = rr.events;
     if (rr.whole) {
       json w;
-      w[k::kWindowNs] = rr.whole->window_us * 1000;
+      w[k::kWindowNs] = model::sat_mul(rr.whole->window_us, 1000);  // a hostile span may pass int64 in ns
       put_pct(w, k::kOverlapPct, rr.whole->overlap_pct(), na_overlap());
       w[k::kIdlePct] = std::round(rr.whole->idle_pct() * 1e4) / 1e4;
       w[k::kComputePct] = std::round(rr.whole->compute_pct() * 1e4) / 1e4;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "model/saturating.h"
 #include "plugins/kineto/fsdp_units.h"
 #include "plugins/kineto/kineto_keys.h"
 #include "tracer/format/keys.h"
@@ -139,7 +140,7 @@ size_t derive_fsdp_units(model::Rank& rank, std::vector<model::Event>& events, s
       first_launch = std::min(first_launch, kernel.issued_ns);
     }
     if (lo == INT64_MAX) continue;
-    model::Event bc = derived(bc_name, cat, p.unit, lo, hi - lo, p.step);
+    model::Event bc = derived(bc_name, cat, p.unit, lo, model::sat_sub(hi, lo), p.step);  // kernel times: any int64
     bc.issued_ns = first_launch;
     out.push_back(bc);
   }

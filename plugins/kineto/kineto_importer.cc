@@ -233,11 +233,15 @@ std::optional<int64_t> profiler_step_number(std::string_view name) {
   return n;
 }
 
+// Whole µs down and up, for any ns: no negation (−INT64_MIN would overflow).
 int64_t floor_us(int64_t ns) { return ns / 1000 - ((ns % 1000 != 0) && ns < 0); }
-int64_t ceil_us(int64_t ns) { return -floor_us(-ns); }
+int64_t ceil_us(int64_t ns) { return ns / 1000 + ((ns % 1000 != 0) && ns > 0); }
 
+// pid and tid come from the trace as any int64: mixed in unsigned arithmetic, where wrapping is defined.
 struct PairHash {
-  size_t operator()(const std::pair<int64_t, int64_t>& p) const { return std::hash<int64_t>()(p.first * 1000003 ^ p.second); }
+  size_t operator()(const std::pair<int64_t, int64_t>& p) const {
+    return std::hash<uint64_t>()(uint64_t(p.first) * 1000003u ^ uint64_t(p.second));
+  }
 };
 
 class Builder {
@@ -249,7 +253,8 @@ class Builder {
   }
 
   // False when the event's times leave the int64 nanosecond range (ts + baseTimeNanoseconds, or ts + dur):
-  // an error, never a wrapped time.
+  // an error, never a wrapped time. INT64_MIN itself is out of range too: it is model::kUnknown, and a launch
+  // at that time would read as no launch.
   bool add(const Fields& f) {
     if (f.ph.size() != 1) return skip(), true;
     char ph = f.ph[0];
@@ -257,7 +262,7 @@ class Builder {
     if (ph != 'X' && ph != 'i' && ph != 'I') return skip(), true;
     if (!f.pid_ok || !f.tid_ok || !f.ts) return skip(), true;  // "Spans", "Traces", the "Record Window End" marker
     int64_t ts = 0, end = 0;
-    if (__builtin_add_overflow(*f.ts, base_, &ts)) return false;
+    if (__builtin_add_overflow(*f.ts, base_, &ts) || ts == model::kUnknown) return false;
     if (ph != 'X') return instant(f, ts), true;
     if (!f.dur || *f.dur < 0) return skip(), true;
     if (__builtin_add_overflow(ts, *f.dur, &end)) return false;
@@ -282,7 +287,7 @@ class Builder {
       if (f.correlation >= 0 && (f.cat == kk::kCatCudaRuntime || f.cat == kk::kCatCudaDriver)) launch_[f.correlation] = {ts, track};
       if (f.ext >= 0 && f.name == kk::kRecordParamComms && !f.coll_name.empty()) comm_by_ext_[f.ext] = coll_args(f);
       if (f.cat != kk::kCatGpuUserAnnotation)
-        if (auto n = profiler_step_number(f.name)) steps_.push_back({*n, ts, ts + *f.dur});
+        if (auto n = profiler_step_number(f.name)) steps_.push_back({*n, ts, end});
     }
     events_.push_back(e);
     track_of_.push_back(track);
@@ -352,7 +357,8 @@ class Builder {
     // nccl-tests count all_gather by its output, everything else by its input.
     int64_t nelems = a.kind == CollectiveKind::AllGather ? f.out_nelems : f.in_nelems;
     int size = model::dtype_size(f.dtype);
-    if (nelems >= 0 && size > 0) a.bytes = nelems * size;
+    // A hostile element count may overflow the product: the bytes then stay unknown.
+    if (int64_t bytes = 0; nelems >= 0 && size > 0 && !__builtin_mul_overflow(nelems, int64_t(size), &bytes)) a.bytes = bytes;
     if (f.group > 0) a.group = int32_t(f.group);
     return a;
   }

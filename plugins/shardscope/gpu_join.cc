@@ -7,6 +7,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "model/saturating.h"
 #include "tracer/format/keys.h"
 
 namespace shardscope::plugins::gpu_join {
@@ -112,7 +113,8 @@ class Joiner {
   // kernels splits its bytes by NCCL's message sizes (evenly when they are absent), so sums stay right.
   void apply(const std::vector<int32_t>& owner) {
     std::vector<uint32_t> kernels(in_.comm.size(), 0);
-    std::vector<int64_t> message_sum(in_.comm.size(), 0);
+    // Summed in 128 bits: message sizes come from the file, and a wrapped sum (0, say) would be divided by.
+    std::vector<__int128> message_sum(in_.comm.size(), 0);
     std::vector<bool> all_sized(in_.comm.size(), true);
     for (size_t d = 0; d < owner.size(); ++d) {
       if (owner[d] < 0) continue;
@@ -180,7 +182,7 @@ class Joiner {
       e.cat = cat;
       e.unit = h.unit;
       e.ts_ns = lo;
-      e.dur_ns = hi - lo;
+      e.dur_ns = model::sat_sub(hi, lo);  // kernel times from the file: any int64
       out.push_back(e);
     }
     s.unit_ranges = out.size();

@@ -65,3 +65,64 @@ TEST(Breakdown, NoCommunicationMeansNoOverlapPercentage) {
   EXPECT_FALSE(w.overlap_pct().has_value());
   EXPECT_EQ(w.exposed_ns(), 0);
 }
+
+// Sets that span the whole int64 range (a hostile file's times): lengths and windows hold at INT64_MAX
+// instead of wrapping (signed overflow, which UBSan reports).
+TEST(Intervals, LengthsAcrossTheWholeInt64RangeSaturate) {
+  IntervalSet whole = merge({{INT64_MIN, INT64_MAX}});
+  EXPECT_EQ(length(whole), INT64_MAX);
+  EXPECT_EQ(length_within(whole, INT64_MIN, 0), INT64_MAX);  // 2^63: one more than fits
+  EXPECT_EQ(length_within(whole, INT64_MIN + 1, 0), INT64_MAX);
+  EXPECT_EQ(length_within(whole, -5, 5), 10);
+  // Two pieces whose sum passes INT64_MAX.
+  IntervalSet two = merge({{INT64_MIN, -1}, {0, 10}});
+  EXPECT_EQ(length(two), INT64_MAX);
+  EXPECT_EQ(length_within(two, INT64_MIN, INT64_MAX), INT64_MAX);
+  EXPECT_EQ(intersection_length(two, whole), INT64_MAX);
+}
+
+TEST(Breakdown, WindowsAndSumsAtTheInt64ExtremesSaturate) {
+  DeviceSets s;
+  s.compute = merge({{INT64_MIN, -1}, {0, 10}});
+  s.comm = merge({{INT64_MIN, INT64_MAX}});
+  s.all = s.comm;
+  WindowMetrics w = measure(s, INT64_MIN, INT64_MAX);
+  EXPECT_EQ(w.window_ns, INT64_MAX);
+  EXPECT_EQ(w.compute_ns, INT64_MAX);
+  EXPECT_EQ(w.comm_ns, INT64_MAX);
+  EXPECT_EQ(w.busy_ns, INT64_MAX);
+  WindowMetrics total = w;
+  total += w;  // the all-steps sum
+  EXPECT_EQ(total.window_ns, INT64_MAX);
+  EXPECT_EQ(total.overlap_ns, INT64_MAX);
+  EXPECT_EQ(total.idle_ns(), 0);
+}
+
+// Device time before the first step and after the last one is measured against INT64_MIN and INT64_MAX.
+TEST(Breakdown, OutsideStepsAndHtaAtTheInt64Extremes) {
+  shardscope::model::Rank r;
+  r.tracks.push_back({});
+  auto kernel = [](int64_t ts, int64_t dur) {
+    shardscope::model::Event e;
+    e.cls = shardscope::model::IntervalClass::Compute;
+    e.ts_ns = ts;
+    e.dur_ns = dur;
+    return e;
+  };
+  // [INT64_MIN, -1) and [0, 10) before the step at 100; [INT64_MAX - 10, INT64_MAX) after it.
+  r.tracks[0].events = {kernel(INT64_MIN, INT64_MAX), kernel(0, 10), kernel(200, 10), kernel(INT64_MAX - 10, 10)};
+  shardscope::model::Step st;
+  st.number = 1;
+  st.start_ns = st.host_start_ns = 100;
+  st.end_ns = st.host_end_ns = 300;
+  r.steps.push_back(st);
+  DeviceSets sets = device_sets(r);
+  OutsideSteps o = outside_steps(r, sets);
+  EXPECT_EQ(o.before_events, 2u);
+  EXPECT_EQ(o.before_ns, INT64_MAX);
+  EXPECT_EQ(o.after_ns, 10);
+  // HTA's whole µs: the start at INT64_MIN rounds up without negating it.
+  auto b = hta_breakdown(r);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->window_us, (INT64_MAX / 1000) - (INT64_MIN / 1000));
+}

@@ -45,6 +45,22 @@ TEST(Collectives, CountBytesTimeAndBandwidths) {
   EXPECT_FALSE(stats[2].algbw_gbps().has_value());  // no size in the trace: n/a, not 0
 }
 
+// Durations and sizes from a hostile file near INT64_MAX: the per-kind totals hold there instead of wrapping
+// negative (signed overflow, which UBSan reports).
+TEST(Collectives, TotalsAtTheInt64ExtremesSaturate) {
+  model::Rank r;
+  r.tracks.push_back({});
+  r.tracks[0].events = {comm(CollectiveKind::AllGather, INT64_MIN, INT64_MAX, INT64_MAX, 4),
+                        comm(CollectiveKind::AllGather, 0, INT64_MAX, 1, 4), comm(CollectiveKind::AllGather, 1, 1, model::kUnknown, 4)};
+  auto stats = metrics::collective_stats(r);
+  ASSERT_EQ(stats.size(), 1u);
+  EXPECT_EQ(stats[0].count, 3);
+  EXPECT_EQ(stats[0].time_ns, INT64_MAX);
+  EXPECT_EQ(stats[0].sized_time_ns, INT64_MAX);
+  EXPECT_EQ(stats[0].bytes, INT64_MAX);
+  EXPECT_GT(*stats[0].algbw_gbps(), 0.0);
+}
+
 TEST(Collectives, KindsFromEveryNameFamily) {
   using model::collective_from_kernel_name;
   using model::collective_from_op_name;

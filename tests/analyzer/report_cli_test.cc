@@ -124,6 +124,27 @@ TEST(ReportCli, KinetoWithoutStepsSaysSo) {
   EXPECT_EQ(rank["collectives"][0]["kind"], "all_reduce");
 }
 
+// A hostile Kineto file: kernels near both ends of the int64 ns range, durations whose sums pass INT64_MAX,
+// message sizes whose bytes overflow. Every total saturates (signed overflow aborts this sanitized binary).
+TEST(ReportCli, TimesAndSizesAtTheInt64ExtremesReportWithoutOverflow) {
+  TempDir d;
+  write(d.path() / "k.json", R"JSON({"baseTimeNanoseconds": 0, "traceEvents": [
+{"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": -9000000000000000, "dur": 6000000000000000, "args": {"stream": 7}},
+{"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 0, "dur": 6000000000000000, "args": {"stream": 7}},
+{"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)", "pid": 0, "tid": 9, "ts": -9000000000000000, "dur": 5000000000000000,
+ "args": {"stream": 9, "Collective name": "allreduce", "In msg nelems": 2000000000000000000, "Group size": 2, "dtype": "Float"}},
+{"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)", "pid": 0, "tid": 9, "ts": -3000000000000000, "dur": 1,
+ "args": {"stream": 9, "Collective name": "allreduce", "In msg nelems": 9223372036854775000, "Group size": 2, "dtype": "Float"}},
+{"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)", "pid": 0, "tid": 9, "ts": 1000000000000000, "dur": 5000000000000000,
+ "args": {"stream": 9, "Collective name": "allreduce", "In msg nelems": 2000000000000000000, "Group size": 2, "dtype": "Float"}}
+], "distributedInfo": {"rank": 0, "world_size": 1}})JSON");
+  for (const char* format : {"html", "text", "md"}) {
+    auto r = run({kBin, "report", (d.path() / "k.json").string(), "--format", format});
+    ASSERT_EQ(r.rc, 0) << format << ": " << r.err;
+    EXPECT_NE(r.out.find("gemm"), std::string::npos) << format;
+  }
+}
+
 TEST(ReportCli, NoDeviceEventsSaysWhy) {
   TempDir d;
   std::string t = R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 1, "dur": 2}]})";

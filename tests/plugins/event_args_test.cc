@@ -160,8 +160,11 @@ TEST(EventArgs, KinetoImporterKeepsEveryArgWithItsEvent) {
   ASSERT_TRUE(grid);
   EXPECT_EQ(grid->kind, model::ArgKind::Json);
   // The kernel with this correlation in the file has this grid.
-  for (const json& e : doc["traceEvents"])
-    if (e.value("cat", "") == "kernel" && e["args"]["correlation"] == corr->i) EXPECT_EQ(json::parse(rank.str(grid->s)), e["args"]["grid"]);
+  for (const json& e : doc["traceEvents"]) {
+    if (e.value("cat", "") == "kernel" && e["args"]["correlation"] == corr->i) {
+      EXPECT_EQ(json::parse(rank.str(grid->s)), e["args"]["grid"]);
+    }
+  }
   // Keeping args changes nothing else the importer reads.
   plugins::LoadResult plain = plugins::load({file}, {.threads = 1});
   ASSERT_EQ(plain.trace.ranks[0].tracks.size(), rank.tracks.size());
@@ -191,7 +194,7 @@ TEST(EventArgs, KinetoCollectiveKeepsItsMessageSize) {
   ASSERT_NE(key, model::kNoString);
   std::map<int64_t, int64_t> by_ext;  // External id -> In msg nelems, from the file
   for (const json& e : doc["traceEvents"])
-    if (e.value("ph", "") == "X" && e["args"].contains("In msg nelems") && e["args"].contains("External id"))
+    if (e.value("ph", "") == "X" && e.contains("args") && e["args"].contains("In msg nelems") && e["args"].contains("External id"))
       by_ext[e["args"]["External id"].get<int64_t>()] = e["args"]["In msg nelems"].get<int64_t>();
   ASSERT_FALSE(by_ext.empty());
   for (uint32_t t = 0; t < rank.tracks.size(); ++t)

@@ -5,8 +5,10 @@
 #include <zlib.h>
 
 #include <fstream>
+#include <map>
 
 #include "analyzer/metrics/breakdown.h"
+#include "analyzer/metrics/collectives.h"
 #include "plugins/load/load.h"
 #include "tests/support/temp_dir.h"
 #include "tracer/format/error.h"
@@ -260,6 +262,68 @@ TEST(KinetoImporter, InvalidUtf8InANameIsReplacedNotFatal) {
   auto ev = device_events(r);
   ASSERT_EQ(ev.size(), 1u);
   EXPECT_EQ(r.str(ev[0]->name), "bad??name");
+}
+
+// Any int64 is a pid or tid: the (pid, tid) -> track hash must not overflow (UBSan under scripts/sanitize
+// failed on pid 1735555555555550), and the extremes are still told apart. Seed of the Kineto fuzzer too.
+TEST(KinetoImporter, PidsAndTidsAtTheInt64ExtremesAreTracksOfTheirOwn) {
+  model::Rank r = load_one(R"J({"traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": "k", "pid": 1735555555555550, "tid": 7, "ts": 1, "dur": 2, "args": {"stream": 7}},
+    {"ph": "X", "cat": "cpu_op", "name": "a", "pid": 9223372036854775807, "tid": -9223372036854775808, "ts": 3, "dur": 2},
+    {"ph": "X", "cat": "cpu_op", "name": "b", "pid": -9223372036854775808, "tid": 9223372036854775807, "ts": 5, "dur": 2},
+    {"ph": "X", "cat": "cpu_op", "name": "c", "pid": 9223372036854775807, "tid": -9223372036854775808, "ts": 7, "dur": 2}]})J");
+  std::map<std::string, size_t> track_of;
+  for (size_t t = 0; t < r.tracks.size(); ++t)
+    for (const auto& e : r.tracks[t].events) track_of[std::string(r.str(e.name))] = t;
+  ASSERT_EQ(track_of.size(), 4u);
+  EXPECT_EQ(track_of["a"], track_of["c"]);
+  EXPECT_NE(track_of["a"], track_of["b"]);
+  EXPECT_NE(track_of["k"], track_of["a"]);
+}
+
+// A hostile element count: nelems × dtype size past INT64_MAX leaves the bytes unknown (it overflowed, UB, in
+// the importer); a count that fits still gives its bytes, and two such payloads saturate the collective's total.
+TEST(KinetoImporter, CollectiveBytesThatOverflowStayUnknown) {
+  model::Rank r = load_one(R"J({"traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)", "pid": 0, "tid": 9, "ts": 10, "dur": 5,
+     "args": {"stream": 9, "Collective name": "allreduce", "In msg nelems": 9223372036854775000, "Group size": 2, "dtype": "Float"}},
+    {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)", "pid": 0, "tid": 9, "ts": 20, "dur": 5,
+     "args": {"stream": 9, "Collective name": "allreduce", "In msg nelems": 2000000000000000000, "Group size": 2, "dtype": "Float"}},
+    {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)", "pid": 0, "tid": 9, "ts": 30, "dur": 5,
+     "args": {"stream": 9, "Collective name": "allreduce", "In msg nelems": 2000000000000000000, "Group size": 2, "dtype": "Float"}}]})J");
+  auto ev = device_events(r);
+  ASSERT_EQ(ev.size(), 3u);
+  EXPECT_EQ(ev[0]->bytes, model::kUnknown);
+  EXPECT_EQ(ev[1]->bytes, 8'000'000'000'000'000'000);
+  auto stats = metrics::collective_stats(r);
+  ASSERT_EQ(stats.size(), 1u);
+  EXPECT_EQ(stats[0].count, 3);
+  EXPECT_EQ(stats[0].sized_count, 2);
+  EXPECT_EQ(stats[0].bytes, INT64_MAX);  // 1.6e19: held, not wrapped negative
+}
+
+// INT64_MIN is model::kUnknown: a time there (ts + baseTimeNanoseconds) is refused like any out-of-range time,
+// never taken for "no time" (and never negated by the µs rounding of the HTA filter).
+TEST(KinetoImporter, ATimeAtInt64MinIsOutOfRange) {
+  test::TempDir d;
+  write(d.path() / "min.json", R"J({"baseTimeNanoseconds": -9223372036854775808, "traceEvents": [
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 9, "ts": 0, "dur": 1, "args": {"correlation": 1}}]})J");
+  try {
+    plugins::load({d.path() / "min.json"});
+    FAIL() << "no error";
+  } catch (const trace::TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("out of range"), std::string::npos) << e.what();
+  }
+  // One nanosecond later is a time like any other.
+  model::Rank r = load_one(R"J({"baseTimeNanoseconds": -9223372036854775807, "traceEvents": [
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 9, "tid": 9, "ts": 0, "dur": 100},
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#2", "pid": 9, "tid": 9, "ts": 100, "dur": 100},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 9, "ts": 0, "dur": 1, "args": {"correlation": 1}},
+    {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 50, "dur": 10, "args": {"stream": 7, "correlation": 1}}]})J");
+  auto ev = device_events(r);
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0]->issued_ns, INT64_MIN + 1);
+  EXPECT_FALSE(ev[0]->flags & model::kOutsideHtaWindow);
 }
 
 TEST(KinetoImporter, MalformedEventsNameFileAndByte) {

@@ -87,6 +87,39 @@ class TestViewerViews : public QObject {
     QCOMPARE(overview_start_at(o, part, 900, 200), 1350.0);
   }
 
+  // A hostile trace's times at both int64 ends: the span, the bins and the viewport are worked out without
+  // int64 overflow (hi − lo, start + 1), and a time read off the screen converts back within the int64 range.
+  void overviewAndViewportAcrossTheWholeInt64Range() {
+    model::Trace trace;
+    model::Rank& r = trace.ranks.emplace_back();
+    // [INT64_MIN, -1) and [INT64_MAX - 10, INT64_MAX): the first half of the range busy.
+    r.tracks.push_back(track(model::TrackKind::DeviceStream, {ev(INT64_MIN, INT64_MAX), ev(INT64_MAX - 10, 10)}));
+    TimelineLayout layout(trace);
+    Overview o = build_overview(layout, 4);
+    QCOMPARE(o.start_ns, INT64_MIN);
+    QCOMPARE(o.end_ns, INT64_MAX);
+    QCOMPARE(o.density[0][0], 1.0f);
+    QCOMPARE(o.density[0][1], 1.0f);
+    QVERIFY(o.density[0][2] < 1e-6f);
+    Viewport all = Viewport::fit(INT64_MIN, INT64_MAX, 100);
+    QCOMPARE(all.ns_per_px, 0x1p64 / 100);
+    auto [a, b] = overview_window(o, all, 200);
+    QCOMPARE(a, 0.0);
+    QCOMPARE(b, 200.0);
+    QCOMPARE(Viewport::to_ns(all.ns_at(1e6)), INT64_MAX);
+    QCOMPARE(Viewport::to_ns(all.ns_at(-1e6)), INT64_MIN);
+    QCOMPARE(Viewport::to_ns(0x1p63), INT64_MAX);  // double(INT64_MAX) is 2^63: one past it
+    QCOMPARE(Viewport::to_ns(-0x1p63), INT64_MIN);
+    QCOMPARE(Viewport::to_ns(12.9), int64_t(12));
+    // A run whose only time is INT64_MAX: no span, no division by zero.
+    model::Trace last;
+    last.ranks.emplace_back().tracks.push_back(track(model::TrackKind::DeviceStream, {ev(INT64_MAX, 0)}));
+    TimelineLayout at_end(last);
+    Overview e = build_overview(at_end, 4);
+    QCOMPARE(e.end_ns, INT64_MAX);
+    QVERIFY(std::all_of(e.density[0].begin(), e.density[0].end(), [](float v) { return v >= 0 && v <= 1; }));
+  }
+
   void overviewOfGoldenRun() {
     analysis::AnalysedRun run = load("tests/golden/kineto_two_ranks");
     TimelineLayout layout(run.trace);

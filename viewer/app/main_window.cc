@@ -20,6 +20,7 @@
 #include "viewer/app/timeline_widget.h"
 #include "viewer/model/event_args.h"
 #include "viewer/model/palette.h"
+#include "viewer/model/viewport.h"
 
 namespace shardscope::viewer {
 
@@ -254,7 +255,7 @@ void MainWindow::showRangeStats(uint32_t rank, qint64 lo, qint64 hi) {
   RangeStats s = range_stats(*range_index_[rank], lo, hi);
   QString html = tr("<b>rank %1</b>, %2 from %3<table>")
                      .arg(layout_->ranks()[rank].rank->rank)
-                     .arg(format_ns(double(hi - lo)), format_ns(double(lo - layout_->start_ns())));
+                     .arg(format_ns(ns_span(lo, hi)), format_ns(ns_span(layout_->start_ns(), lo)));
   auto row = [&html](const QString& k, const QString& v) { html += "<tr><td>" + k + "</td><td>" + v + "</td></tr>"; };
   for (size_t c = 0; c < kClassCount; ++c)
     if (s.class_ns[c] > 0) row(QString::fromUtf8(model::to_string(model::IntervalClass(c)).data()), format_ns(double(s.class_ns[c])));

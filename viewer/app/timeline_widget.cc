@@ -8,6 +8,8 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "model/saturating.h"
+
 namespace shardscope::viewer {
 
 QString format_ns(double ns) {
@@ -43,7 +45,7 @@ void TimelineWidget::setTimeline(const TimelineLayout* layout) {
   range_.reset();
   y_scroll_ = 0;
   highlights_ = nullptr;
-  if (layout_) vp_ = Viewport::fit(layout_->start_ns(), std::max(layout_->end_ns(), layout_->start_ns() + 1), plotWidth());
+  if (layout_) vp_ = Viewport::fit(layout_->start_ns(), std::max(layout_->end_ns(), model::sat_add(layout_->start_ns(), 1)), plotWidth());
   changed();
 }
 
@@ -94,8 +96,9 @@ void TimelineWidget::select(const std::optional<Selection>& s) {
 }
 
 void TimelineWidget::zoomTo(int64_t lo, int64_t hi, uint32_t rank, uint32_t track) {
-  int64_t margin = std::max<int64_t>(1, (hi - lo) / 10);
-  vp_ = Viewport::fit(lo - margin, hi + margin, plotWidth());
+  // Saturating: an event's times may sit at the int64 bounds.
+  int64_t margin = std::max<int64_t>(1, model::sat_sub(hi, lo) / 10);
+  vp_ = Viewport::fit(model::sat_sub(lo, margin), model::sat_add(hi, margin), plotWidth());
   if (layout_) {
     int row = layout_->row_of_track(rank, track);
     if (row >= 0) {
@@ -356,7 +359,7 @@ void TimelineWidget::mouseMoveEvent(QMouseEvent* e) {
   if ((pos - press_).manhattanLength() > 3) dragging_ = true;
   if (selecting_) {
     double a = vp_.ns_at(press_.x() - kLabelWidth), b = vp_.ns_at(pos.x() - kLabelWidth);
-    range_ = {int64_t(std::min(a, b)), int64_t(std::max(a, b))};
+    range_ = {Viewport::to_ns(std::min(a, b)), Viewport::to_ns(std::max(a, b))};
     update();
   } else if (dragging_) {
     panBy(last_.x() - pos.x());

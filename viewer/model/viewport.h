@@ -3,9 +3,14 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 namespace shardscope::viewer {
+
+// hi − lo in double, for any two int64 times: the difference is exact in 128 bits (in int64 it may overflow)
+// and rounded once, so spans of epoch-ns times keep their nanoseconds (double(hi) − double(lo) would not).
+inline double ns_span(int64_t lo, int64_t hi) { return double(__int128(hi) - lo); }
 
 struct Viewport {
   double start_ns = 0;
@@ -21,8 +26,16 @@ struct Viewport {
     Viewport v;
     v.width_px = std::max(1, width_px);
     v.start_ns = double(lo);
-    v.ns_per_px = std::max(1e-3, double(hi - lo) / v.width_px);
+    v.ns_per_px = std::max(1e-3, ns_span(lo, hi) / v.width_px);
     return v;
+  }
+  // A time in ns (from ns_at: any double once zoomed out or panned far) as an int64, held at the int64 bounds;
+  // converting a double outside them is undefined. NaN gives 0.
+  static int64_t to_ns(double ns) {
+    if (std::isnan(ns)) return 0;
+    if (ns >= 0x1p63) return INT64_MAX;
+    if (ns < -0x1p63) return INT64_MIN;
+    return int64_t(ns);
   }
   // Zooms by `factor` (< 1: in) keeping the time under pixel x where it is.
   void zoom_around(double x, double factor) {
