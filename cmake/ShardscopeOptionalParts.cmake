@@ -32,6 +32,12 @@ if(SHARDSCOPE_WITH_VIEWER)
 else()
   message(STATUS "shardscope: viewer off: SHARDSCOPE_WITH_VIEWER=OFF")
 endif()
+# Off: the viewer's model and its tests only, not the window, the program or their tests (scripts/sanitize:
+# the model and loaders run under ASan without rebuilding Qt's widgets code around them).
+option(SHARDSCOPE_VIEWER_APP "Build the viewer's window and program (with SHARDSCOPE_WITH_VIEWER)" ON)
+if(SHARDSCOPE_HAVE_QT AND NOT SHARDSCOPE_VIEWER_APP)
+  message(STATUS "shardscope: viewer window off: SHARDSCOPE_VIEWER_APP=OFF (its model and model tests still build)")
+endif()
 
 # Trainer: libtorch (Debian's libtorch-dev 1.13 on CPU machines, PyTorch's libtorch on GPU machines).
 set(SHARDSCOPE_HAVE_TORCH OFF)
