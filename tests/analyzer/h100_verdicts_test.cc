@@ -1,6 +1,6 @@
-// The prefetch verdict on the real 2-rank NCCL traces from an H100 (../shared/traces/h100_nccl2, how they were
-// made and what their timelines show: ../shared/traces/README.md): our trainer with `pre` and `none`, PyTorch
-// FSDP1 with BACKWARD_PRE and None, PyTorch FSDP2. Skipped where ../shared is absent (a plain clone).
+// The prefetch verdict on the real 2-rank NCCL traces from an H100 (tests/data/h100_nccl2, how they were
+// made and what their timelines show: tests/data/README.md): our trainer with `pre` and `none`, PyTorch
+// FSDP1 with BACKWARD_PRE and None, PyTorch FSDP2.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -27,8 +27,8 @@ class H100Verdicts : public ::testing::TestWithParam<Case> {};
 
 TEST_P(H100Verdicts, MatchWhatTheTimelineShows) {
   const Case& c = GetParam();
-  fs::path dir = fs::path(SHARDSCOPE_SHARED_DIR) / "traces" / "h100_nccl2" / c.dir;
-  if (!fs::exists(dir)) GTEST_SKIP() << dir << " is absent (../shared is not beside this clone)";
+  fs::path dir = fs::path(SHARDSCOPE_DATA_DIR) / "h100_nccl2" / c.dir;
+  ASSERT_TRUE(fs::exists(dir)) << dir << " is missing: tests/data holds it";
   auto r = run({SHARDSCOPE_BIN, "check-prefetch", dir.string(), "--format", "json"});
   json j = json::parse(r.out, nullptr, false);
   ASSERT_FALSE(j.is_discarded()) << r.out << r.err;

@@ -554,8 +554,8 @@ TEST(ReportDetails, EveryNaSaysWhy) {
 }
 
 TEST(ReportDetails, LegacyTracesSayWhyTheCollectiveTableHasNoSizes) {
-  const fs::path dir = fs::path(SHARDSCOPE_SHARED_DIR) / "traces" / "hta_trace_filter";
-  if (!fs::exists(dir)) GTEST_SKIP() << dir << " is absent (the shared trace corpus lives beside the repository, in ../shared)";
+  const fs::path dir = fs::path(SHARDSCOPE_DATA_DIR) / "hta_trace_filter";
+  ASSERT_TRUE(fs::exists(dir)) << dir << " is missing: tests/data holds it";
   auto r = run({kBin, "report", dir.string()});
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_NE(r.out.find("n/a: no message size in the trace (MB, algbw GB/s, busbw GB/s of send_recv)"), std::string::npos) << r.out;

@@ -14,10 +14,10 @@ using shardscope::test::run;
 
 namespace {
 
-fs::path injected() { return fs::path(SHARDSCOPE_SHARED_DIR) / "traces" / "h100_shardscope" / "injected_fsdp2.rank0.json.gz"; }
+fs::path injected() { return fs::path(SHARDSCOPE_DATA_DIR) / "h100_shardscope" / "injected_fsdp2.rank0.json.gz"; }
 
 TEST(StepPattern, AnInjectedProgramsNvtxStepsAreFound) {
-  if (!fs::exists(injected())) GTEST_SKIP() << injected() << " is absent (../shared is not beside this clone)";
+  ASSERT_TRUE(fs::exists(injected())) << injected() << " is missing: tests/data holds it";
   auto r = run({SHARDSCOPE_BIN, "report", injected().string(), "--format", "json"});
   ASSERT_EQ(r.rc, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
@@ -30,7 +30,7 @@ TEST(StepPattern, AnInjectedProgramsNvtxStepsAreFound) {
 }
 
 TEST(StepPattern, APatternThatMatchesNothingLeavesNoSteps) {
-  if (!fs::exists(injected())) GTEST_SKIP() << injected() << " is absent (../shared is not beside this clone)";
+  ASSERT_TRUE(fs::exists(injected())) << injected() << " is missing: tests/data holds it";
   auto r = run({SHARDSCOPE_BIN, "report", injected().string(), "--format", "json", "--step-pattern", "^epoch (\\d+)$"});
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_TRUE(nlohmann::json::parse(r.out)["ranks"][0]["steps"].empty());

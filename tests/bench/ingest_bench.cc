@@ -1,5 +1,5 @@
 // Ingest speed of the Kineto importer: JSON bytes per second on one core (one thread, one file at a time),
-// on a generated Kineto-like trace and on the shared real traces when ../shared is present.
+// on a generated Kineto-like trace and on the real traces in tests/data.
 // Run: build-analyzer/tests/bench/ingest_bench --benchmark_repetitions=3
 #include <benchmark/benchmark.h>
 
@@ -83,7 +83,7 @@ void BM_ScanGenerated(benchmark::State& state) {
 }
 BENCHMARK(BM_ScanGenerated)->Unit(benchmark::kMillisecond);
 
-const fs::path kShared = fs::path(SHARDSCOPE_SHARED_DIR) / "traces";
+const fs::path kShared = fs::path(SHARDSCOPE_DATA_DIR);
 void BM_IngestSharedTraceDiffControl(benchmark::State& state) { ingest(state, kShared / "hta_trace_diff/control/control.json.gz", state.range(0)); }
 BENCHMARK(BM_IngestSharedTraceDiffControl)->Unit(benchmark::kMillisecond)->ArgName("args")->Arg(0)->Arg(1);
 void BM_IngestSharedNcclData(benchmark::State& state) { ingest(state, kShared / "hta_nccl_parser_config/nccl_data.json.gz", state.range(0)); }

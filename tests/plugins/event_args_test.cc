@@ -180,10 +180,10 @@ TEST(EventArgs, KinetoImporterKeepsEveryArgWithItsEvent) {
 }
 
 // A collective's "In msg nelems" (PyTorch 2.x puts it on the NCCL kernel and on record_param_comms), from a
-// real H100 FSDP2 run in ../shared (skipped when absent).
+// real H100 FSDP2 run in tests/data.
 TEST(EventArgs, KinetoCollectiveKeepsItsMessageSize) {
-  const fs::path file = fs::path(SHARDSCOPE_SHARED_DIR) / "traces/h100_nccl2/pytorch_fsdp2/rank0.json.gz";
-  if (!fs::exists(file)) GTEST_SKIP() << file << " absent";
+  const fs::path file = fs::path(SHARDSCOPE_DATA_DIR) / "h100_nccl2/pytorch_fsdp2/rank0.json.gz";
+  ASSERT_TRUE(fs::exists(file)) << file << " is missing: tests/data holds it";
   plugins::LoadResult r = plugins::load({file}, {.threads = 1, .keep_args = true});
   const model::Rank& rank = r.trace.ranks.at(0);
   const model::EventArgs& args = *r.trace.args_of(0);

@@ -1,5 +1,5 @@
 // PyTorch FSDP1 (BACKWARD_PRE and no backward prefetch) and FSDP2 on two ranks of one H100 with real NCCL
-// (../shared/traces/h100_nccl2/pytorch_*/, made as ../shared/traces/README.md says; skipped when absent):
+// (tests/data/h100_nccl2/pytorch_*/, made as tests/data/README.md says):
 // the units the Kineto importer finds in FSDP's own labels, the all-gather kernels it tags with them through
 // Kineto's correlation, and the backward compute (unit_backward) it derives per unit. Unit-level facts only,
 // not the prefetch verdict. Each run: root + 4 blocks, ProfilerStep#2-4; the device lags the host by
@@ -43,7 +43,7 @@ const char* dir(Run r) {
   return "";
 }
 
-fs::path file(const Case& c) { return fs::path(SHARDSCOPE_SHARED_DIR) / "traces" / "h100_nccl2" / dir(c.run) / fmt::format("rank{}.json.gz", c.rank); }
+fs::path file(const Case& c) { return fs::path(SHARDSCOPE_DATA_DIR) / "h100_nccl2" / dir(c.run) / fmt::format("rank{}.json.gz", c.rank); }
 
 const model::Rank& load(const fs::path& p) {
   static std::map<fs::path, model::Rank> cache;
@@ -103,7 +103,7 @@ class H100Nccl2 : public ::testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
     fs::path p = file(GetParam());
-    if (!fs::exists(p)) GTEST_SKIP() << p << " is absent (../shared/traces is not part of a fresh clone)";
+    ASSERT_TRUE(fs::exists(p)) << p << " is missing: tests/data holds it";
     rank_ = &load(p);
   }
   const model::Rank& rank() const { return *rank_; }

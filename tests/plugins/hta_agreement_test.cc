@@ -1,5 +1,5 @@
 // The whole-trace breakdown agrees with Holistic Trace Analysis on the real PyTorch-profiler traces in
-// ../shared/traces (reference values: ../shared/traces/HTA_REFERENCE.md), and every NCCL kernel in them
+// tests/data (reference values: tests/data/README.md), and every NCCL kernel in them
 // gets its collective kind.
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@ using namespace shardscope;
 
 namespace {
 
-const fs::path kShared = fs::path(SHARDSCOPE_SHARED_DIR) / "traces";
+const fs::path kShared = fs::path(SHARDSCOPE_DATA_DIR);
 
 struct Reference {
   const char* file;
@@ -42,7 +42,7 @@ class HtaAgreement : public ::testing::TestWithParam<Reference> {};
 TEST_P(HtaAgreement, WholeTraceBreakdownWithinATenthOfAPoint) {
   const Reference& ref = GetParam();
   fs::path file = kShared / ref.file;
-  if (!fs::exists(file)) GTEST_SKIP() << file << " is absent (the shared trace corpus lives beside the repository, in ../shared)";
+  ASSERT_TRUE(fs::exists(file)) << file << " is missing: tests/data holds it";
   plugins::LoadResult loaded = plugins::load({file});
   ASSERT_EQ(loaded.trace.ranks.size(), 1u);
   const model::Rank& rank = loaded.trace.ranks[0];
@@ -60,7 +60,7 @@ TEST_P(HtaAgreement, WholeTraceBreakdownWithinATenthOfAPoint) {
 TEST_P(HtaAgreement, EveryNcclKernelHasItsCollectiveKind) {
   const Reference& ref = GetParam();
   fs::path file = kShared / ref.file;
-  if (!fs::exists(file)) GTEST_SKIP() << file << " is absent (the shared trace corpus lives beside the repository, in ../shared)";
+  ASSERT_TRUE(fs::exists(file)) << file << " is missing: tests/data holds it";
   plugins::LoadResult loaded = plugins::load({file});
   const model::Rank& rank = loaded.trace.ranks[0];
   size_t nccl = 0;

@@ -1,5 +1,5 @@
 // The trainer's own GPU traces: shardscope-train on 2 ranks of one H100 with NCCL, BACKWARD_PRE and no
-// prefetch (../shared/traces/h100_nccl2/shardscope_train_{pre,none}/). Checks the join of host ranges to
+// prefetch (tests/data/h100_nccl2/shardscope_train_{pre,none}/). Checks the join of host ranges to
 // the device work they launched (plugins/shardscope/gpu_join.h) against what the raw file says itself:
 // NCCL's own message sizes on the kernels, the run's unit sizes, the host ranges' issue times.
 #include <gtest/gtest.h>
@@ -25,7 +25,7 @@ using nlohmann::json;
 
 namespace {
 
-const fs::path kRuns = fs::path(SHARDSCOPE_SHARED_DIR) / "traces" / "h100_nccl2";
+const fs::path kRuns = fs::path(SHARDSCOPE_DATA_DIR) / "h100_nccl2";
 
 using Param = std::tuple<const char*, int>;  // (run, rank)
 
@@ -34,7 +34,7 @@ class TrainerNcclTrace : public ::testing::TestWithParam<Param> {
   void SetUp() override {
     auto [run, rank] = GetParam();
     path_ = kRuns / run / fmt::format("trace.rank{}.json.gz", rank);
-    if (!fs::exists(path_)) GTEST_SKIP() << path_ << " is absent (the shared traces live beside the project, not in it)";
+    ASSERT_TRUE(fs::exists(path_)) << path_ << " is missing: tests/data holds it";
     loaded_ = plugins::load({path_});
     ASSERT_EQ(loaded_.trace.ranks.size(), 1u);
   }
@@ -159,7 +159,7 @@ INSTANTIATE_TEST_SUITE_P(H100, TrainerNcclTrace,
 // `shardscope report` on the run's directory: the collectives table has sizes, bandwidths and groups.
 TEST(TrainerNcclReport, CollectivesTableHasNumbers) {
   const fs::path dir = kRuns / "shardscope_train_pre";
-  if (!fs::exists(dir / "trace.rank0.json.gz")) GTEST_SKIP() << dir << " is absent (the shared traces live beside the project, not in it)";
+  ASSERT_TRUE(fs::exists(dir / "trace.rank0.json.gz")) << dir << " is missing: tests/data holds it";
   test::RunResult run = test::run({SHARDSCOPE_BIN, "report", "--format", "json", dir.string()});
   ASSERT_EQ(run.rc, 0) << run.err;
   json report = json::parse(run.out);
