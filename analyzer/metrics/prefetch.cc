@@ -130,7 +130,7 @@ void judge_run(RankPrefetch& out) {
     out.steady_ag_ns = sat_add(out.steady_ag_ns, s.ag_ns);
     out.steady_hidden_ns = sat_add(out.steady_hidden_ns, s.hidden_ns);
   }
-  // kRunRule (README): a strict majority of the steady steps decides; a tie goes to the pooled hidden share.
+  // kRunRule (docs/check-prefetch.md): a strict majority of the steady steps decides; a tie goes to the pooled hidden share.
   if (out.steady_effective + out.steady_not_effective == 0) out.verdict = Verdict::NotApplicable;
   else if (out.steady_effective != out.steady_not_effective)
     out.verdict = out.steady_effective > out.steady_not_effective ? Verdict::Effective : Verdict::NotEffective;

@@ -8,7 +8,7 @@ namespace shardscope::metrics {
 
 // The step's totals, verdict and cause from its unit pairs.
 void judge_step(StepPrefetch& step);
-// The run's verdict from its steady-state steps (README: how the run's verdict is reached).
+// The run's verdict from its steady-state steps (docs/check-prefetch.md: how the run's verdict is reached).
 void judge_run(RankPrefetch& rank);
 
 }  // namespace shardscope::metrics
