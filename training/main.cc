@@ -15,8 +15,9 @@
 #include <iostream>
 #include <thread>
 
-#include "analyzer/metrics/activations.h"
-#include "analyzer/metrics/memory_model.h"
+#include "sizing/activations.h"
+#include "sizing/presets.h"
+#include "sizing/zero_model.h"
 #include "tracer/format/keys.h"
 #include "tracer/tracer.h"
 #if SHARDSCOPE_HAVE_CUPTI
@@ -35,6 +36,7 @@
 namespace fs = std::filesystem;
 namespace tr = shardscope::tracer;
 namespace keys = shardscope::keys;
+namespace sizing = shardscope::sizing;
 using namespace shardscope::train;
 using json = nlohmann::json;
 
@@ -42,7 +44,7 @@ namespace {
 
 struct Args {
   std::string preset = "tiny";
-  ModelConfig model;
+  sizing::ModelConfig model;
   std::string data = "synthetic", device = "cpu", sharding = "full_shard", prefetch = "pre";
   std::string param_dtype = "fp32", reduce_dtype = "fp32";
   int stop_after = -1;
@@ -121,12 +123,12 @@ std::string first_line(std::string s) {
 
 json run_config(const Args& a, const FsdpOptions& o, const WorldEnv& w, int shard_size) {
   json units = json::array();
-  for (const UnitLayout& u : unit_layouts(a.model)) {
-    int64_t padded = (u.numel + shard_size - 1) / shard_size * shard_size;
+  for (const sizing::UnitLayout& u : sizing::unit_layouts(a.model)) {
+    int64_t padded = sizing::padded_numel(u.numel, shard_size);
     units.push_back({{keys::kCfgUnitId, u.id}, {keys::kName, u.name}, {keys::kCfgUnitParams, u.numel},
                      {keys::kCfgUnitPaddedParams, padded}});
   }
-  const ModelConfig& m = a.model;
+  const sizing::ModelConfig& m = a.model;
   json cfg = {{keys::kCfgSharding, sharding_name(o.sharding)},
           {keys::kCfgBackwardPrefetch, prefetch_name(o.backward_prefetch)},
           {keys::kCfgForwardPrefetch, o.forward_prefetch},
@@ -143,7 +145,7 @@ json run_config(const Args& a, const FsdpOptions& o, const WorldEnv& w, int shar
           {"device", a.device},
           {keys::kCfgModel,
            {{"preset", m.preset}, {keys::kCfgModelLayers, m.layers}, {keys::kCfgModelDim, m.dim}, {keys::kCfgModelHeads, m.heads}, {"kv_heads", m.kv_heads},
-            {"ffn_dim", m.ffn_dim}, {"vocab", m.vocab}, {keys::kCfgModelSeqLen, m.seq_len}, {"params", parameter_count(m)}}},
+            {"ffn_dim", m.ffn_dim}, {"vocab", m.vocab}, {keys::kCfgModelSeqLen, m.seq_len}, {"params", sizing::parameter_count(m)}}},
           {keys::kCfgUnits, units}};
   // The same on every rank, so that the ranks' headers agree.
   if (a.slow_rank >= 0) cfg[keys::kCfgPlantedDelay] = {{keys::kRank, a.slow_rank}, {keys::kCfgPlantedDelayMs, a.slow_rank_ms}};
@@ -183,12 +185,12 @@ std::string gb(double bytes) {
 // Refuses, before any allocation, a CPU run whose ranks on this machine cannot fit in its available memory.
 // The estimate is the report's: the ZeRO model's states for this sharding plus the activation model.
 void check_host_memory(const json& config, const WorldEnv& w) {
-  shardscope::metrics::MemoryNa why;
-  auto mc = shardscope::metrics::config_from_run(config, w.world_size, why);
-  auto ac = shardscope::metrics::activation_config_from_run(config, why);
+  sizing::MemoryNa why;
+  auto mc = sizing::config_from_run(config, w.world_size, why);
+  auto ac = sizing::activation_config_from_run(config, why);
   if (!mc || !ac) return;  // no estimate: nothing to refuse on
-  const shardscope::metrics::MemoryPrediction p = shardscope::metrics::predict(*mc);
-  const double states = p.model_states() + p.gathered, activations = shardscope::metrics::predict_activations(*ac).bytes;
+  const sizing::MemoryPrediction p = sizing::predict(*mc);
+  const double states = p.model_states() + p.gathered, activations = sizing::predict_activations(*ac).bytes;
   const double per_rank = states + activations, available = available_host_bytes();
   const int here = std::max(1, w.local_world_size);
   if (available <= 0 || per_rank * here <= available) return;
@@ -280,13 +282,13 @@ int main(int argc, char** argv) {
     if (a.slow_rank_ms > 60'000)
       throw std::invalid_argument("--slow-rank-ms must be at most 60000 (got " + std::to_string(a.slow_rank_ms) + ")");
     world = read_world_env();
-    ModelConfig base = preset(a.preset);
+    sizing::ModelConfig base = sizing::preset(a.preset);
     auto keep = [](CLI::Option* opt, int64_t& field, int64_t preset_value) { if (!*opt) field = preset_value; };
     keep(layers, a.model.layers, base.layers), keep(dim, a.model.dim, base.dim), keep(heads, a.model.heads, base.heads);
     keep(ffn, a.model.ffn_dim, base.ffn_dim), keep(vocab, a.model.vocab, base.vocab), keep(seq, a.model.seq_len, base.seq_len);
     if (!*kv_heads) a.model.kv_heads = *heads ? a.model.heads : base.kv_heads;
     a.model.preset = (*layers || *dim || *heads || *kv_heads || *ffn || *vocab || *seq) ? "custom" : a.preset;
-    validate(a.model);
+    sizing::validate(a.model);
     o.sharding = parse_sharding(a.sharding);
     o.backward_prefetch = parse_prefetch(a.prefetch);
     o.forward_prefetch = a.forward_prefetch;

@@ -10,8 +10,9 @@
 #include "analyzer/report/memory_render.h"
 #include "analyzer/report/report_keys.h"
 #include "analyzer/report/table.h"
+#include "sizing/presets.h"
+#include "sizing/zero_model.h"
 #include "tracer/format/keys.h"
-#include "training/model/config.h"
 
 namespace shardscope::cli {
 
@@ -35,14 +36,14 @@ struct Unit {
 int memory(const MemoryArgs& a, std::ostream& out, std::ostream& err) {
   namespace k = report::report_keys;
   namespace rk = report::report_keys;
-  metrics::MemoryConfig c;
+  sizing::MemoryConfig c;
   // A preset's units, unpadded: each stage pads them to its own shard count, as the trainer does.
   std::vector<int64_t> units;  // units[0] is the root
   if (!a.preset.empty()) {
     try {
-      train::ModelConfig m = train::preset(a.preset);
-      c.params = double(train::parameter_count(m));
-      for (const train::UnitLayout& u : train::unit_layouts(m)) units.push_back(u.numel);
+      sizing::ModelConfig m = sizing::preset(a.preset);
+      c.params = double(sizing::parameter_count(m));
+      for (const sizing::UnitLayout& u : sizing::unit_layouts(m)) units.push_back(u.numel);
     } catch (const std::exception& e) {
       err << "shardscope: error: " << e.what() << "\n";
       return 2;
@@ -61,7 +62,7 @@ int memory(const MemoryArgs& a, std::ostream& out, std::ostream& err) {
     err << fmt::format("shardscope: error: --hybrid-shard {} does not divide --world {} into nodes\n", a.hybrid_shard, a.world);
     return 2;
   }
-  if (!metrics::apply_dtype(c, a.dtype)) {
+  if (!sizing::apply_dtype(c, a.dtype)) {
     err << "shardscope: error: unknown --dtype " << a.dtype << " (bf16, fp16, fp32)\n";
     return 2;
   }
@@ -73,11 +74,11 @@ int memory(const MemoryArgs& a, std::ostream& out, std::ostream& err) {
     err << "shardscope: error: --largest-unit and --root-unit are parameter counts (0 or more)\n";
     return 2;
   }
-  c.precision = a.precision == "fsdp" ? metrics::Precision::Fsdp : metrics::Precision::Zero;
+  c.precision = a.precision == "fsdp" ? sizing::Precision::Fsdp : sizing::Precision::Zero;
   const bool hybrid = a.hybrid_shard > 0;
   const int group = hybrid ? a.hybrid_shard : a.world;
   c.offload = a.offload;
-  c.units_in_flight = a.backward_prefetch == "none" ? 1 : 2;
+  c.units_in_flight = sizing::units_in_flight(a.backward_prefetch != "none", false);
   std::vector<int> stages = a.stage ? std::vector<int>{*a.stage} : std::vector<int>{0, 1, 2, 3};
 
   nlohmann::json j;
@@ -93,7 +94,7 @@ int memory(const MemoryArgs& a, std::ostream& out, std::ostream& err) {
   j[k::kStages] = nlohmann::json::array();
   struct Line {
     int stage;
-    metrics::MemoryPrediction p;
+    sizing::MemoryPrediction p;
     bool gathered_known;
   };
   std::vector<Line> lines;
@@ -108,7 +109,7 @@ int memory(const MemoryArgs& a, std::ostream& out, std::ostream& err) {
     c.root_unit_params = a.root_unit.value_or(0);
     if (!units.empty()) {
       for (size_t u = 0; u < units.size(); ++u) {
-        const double padded = double((units[u] + shard - 1) / shard * shard);
+        const double padded = double(sizing::padded_numel(units[u], shard));
         c.padded_params += padded;
         if (u == size_t(keys::kRootUnit) && units.size() > 1) {
           if (!a.root_unit) c.root_unit_params = padded;
@@ -118,7 +119,7 @@ int memory(const MemoryArgs& a, std::ostream& out, std::ostream& err) {
       }
       if (a.params) c.padded_params = 0;  // an explicit Ψ wins
     }
-    metrics::MemoryPrediction p = metrics::predict(c);
+    sizing::MemoryPrediction p = sizing::predict(c);
     const bool gathered_known = s == 3 && (c.largest_unit_params > 0 || c.root_unit_params > 0);
     gathered_unknown = gathered_unknown || (s == 3 && !gathered_known);
     j[k::kStages].push_back({{k::kStage, s},
@@ -147,7 +148,7 @@ int memory(const MemoryArgs& a, std::ostream& out, std::ostream& err) {
   const std::string u = " " + gb.name();
   report::Table t{{"stage", "strategy", "fp32 master" + u, "params" + u, "grads" + u, "optimizer" + u, "model states" + u, "+ gathered" + u, "on host" + u}, {}, 2};
   for (const Line& l : lines) {
-    const metrics::MemoryPrediction& p = l.p;
+    const sizing::MemoryPrediction& p = l.p;
     t.rows.push_back({std::to_string(l.stage), strategy(l.stage, hybrid), gb(p.master), gb(p.params + p.params_shard), gb(p.gradients), gb(p.optimizer_state),
                       gb(p.model_states()), l.stage != 3 ? "-" : l.gathered_known ? gb(p.gathered) : "n/a", gb(p.host_offloaded)});
   }
@@ -157,12 +158,12 @@ int memory(const MemoryArgs& a, std::ostream& out, std::ostream& err) {
                      c.params, a.preset.empty() ? "" : " (preset " + a.preset + ")", a.world,
                      hybrid ? fmt::format(" (HYBRID_SHARD: sharded within nodes of {}, replicated across {} nodes)", a.hybrid_shard, a.world / a.hybrid_shard)
                             : " in the sharding group",
-                     a.dtype, c.precision == metrics::Precision::Fsdp ? "PyTorch FSDP's and shardscope-train's" : "the ZeRO paper's", a.precision,
+                     a.dtype, c.precision == sizing::Precision::Fsdp ? "PyTorch FSDP's and shardscope-train's" : "the ZeRO paper's", a.precision,
                      c.param_bytes, c.grad_bytes(), mixed ? " (K = 4 + 8 = 12 bytes)" : "");
   out << t.render(false, "  ");
   out << "  (" << (gb.mb ? "MB = 1e6 bytes" : "GB = 1e9 bytes") << ". fp32 master: the optimizer's fp32 copy of the parameters, sharded from stage 1 on (in fp32 DDP it is the\n"
          "   parameters themselves); params: the parameters kept in their dtype beside it";
-  if (mixed && c.precision == metrics::Precision::Zero) out << " (under stage 3, a shard of them)";
+  if (mixed && c.precision == sizing::Precision::Zero) out << " (under stage 3, a shard of them)";
   out << "; optimizer: the two moments.\n";
   out << fmt::format("   + gathered: under stage 3, the units gathered while they run: the largest unit × {} ({}), and the root unit, kept gathered;\n"
                      "   not part of the model states.",
@@ -170,7 +171,7 @@ int memory(const MemoryArgs& a, std::ostream& out, std::ostream& err) {
   if (gathered_unknown) out << " n/a: no unit sizes (give --preset, or --largest-unit and --root-unit).";
   out << "\n";
   if (mixed)
-    out << (c.precision == metrics::Precision::Zero
+    out << (c.precision == sizing::Precision::Zero
                 ? "   --precision fsdp counts as PyTorch FSDP and shardscope-train keep them: fp32 gradients, no shard in the parameters' dtype.\n"
                 : "   --precision zero counts as the ZeRO paper does: gradients in the parameters' dtype, and a shard of the parameters in it under stage 3.\n");
   if (c.offload) out << "   --offload moves the sharded state (master, gradients, moments) to the host under stages 2 and 3; below stage 2 it changes nothing.\n";

@@ -6,8 +6,8 @@
 
 namespace shardscope::report {
 
-using metrics::MemoryConfig;
-using metrics::Precision;
+using sizing::MemoryConfig;
+using sizing::Precision;
 
 std::string describe(const MemoryConfig& c) {
   const double psi = c.padded_params > 0 ? c.padded_params : c.params;
@@ -33,7 +33,7 @@ std::string describe(const MemoryConfig& c) {
 std::string memory_command(const MemoryConfig& c) {
   const double psi = c.padded_params > 0 ? c.padded_params : c.params;
   std::string s = fmt::format("shardscope memory --params {:.0f} --world {} --stage {} --dtype {} --precision {}", psi, c.world, c.stage,
-                              c.param_bytes == 4 ? "fp32" : "bf16", metrics::precision_name(c.precision));
+                              c.param_bytes == 4 ? "fp32" : "bf16", sizing::precision_name(c.precision));
   if (c.stage == 3 && c.largest_unit_params > 0) s += fmt::format(" --largest-unit {:.0f}", c.largest_unit_params);
   if (c.stage == 3 && c.root_unit_params > 0) s += fmt::format(" --root-unit {:.0f}", c.root_unit_params);
   if (c.stage == 3 && c.units_in_flight < 2) s += " --backward-prefetch none";
@@ -41,8 +41,8 @@ std::string memory_command(const MemoryConfig& c) {
   return s;
 }
 
-std::string na_text(const metrics::MemoryNa& why) {
-  using Code = metrics::MemoryNa::Code;
+std::string na_text(const sizing::MemoryNa& why) {
+  using Code = sizing::MemoryNa::Code;
   switch (why.code) {
     case Code::None: return "";
     case Code::NoRunConfig: return "n/a: the trace has no run_config (give --params/--world/--stage to `shardscope memory`)";
@@ -61,8 +61,8 @@ std::string na_text(const metrics::MemoryNa& why) {
   return "";
 }
 
-std::string activations_how(const metrics::ActivationPrediction& p) {
-  const metrics::ActivationConfig& c = p.inputs;
+std::string activations_how(const sizing::ActivationPrediction& p) {
+  const sizing::ActivationConfig& c = p.inputs;
   const std::string inputs = fmt::format("s={:g} b={:g} h={:g} a={:g} L={:g}", c.seq_len, c.batch, c.hidden, c.heads, c.layers);
   const std::string dtype = p.scale == 1 ? "2-byte activations, as the formula counts"
                                          : fmt::format("scaled x{:g} for {:g}-byte activations (the formula counts 2-byte ones)", p.scale, c.bytes_per_element);

@@ -9,15 +9,15 @@
 namespace shardscope::report {
 
 // One line saying how predict() counts.
-std::string describe(const metrics::MemoryConfig& c);
+std::string describe(const sizing::MemoryConfig& c);
 // The `shardscope memory` command that prints the same prediction.
-std::string memory_command(const metrics::MemoryConfig& c);
+std::string memory_command(const sizing::MemoryConfig& c);
 // How the model states were predicted: describe() and the command; "" without a configuration.
 std::string states_model(const metrics::RankMemory& m);
 // "n/a: the trace has no run_config (...)", ...; "" for Code::None.
-std::string na_text(const metrics::MemoryNa& why);
+std::string na_text(const sizing::MemoryNa& why);
 // "predicted by Korthikanti et al. 2022 ...": the formula, its inputs and the dtype scaling.
-std::string activations_how(const metrics::ActivationPrediction& p);
+std::string activations_how(const sizing::ActivationPrediction& p);
 // How the activations were predicted, or why they were not.
 std::string activations_model(const metrics::RankMemory& m);
 // Why there is no comparison, or only a prediction; "" when both sides are there.

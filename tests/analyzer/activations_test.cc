@@ -2,9 +2,9 @@
 // out by hand, and beside the measured activations in the memory comparison.
 #include <gtest/gtest.h>
 
-#include "analyzer/metrics/activations.h"
 #include "analyzer/metrics/memory_model.h"
 #include "plugins/load/load.h"
+#include "sizing/activations.h"
 #include "tests/analyzer/trainer_trace.h"
 #include "tests/support/temp_dir.h"
 
@@ -38,40 +38,40 @@ std::optional<double> predicted(const metrics::RankMemory& m, const std::string&
 }
 
 TEST(Activations, WithoutRecomputationEveryLayerKeepsItsActivations) {
-  metrics::MemoryNa why;
-  auto c = metrics::activation_config_from_run(model_config(false, "bf16"), why);
+  sizing::MemoryNa why;
+  auto c = sizing::activation_config_from_run(model_config(false, "bf16"), why);
   ASSERT_TRUE(c) << why.text;
-  EXPECT_DOUBLE_EQ(metrics::layer_activation_bytes_16bit(*c), 720'896);
-  metrics::ActivationPrediction p = metrics::predict_activations(*c);
+  EXPECT_DOUBLE_EQ(sizing::layer_activation_bytes_16bit(*c), 720'896);
+  sizing::ActivationPrediction p = sizing::predict_activations(*c);
   EXPECT_DOUBLE_EQ(p.bytes, 4 * 720'896.0);  // 2,883,584
   EXPECT_FALSE(p.inputs.checkpointing);
   EXPECT_DOUBLE_EQ(p.scale, 1);
 }
 
 TEST(Activations, Fp32ActivationsTakeTwiceTheBytes) {
-  metrics::MemoryNa why;
-  auto c = metrics::activation_config_from_run(model_config(false, "fp32"), why);
+  sizing::MemoryNa why;
+  auto c = sizing::activation_config_from_run(model_config(false, "fp32"), why);
   ASSERT_TRUE(c) << why.text;
-  metrics::ActivationPrediction p = metrics::predict_activations(*c);
+  sizing::ActivationPrediction p = sizing::predict_activations(*c);
   EXPECT_DOUBLE_EQ(p.bytes, 2 * 4 * 720'896.0);  // 5,767,168
   EXPECT_DOUBLE_EQ(p.scale, 2);  // the report words it (tests/golden/trainer_cpu_2ranks)
 }
 
 TEST(Activations, FullCheckpointingKeepsLayerInputsPlusOneLayer) {
-  metrics::MemoryNa why;
-  auto c = metrics::activation_config_from_run(model_config(true, "bf16"), why);
+  sizing::MemoryNa why;
+  auto c = sizing::activation_config_from_run(model_config(true, "bf16"), why);
   ASSERT_TRUE(c) << why.text;
   // 2·s·b·h per layer × 4 layers = 131,072, plus one layer's 720,896.
-  EXPECT_DOUBLE_EQ(metrics::predict_activations(*c).bytes, 851'968);
+  EXPECT_DOUBLE_EQ(sizing::predict_activations(*c).bytes, 851'968);
 }
 
 TEST(Activations, MissingFieldsAreNamed) {
-  metrics::MemoryNa why;
+  sizing::MemoryNa why;
   json rc = model_config(false, "bf16");
   rc.erase("batch_size");
   rc["model"].erase("heads");
-  EXPECT_FALSE(metrics::activation_config_from_run(rc, why));
-  EXPECT_EQ(why.code, metrics::MemoryNa::Code::NoActivationInputs);
+  EXPECT_FALSE(sizing::activation_config_from_run(rc, why));
+  EXPECT_EQ(why.code, sizing::MemoryNa::Code::NoActivationInputs);
   EXPECT_NE(why.text.find("model.heads"), std::string::npos) << why.text;
   EXPECT_NE(why.text.find("batch_size"), std::string::npos) << why.text;
 }
@@ -84,7 +84,7 @@ TEST(Activations, TheMemoryComparisonPredictsThemBesideTheMeasured) {
   // Without the model fields in run_config there is nothing to predict, and the comparison says why.
   metrics::RankMemory bare = memory_of(json::object());
   EXPECT_FALSE(predicted(bare, "activations"));
-  EXPECT_EQ(bare.activations_na.code, metrics::MemoryNa::Code::NoActivationInputs);
+  EXPECT_EQ(bare.activations_na.code, sizing::MemoryNa::Code::NoActivationInputs);
 }
 
 }  // namespace

@@ -102,21 +102,21 @@ TEST(Stragglers, TheLateRankIsFoundByInstanceNotByClock) {
 
 TEST(MemoryModel, ZeroPaperNumbers) {
   // Ψ = 7.5e9, N = 64, K = 12: 120, 31.4, 16.6 and 1.9 GB (Rajbhandari et al., figure 1).
-  metrics::MemoryConfig c;
+  sizing::MemoryConfig c;
   c.params = 7.5e9;
   c.world = 64;
   const double expected[] = {120.0, 31.4, 16.6, 1.9};
   for (int s = 0; s <= 3; ++s) {
     c.stage = s;
-    EXPECT_NEAR(metrics::predict(c).model_states() / 1e9, expected[s], 0.05) << "stage " << s;
+    EXPECT_NEAR(sizing::predict(c).model_states() / 1e9, expected[s], 0.05) << "stage " << s;
   }
-  ASSERT_TRUE(metrics::apply_dtype(c, "fp32"));
+  ASSERT_TRUE(sizing::apply_dtype(c, "fp32"));
   c.stage = 0;
-  EXPECT_DOUBLE_EQ(metrics::predict(c).model_states(), 16 * 7.5e9);  // 4 + 4 + 8
+  EXPECT_DOUBLE_EQ(sizing::predict(c).model_states(), 16 * 7.5e9);  // 4 + 4 + 8
   c.offload = true;
   c.stage = 3;
-  EXPECT_DOUBLE_EQ(metrics::predict(c).model_states(), 0.0);
-  EXPECT_DOUBLE_EQ(metrics::predict(c).host_offloaded, 16 * 7.5e9 / 64);
+  EXPECT_DOUBLE_EQ(sizing::predict(c).model_states(), 0.0);
+  EXPECT_DOUBLE_EQ(sizing::predict(c).host_offloaded, 16 * 7.5e9 / 64);
 }
 
 TEST(MemoryModel, MeasuredBesidePredictedNamesTheCategoryThatDeparts) {

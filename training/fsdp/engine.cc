@@ -15,9 +15,9 @@ namespace {
 
 namespace tr = tracer;
 
-torch::Tensor init_unit(const UnitLayout& u, torch::Generator& gen) {
+torch::Tensor init_unit(const sizing::UnitLayout& u, torch::Generator& gen) {
   auto t = torch::empty({u.numel}, torch::kFloat32);
-  for (const ParamSpec& p : u.params) {
+  for (const sizing::ParamSpec& p : u.params) {
     auto slice = t.narrow(0, p.offset, p.numel());
     if (p.is_norm) slice.fill_(1.0);
     else slice.normal_(0.0, 0.02, gen);
@@ -48,7 +48,7 @@ std::unique_ptr<Group> make_backend_group(Rendezvous& rv, const FsdpOptions& opt
 #endif
 }
 
-Engine::Engine(const ModelConfig& model, const FsdpOptions& opts, Rendezvous& rv, uint64_t seed, MemoryLedger& mem)
+Engine::Engine(const sizing::ModelConfig& model, const FsdpOptions& opts, Rendezvous& rv, uint64_t seed, MemoryLedger& mem)
     : model_(model), opts_(opts), rv_(rv), mem_(mem) {
   const int world = rv.env().world_size, rank = rv.env().rank;
   std::string node = "all";
@@ -83,7 +83,7 @@ Engine::Engine(const ModelConfig& model, const FsdpOptions& opts, Rendezvous& rv
 
   // Every rank draws the same full initialization, then keeps its shard.
   torch::Generator gen = at::detail::createCPUGenerator(seed);
-  for (UnitLayout& layout : unit_layouts(model)) {
+  for (sizing::UnitLayout& layout : sizing::unit_layouts(model)) {
     torch::Tensor init = init_unit(layout, gen);
     units_.push_back(std::make_unique<Unit>(std::move(layout), opts, shard_rank_, shard_size_, world, init, mem));
   }

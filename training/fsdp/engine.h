@@ -13,7 +13,7 @@
 #include "training/fsdp/memory.h"
 #include "training/fsdp/options.h"
 #include "training/fsdp/unit.h"
-#include "training/model/config.h"
+#include "sizing/presets.h"
 
 namespace shardscope::train {
 
@@ -24,7 +24,7 @@ std::unique_ptr<Group> make_backend_group(Rendezvous& rv, const FsdpOptions& opt
 class Engine {
  public:
   // Throws std::invalid_argument for an impossible layout (e.g. a world that ranks_per_node does not divide).
-  Engine(const ModelConfig& model, const FsdpOptions& opts, Rendezvous& rv, uint64_t seed, MemoryLedger& mem);
+  Engine(const sizing::ModelConfig& model, const FsdpOptions& opts, Rendezvous& rv, uint64_t seed, MemoryLedger& mem);
   ~Engine();
 
   // Forward and backward on this rank's batch; gradients are reduced and ready when it returns.
@@ -48,7 +48,7 @@ class Engine {
   torch::Tensor run_block(Unit& u, const torch::Tensor& x);
   int next_in_forward(int unit) const;
 
-  ModelConfig model_;
+  sizing::ModelConfig model_;
   FsdpOptions opts_;
   Rendezvous& rv_;
   MemoryLedger& mem_;

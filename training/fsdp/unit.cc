@@ -2,6 +2,7 @@
 
 #include <ATen/native/Resize.h>
 
+#include "sizing/zero_model.h"
 #include "tracer/format/keys.h"
 #include "tracer/tracer.h"
 
@@ -41,11 +42,11 @@ void trace_collective(const char* kind, int64_t start, int64_t unit, int64_t byt
 
 }  // namespace
 
-Unit::Unit(UnitLayout layout, const FsdpOptions& opts, int shard_rank, int shard_size, int world_size,
+Unit::Unit(sizing::UnitLayout layout, const FsdpOptions& opts, int shard_rank, int shard_size, int world_size,
            const torch::Tensor& full_init, MemoryLedger& mem)
     : layout_(std::move(layout)), opts_(opts), shard_rank_(shard_rank), shard_size_(shard_size),
       world_size_(world_size), mem_(mem) {
-  padded_ = (layout_.numel + shard_size_ - 1) / shard_size_ * shard_size_;
+  padded_ = sizing::padded_numel(layout_.numel, shard_size_);
   shard_numel_ = padded_ / shard_size_;
   params_sharded_ = zero_stage(opts.sharding) >= 2;
   grads_sharded_ = params_sharded_;
@@ -121,7 +122,7 @@ ParamViews Unit::views() {
   if (!flat_.defined()) begin_step();
   ParamViews v;
   v.reserve(layout_.params.size());
-  for (const ParamSpec& p : layout_.params) v.push_back(flat_.narrow(0, p.offset, p.numel()).view(p.shape));
+  for (const sizing::ParamSpec& p : layout_.params) v.push_back(flat_.narrow(0, p.offset, p.numel()).view(p.shape));
   return v;
 }
 

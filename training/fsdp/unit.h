@@ -11,7 +11,7 @@
 #include "training/comm/group.h"
 #include "training/fsdp/memory.h"
 #include "training/fsdp/options.h"
-#include "training/model/config.h"
+#include "sizing/presets.h"
 #include "training/model/transformer.h"
 
 namespace shardscope::train {
@@ -27,10 +27,10 @@ struct Comms {
 
 class Unit {
  public:
-  Unit(UnitLayout layout, const FsdpOptions& opts, int shard_rank, int shard_size, int world_size,
+  Unit(sizing::UnitLayout layout, const FsdpOptions& opts, int shard_rank, int shard_size, int world_size,
        const torch::Tensor& full_init, MemoryLedger& mem);
 
-  const UnitLayout& layout() const { return layout_; }
+  const sizing::UnitLayout& layout() const { return layout_; }
   int id() const { return layout_.id; }
   int64_t padded_numel() const { return padded_; }
   int64_t shard_numel() const { return shard_numel_; }
@@ -73,7 +73,7 @@ class Unit {
 
  private:
 
-  UnitLayout layout_;
+  sizing::UnitLayout layout_;
   FsdpOptions opts_;
   int shard_rank_, shard_size_, world_size_;
   torch::Device device_ = torch::kCPU;

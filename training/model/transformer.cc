@@ -27,7 +27,7 @@ torch::Tensor rope(const torch::Tensor& x) {  // [b, s, h, d]
 
 }  // namespace
 
-torch::Tensor block_forward(const ModelConfig& c, const ParamViews& p, const torch::Tensor& x) {
+torch::Tensor block_forward(const sizing::ModelConfig& c, const ParamViews& p, const torch::Tensor& x) {
   const auto& attn_norm = p[0];
   const auto& wq = p[1];
   const auto& wk = p[2];

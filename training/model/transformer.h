@@ -7,15 +7,15 @@
 
 #include <vector>
 
-#include "training/model/config.h"
+#include "sizing/presets.h"
 
 namespace shardscope::train {
 
-// Views of one unit's parameters, in the order of its UnitLayout.
+// Views of one unit's parameters, in the order of its sizing::UnitLayout (sizing/presets.h).
 using ParamViews = std::vector<torch::Tensor>;
 
 // x: [batch, seq, dim] -> [batch, seq, dim]
-torch::Tensor block_forward(const ModelConfig& c, const ParamViews& p, const torch::Tensor& x);
+torch::Tensor block_forward(const sizing::ModelConfig& c, const ParamViews& p, const torch::Tensor& x);
 // tokens: [batch, seq] int64 -> [batch, seq, dim]
 torch::Tensor embed(const ParamViews& root, const torch::Tensor& tokens);
 // Mean next-token cross-entropy: h [batch, seq, dim], targets [batch, seq].

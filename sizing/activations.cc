@@ -1,15 +1,14 @@
-#include "analyzer/metrics/activations.h"
-
-#include "analyzer/metrics/memory_model.h"
+#include "sizing/activations.h"
 
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "model/json_get.h"
+#include "sizing/zero_model.h"
 #include "tracer/format/keys.h"
 
-namespace shardscope::metrics {
+namespace shardscope::sizing {
 
 double layer_activation_bytes_16bit(const ActivationConfig& c) {
   const double s = c.seq_len, b = c.batch, h = c.hidden, a = c.heads;
@@ -57,4 +56,4 @@ std::optional<ActivationConfig> activation_config_from_run(const nlohmann::json&
   return c;
 }
 
-}  // namespace shardscope::metrics
+}  // namespace shardscope::sizing

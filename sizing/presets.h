@@ -1,12 +1,12 @@
-// The model's shape, its presets, and how its parameters fall into FSDP units. No libtorch here, so the
-// memory planner and tests can use it cheaply.
+// The model's shape, its presets, and how its parameters fall into FSDP units: what the trainer builds and
+// what `shardscope memory --preset` sizes. No libtorch here.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-namespace shardscope::train {
+namespace shardscope::sizing {
 
 struct ModelConfig {
   std::string preset = "custom";
@@ -51,4 +51,4 @@ struct UnitLayout {
 std::vector<UnitLayout> unit_layouts(const ModelConfig& c);
 int64_t parameter_count(const ModelConfig& c);
 
-}  // namespace shardscope::train
+}  // namespace shardscope::sizing

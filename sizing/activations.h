@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace shardscope::metrics {
+namespace shardscope::sizing {
 
 struct ActivationConfig {
   double seq_len = 0;     // s
@@ -37,4 +37,4 @@ ActivationPrediction predict_activations(const ActivationConfig& c);
 struct MemoryNa;
 std::optional<ActivationConfig> activation_config_from_run(const nlohmann::json& run_config, MemoryNa& why_not);
 
-}  // namespace shardscope::metrics
+}  // namespace shardscope::sizing

@@ -1,10 +1,10 @@
-#include "training/model/config.h"
+#include "sizing/presets.h"
 
 #include "tracer/format/keys.h"
 
 #include <stdexcept>
 
-namespace shardscope::train {
+namespace shardscope::sizing {
 
 ModelConfig preset(const std::string& name) {
   ModelConfig c;
@@ -74,4 +74,4 @@ int64_t parameter_count(const ModelConfig& c) {
   return n;
 }
 
-}  // namespace shardscope::train
+}  // namespace shardscope::sizing

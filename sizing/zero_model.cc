@@ -1,0 +1,100 @@
+#include "sizing/zero_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "model/json_get.h"
+#include "tracer/format/keys.h"
+#include "tracer/format/run_config.h"
+
+namespace shardscope::sizing {
+
+bool apply_dtype(MemoryConfig& c, const std::string& d) {
+  if (d == "bf16" || d == "fp16" || d == "bfloat16" || d == "float16" || d == "half") {
+    c.param_bytes = 2;
+    return true;
+  }
+  if (d == "fp32" || d == "float32" || d == "float") {
+    c.param_bytes = 4;
+    return true;
+  }
+  return false;
+}
+
+std::string precision_name(Precision p) { return p == Precision::Fsdp ? "fsdp" : "zero"; }
+
+MemoryPrediction predict(const MemoryConfig& c) {
+  MemoryPrediction p;
+  const double psi = c.padded_params > 0 ? c.padded_params : c.params, n = std::max(1, c.world), pb = c.param_bytes;
+  const double shard = c.stage >= 1 ? psi / n : psi;
+  p.master = 4 * shard;
+  p.optimizer_state = 8 * shard;
+  p.gradients = c.grad_bytes() * (c.stage >= 2 ? psi / n : psi);
+  if (c.stage == 0) p.params = pb == 4 ? 0 : pb * psi;  // DDP in fp32: the master is the parameter
+  else if (c.stage <= 2) p.params = pb * psi;           // beside the fp32 master shard, whatever the dtype
+  else {
+    if (c.precision == Precision::Zero && pb != 4) p.params_shard = pb * psi / n;
+    p.gathered = pb * (c.largest_unit_params * std::max(1, c.units_in_flight) + c.root_unit_params);
+  }
+  if (c.offload && c.stage >= 2) {
+    p.host_offloaded = p.master + p.params_shard + p.gradients + p.optimizer_state;
+    p.master = p.params_shard = p.gradients = p.optimizer_state = 0;
+  }
+  return p;
+}
+
+std::optional<MemoryConfig> config_from_run(const nlohmann::json& rc, int world_size, MemoryNa& why) {
+  if (!rc.is_object()) {
+    why = {MemoryNa::Code::NoRunConfig};
+    return std::nullopt;
+  }
+  MemoryConfig c;
+  std::string sharding = model::json_string(rc, keys::kCfgSharding).value_or("");
+  const std::optional<trace::Sharding> strategy = trace::sharding_from_name(sharding);
+  if (strategy) c.stage = trace::zero_stage(*strategy);
+  else {
+    why = sharding.empty() ? MemoryNa{MemoryNa::Code::NoSharding} : MemoryNa{MemoryNa::Code::UnknownSharding, sharding};
+    return std::nullopt;
+  }
+  // Read as doubles and range-checked before the cast: a double past int's range does not convert.
+  auto count = [](std::optional<double> v, int fallback) { return v && *v >= 1 && *v <= 1e7 ? int(*v) : fallback; };
+  c.world = count(model::json_number(rc, keys::kWorldSize), world_size);
+  if (strategy == trace::Sharding::HybridShard) c.world = count(model::json_number(rc, keys::kCfgRanksPerNode), c.world);
+  if (c.world <= 0) c.world = std::max(1, world_size);
+  if (rc.contains(keys::kCfgUnits) && rc[keys::kCfgUnits].is_array()) {
+    // A parameter count is finite and below 1e15 (a thousand times the largest models): anything else would
+    // print inf and draw NaN-wide bars, so the prediction is n/a with the reason.
+    auto plausible = [](double v) { return std::isfinite(v) && v >= 0 && v <= 1e15; };
+    size_t i = 0;
+    for (const auto& u : rc[keys::kCfgUnits]) {
+      double n = model::json_number(u, keys::kCfgUnitParams).value_or(0.0);
+      const double claimed_padded = model::json_number(u, keys::kCfgUnitPaddedParams).value_or(n);
+      if (!plausible(n) || !plausible(claimed_padded)) {
+        why = {MemoryNa::Code::ImplausibleUnitParams, "", plausible(n) ? claimed_padded : n, i};
+        return std::nullopt;
+      }
+      ++i;
+      c.params += n;
+      // Units are sharded and gathered padded to a multiple of N.
+      const double padded = model::json_number(u, keys::kCfgUnitPaddedParams).value_or(n);
+      c.padded_params += padded;
+      // FSDP keeps the root unit gathered.
+      if (model::json_number(u, keys::kCfgUnitId).value_or(-1) == keys::kRootUnit && rc[keys::kCfgUnits].size() > 1) c.root_unit_params = padded;
+      else c.largest_unit_params = std::max(c.largest_unit_params, padded);
+    }
+  }
+  if (c.params <= 0) {
+    why = {MemoryNa::Code::NoUnitParams};
+    return std::nullopt;
+  }
+  std::string dtype = model::json_string(rc, keys::kCfgParamDtype).value_or("fp32");
+  if (!apply_dtype(c, dtype)) apply_dtype(c, "fp32");
+  c.precision = Precision::Fsdp;  // shardscope-train keeps its states as PyTorch FSDP does
+  c.offload = model::json_truthy(rc, keys::kCfgCpuOffload);
+  const auto prefetch = trace::prefetch_from_name(model::json_string(rc, keys::kCfgBackwardPrefetch).value_or("none"));
+  const bool prefetching = prefetch && *prefetch != trace::BackwardPrefetch::None;
+  c.units_in_flight = units_in_flight(prefetching, model::json_truthy(rc, keys::kCfgForwardPrefetch));
+  return c;
+}
+
+}  // namespace shardscope::sizing

@@ -1,0 +1,2 @@
+// A planted upward include: the analyzer reading the trainer.
+#include "training/model/transformer.h"
