@@ -1,26 +1,44 @@
 #include "model/steps.h"
 
+#include <re2/re2.h>
+
 #include <algorithm>
+#include <charconv>
+#include <stdexcept>
 
 namespace shardscope::model {
 
-std::vector<Step> steps_matching(const Rank& rank, const std::regex& pattern) {
+struct StepPattern::Impl {
+  explicit Impl(const std::string& p) : re(p, RE2::Quiet) {}
+  RE2 re;
+};
+
+StepPattern::StepPattern(const std::string& pattern) : impl_(std::make_unique<Impl>(pattern)) {
+  if (!impl_->re.ok()) throw std::invalid_argument(impl_->re.error());
+}
+StepPattern::~StepPattern() = default;
+StepPattern::StepPattern(StepPattern&&) noexcept = default;
+StepPattern& StepPattern::operator=(StepPattern&&) noexcept = default;
+
+bool StepPattern::match(std::string_view name, int64_t& number) const {
+  number = -1;
+  const RE2& re = impl_->re;
+  re2::StringPiece text(name.data(), name.size());
+  if (re.NumberOfCapturingGroups() == 0) return RE2::FullMatch(text, re);
+  re2::StringPiece digits;
+  if (!RE2::FullMatch(text, re, &digits)) return false;
+  int64_t n = 0;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  if (!digits.empty() && ec == std::errc() && end == digits.data() + digits.size() && n >= 0) number = n;  // else numbered by position
+  return true;
+}
+
+std::vector<Step> steps_matching(const Rank& rank, const StepPattern& pattern) {
   std::vector<Step> out;
   std::vector<std::pair<bool, int64_t>> by_name(rank.strings.size(), {false, -1});  // matched?, number
   for (StringId id = 0; id < rank.strings.size(); ++id) {
-    std::smatch m;
-    const std::string name(rank.str(id));
-    if (std::regex_match(name, m, pattern)) {
-      int64_t n = -1;
-      if (m.size() > 1 && m[1].matched) {
-        try {
-          n = std::stoll(m[1].str());
-        } catch (const std::exception&) {
-          n = -1;  // not a number that fits: numbered by position below
-        }
-      }
-      by_name[id] = {true, n};
-    }
+    int64_t n = -1;
+    if (pattern.match(rank.str(id), n)) by_name[id] = {true, n};
   }
   for (const Track& t : rank.tracks)
     for (const Event& e : t.events)

@@ -3,8 +3,9 @@
 // ("step 3", "iteration 3", "train_step[3]"). A pattern names them: its first capture group is the number.
 #pragma once
 
-#include <regex>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/trace.h"
@@ -14,9 +15,28 @@ namespace shardscope::model {
 // The pattern used when none is given: "step 3", "step#3", "Step 3", "iteration 3", "ProfilerStep#3".
 inline constexpr const char* kDefaultStepPattern = R"(^(?:[Ss]tep|[Ii]teration|ProfilerStep)[ #_:]?(\d+)$)";
 
+// A step pattern, matched against whole names in time linear in the name and stack that does not grow with
+// it (RE2: a name from a hostile file may be megabytes long; backtracking engines overflow the stack on it).
+// RE2's syntax: no backreferences or lookaround.
+class StepPattern {
+ public:
+  // Throws std::invalid_argument with RE2's reason when `pattern` is not one.
+  explicit StepPattern(const std::string& pattern = kDefaultStepPattern);
+  ~StepPattern();
+  StepPattern(StepPattern&&) noexcept;
+  StepPattern& operator=(StepPattern&&) noexcept;
+  // Whether the whole name matches; `number` is the first capture group's digits when there is one that
+  // matched and fits in int64, else -1.
+  bool match(std::string_view name, int64_t& number) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 // The rank's host ranges whose whole name matches `pattern`, as steps (sorted by start, windows on the host).
 // A range nested in another match is left out (an outer "step 3" holding an inner "step 3" is one step).
-std::vector<Step> steps_matching(const Rank& rank, const std::regex& pattern);
+std::vector<Step> steps_matching(const Rank& rank, const StepPattern& pattern);
 
 // Gives the rank these steps: each device event is tagged with the step whose host range holds its issue
 // (its launch), and on a GPU rank each step's window becomes the device time its launches ran in: from its

@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
 
   std::string step_pattern;
   for (CLI::App* c : {report, check})
-    c->add_option("--step-pattern", step_pattern, "Ranges whose name matches this regex are the steps where the trace has none of its own "
+    c->add_option("--step-pattern", step_pattern, "Ranges whose whole name matches this regex (RE2 syntax) are the steps where the trace has none of its own "
                                                   "(default: \"step 3\", \"iteration 3\"; the first group numbers them)");
   std::string a, b;
   CLI::App* diff = app.add_subcommand("diff", "Compare two runs: metric deltas, and which collectives, device activities and units changed");

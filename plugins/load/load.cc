@@ -9,7 +9,6 @@
 #include <mutex>
 #include <numeric>
 #include <optional>
-#include <regex>
 #include <set>
 #include <thread>
 
@@ -236,11 +235,11 @@ Registry default_registry(std::vector<std::string>& refusals) {
 
 LoadResult load(const std::vector<fs::path>& paths, const LoadOptions& options) {
   LoadResult result;
-  std::regex step_pattern;
+  std::optional<model::StepPattern> step_pattern;
   try {
-    step_pattern = std::regex(options.step_pattern.empty() ? model::kDefaultStepPattern : options.step_pattern);
-  } catch (const std::regex_error& e) {
-    throw std::invalid_argument(fmt::format("--step-pattern '{}' is not a regular expression: {}", options.step_pattern, e.what()));
+    step_pattern.emplace(options.step_pattern.empty() ? model::kDefaultStepPattern : options.step_pattern);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(fmt::format("--step-pattern '{}' is not a regular expression (RE2 syntax): {}", options.step_pattern, e.what()));
   }
   std::vector<fs::path> files = expand_inputs(paths);
   // A file found by listing a directory that no importer reads (a training log, say) is passed over with a
@@ -288,7 +287,7 @@ LoadResult load(const std::vector<fs::path>& paths, const LoadOptions& options) 
           ranks[i] = with_args ? with_args->read_with_args(std::move(in), args[i]) : imp->read(std::move(in));
           if (ranks[i]->steps.empty()) {
             // An injected program's own step ranges (NVTX "step 3"): steps the importer did not know to look for.
-            std::vector<model::Step> own = model::steps_matching(*ranks[i], step_pattern);
+            std::vector<model::Step> own = model::steps_matching(*ranks[i], *step_pattern);
             const bool device = std::any_of(ranks[i]->tracks.begin(), ranks[i]->tracks.end(), [](const model::Track& tr) {
               return std::any_of(tr.events.begin(), tr.events.end(), [](const model::Event& e) { return e.is_device() && e.issued_ns != model::kUnknown; });
             });
