@@ -76,11 +76,38 @@ bool is_launch(const trace::Event& e) { return e.ph == 'X' && (e.cat == keys::kC
 
 }  // namespace
 
+// Whether "shardscope" is a key of the top-level object within `head`, wherever it falls among the others:
+// the writer puts it first, but a file rewritten with sorted keys (jq -S, Python's sort_keys) has
+// "displayTimeUnit" before it. Strings and nesting are followed; keys are compared as written (the writer
+// never escapes this one).
 bool ShardscopeImporter::can_read(std::string_view head) const {
+  if (head.starts_with("\xEF\xBB\xBF")) head.remove_prefix(3);  // a UTF-8 byte order mark
   size_t i = head.find_first_not_of(" \t\r\n");
   if (i == std::string_view::npos || head[i] != '{') return false;
-  size_t j = head.find_first_not_of(" \t\r\n", i + 1);
-  return j != std::string_view::npos && head.substr(j, 12) == "\"shardscope\"";
+  int depth = 0;
+  bool expect_key = false;
+  for (; i < head.size(); ++i) {
+    const char c = head[i];
+    if (c == '"') {
+      const size_t start = i + 1;
+      for (++i; i < head.size() && head[i] != '"'; ++i)
+        if (head[i] == '\\') ++i;
+      if (i >= head.size()) return false;  // the head ends inside a string
+      if (depth == 1 && expect_key && head.substr(start, i - start) == keys::kShardscope) {
+        const size_t colon = head.find_first_not_of(" \t\r\n", i + 1);
+        return colon != std::string_view::npos && head[colon] == ':';
+      }
+      expect_key = false;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+      expect_key = depth == 1;
+    } else if (c == '}' || c == ']') {
+      if (--depth == 0) return false;
+    } else if (c == ',') {
+      expect_key = depth == 1;
+    }
+  }
+  return false;
 }
 
 model::Rank ShardscopeImporter::read_rank(Input in, model::EventArgs* args) const {
