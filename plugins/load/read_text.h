@@ -1,5 +1,5 @@
-// Reads one trace file into memory: a plain file is mapped read-only (no copy, no zeroed buffer to fault
-// in), a gzip file is inflated in one pass into a buffer of exactly its size.
+// Reads one trace file into memory: a plain file is read (not mapped: a file that shrinks under a mapping
+// raises SIGBUS), a gzip file is inflated in one pass into a buffer of exactly its size.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +13,7 @@ namespace shardscope::plugins {
 struct FileText {
   const char* data = nullptr;
   size_t size = 0;
-  std::shared_ptr<const void> owner;  // the mapping or the buffer
+  std::shared_ptr<const void> owner;  // the buffer
   bool gzip = false;
   std::optional<uint64_t> gzip_cut_at;  // the gzip stream stopped early (a file cut off mid-write)
   std::string_view text() const { return {data, size}; }

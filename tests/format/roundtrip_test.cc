@@ -1,6 +1,10 @@
 // Writer -> file -> reader gives back exactly the events and header that went in, plain and gzip.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <filesystem>
 
 #include "tests/support/temp_dir.h"
@@ -73,6 +77,30 @@ TEST(RoundTrip, MetadataPatchesMergeIntoHeader) {
   TraceFile f = read_trace(path);
   EXPECT_EQ(f.shardscope[keys::kRunConfig]["prefetch"], "pre");
   EXPECT_EQ(f.shardscope[keys::kRunConfig]["sharding"], "full_shard");
+}
+
+// A run written into the folder of a previous one replaces each file with a new one: a report or viewer
+// still reading the previous trace keeps every byte of it (a truncated file under a reader's mapping or
+// read is a crash or a silently short trace).
+TEST(RoundTrip, RewritingATraceLeavesAReaderOfTheOldFileItsBytes) {
+  test::TempDir dir;
+  const auto path = dir.path() / "t.json";
+  check_roundtrip(path);
+  const std::string before = read_file_text(path);
+  const int held = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);  // the earlier reader
+  ASSERT_GE(held, 0);
+  {
+    Writer w(path, sample_header());  // the new run starts: its file is open, nothing appended yet
+    struct stat st{};
+    ASSERT_EQ(::fstat(held, &st), 0);
+    EXPECT_EQ(uint64_t(st.st_size), before.size()) << "the old file was truncated under its reader";
+    std::string again(before.size(), '\0');
+    EXPECT_EQ(::pread(held, again.data(), again.size(), 0), ssize_t(before.size()));
+    EXPECT_EQ(again, before);
+    w.close();
+  }
+  ::close(held);
+  EXPECT_EQ(read_trace(path).events.size(), 0u);  // the path now names the new run's file
 }
 
 }  // namespace
