@@ -39,8 +39,12 @@ TEST_P(H100Verdicts, MatchWhatTheTimelineShows) {
     EXPECT_EQ(rank["verdict"], c.verdict) << text;
     size_t pairs = 0;
     for (const json& step : rank["steps"]) {
-      if (c.cause && !step["warm_up"].get<bool>()) EXPECT_EQ(step["cause"], c.cause) << text;
-      if (!c.cause) EXPECT_EQ(step["verdict"], "effective") << text;
+      if (c.cause && !step["warm_up"].get<bool>()) {
+        EXPECT_EQ(step["cause"], c.cause) << text;
+      }
+      if (!c.cause) {
+        EXPECT_EQ(step["verdict"], "effective") << text;
+      }
       for (const json& u : step["units"]) {
         ++pairs;
         // Backward runs the units downwards, one step at a time: no pair reaches into another step.

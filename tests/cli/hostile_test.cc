@@ -246,7 +246,9 @@ TEST(Hostile, ImplausibleParameterCountIsNotApplicable) {
     ASSERT_EQ(r.rc, 0) << r.err;
     EXPECT_EQ(r.out.find("inf"), std::string::npos) << fmt;
     EXPECT_EQ(r.out.find("nan"), std::string::npos) << fmt;
-    if (std::string(fmt) != "html") EXPECT_NE(r.out.find("not a parameter count"), std::string::npos) << r.out;
+    if (std::string(fmt) != "html") {
+      EXPECT_NE(r.out.find("not a parameter count"), std::string::npos) << r.out;
+    }
   }
 }
 

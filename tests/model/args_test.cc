@@ -87,7 +87,9 @@ TEST(ArgsTable, ArgsFollowTheirEventsThroughTheSort) {
   for (uint32_t t = 0; t < 3; ++t) {
     const auto& ev = r.tracks[t].events;
     for (uint32_t i = 0; i < ev.size(); ++i) {
-      if (i) EXPECT_FALSE(model::event_before(ev[i], ev[i - 1]));
+      if (i) {
+        EXPECT_FALSE(model::event_before(ev[i], ev[i - 1]));
+      }
       std::vector<model::Arg> got = a.of(t, i);
       if (ev[i].unit % 3 == 0 || t == 2) {
         EXPECT_TRUE(got.empty());

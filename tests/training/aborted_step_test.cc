@@ -110,8 +110,11 @@ TEST(AbortedStep, SigtermInAStepMarksItAndEndsByTheSignal) {
   ASSERT_EQ(steps.count(aborted), 1u) << out;
   EXPECT_EQ(steps[aborted], "stopped by SIGTERM");
   EXPECT_EQ(steps.rbegin()->first, aborted);
-  for (const auto& [n, why] : steps)
-    if (n != aborted) EXPECT_EQ(why, "") << "step " << n;
+  for (const auto& [n, why] : steps) {
+    if (n != aborted) {
+      EXPECT_EQ(why, "") << "step " << n;
+    }
+  }
 }
 
 }  // namespace
