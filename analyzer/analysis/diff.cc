@@ -10,18 +10,6 @@
 namespace shardscope::analysis {
 namespace {
 
-std::map<std::string, std::pair<int64_t, int64_t>> device_time_by_name(const model::Rank& r) {
-  std::map<std::string, std::pair<int64_t, int64_t>> by;
-  for (const model::Track& t : r.tracks)
-    for (const model::Event& e : t.events)
-      if (e.is_device() && e.ph == 'X') {
-        auto& [count, ns] = by[std::string(r.str(e.name))];
-        ++count;
-        ns = model::sat_add(ns, e.dur_ns);  // saturating: durations come from the file
-      }
-  return by;
-}
-
 std::vector<DiffRow> metric_rows(const report::RankReport& a, const report::RankReport& b) {
   std::vector<DiffRow> rows;
   // A row, with each side's reason where its value is missing.
@@ -118,10 +106,11 @@ RunDiff diff_runs(const AnalysedRun& ra, const AnalysedRun& rb) {
     d.index_a = i, d.index_b = j;
     d.rank_a = a.ranks[i].rank, d.rank_b = b.ranks[j].rank;
     d.rows = metric_rows(a.ranks[i], b.ranks[j]);
-    auto ta = device_time_by_name(ra.trace.ranks[i]), tb = device_time_by_name(rb.trace.ranks[j]);
     std::map<std::string, std::pair<int64_t, int64_t>> both;
-    for (auto& [n, v] : ta) both[n].first = v.second;
-    for (auto& [n, v] : tb) both[n].second = v.second;
+    if (i < ra.device_time.size())
+      for (auto& [n, ns] : ra.device_time[i]) both[n].first = ns;
+    if (j < rb.device_time.size())
+      for (auto& [n, ns] : rb.device_time[j]) both[n].second = ns;
     for (auto& [n, v] : both) d.largest_changes.push_back({n, v.first, v.second});
     std::sort(d.largest_changes.begin(), d.largest_changes.end(),
               [](const DeviceChange& x, const DeviceChange& y) { return change(x) > change(y); });

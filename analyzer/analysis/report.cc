@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "analyzer/analysis/reduce.h"
+#include "analyzer/analysis/summary.h"
 #include "model/saturating.h"
 
 namespace shardscope::report {
@@ -33,44 +35,38 @@ std::vector<KernelTime> top_device(const model::Rank& rank, size_t n) {
 
 }  // namespace
 
-Report build(const model::Trace& trace, std::vector<std::string> inputs, std::vector<std::string> warnings) {
-  Report r;
-  r.inputs = std::move(inputs);
-  r.warnings = std::move(warnings);
-  std::map<size_t, std::vector<int>> step_counts;
-  for (const model::Rank& rank : trace.ranks) {
-    RankReport rr;
-    rr.rank = rank.rank;
-    rr.source = rank.source;
-    rr.format = rank.format;
-    rr.events = rank.event_count();
-    metrics::DeviceSets sets = metrics::device_sets(rank);
-    rr.device_events = sets.device_events;
-    rr.whole = metrics::hta_breakdown(rank);
-    if (!rr.whole) rr.whole_na = analysis::Na::NoDeviceEvents;
-    if (rank.steps.empty()) rr.steps_na = analysis::Na::NoSteps;
-    else if (sets.device_events == 0) rr.steps_na = analysis::Na::NoDeviceEventsInSteps;
-    else {
-      for (const model::Step& s : rank.steps) {
-        StepRow row{s, metrics::measure(sets, s.start_ns, s.end_ns)};
-        if (s.aborted) rr.aborted_steps.push_back(s.number);  // a cut-off step would skew the totals
-        else rr.all_steps += row.m;
-        rr.steps.push_back(row);
-      }
-      rr.outside = metrics::outside_steps(rank, sets);
+RankReport rank_report(const model::Rank& rank) {
+  RankReport rr;
+  rr.rank = rank.rank;
+  rr.source = rank.source;
+  rr.format = rank.format;
+  rr.events = rank.event_count();
+  rr.trace_steps = rank.steps.size();
+  metrics::DeviceSets sets = metrics::device_sets(rank);
+  rr.device_events = sets.device_events;
+  rr.whole = metrics::hta_breakdown(rank);
+  if (!rr.whole) rr.whole_na = analysis::Na::NoDeviceEvents;
+  if (rank.steps.empty()) rr.steps_na = analysis::Na::NoSteps;
+  else if (sets.device_events == 0) rr.steps_na = analysis::Na::NoDeviceEventsInSteps;
+  else {
+    for (const model::Step& s : rank.steps) {
+      StepRow row{s, metrics::measure(sets, s.start_ns, s.end_ns)};
+      if (s.aborted) rr.aborted_steps.push_back(s.number);  // a cut-off step would skew the totals
+      else rr.all_steps += row.m;
+      rr.steps.push_back(row);
     }
-    step_counts[rank.steps.size()].push_back(rank.rank);
-    rr.collectives = metrics::collective_stats(rank);
-    rr.top_device = top_device(rank, 10);
-    rr.memory = metrics::compare_memory(rank);
-    r.ranks.push_back(std::move(rr));
+    rr.outside = metrics::outside_steps(rank, sets);
   }
-  if (step_counts.size() > 1) r.step_counts = step_counts;
-  metrics::PrefetchCheck prefetch = metrics::check_prefetch(trace);  // across ranks: a late peer is named
-  for (size_t i = 0; i < r.ranks.size() && i < prefetch.ranks.size(); ++i) r.ranks[i].prefetch = std::move(prefetch.ranks[i]);
-  r.prefetch_verdict = prefetch.verdict;
-  r.stragglers = metrics::find_stragglers(trace);
-  return r;
+  rr.collectives = metrics::collective_stats(rank);
+  rr.top_device = top_device(rank, 10);
+  rr.memory = metrics::compare_memory(rank);
+  return rr;
+}
+
+Report build(const model::Trace& trace, std::vector<std::string> inputs, std::vector<std::string> warnings) {
+  analysis::RunReducer reducer;
+  for (size_t i = 0; i < trace.ranks.size(); ++i) reducer.add(analysis::summarize(trace.ranks[i], i, analysis::Scope::Everything));
+  return std::move(reducer).finish(std::move(inputs), std::move(warnings), analysis::Scope::Everything);
 }
 
 }  // namespace shardscope::report

@@ -33,6 +33,7 @@ struct RankReport {
   size_t events = 0, device_events = 0;
   std::optional<metrics::HtaBreakdown> whole;
   analysis::Na whole_na = analysis::Na::None;  // why `whole` is missing
+  size_t trace_steps = 0;  // the steps the trace marks (`steps` is empty when they hold no device activity)
   std::vector<StepRow> steps;
   metrics::WindowMetrics all_steps; // summed over the steps that completed
   std::vector<int64_t> aborted_steps;  // steps the trace marks as not completed: shown, left out of all_steps
@@ -54,6 +55,10 @@ struct Report {
   metrics::Verdict prefetch_verdict = metrics::Verdict::NotApplicable;  // the run's, across ranks
 };
 
+// One rank's numbers, from its events alone; the prefetch check is left to analysis::summarize.
+RankReport rank_report(const model::Rank& rank);
+
+// A loaded trace's report: each rank summarised, then reduced (analysis/summary.h, analysis/reduce.h).
 Report build(const model::Trace& trace, std::vector<std::string> inputs, std::vector<std::string> warnings);
 
 }  // namespace shardscope::report

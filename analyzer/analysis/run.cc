@@ -1,8 +1,25 @@
 #include "analyzer/analysis/run.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <mutex>
+
+#include "analyzer/analysis/reduce.h"
 
 namespace shardscope::analysis {
+
+namespace {
+
+// The reduce's output into the run: the report, and the prefetch check read off it.
+void finish(AnalysedRun& run, RunReducer&& reducer, std::vector<std::pair<metrics::RankKey, std::map<std::string, int64_t>>> device_time, Scope scope) {
+  run.report = std::move(reducer).finish(run.inputs, run.warnings, scope);
+  run.prefetch.verdict = run.report.prefetch_verdict;
+  for (const report::RankReport& r : run.report.ranks) run.prefetch.ranks.push_back(r.prefetch);
+  std::sort(device_time.begin(), device_time.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [key, d] : device_time) run.device_time.push_back(std::move(d));
+}
+
+}  // namespace
 
 AnalysedRun analyse_run(const std::vector<std::string>& paths, const plugins::LoadOptions& options, Scope scope) {
   AnalysedRun run;
@@ -17,14 +34,35 @@ AnalysedRun analyse_run(const std::vector<std::string>& paths, const plugins::Lo
   return run;
 }
 
+AnalysedRun analyse_stream(const std::vector<std::string>& paths, const plugins::LoadOptions& options, Scope scope) {
+  AnalysedRun run;
+  run.inputs = paths;
+  std::vector<std::filesystem::path> in(paths.begin(), paths.end());
+  std::mutex mu;
+  RunReducer reducer;
+  std::vector<std::pair<metrics::RankKey, std::map<std::string, int64_t>>> device_time;
+  plugins::LoadResult loaded = plugins::load_each(in, options, [&](uint64_t order, model::Rank& rank, model::EventArgs&) {
+    RankSummary s = summarize(rank, order, scope);  // on the loading thread, the rank's events in hand
+    std::lock_guard lock(mu);
+    if (scope == Scope::Everything) device_time.emplace_back(s.key(), std::move(s.device_time));
+    reducer.add(std::move(s));
+  });
+  run.warnings = std::move(loaded.warnings);
+  run.failures = std::move(loaded.failures);
+  run.json_bytes = loaded.json_bytes;
+  finish(run, std::move(reducer), std::move(device_time), scope);
+  return run;
+}
+
 void analyse(AnalysedRun& run, Scope scope) {
-  if (scope == Scope::Everything) {
-    run.report = report::build(run.trace, run.inputs, run.warnings);
-    run.prefetch.verdict = run.report.prefetch_verdict;
-    for (const report::RankReport& r : run.report.ranks) run.prefetch.ranks.push_back(r.prefetch);
-  } else {
-    run.prefetch = metrics::check_prefetch(run.trace);
+  RunReducer reducer;
+  std::vector<std::pair<metrics::RankKey, std::map<std::string, int64_t>>> device_time;
+  for (size_t i = 0; i < run.trace.ranks.size(); ++i) {
+    RankSummary s = summarize(run.trace.ranks[i], i, scope);
+    if (scope == Scope::Everything) device_time.emplace_back(s.key(), std::move(s.device_time));
+    reducer.add(std::move(s));
   }
+  finish(run, std::move(reducer), std::move(device_time), scope);
 }
 
 }  // namespace shardscope::analysis

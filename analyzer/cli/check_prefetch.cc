@@ -20,7 +20,7 @@ int check_prefetch(const std::vector<std::string>& paths, const std::string& for
     std::optional<analysis::AnalysedRun> run;
     {
       ProgressLine progress;
-      run = analysis::analyse_run(paths, {.on_progress = progress.callback(), .step_pattern = step_pattern}, analysis::Scope::PrefetchOnly);
+      run = analysis::analyse_stream(paths, {.on_progress = progress.callback(), .step_pattern = step_pattern}, analysis::Scope::PrefetchOnly);
     }
     print_warnings(run->warnings, err);
     const metrics::PrefetchCheck& check = run->prefetch;
@@ -33,7 +33,7 @@ int check_prefetch(const std::vector<std::string>& paths, const std::string& for
       text = nlohmann::json{{report::report_keys::kRanks, ranks}, {report::report_keys::kVerdict, report::verdict_name(check.verdict)}}.dump(
                  2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     } else {
-      for (size_t i = 0; i < check.ranks.size(); ++i) text += report::prefetch_text(check.ranks[i], run->trace.ranks[i].source, false, true);
+      for (size_t i = 0; i < check.ranks.size(); ++i) text += report::prefetch_text(check.ranks[i], run->report.ranks[i].source, false, true);
       text += fmt::format("verdict: {} (per rank: {})\n", check.verdict == metrics::Verdict::NotEffective ? "NOT effective" : report::verdict_name(check.verdict),
                           report::kRunRule);
     }

@@ -15,7 +15,7 @@ int report(const std::vector<std::string>& paths, const std::string& format, con
     std::optional<analysis::AnalysedRun> run;
     {
       ProgressLine progress;
-      run = analysis::analyse_run(paths, {.on_progress = progress.callback(), .step_pattern = step_pattern});
+      run = analysis::analyse_stream(paths, {.on_progress = progress.callback(), .step_pattern = step_pattern});
     }
     print_warnings(run->warnings, err);
     const report::Report& r = run->report;

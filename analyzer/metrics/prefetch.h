@@ -63,6 +63,8 @@ struct UnitPrefetch {
   bool serialized_behind_rs = false;
   bool throttled = false;
   int64_t throttled_from_ns = 0;  // when throttled: the limiter's hit
+  int64_t all_gather_ordinal = -1;  // AG_{i-1}'s place among the rank's all-gathers: the instance matched across ranks
+  int64_t all_gather_wall_ns = 0;   // its start on the wall clock
   int late_peer = -1;           // the rank that arrived last at this all-gather, when it was not this one
   int64_t late_peer_ns = 0;     // by how much after this rank (wall clock)
   Cause cause = Cause::None;    // set when the pair is not hidden (late, or under half hidden)
@@ -112,6 +114,10 @@ struct PrefetchCheck {
 inline constexpr double kHiddenShareThreshold = 0.5;
 // A later rank explains a pair's exposure when it arrived at least this share of the exposed wait late.
 inline constexpr double kLatePeerShare = 0.5;
+
+// The run's verdict from its ranks' (any order, any grouping): not effective when any rank is; effective when
+// some rank is.
+Verdict combine(Verdict a, Verdict b);
 
 // One rank alone (no late-peer causes: those need the other ranks).
 RankPrefetch check_prefetch(const model::Rank& rank);

@@ -134,32 +134,36 @@ std::optional<int64_t> wall_start(const model::Rank& r) {
 
 }  // namespace
 
-void check_one_run(const std::vector<const model::Rank*>& ranks, const std::vector<bool>& rank_given, std::vector<std::string>& warnings) {
+RankHeader header_of(const model::Rank& r, bool rank_given) {
+  return {r.rank, r.world_size, r.source, r.run_config, wall_start(r), rank_given};
+}
+
+void check_one_run(const std::vector<RankHeader>& ranks, std::vector<std::string>& warnings) {
   constexpr const char* kHint = "give the files of one run (a directory may still hold the ranks of an earlier run; move them away or name the files)";
   // World sizes.
   std::map<int, std::vector<std::string>> by_world;
-  for (const model::Rank* r : ranks)
-    if (r->world_size > 0) by_world[r->world_size].push_back(r->source);
+  for (const RankHeader& r : ranks)
+    if (r.world_size > 0) by_world[r.world_size].push_back(r.source);
   if (by_world.size() > 1) {
     std::vector<std::string> parts;
     for (auto& [w, files] : by_world) parts.push_back(fmt::format("world_size {} in {}", w, name_files(files)));
     throw MixedRunsError(fmt::format("these files are not one run: their headers differ in world_size: {}; {}", fmt::join(parts, "; "), kHint));
   }
   // Run configurations, each against the first rank that has one.
-  const model::Rank* ref = nullptr;
+  const RankHeader* ref = nullptr;
   std::set<std::string> warned;
-  for (const model::Rank* r : ranks) {
-    if (!r->run_config.is_object()) continue;
+  for (const RankHeader& r : ranks) {
+    if (!r.run_config.is_object()) continue;
     if (!ref) {
-      ref = r;
+      ref = &r;
       continue;
     }
     for (auto it = ref->run_config.begin(); it != ref->run_config.end(); ++it) {
-      auto jt = r->run_config.find(it.key());
+      auto jt = r.run_config.find(it.key());
       std::string at;
       nlohmann::json va, vb;
-      if (jt == r->run_config.end() || !first_difference(*it, *jt, std::string(keys::kRunConfig) + "." + it.key(), at, va, vb)) continue;
-      std::string what = fmt::format("{} is {} in {} but {} in {}", at, show(va), ref->source, show(vb), r->source);
+      if (jt == r.run_config.end() || !first_difference(*it, *jt, std::string(keys::kRunConfig) + "." + it.key(), at, va, vb)) continue;
+      std::string what = fmt::format("{} is {} in {} but {} in {}", at, show(va), ref->source, show(vb), r.source);
       if (shapes_the_run(it.key())) throw MixedRunsError(fmt::format("these files are not one run: {}; {}", what, kHint));
       if (warned.insert(it.key()).second) warnings.push_back(fmt::format("the ranks' run configurations differ: {}", what));
     }
@@ -167,24 +171,24 @@ void check_one_run(const std::vector<const model::Rank*>& ranks, const std::vect
   // Ranks within the world, one file each.
   std::map<int, std::pair<std::string, bool>> seen;
   for (size_t i = 0; i < ranks.size(); ++i) {
-    const model::Rank& r = *ranks[i];
-    if (rank_given[i] && r.world_size > 0 && r.rank >= r.world_size)
+    const RankHeader& r = ranks[i];
+    if (r.rank_given && r.world_size > 0 && r.rank >= r.world_size)
       throw MixedRunsError(fmt::format("{} says it is rank {} but its world_size is {}: a run of {} ranks has ranks 0 to {}", r.source, r.rank,
                                        r.world_size, r.world_size, r.world_size - 1));
-    auto [it, fresh] = seen.emplace(r.rank, std::pair(r.source, rank_given[i]));
+    auto [it, fresh] = seen.emplace(r.rank, std::pair(r.source, r.rank_given));
     if (fresh) continue;
-    if (rank_given[i] && it->second.second)
+    if (r.rank_given && it->second.second)
       throw MixedRunsError(fmt::format("{} and {} both say they are rank {}: one run has one file per rank; {}", it->second.first, r.source, r.rank, kHint));
     warnings.push_back(fmt::format("{} and {} both claim rank {} (one of them guessed from its place among the files)", it->second.first, r.source, r.rank));
   }
   // Start times: one run's ranks start together.
-  const model::Rank *early = nullptr, *late = nullptr;
+  const RankHeader *early = nullptr, *late = nullptr;
   int64_t lo = 0, hi = 0;
-  for (const model::Rank* r : ranks) {
-    std::optional<int64_t> t = wall_start(*r);
+  for (const RankHeader& r : ranks) {
+    const std::optional<int64_t>& t = r.wall_start;
     if (!t) continue;
-    if (!early || *t < lo) early = r, lo = *t;
-    if (!late || *t > hi) late = r, hi = *t;
+    if (!early || *t < lo) early = &r, lo = *t;
+    if (!late || *t > hi) late = &r, hi = *t;
   }
   int64_t spread;  // hi >= lo, but the two may be further apart than int64 holds
   if (__builtin_sub_overflow(hi, lo, &spread)) spread = INT64_MAX;
@@ -233,7 +237,7 @@ Registry default_registry(std::vector<std::string>& refusals) {
   return r;
 }
 
-LoadResult load(const std::vector<fs::path>& paths, const LoadOptions& options) {
+LoadResult load_each(const std::vector<fs::path>& paths, const LoadOptions& options, const RankSink& sink) {
   LoadResult result;
   std::optional<model::StepPattern> step_pattern;
   try {
@@ -259,8 +263,9 @@ LoadResult load(const std::vector<fs::path>& paths, const LoadOptions& options) 
     total += fs::file_size(f, ec);
   }
 
-  std::vector<std::optional<model::Rank>> ranks(files.size());
-  std::vector<model::EventArgs> args(files.size());
+  // Per file, what is kept once its rank has gone to the sink: small, whatever the trace's size.
+  std::vector<std::optional<RankHeader>> headers(files.size());
+  std::vector<std::vector<std::string>> file_warnings(files.size());
   std::vector<std::exception_ptr> errors(files.size());
   std::vector<uint64_t> sizes(files.size());
   std::atomic<size_t> next{0};
@@ -269,30 +274,43 @@ LoadResult load(const std::vector<fs::path>& paths, const LoadOptions& options) 
     auto work = [&] {
       for (size_t i; (i = next++) < files.size();) {
         try {
-          FileText t = read_text(files[i]);
-          std::string_view head = t.text().substr(0, 64 * 1024);
-          if (head.find_first_not_of(" \t\r\n") == std::string_view::npos)
-            throw trace::TraceError(files[i].string(), 0, t.size == 0 ? "empty file" : "file holds only whitespace");
-          const Importer* imp = registry->find(head);
-          if (!imp && !named.count(files[i])) {
-            skipped[i] = 1;
-            continue;
+          std::optional<model::Rank> rank;
+          model::EventArgs args;
+          {
+            FileText t = read_text(files[i]);
+            std::string_view head = t.text().substr(0, 64 * 1024);
+            if (head.find_first_not_of(" \t\r\n") == std::string_view::npos)
+              throw trace::TraceError(files[i].string(), 0, t.size == 0 ? "empty file" : "file holds only whitespace");
+            const Importer* imp = registry->find(head);
+            if (!imp && !named.count(files[i])) {
+              skipped[i] = 1;
+              continue;
+            }
+            if (!imp)
+              throw trace::TraceError(files[i].string(), 0,
+                                      fmt::format("unknown format: no importer reads it (tried: {})", fmt::join(registry->names(), ", ")));
+            sizes[i] = t.size;
+            Input in{files[i].string(), t.data, t.size, std::move(t.owner), t.gzip, t.gzip_cut_at};
+            const auto* with_args = options.keep_args ? dynamic_cast<const ArgsImporter*>(imp) : nullptr;
+            rank = with_args ? with_args->read_with_args(std::move(in), args) : imp->read(std::move(in));
           }
-          if (!imp)
-            throw trace::TraceError(files[i].string(), 0,
-                                    fmt::format("unknown format: no importer reads it (tried: {})", fmt::join(registry->names(), ", ")));
-          sizes[i] = t.size;
-          Input in{files[i].string(), t.data, t.size, std::move(t.owner), t.gzip, t.gzip_cut_at};
-          const auto* with_args = options.keep_args ? dynamic_cast<const ArgsImporter*>(imp) : nullptr;
-          ranks[i] = with_args ? with_args->read_with_args(std::move(in), args[i]) : imp->read(std::move(in));
-          if (ranks[i]->steps.empty()) {
+          if (rank->steps.empty()) {
             // An injected program's own step ranges (NVTX "step 3"): steps the importer did not know to look for.
-            std::vector<model::Step> own = model::steps_matching(*ranks[i], *step_pattern);
-            const bool device = std::any_of(ranks[i]->tracks.begin(), ranks[i]->tracks.end(), [](const model::Track& tr) {
+            std::vector<model::Step> own = model::steps_matching(*rank, *step_pattern);
+            const bool device = std::any_of(rank->tracks.begin(), rank->tracks.end(), [](const model::Track& tr) {
               return std::any_of(tr.events.begin(), tr.events.end(), [](const model::Event& e) { return e.is_device() && e.issued_ns != model::kUnknown; });
             });
-            if (!own.empty()) model::set_steps(*ranks[i], std::move(own), device);
+            if (!own.empty()) model::set_steps(*rank, std::move(own), device);
           }
+          const bool given = rank->rank >= 0;
+          if (!given) {
+            rank->rank = int(i);
+            if (files.size() > 1)
+              file_warnings[i].push_back(fmt::format("{}: the trace does not say its rank; using {} (its place among the files)", rank->source, i));
+          }
+          for (std::string& w : rank->warnings) file_warnings[i].push_back(w);
+          headers[i] = header_of(*rank, given);
+          sink(i, *rank, args);
         } catch (const std::bad_alloc&) {
           // A bare "std::bad_alloc" names neither the file nor the way out.
           errors[i] = std::make_exception_ptr(trace::TraceError(
@@ -328,37 +346,40 @@ LoadResult load(const std::vector<fs::path>& paths, const LoadOptions& options) 
   if (std::all_of(skipped.begin(), skipped.end(), [](char c) { return c; }))
     throw trace::TraceError(files.front().parent_path().string(), 0, "no file here is a trace any importer reads");
 
-  std::vector<bool> rank_given;
+  std::vector<RankHeader> loaded;
   for (size_t i = 0; i < files.size(); ++i) {
     if (errors[i]) continue;
     if (skipped[i]) {
       result.warnings.push_back(fmt::format("{}: passed over: not a trace (no importer reads it)", files[i].string()));
       continue;
     }
-    model::Rank& r = *ranks[i];
     result.json_bytes += sizes[i];
-    rank_given.push_back(r.rank >= 0);
-    if (r.rank < 0) {
-      r.rank = int(i);
-      if (files.size() > 1) result.warnings.push_back(fmt::format("{}: the trace does not say its rank; using {} (its place among the files)", r.source, i));
-    }
-    for (std::string& w : r.warnings) result.warnings.push_back(w);
-    result.trace.ranks.push_back(std::move(r));
-    if (options.keep_args) result.trace.args.push_back(std::move(args[i]));
+    for (std::string& w : file_warnings[i]) result.warnings.push_back(std::move(w));
+    loaded.push_back(std::move(*headers[i]));
   }
-  std::vector<const model::Rank*> loaded;
-  for (const model::Rank& r : result.trace.ranks) loaded.push_back(&r);
-  check_one_run(loaded, rank_given, result.warnings);
-  // Sort by rank, the args with their ranks.
-  std::vector<size_t> order(result.trace.ranks.size());
+  check_one_run(loaded, result.warnings);
+  return result;
+}
+
+LoadResult load(const std::vector<fs::path>& paths, const LoadOptions& options) {
+  std::mutex mu;
+  std::vector<std::pair<uint64_t, model::Rank>> ranks;
+  std::vector<model::EventArgs> args;
+  LoadResult result = load_each(paths, options, [&](uint64_t order, model::Rank& rank, model::EventArgs& a) {
+    std::lock_guard lock(mu);
+    ranks.emplace_back(order, std::move(rank));
+    args.push_back(std::move(a));
+  });
+  // By rank, then by file (two files may claim one rank), the args with their ranks.
+  std::vector<size_t> order(ranks.size());
   std::iota(order.begin(), order.end(), size_t(0));
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return result.trace.ranks[a].rank < result.trace.ranks[b].rank; });
-  model::Trace sorted;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return std::pair(ranks[a].second.rank, ranks[a].first) < std::pair(ranks[b].second.rank, ranks[b].first);
+  });
   for (size_t k : order) {
-    sorted.ranks.push_back(std::move(result.trace.ranks[k]));
-    if (options.keep_args) sorted.args.push_back(std::move(result.trace.args[k]));
+    result.trace.ranks.push_back(std::move(ranks[k].second));
+    if (options.keep_args) result.trace.args.push_back(std::move(args[k]));
   }
-  result.trace = std::move(sorted);
   return result;
 }
 

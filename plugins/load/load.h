@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -64,14 +65,33 @@ std::vector<std::filesystem::path> expand_inputs(const std::vector<std::filesyst
 // of no known format, or malformed; MixedRunsError when the files are not one run (see check_one_run).
 LoadResult load(const std::vector<std::filesystem::path>& paths, const LoadOptions& options = {});
 
+// What check_one_run needs of a rank: its header and where it starts on the wall clock.
+struct RankHeader {
+  int rank = 0;
+  int world_size = 0;
+  std::string source;
+  nlohmann::json run_config;
+  std::optional<int64_t> wall_start;  // its first event on the wall clock, when the trace maps its clock there
+  bool rank_given = true;             // the number came from the file, not from its place among the files
+};
+RankHeader header_of(const model::Rank& rank, bool rank_given);
+
 // Checks that ranks read from one set of files belong to one run. Errors (MixedRunsError): world sizes
 // differ; a run_config key that shapes the run (sharding, dtypes, prefetch, model, units, batch size, world
 // size, ...) differs; a rank at or beyond its world size; two files that both say the same rank. Warnings:
 // another run_config key differs; a rank was guessed from its place and collides; the ranks' first events
 // lie more than kRunStartSpreadNs apart on the wall clock (ranks whose trace maps onto it: clock_sync pairs,
-// or Kineto's wall-clock times). `rank_given[i]`: ranks[i]'s number came from its file, not its place.
+// or Kineto's wall-clock times). `ranks` in the order of their files.
 inline constexpr int64_t kRunStartSpreadNs = 5LL * 60 * 1'000'000'000;
-void check_one_run(const std::vector<const model::Rank*>& ranks, const std::vector<bool>& rank_given, std::vector<std::string>& warnings);
+void check_one_run(const std::vector<RankHeader>& ranks, std::vector<std::string>& warnings);
+
+// A run streamed rank by rank: each file is imported on a worker thread and handed to the sink there (a rank
+// number the file does not give is its place among the files), then dropped, so at most one rank per thread
+// is in memory. `order` is the file's place among the inputs. The sink is called from several threads at
+// once; what it throws fails that file like an import error. Throws as load() does, after every file is
+// read; the result's trace is empty.
+using RankSink = std::function<void(uint64_t order, model::Rank& rank, model::EventArgs& args)>;
+LoadResult load_each(const std::vector<std::filesystem::path>& paths, const LoadOptions& options, const RankSink& sink);
 
 // The registry the CLI uses: built-ins plus the plugins in SHARDSCOPE_PLUGIN_PATH (refusals appended).
 Registry default_registry(std::vector<std::string>& refusals);

@@ -99,7 +99,11 @@ TEST(Pipeline, PrefetchOnlyScopeGivesTheSameVerdictAsTheReport) {
   EXPECT_EQ(all.prefetch.verdict, only.prefetch.verdict);
   ASSERT_EQ(all.prefetch.ranks.size(), only.prefetch.ranks.size());
   for (size_t i = 0; i < all.prefetch.ranks.size(); ++i) EXPECT_EQ(all.prefetch.ranks[i].steps.size(), only.prefetch.ranks[i].steps.size());
-  EXPECT_TRUE(only.report.ranks.empty());  // nothing else was computed
+  // Nothing else was computed: each rank carries its header and its prefetch check only.
+  ASSERT_EQ(only.report.ranks.size(), all.report.ranks.size());
+  for (const report::RankReport& r : only.report.ranks) EXPECT_TRUE(r.steps.empty() && r.collectives.empty() && r.top_device.empty() && !r.whole) << r.source;
+  EXPECT_TRUE(only.report.stragglers.instances.empty());
+  EXPECT_FALSE(all.report.stragglers.instances.empty());
 }
 
 TEST(Pipeline, DiffPairsRanksAndRanksChangesLargestFirst) {

@@ -1,0 +1,36 @@
+#include "analyzer/analysis/reduce.h"
+
+#include <algorithm>
+#include <map>
+
+namespace shardscope::analysis {
+
+void RunReducer::add(RankSummary&& s) {
+  table_.add(s.arrivals);
+  ranks_.emplace_back(s.key(), std::move(s.report));
+}
+
+void RunReducer::merge(RunReducer&& other) {
+  table_.merge(other.table_);
+  for (auto& r : other.ranks_) ranks_.push_back(std::move(r));
+}
+
+report::Report RunReducer::finish(std::vector<std::string> inputs, std::vector<std::string> warnings, Scope scope) && {
+  report::Report r;
+  r.inputs = std::move(inputs);
+  r.warnings = std::move(warnings);
+  std::sort(ranks_.begin(), ranks_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::map<size_t, std::vector<int>> step_counts;
+  for (auto& [key, rr] : ranks_) {
+    table_.name_late_peers(rr.prefetch, key);
+    r.prefetch_verdict = metrics::combine(r.prefetch_verdict, rr.prefetch.verdict);
+    step_counts[rr.trace_steps].push_back(rr.rank);
+    r.ranks.push_back(std::move(rr));
+  }
+  ranks_.clear();
+  if (step_counts.size() > 1) r.step_counts = step_counts;
+  if (scope == Scope::Everything) r.stragglers = table_.stragglers();
+  return r;
+}
+
+}  // namespace shardscope::analysis

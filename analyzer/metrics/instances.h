@@ -1,0 +1,79 @@
+// Collective instances across ranks. Ranks issue their collectives in one order, so the n-th all-gather of
+// every rank is one instance; each rank contributes the wall-clock start of its instances (its trace clock
+// mapped through its own clock_sync pairs) and is then done with. The table keeps, per instance, only the
+// earliest, latest and next-latest arrival: it grows with the instances, not with ranks x instances, and
+// tables built from disjoint sets of ranks merge (any grouping, any order) into the table of all of them.
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "analyzer/metrics/collectives.h"
+#include "analyzer/metrics/prefetch.h"
+#include "model/trace.h"
+
+namespace shardscope::metrics {
+
+// A rank's place in the run: by rank, then by its file's place among the inputs (two files may claim one
+// rank). Ties between arrivals go by it, so the result does not depend on the order ranks were added in.
+struct RankKey {
+  int rank = 0;
+  uint64_t order = 0;
+  auto operator<=>(const RankKey&) const = default;
+};
+
+struct RankArrivals {
+  RankKey key;
+  bool clock_mapped = false;
+  std::map<model::CollectiveKind, std::vector<int64_t>> wall_start;  // per kind, in issue (start) order
+};
+
+// The rank's device collectives, per kind, in start order, on the wall clock.
+RankArrivals arrivals(const model::Rank& rank, RankKey key);
+
+// Sets each unit pair's all_gather_ordinal and all_gather_wall_ns: where its all-gather falls among the rank's
+// all-gathers, the instance the other ranks are compared at.
+void locate_all_gathers(const model::Rank& rank, RankPrefetch& prefetch);
+
+struct Instance {
+  int64_t first_ns = INT64_MAX;                          // the earliest arrival
+  int64_t last_ns = INT64_MIN, next_last_ns = INT64_MIN;  // the latest and the next-latest (equal on a tie)
+  RankKey last_lo, last_hi;  // the first and the last rank (in rank order) that arrived at last_ns
+  uint32_t ranks = 0;
+  void add(int64_t ns, RankKey key);
+  void merge(const Instance& other);
+};
+
+class InstanceTable {
+ public:
+  void add(const RankArrivals& rank);
+  void merge(const InstanceTable& other);
+
+  // The rank that arrives last at each instance every rank has, and how often each rank is that one.
+  Stragglers stragglers() const;
+  // Names the rank that arrived last at each of this rank's backward all-gathers (when not this one) and
+  // re-judges what a late peer explains (kLatePeerShare).
+  void name_late_peers(RankPrefetch& prefetch, RankKey key) const;
+
+  size_t rank_count() const { return ranks_.size(); }
+  const std::map<model::CollectiveKind, std::vector<Instance>>& instances() const { return instances_; }
+
+  // Per rank: how many instances of each kind it has (the straggler notes compare them) and whether its
+  // clock maps onto the wall clock.
+  struct RankCounts {
+    RankKey key;
+    bool clock_mapped = false;
+    std::map<model::CollectiveKind, uint64_t> count;
+  };
+  const std::vector<RankCounts>& ranks() const { return ranks_; }
+  // For transport (MPI): rebuilt from its parts.
+  static InstanceTable from_parts(std::map<model::CollectiveKind, std::vector<Instance>> instances, std::vector<RankCounts> ranks);
+
+ private:
+  std::map<model::CollectiveKind, std::vector<Instance>> instances_;
+  std::vector<RankCounts> ranks_;
+};
+
+}  // namespace shardscope::metrics
