@@ -124,13 +124,14 @@ Stragglers InstanceTable::stragglers() const {
     if (!r.clock_mapped) unmapped.push_back(r.key.rank);
   if (unmapped.size() == ranks.size()) out.notes.push_back({StragglerNote::Code::NoClockSync});
   else if (!unmapped.empty()) out.notes.push_back({StragglerNote::Code::SomeUnmapped, unmapped});
-  // The kinds of the first rank, each up to the fewest instances any rank has.
+  // The kinds of the first rank, each up to the fewest instances any rank has; a rank whose count differs
+  // from the first rank's is named.
   std::map<CollectiveKind, uint64_t> common = ranks[0].count;
   for (size_t r = 1; r < ranks.size(); ++r)
     for (auto& [k, n] : common) {
       auto it = ranks[r].count.find(k);
-      const uint64_t here = it == ranks[r].count.end() ? 0 : it->second;
-      if (here != n) out.notes.push_back({StragglerNote::Code::CountsDiffer, {}, ranks[r].key.rank, ranks[0].key.rank, here, n, k});
+      const uint64_t here = it == ranks[r].count.end() ? 0 : it->second, there = ranks[0].count.at(k);
+      if (here != there) out.notes.push_back({StragglerNote::Code::CountsDiffer, {}, ranks[r].key.rank, ranks[0].key.rank, here, there, k});
       n = std::min(n, here);
     }
   std::map<RankKey, size_t> place;

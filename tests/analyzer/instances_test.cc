@@ -1,0 +1,123 @@
+// The instance table is a reduce: built from the ranks in any grouping and any order, it gives what the
+// definition gives, worked out here from every rank's arrivals at once (sort each instance's arrivals by
+// time, then by rank: the last is the straggler, the one before it sets how late).
+#include <algorithm>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "analyzer/metrics/instances.h"
+
+namespace shardscope::metrics {
+namespace {
+
+using model::CollectiveKind;
+
+// Ranks with 40 all-gathers and 12 reduce-scatters each (rank 3 one all-gather short), arrivals on a coarse
+// grid so that ties are common.
+std::vector<RankArrivals> run(size_t ranks, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_int_distribution<int64_t> jitter(0, 3);
+  std::vector<RankArrivals> out;
+  for (size_t r = 0; r < ranks; ++r) {
+    RankArrivals a;
+    a.key = {int(r), r};
+    a.clock_mapped = r != 1;
+    for (size_t i = 0; i < (r == 3 ? 39u : 40u); ++i) a.wall_start[CollectiveKind::AllGather].push_back(int64_t(i) * 100 + jitter(gen) * 10);
+    for (size_t i = 0; i < 12; ++i) a.wall_start[CollectiveKind::ReduceScatter].push_back(5000 + int64_t(i) * 100 + jitter(gen) * 10);
+    out.push_back(a);
+  }
+  return out;
+}
+
+void expect_same(const Stragglers& a, const Stragglers& b) {
+  ASSERT_EQ(a.instances.size(), b.instances.size());
+  for (size_t i = 0; i < a.instances.size(); ++i) {
+    EXPECT_EQ(a.instances[i].kind, b.instances[i].kind);
+    EXPECT_EQ(a.instances[i].ordinal, b.instances[i].ordinal);
+    EXPECT_EQ(a.instances[i].last_rank, b.instances[i].last_rank) << i;
+    EXPECT_EQ(a.instances[i].late_by_ns, b.instances[i].late_by_ns) << i;
+    EXPECT_EQ(a.instances[i].spread_ns, b.instances[i].spread_ns) << i;
+  }
+  ASSERT_EQ(a.ranks.size(), b.ranks.size());
+  for (size_t r = 0; r < a.ranks.size(); ++r) {
+    EXPECT_EQ(a.ranks[r].rank, b.ranks[r].rank);
+    EXPECT_EQ(a.ranks[r].times_last, b.ranks[r].times_last);
+    EXPECT_EQ(a.ranks[r].total_late_by_ns, b.ranks[r].total_late_by_ns);
+  }
+  ASSERT_EQ(a.notes.size(), b.notes.size());
+}
+
+TEST(InstanceTable, StragglersFollowTheDefinition) {
+  const std::vector<RankArrivals> ranks = run(6, 7);
+  InstanceTable t;
+  for (const RankArrivals& a : ranks) t.add(a);
+  const Stragglers s = t.stragglers();
+  // Rank 3 has 39 all-gathers: 39 of them and the 12 reduce-scatters are matched.
+  ASSERT_EQ(s.instances.size(), 39u + 12u);
+  size_t checked = 0;
+  for (const StragglerInstance& in : s.instances) {
+    std::vector<std::pair<int64_t, int>> arr;
+    for (const RankArrivals& a : ranks) arr.push_back({a.wall_start.at(in.kind)[in.ordinal], a.key.rank});
+    std::sort(arr.begin(), arr.end());
+    EXPECT_EQ(in.last_rank, arr.back().second);
+    EXPECT_EQ(in.late_by_ns, arr.back().first - arr[arr.size() - 2].first);
+    EXPECT_EQ(in.spread_ns, arr.back().first - arr.front().first);
+    ++checked;
+  }
+  EXPECT_EQ(checked, 51u);
+  // Rank 1 maps no clock; rank 3's all-gather count differs from the first rank's (and only rank 3's: the
+  // ranks after it are compared with rank 0, not with the fewest so far).
+  ASSERT_EQ(s.notes.size(), 2u);
+  EXPECT_EQ(s.notes[0].code, StragglerNote::Code::SomeUnmapped);
+  EXPECT_EQ(s.notes[1].code, StragglerNote::Code::CountsDiffer);
+  EXPECT_EQ(s.notes[1].rank, 3);
+  EXPECT_EQ(s.notes[1].here, 39u);
+  EXPECT_EQ(s.notes[1].there, 40u);
+}
+
+TEST(InstanceTable, AnyGroupingAndOrderGivesTheSameTable) {
+  const std::vector<RankArrivals> ranks = run(9, 11);
+  InstanceTable all;
+  for (const RankArrivals& a : ranks) all.add(a);
+  const Stragglers expected = all.stragglers();
+  for (uint32_t seed : {1u, 2u, 3u, 4u}) {
+    std::vector<RankArrivals> shuffled = ranks;
+    std::shuffle(shuffled.begin(), shuffled.end(), std::mt19937(seed));
+    // Three workers' tables, merged right to left.
+    InstanceTable part[3];
+    for (size_t i = 0; i < shuffled.size(); ++i) part[i % 3].add(shuffled[i]);
+    part[1].merge(part[2]);
+    part[0].merge(part[1]);
+    expect_same(part[0].stragglers(), expected);
+  }
+}
+
+TEST(InstanceTable, ALatePeerIsTheFirstOfTheRanksThatArrivedLast) {
+  InstanceTable t;
+  for (int r = 0; r < 4; ++r) {
+    RankArrivals a;
+    a.key = {r, uint64_t(r)};
+    a.wall_start[CollectiveKind::AllGather] = {r == 0 ? 100 : r >= 2 ? 900 : 500};  // ranks 2 and 3 arrive last together
+    t.add(a);
+  }
+  RankPrefetch p;
+  StepPrefetch& s = p.steps.emplace_back();
+  UnitPrefetch u;
+  u.all_gather_ordinal = 0, u.all_gather_wall_ns = 100;
+  u.ag_ns = 1000, u.exposed_wait_ns = 700, u.cause = Cause::LongerThanCompute;
+  s.units.push_back(u);
+  t.name_late_peers(p, {0, 0});
+  EXPECT_EQ(p.steps[0].units[0].late_peer, 2);
+  EXPECT_EQ(p.steps[0].units[0].late_peer_ns, 800);
+  EXPECT_EQ(p.steps[0].units[0].cause, Cause::LatePeer);  // 800 >= 0.5 x 700
+  // Rank 2 itself arrived last: no late peer.
+  RankPrefetch q = p;
+  q.steps[0].units[0] = u;
+  q.steps[0].units[0].all_gather_wall_ns = 900;
+  t.name_late_peers(q, {2, 2});
+  EXPECT_EQ(q.steps[0].units[0].late_peer, -1);
+}
+
+}  // namespace
+}  // namespace shardscope::metrics
