@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "analyzer/analysis/reduce.h"
+#include "analyzer/analysis/summary_file.h"
 
 namespace shardscope::analysis {
 
@@ -34,15 +35,32 @@ AnalysedRun analyse_run(const std::vector<std::string>& paths, const plugins::Lo
   return run;
 }
 
+plugins::LoadResult summarize_each(const std::vector<std::string>& paths, plugins::LoadOptions options, Scope scope,
+                                   const std::function<void(RankSummary&&)>& each) {
+  options.claim = [&](uint64_t order, const std::filesystem::path& file) -> std::optional<plugins::Claimed> {
+    if (!is_summary_file(file)) return std::nullopt;
+    RankSummary s = read_summary(file, order);
+    plugins::Claimed c{s.header, s.warnings, s.trace_bytes};
+    each(std::move(s));
+    return c;
+  };
+  std::vector<std::filesystem::path> in(paths.begin(), paths.end());
+  return plugins::load_each(in, options, [&](plugins::LoadedRank& loaded) {
+    RankSummary s = summarize(loaded.rank, loaded.order, scope);  // the rank's events in hand
+    s.header = loaded.header;
+    s.warnings = loaded.warnings;
+    s.trace_bytes = loaded.bytes;
+    each(std::move(s));
+  });
+}
+
 AnalysedRun analyse_stream(const std::vector<std::string>& paths, const plugins::LoadOptions& options, Scope scope) {
   AnalysedRun run;
   run.inputs = paths;
-  std::vector<std::filesystem::path> in(paths.begin(), paths.end());
   std::mutex mu;
   RunReducer reducer;
   std::vector<std::pair<metrics::RankKey, std::map<std::string, int64_t>>> device_time;
-  plugins::LoadResult loaded = plugins::load_each(in, options, [&](uint64_t order, model::Rank& rank, model::EventArgs&) {
-    RankSummary s = summarize(rank, order, scope);  // on the loading thread, the rank's events in hand
+  plugins::LoadResult loaded = summarize_each(paths, options, scope, [&](RankSummary&& s) {
     std::lock_guard lock(mu);
     if (scope == Scope::Everything) device_time.emplace_back(s.key(), std::move(s.device_time));
     reducer.add(std::move(s));

@@ -3,6 +3,7 @@
 // is a map (each rank summarised: summary.h) and a reduce (reduce.h).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -35,6 +36,12 @@ AnalysedRun analyse_run(const std::vector<std::string>& paths, const plugins::Lo
 // The same numbers with at most one rank's events in memory per loading thread: each rank is summarised as
 // it is read and its events dropped. `trace` stays empty.
 AnalysedRun analyse_stream(const std::vector<std::string>& paths, const plugins::LoadOptions& options, Scope scope = Scope::Everything);
+
+// Every rank of the inputs summarised, trace files and summary files (summary_file.h) alike, each summary
+// handed to `each` on the loading thread that made it (several at once), its events gone by then. Returns
+// what plugins::load_each returns and throws what it throws.
+plugins::LoadResult summarize_each(const std::vector<std::string>& paths, plugins::LoadOptions options, Scope scope,
+                                   const std::function<void(RankSummary&&)>& each);
 
 // The analysis of a loaded trace (what analyse_run does after loading).
 void analyse(AnalysedRun& run, Scope scope);

@@ -9,6 +9,7 @@
 #include "analyzer/cli/launch.h"
 #include "analyzer/cli/memory.h"
 #include "analyzer/cli/report.h"
+#include "analyzer/cli/summarize.h"
 #include "tracer/format/limits.h"
 
 int main(int argc, char** argv) {
@@ -25,16 +26,21 @@ int main(int argc, char** argv) {
   std::vector<std::string> paths;
   std::string output = "-";
   CLI::App* report = app.add_subcommand("report", "Where each step went: compute, communication (overlapped and exposed), idle; collectives, prefetch, memory");
-  report->add_option("PATH", paths, "Trace files or directories of per-rank files (shardscope or PyTorch profiler JSON, .json or .json.gz)")->required();
+  report->add_option("PATH", paths, "Trace files, rank summaries or directories of them (shardscope or PyTorch profiler JSON, .json or .json.gz; summaries .sqlite)")->required();
   report->add_option("--format", format, "Output format")->check(CLI::IsMember({"text", "md", "json", "html"}));
   report->add_option("-o,--output", output, "Write to FILE instead of stdout (- for stdout)");
 
   CLI::App* check = app.add_subcommand("check-prefetch", "Verify BACKWARD_PRE prefetch per unit and step; exit 0 effective, 1 not effective, 2 error");
-  check->add_option("PATH", paths, "Trace files or directories")->required();
+  check->add_option("PATH", paths, "Trace files, rank summaries or directories of them")->required();
   check->add_option("--format", format, "Output format")->check(CLI::IsMember({"text", "json"}));
 
+  std::string summary_dir;
+  CLI::App* summarize = app.add_subcommand("summarize", "Summarise each rank's trace into a small SQLite file (docs/summaries.md) that report, check-prefetch and diff read");
+  summarize->add_option("PATH", paths, "Trace files or directories of per-rank files")->required();
+  summarize->add_option("-o,--output", summary_dir, "The directory the summaries go to (one per rank, NAME.sqlite)")->required();
+
   std::string step_pattern;
-  for (CLI::App* c : {report, check})
+  for (CLI::App* c : {report, check, summarize})
     c->add_option("--step-pattern", step_pattern, "Ranges whose whole name matches this regex (RE2 syntax) are the steps where the trace has none of its own "
                                                   "(default: \"step 3\", \"iteration 3\"; the first group numbers them)");
   std::string a, b;
@@ -47,7 +53,7 @@ int main(int argc, char** argv) {
   // One bound for every command that reads traces: more JSON text than this (a file, or what a gzip
   // inflates to) is refused rather than run out of memory.
   uint64_t max_trace_bytes = 0;
-  for (CLI::App* c : {inspect, report, check, diff})
+  for (CLI::App* c : {inspect, report, check, diff, summarize})
     c->add_option("--max-trace-bytes", max_trace_bytes,
                   "Refuse a trace whose JSON text (inflated) is larger than this, e.g. 16GiB (default: 4 GiB or an eighth of the memory this "
                   "process may use, whichever is less)")
@@ -94,6 +100,7 @@ int main(int argc, char** argv) {
   if (*launch) return shardscope::cli::launch(lo);
   if (*report) return shardscope::cli::report(paths, format, output, std::cout, std::cerr, step_pattern);
   if (*check) return shardscope::cli::check_prefetch(paths, format, std::cout, std::cerr, step_pattern);
+  if (*summarize) return shardscope::cli::summarize(paths, summary_dir, std::cout, std::cerr, step_pattern);
   if (*diff) return shardscope::cli::diff(a, b, format, std::cout, std::cerr, step_pattern);
   if (*memory) {
     if (*params_opt) m.params = params;

@@ -28,7 +28,7 @@ namespace {
 bool is_trace_name(const fs::path& p) {
   std::string n = p.filename().string();
   auto ends = [&](std::string_view s) { return n.size() >= s.size() && n.compare(n.size() - s.size(), s.size(), s) == 0; };
-  return ends(".json") || ends(".json.gz") || ends(".gz");
+  return ends(".json") || ends(".json.gz") || ends(".gz") || ends(".sqlite");
 }
 
 // Serializes the progress callback over the loading threads.
@@ -217,7 +217,7 @@ std::vector<fs::path> expand_inputs(const std::vector<fs::path>& paths) {
         for (size_t i = 0; i < subdirs.size() && i < 8; ++i) hint += (i ? ", " : "") + subdirs[i] + "/";
         if (subdirs.size() > 8) hint += ", ...";
         throw trace::TraceError(p.string(), 0,
-                                "no trace files (*.json, *.json.gz) in this directory" +
+                                "no trace files (*.json, *.json.gz, *.sqlite) in this directory" +
                                     (hint.empty() ? std::string() : "; it has subdirectories (" + hint + "): give the ones that hold one run's traces"));
       }
       std::sort(found.begin(), found.end());
@@ -274,9 +274,15 @@ LoadResult load_each(const std::vector<fs::path>& paths, const LoadOptions& opti
     auto work = [&] {
       for (size_t i; (i = next++) < files.size();) {
         try {
+          std::optional<Claimed> claimed = options.claim ? options.claim(i, files[i]) : std::nullopt;
+          if (claimed) {
+            headers[i] = std::move(claimed->header);
+            file_warnings[i] = std::move(claimed->warnings);
+            sizes[i] = claimed->bytes;
+          }
           std::optional<model::Rank> rank;
           model::EventArgs args;
-          {
+          if (!claimed) {
             FileText t = read_text(files[i]);
             std::string_view head = t.text().substr(0, 64 * 1024);
             if (head.find_first_not_of(" \t\r\n") == std::string_view::npos)
@@ -294,7 +300,7 @@ LoadResult load_each(const std::vector<fs::path>& paths, const LoadOptions& opti
             const auto* with_args = options.keep_args ? dynamic_cast<const ArgsImporter*>(imp) : nullptr;
             rank = with_args ? with_args->read_with_args(std::move(in), args) : imp->read(std::move(in));
           }
-          if (rank->steps.empty()) {
+          if (rank && rank->steps.empty()) {
             // An injected program's own step ranges (NVTX "step 3"): steps the importer did not know to look for.
             std::vector<model::Step> own = model::steps_matching(*rank, *step_pattern);
             const bool device = std::any_of(rank->tracks.begin(), rank->tracks.end(), [](const model::Track& tr) {
@@ -302,15 +308,18 @@ LoadResult load_each(const std::vector<fs::path>& paths, const LoadOptions& opti
             });
             if (!own.empty()) model::set_steps(*rank, std::move(own), device);
           }
-          const bool given = rank->rank >= 0;
-          if (!given) {
-            rank->rank = int(i);
-            if (files.size() > 1)
-              file_warnings[i].push_back(fmt::format("{}: the trace does not say its rank; using {} (its place among the files)", rank->source, i));
+          if (rank) {
+            const bool given = rank->rank >= 0;
+            if (!given) {
+              rank->rank = int(i);
+              if (files.size() > 1)
+                file_warnings[i].push_back(fmt::format("{}: the trace does not say its rank; using {} (its place among the files)", rank->source, i));
+            }
+            for (std::string& w : rank->warnings) file_warnings[i].push_back(w);
+            headers[i] = header_of(*rank, given);
+            LoadedRank loaded{i, *rank, args, *headers[i], file_warnings[i], sizes[i]};
+            sink(loaded);
           }
-          for (std::string& w : rank->warnings) file_warnings[i].push_back(w);
-          headers[i] = header_of(*rank, given);
-          sink(i, *rank, args);
         } catch (const std::bad_alloc&) {
           // A bare "std::bad_alloc" names neither the file nor the way out.
           errors[i] = std::make_exception_ptr(trace::TraceError(
@@ -365,10 +374,10 @@ LoadResult load(const std::vector<fs::path>& paths, const LoadOptions& options) 
   std::mutex mu;
   std::vector<std::pair<uint64_t, model::Rank>> ranks;
   std::vector<model::EventArgs> args;
-  LoadResult result = load_each(paths, options, [&](uint64_t order, model::Rank& rank, model::EventArgs& a) {
+  LoadResult result = load_each(paths, options, [&](LoadedRank& r) {
     std::lock_guard lock(mu);
-    ranks.emplace_back(order, std::move(rank));
-    args.push_back(std::move(a));
+    ranks.emplace_back(r.order, std::move(r.rank));
+    args.push_back(std::move(r.args));
   });
   // By rank, then by file (two files may claim one rank), the args with their ranks.
   std::vector<size_t> order(ranks.size());

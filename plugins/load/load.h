@@ -28,6 +28,22 @@ struct FileFailure {
   std::string message;
 };
 
+// What check_one_run needs of a rank: its header and where it starts on the wall clock.
+struct RankHeader {
+  int rank = 0;
+  int world_size = 0;
+  std::string source;
+  nlohmann::json run_config;
+  std::optional<int64_t> wall_start;  // its first event on the wall clock, when the trace maps its clock there
+  bool rank_given = true;             // the number came from the file, not from its place among the files
+};
+// A file another reader took (LoadOptions::claim): what the loader still needs of it.
+struct Claimed {
+  RankHeader header;
+  std::vector<std::string> warnings;
+  uint64_t bytes = 0;  // the trace text it stands for
+};
+
 struct LoadOptions {
   const Registry* registry = nullptr;  // nullptr: the built-in importers plus SHARDSCOPE_PLUGIN_PATH
   std::function<void(const LoadProgress&)> on_progress;  // empty: none
@@ -41,6 +57,9 @@ struct LoadOptions {
   // Keep each event's args (LoadResult::trace.args) for the importers that can (ArgsImporter): what the
   // viewer's details show. Off for reports, which need only what importers map into the events.
   bool keep_args = false;
+  // Called for each file on a loading thread before it is read: a result means the caller read the file
+  // itself (a rank summary, say) and the loader only checks it belongs to the run. Empty: none claimed.
+  std::function<std::optional<Claimed>(uint64_t order, const std::filesystem::path& file)> claim;
 };
 
 struct LoadResult {
@@ -65,15 +84,6 @@ std::vector<std::filesystem::path> expand_inputs(const std::vector<std::filesyst
 // of no known format, or malformed; MixedRunsError when the files are not one run (see check_one_run).
 LoadResult load(const std::vector<std::filesystem::path>& paths, const LoadOptions& options = {});
 
-// What check_one_run needs of a rank: its header and where it starts on the wall clock.
-struct RankHeader {
-  int rank = 0;
-  int world_size = 0;
-  std::string source;
-  nlohmann::json run_config;
-  std::optional<int64_t> wall_start;  // its first event on the wall clock, when the trace maps its clock there
-  bool rank_given = true;             // the number came from the file, not from its place among the files
-};
 RankHeader header_of(const model::Rank& rank, bool rank_given);
 
 // Checks that ranks read from one set of files belong to one run. Errors (MixedRunsError): world sizes
@@ -87,10 +97,17 @@ void check_one_run(const std::vector<RankHeader>& ranks, std::vector<std::string
 
 // A run streamed rank by rank: each file is imported on a worker thread and handed to the sink there (a rank
 // number the file does not give is its place among the files), then dropped, so at most one rank per thread
-// is in memory. `order` is the file's place among the inputs. The sink is called from several threads at
-// once; what it throws fails that file like an import error. Throws as load() does, after every file is
-// read; the result's trace is empty.
-using RankSink = std::function<void(uint64_t order, model::Rank& rank, model::EventArgs& args)>;
+// is in memory. The sink is called from several threads at once; what it throws fails that file like an
+// import error. Throws as load() does, after every file is read; the result's trace is empty.
+struct LoadedRank {
+  uint64_t order;                           // the file's place among the inputs
+  model::Rank& rank;
+  model::EventArgs& args;                   // empty unless LoadOptions::keep_args
+  const RankHeader& header;
+  const std::vector<std::string>& warnings;  // the file's: the rank guessed, what its importer noticed
+  uint64_t bytes;                           // the file's size on disk
+};
+using RankSink = std::function<void(LoadedRank&)>;
 LoadResult load_each(const std::vector<std::filesystem::path>& paths, const LoadOptions& options, const RankSink& sink);
 
 // The registry the CLI uses: built-ins plus the plugins in SHARDSCOPE_PLUGIN_PATH (refusals appended).

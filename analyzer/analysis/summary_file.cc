@@ -1,0 +1,247 @@
+#include "analyzer/analysis/summary_file.h"
+
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include "analyzer/analysis/summary_codec.h"
+#include "tracer/format/error.h"
+
+namespace shardscope::analysis {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE meta(key TEXT PRIMARY KEY, value) WITHOUT ROWID;
+CREATE TABLE steps(step INTEGER, start_ns INTEGER, end_ns INTEGER, aborted INTEGER, window_ns INTEGER, compute_ns INTEGER, comm_ns INTEGER,
+                   overlap_ns INTEGER, exposed_ns INTEGER, busy_ns INTEGER, idle_ns INTEGER);
+CREATE TABLE collectives(kind TEXT, ordinal INTEGER, unit INTEGER, group_size INTEGER, bytes INTEGER, issued_ns INTEGER, start_ns INTEGER,
+                         end_ns INTEGER, wall_start_ns INTEGER);
+CREATE TABLE collective_stats(kind TEXT, count INTEGER, time_ns INTEGER, bytes INTEGER, sized_count INTEGER, sized_time_ns INTEGER,
+                              algbw_gbps REAL, busbw_gbps REAL, group_size INTEGER);
+CREATE TABLE prefetch_units(step INTEGER, unit INTEGER, next_unit INTEGER, issued_ns INTEGER, ag_start_ns INTEGER, ag_end_ns INTEGER,
+                            issue_lead_ns INTEGER, ag_ns INTEGER, hidden_ns INTEGER, exposed_wait_ns INTEGER, cause INTEGER,
+                            all_gather_ordinal INTEGER);
+CREATE TABLE memory(category TEXT, measured_bytes REAL, predicted_bytes REAL);
+CREATE TABLE device_time(name TEXT, total_ns INTEGER);
+CREATE TABLE warnings(message TEXT);
+CREATE TABLE report(cbor BLOB);
+)sql";
+
+struct DbClose {
+  void operator()(sqlite3* db) const { sqlite3_close(db); }
+};
+struct StmtFinalize {
+  void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
+};
+using Db = std::unique_ptr<sqlite3, DbClose>;
+
+// One statement: bind by position (1-based, as SQLite counts), step, reset.
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const char* sql, const std::string& file) : file_(file) {
+    sqlite3_stmt* s = nullptr;
+    if (sqlite3_prepare_v2(db, sql, -1, &s, nullptr) != SQLITE_OK) fail(db);
+    s_.reset(s);
+  }
+  Stmt& bind(int i, int64_t v) { return check(sqlite3_bind_int64(s_.get(), i, v)); }
+  Stmt& bind_known(int i, int64_t v) { return v == model::kUnknown ? check(sqlite3_bind_null(s_.get(), i)) : bind(i, v); }
+  Stmt& bind(int i, double v) { return check(sqlite3_bind_double(s_.get(), i, v)); }
+  Stmt& bind(int i, std::optional<double> v) { return v ? bind(i, *v) : check(sqlite3_bind_null(s_.get(), i)); }
+  Stmt& bind(int i, std::string_view v) { return check(sqlite3_bind_text(s_.get(), i, v.data(), int(v.size()), SQLITE_TRANSIENT)); }
+  Stmt& bind_blob(int i, const std::vector<uint8_t>& v) { return check(sqlite3_bind_blob(s_.get(), i, v.data(), int(v.size()), SQLITE_TRANSIENT)); }
+  void run() {
+    if (sqlite3_step(s_.get()) != SQLITE_DONE) fail(sqlite3_db_handle(s_.get()));
+    sqlite3_reset(s_.get());
+  }
+  bool row() {
+    const int rc = sqlite3_step(s_.get());
+    if (rc == SQLITE_ROW) return true;
+    if (rc != SQLITE_DONE) fail(sqlite3_db_handle(s_.get()));
+    return false;
+  }
+  bool null(int c) { return sqlite3_column_type(s_.get(), c) == SQLITE_NULL; }
+  int64_t i64(int c) { return sqlite3_column_int64(s_.get(), c); }
+  int64_t known(int c) { return null(c) ? model::kUnknown : i64(c); }
+  std::string text(int c) {
+    const unsigned char* t = sqlite3_column_text(s_.get(), c);
+    return t ? std::string(reinterpret_cast<const char*>(t), size_t(sqlite3_column_bytes(s_.get(), c))) : std::string();
+  }
+  std::vector<uint8_t> blob(int c) {
+    const auto* p = static_cast<const uint8_t*>(sqlite3_column_blob(s_.get(), c));
+    return p ? std::vector<uint8_t>(p, p + sqlite3_column_bytes(s_.get(), c)) : std::vector<uint8_t>();
+  }
+
+ private:
+  Stmt& check(int rc) {
+    if (rc != SQLITE_OK) fail(sqlite3_db_handle(s_.get()));
+    return *this;
+  }
+  [[noreturn]] void fail(sqlite3* db) const { throw trace::TraceError(file_, 0, fmt::format("summary: {}", sqlite3_errmsg(db))); }
+  std::unique_ptr<sqlite3_stmt, StmtFinalize> s_;
+  std::string file_;
+};
+
+void exec(sqlite3* db, const char* sql, const std::string& file) {
+  char* msg = nullptr;
+  if (sqlite3_exec(db, sql, nullptr, nullptr, &msg) != SQLITE_OK) {
+    std::string m = msg ? msg : sqlite3_errmsg(db);
+    sqlite3_free(msg);
+    throw trace::TraceError(file, 0, fmt::format("summary: {}", m));
+  }
+}
+
+Db open(const fs::path& path, int flags) {
+  sqlite3* db = nullptr;
+  const int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
+  Db owned(db);
+  if (rc != SQLITE_OK) throw trace::TraceError(path.string(), 0, fmt::format("summary: cannot open: {}", db ? sqlite3_errmsg(db) : sqlite3_errstr(rc)));
+  return owned;
+}
+
+model::CollectiveKind kind_named(const std::string& name, const std::string& file) {
+  for (int k = 0; k <= int(model::CollectiveKind::Unknown); ++k)
+    if (model::to_string(model::CollectiveKind(k)) == name) return model::CollectiveKind(k);
+  throw trace::TraceError(file, 0, fmt::format("summary: collectives.kind '{}' is not a collective kind", name.substr(0, 40)));
+}
+
+void write_tables(sqlite3* db, const RankSummary& s, const std::string& file) {
+  const report::RankReport& r = s.report;
+  {
+    Stmt m(db, "INSERT INTO meta VALUES (?, ?)", file);
+    auto put = [&](const char* k, auto v) { m.bind(1, std::string_view(k)).bind(2, v).run(); };
+    put("schema_version", int64_t(kSummarySchemaVersion));
+    put("rank", int64_t(r.rank));
+    put("world_size", int64_t(s.header.world_size));
+    put("rank_given", int64_t(s.header.rank_given));
+    put("source", std::string_view(r.source));
+    put("format", std::string_view(r.format));
+    put("clock_mapped", int64_t(s.arrivals.clock_mapped));
+    put("trace_bytes", int64_t(s.trace_bytes));
+    put("run_config", std::string_view(s.header.run_config.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
+    if (s.header.wall_start) put("wall_start_ns", *s.header.wall_start);
+  }
+  Stmt st(db, "INSERT INTO steps VALUES (?,?,?,?,?,?,?,?,?,?,?)", file);
+  for (const report::StepRow& row : r.steps)
+    st.bind(1, row.step.number).bind(2, row.step.start_ns).bind(3, row.step.end_ns).bind(4, int64_t(row.step.aborted)).bind(5, row.m.window_ns)
+        .bind(6, row.m.compute_ns).bind(7, row.m.comm_ns).bind(8, row.m.overlap_ns).bind(9, row.m.exposed_ns()).bind(10, row.m.busy_ns)
+        .bind(11, row.m.idle_ns()).run();
+  Stmt co(db, "INSERT INTO collectives VALUES (?,?,?,?,?,?,?,?,?)", file);
+  for (const CollectiveRecord& c : s.collectives)
+    co.bind(1, model::to_string(c.kind)).bind(2, c.ordinal).bind(3, int64_t(c.unit)).bind(4, int64_t(c.group_size)).bind_known(5, c.bytes)
+        .bind_known(6, c.issued_ns).bind(7, c.start_ns).bind(8, c.end_ns).bind(9, c.wall_start_ns).run();
+  Stmt cs(db, "INSERT INTO collective_stats VALUES (?,?,?,?,?,?,?,?,?)", file);
+  for (const metrics::CollectiveStats& c : r.collectives)
+    cs.bind(1, model::to_string(c.kind)).bind(2, c.count).bind(3, c.time_ns).bind(4, c.bytes).bind(5, c.sized_count).bind(6, c.sized_time_ns)
+        .bind(7, c.algbw_gbps()).bind(8, c.busbw_gbps()).bind(9, int64_t(c.group_size)).run();
+  Stmt pu(db, "INSERT INTO prefetch_units VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", file);
+  for (const metrics::StepPrefetch& sp : r.prefetch.steps)
+    for (const metrics::UnitPrefetch& u : sp.units)
+      pu.bind(1, sp.step).bind(2, int64_t(u.unit)).bind(3, int64_t(u.next_unit)).bind(4, u.issued_ns).bind(5, u.ag_start_ns).bind(6, u.ag_end_ns)
+          .bind(7, u.issue_lead_ns).bind(8, u.ag_ns).bind(9, u.hidden_ns).bind(10, u.exposed_wait_ns).bind(11, int64_t(u.cause))
+          .bind(12, u.all_gather_ordinal).run();
+  Stmt me(db, "INSERT INTO memory VALUES (?,?,?)", file);
+  for (const metrics::MemoryRow& row : r.memory.rows) me.bind(1, std::string_view(row.category)).bind(2, row.measured).bind(3, row.predicted).run();
+  Stmt dt(db, "INSERT INTO device_time VALUES (?,?)", file);
+  for (const auto& [name, ns] : s.device_time) dt.bind(1, std::string_view(name)).bind(2, ns).run();
+  Stmt wa(db, "INSERT INTO warnings VALUES (?)", file);
+  for (const std::string& w : s.warnings) wa.bind(1, std::string_view(w)).run();
+  Stmt re(db, "INSERT INTO report VALUES (?)", file);
+  re.bind_blob(1, nlohmann::json::to_cbor(encode(r))).run();
+}
+
+}  // namespace
+
+bool is_summary_file(const fs::path& path) {
+  char head[16] = {};
+  std::ifstream in(path, std::ios::binary);
+  if (!in.read(head, sizeof head) || std::memcmp(head, "SQLite format 3", 16) != 0) return false;
+  try {
+    Db db = open(path, SQLITE_OPEN_READONLY);
+    Stmt q(db.get(), "SELECT value FROM meta WHERE key = 'schema_version'", path.string());
+    return q.row();
+  } catch (const trace::TraceError&) {
+    return false;  // another SQLite file (an Nsight Systems export, say)
+  }
+}
+
+void write_summary(const fs::path& path, const RankSummary& s) {
+  const fs::path tmp = path.string() + fmt::format(".tmp{}", ::getpid());
+  std::error_code ec;
+  fs::remove(tmp, ec);
+  try {
+    Db db = open(tmp, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    // Small pages: a summary of a small trace stays small. No journal: a crash leaves only the temporary file.
+    exec(db.get(), "PRAGMA page_size = 1024; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; BEGIN", tmp.string());
+    exec(db.get(), kSchema, tmp.string());
+    write_tables(db.get(), s, tmp.string());
+    exec(db.get(), "COMMIT", tmp.string());
+  } catch (...) {
+    fs::remove(tmp, ec);
+    throw;
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw trace::TraceError(path.string(), 0, fmt::format("cannot write the summary: {}", ec.message()));
+  }
+}
+
+RankSummary read_summary(const fs::path& path, uint64_t order) {
+  const std::string file = path.string();
+  Db db = open(path, SQLITE_OPEN_READONLY);
+  RankSummary s;
+  {
+    Stmt m(db.get(), "SELECT key, value FROM meta", file);
+    std::map<std::string, std::pair<int64_t, std::string>> meta;
+    while (m.row()) meta[m.text(0)] = {m.i64(1), m.text(1)};
+    auto need = [&](const char* k) -> const std::pair<int64_t, std::string>& {
+      auto it = meta.find(k);
+      if (it == meta.end()) throw trace::TraceError(file, 0, fmt::format("summary: meta has no '{}'", k));
+      return it->second;
+    };
+    if (need("schema_version").first != kSummarySchemaVersion)
+      throw trace::TraceError(file, 0, fmt::format("summary of schema version {}; this shardscope reads version {} (summarize the traces again)",
+                                                   need("schema_version").first, kSummarySchemaVersion));
+    s.header.rank = int(need("rank").first);
+    s.header.world_size = int(need("world_size").first);
+    s.header.rank_given = need("rank_given").first != 0;
+    s.header.source = need("source").second;
+    s.arrivals.clock_mapped = need("clock_mapped").first != 0;
+    s.trace_bytes = uint64_t(need("trace_bytes").first);
+    if (meta.count("wall_start_ns")) s.header.wall_start = meta["wall_start_ns"].first;
+    s.header.run_config = nlohmann::json::parse(need("run_config").second, nullptr, false);
+    if (s.header.run_config.is_discarded()) throw trace::TraceError(file, 0, "summary: meta.run_config is not JSON");
+  }
+  {
+    Stmt q(db.get(), "SELECT cbor FROM report", file);
+    if (!q.row()) throw trace::TraceError(file, 0, "summary: the report table is empty");
+    try {
+      s.report = decode_rank_report(nlohmann::json::from_cbor(q.blob(0)));
+    } catch (const nlohmann::json::exception& e) {
+      throw trace::TraceError(file, 0, fmt::format("summary: the report record is damaged: {}", e.what()));
+    }
+  }
+  s.arrivals.key = {s.header.rank, order};
+  Stmt co(db.get(), "SELECT kind, ordinal, unit, group_size, bytes, issued_ns, start_ns, end_ns, wall_start_ns FROM collectives ORDER BY kind, ordinal", file);
+  while (co.row()) {
+    CollectiveRecord c{kind_named(co.text(0), file), co.i64(1), int32_t(co.i64(2)), int32_t(co.i64(3)), co.known(4), co.known(5), co.i64(6), co.i64(7), co.i64(8)};
+    std::vector<int64_t>& starts = s.arrivals.wall_start[c.kind];
+    if (c.ordinal != int64_t(starts.size())) throw trace::TraceError(file, 0, fmt::format("summary: collectives of kind {} skip ordinal {}", model::to_string(c.kind), starts.size()));
+    starts.push_back(c.wall_start_ns);
+    s.collectives.push_back(c);
+  }
+  Stmt dt(db.get(), "SELECT name, total_ns FROM device_time", file);
+  while (dt.row()) s.device_time[dt.text(0)] = dt.i64(1);
+  Stmt wa(db.get(), "SELECT message FROM warnings ORDER BY rowid", file);
+  while (wa.row()) s.warnings.push_back(wa.text(0));
+  return s;
+}
+
+}  // namespace shardscope::analysis

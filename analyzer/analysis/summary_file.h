@@ -1,0 +1,27 @@
+// A rank summary as a file: SQLite, one table per record kind (docs/summaries.md has the schema), so that
+// sqlite3, DuckDB or pandas can query many runs at once, and `report`, `check-prefetch` and `diff` read it
+// wherever they read a trace.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+
+#include "analyzer/analysis/summary.h"
+
+namespace shardscope::analysis {
+
+// Bumped when a table or column changes meaning; a reader refuses a summary of another version by name.
+inline constexpr int kSummarySchemaVersion = 1;
+
+// The file begins as SQLite does and holds the summary's meta table.
+bool is_summary_file(const std::filesystem::path& path);
+
+// Writes to a new file beside `path`, then renames it over `path`: a reader never sees half a summary.
+// Throws trace::TraceError naming the file.
+void write_summary(const std::filesystem::path& path, const RankSummary& summary);
+
+// `order`: the file's place among the inputs. Throws trace::TraceError (file, what) for a file that is not a
+// summary of this schema version, or whose tables are damaged.
+RankSummary read_summary(const std::filesystem::path& path, uint64_t order);
+
+}  // namespace shardscope::analysis

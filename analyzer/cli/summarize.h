@@ -1,0 +1,17 @@
+// `shardscope summarize PATH... -o DIR`: one SQLite summary per rank (docs/summaries.md), which `report`,
+// `check-prefetch` and `diff` read wherever they read traces.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace shardscope::cli {
+
+// The summary a trace file's rank goes to: its name without .json/.gz/.sqlite, then ".sqlite".
+std::string summary_name(const std::string& trace_path);
+
+// Returns the exit code: 0, or 2 when an input cannot be read or a summary cannot be written (message on err).
+int summarize(const std::vector<std::string>& paths, const std::string& out_dir, std::ostream& out, std::ostream& err, const std::string& step_pattern = "");
+
+}  // namespace shardscope::cli
