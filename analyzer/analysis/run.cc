@@ -54,7 +54,7 @@ plugins::LoadResult summarize_each(const std::vector<std::string>& paths, plugin
   });
 }
 
-AnalysedRun analyse_stream(const std::vector<std::string>& paths, const plugins::LoadOptions& options, Scope scope) {
+AnalysedRun analyse_stream(const std::vector<std::string>& paths, const plugins::LoadOptions& options, Scope scope, bool keep_device_time) {
   AnalysedRun run;
   run.inputs = paths;
   std::mutex mu;
@@ -62,7 +62,7 @@ AnalysedRun analyse_stream(const std::vector<std::string>& paths, const plugins:
   std::vector<std::pair<metrics::RankKey, std::map<std::string, int64_t>>> device_time;
   plugins::LoadResult loaded = summarize_each(paths, options, scope, [&](RankSummary&& s) {
     std::lock_guard lock(mu);
-    if (scope == Scope::Everything) device_time.emplace_back(s.key(), std::move(s.device_time));
+    if (keep_device_time) device_time.emplace_back(s.key(), std::move(s.device_time));
     reducer.add(std::move(s));
   });
   run.warnings = std::move(loaded.warnings);

@@ -24,7 +24,7 @@ struct AnalysedRun {
   uint64_t json_bytes = 0;
   report::Report report;           // Scope::Everything; with PrefetchOnly, each rank's header and prefetch
   metrics::PrefetchCheck prefetch;  // always: per rank, and the run's verdict
-  std::vector<std::map<std::string, int64_t>> device_time;  // Scope::Everything: per rank (report.ranks' order)
+  std::vector<std::map<std::string, int64_t>> device_time;  // per rank (report.ranks' order), when kept
 };
 
 // Loads `paths` (files or run directories) with `options`, keeps the events, and analyses them: for the
@@ -35,7 +35,9 @@ AnalysedRun analyse_run(const std::vector<std::string>& paths, const plugins::Lo
 
 // The same numbers with at most one rank's events in memory per loading thread: each rank is summarised as
 // it is read and its events dropped. `trace` stays empty.
-AnalysedRun analyse_stream(const std::vector<std::string>& paths, const plugins::LoadOptions& options, Scope scope = Scope::Everything);
+// `device_time`: keep every rank's device time by name (what `diff` compares; a report does not need it).
+AnalysedRun analyse_stream(const std::vector<std::string>& paths, const plugins::LoadOptions& options, Scope scope = Scope::Everything,
+                           bool device_time = false);
 
 // Every rank of the inputs summarised, trace files and summary files (summary_file.h) alike, each summary
 // handed to `each` on the loading thread that made it (several at once), its events gone by then. Returns

@@ -228,6 +228,8 @@ RankSummary read_summary(const fs::path& path, uint64_t order) {
       throw trace::TraceError(file, 0, fmt::format("summary: the report record is damaged: {}", e.what()));
     }
   }
+  // meta.rank is the rank (what a user edits to renumber a summary); the record follows it.
+  s.report.rank = s.report.prefetch.rank = s.report.memory.rank = s.header.rank;
   s.arrivals.key = {s.header.rank, order};
   Stmt co(db.get(), "SELECT kind, ordinal, unit, group_size, bytes, issued_ns, start_ns, end_ns, wall_start_ns FROM collectives ORDER BY kind, ordinal", file);
   while (co.row()) {

@@ -16,8 +16,8 @@ int diff(const std::string& a_path, const std::string& b_path, const std::string
     {
       ProgressLine progress;
       const plugins::LoadOptions opts{.on_progress = progress.callback(), .step_pattern = step_pattern};
-      a = analysis::analyse_stream({a_path}, opts);
-      b = analysis::analyse_stream({b_path}, opts);
+      a = analysis::analyse_stream({a_path}, opts, analysis::Scope::Everything, true);
+      b = analysis::analyse_stream({b_path}, opts, analysis::Scope::Everything, true);
     }
     print_warnings(a->warnings, err);
     print_warnings(b->warnings, err);
