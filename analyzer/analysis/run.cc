@@ -36,10 +36,11 @@ AnalysedRun analyse_run(const std::vector<std::string>& paths, const plugins::Lo
 }
 
 plugins::LoadResult summarize_each(const std::vector<std::string>& paths, plugins::LoadOptions options, Scope scope,
-                                   const std::function<void(RankSummary&&)>& each) {
+                                   const std::function<void(RankSummary&&)>& each, const GivenSummaries& given) {
   options.claim = [&](uint64_t order, const std::filesystem::path& file) -> std::optional<plugins::Claimed> {
-    if (!is_summary_file(file)) return std::nullopt;
-    RankSummary s = read_summary(file, order);
+    std::optional<RankSummary> got = given ? given(order) : std::nullopt;
+    if (!got && !is_summary_file(file)) return std::nullopt;
+    RankSummary s = got ? std::move(*got) : read_summary(file, order);
     plugins::Claimed c{s.header, s.warnings, s.trace_bytes};
     each(std::move(s));
     return c;
@@ -54,7 +55,8 @@ plugins::LoadResult summarize_each(const std::vector<std::string>& paths, plugin
   });
 }
 
-AnalysedRun analyse_stream(const std::vector<std::string>& paths, const plugins::LoadOptions& options, Scope scope, bool keep_device_time) {
+AnalysedRun analyse_stream(const std::vector<std::string>& paths, const plugins::LoadOptions& options, Scope scope, bool keep_device_time,
+                           const GivenSummaries& given) {
   AnalysedRun run;
   run.inputs = paths;
   std::mutex mu;
@@ -64,7 +66,7 @@ AnalysedRun analyse_stream(const std::vector<std::string>& paths, const plugins:
     std::lock_guard lock(mu);
     if (keep_device_time) device_time.emplace_back(s.key(), std::move(s.device_time));
     reducer.add(std::move(s));
-  });
+  }, given);
   run.warnings = std::move(loaded.warnings);
   run.failures = std::move(loaded.failures);
   run.json_bytes = loaded.json_bytes;

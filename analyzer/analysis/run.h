@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,10 @@
 #include "plugins/load/load.h"
 
 namespace shardscope::analysis {
+
+// `given`: summaries made elsewhere (MPI: by other processes), by the file's order; a file it has one for is
+// not read here, only checked with the rest.
+using GivenSummaries = std::function<std::optional<RankSummary>(uint64_t order)>;
 
 struct AnalysedRun {
   std::vector<std::string> inputs;  // the paths as given
@@ -37,13 +42,13 @@ AnalysedRun analyse_run(const std::vector<std::string>& paths, const plugins::Lo
 // it is read and its events dropped. `trace` stays empty.
 // `device_time`: keep every rank's device time by name (what `diff` compares; a report does not need it).
 AnalysedRun analyse_stream(const std::vector<std::string>& paths, const plugins::LoadOptions& options, Scope scope = Scope::Everything,
-                           bool device_time = false);
+                           bool device_time = false, const GivenSummaries& given = {});
 
 // Every rank of the inputs summarised, trace files and summary files (summary_file.h) alike, each summary
 // handed to `each` on the loading thread that made it (several at once), its events gone by then. Returns
 // what plugins::load_each returns and throws what it throws.
 plugins::LoadResult summarize_each(const std::vector<std::string>& paths, plugins::LoadOptions options, Scope scope,
-                                   const std::function<void(RankSummary&&)>& each);
+                                   const std::function<void(RankSummary&&)>& each, const GivenSummaries& given = {});
 
 // The analysis of a loaded trace (what analyse_run does after loading).
 void analyse(AnalysedRun& run, Scope scope);

@@ -45,7 +45,12 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankPrefetch, rank, configured, limit, steps,
                                    steady_effective, steady_not_effective, steady_ag_ns, steady_hidden_ns)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MemoryRow, category, measured, predicted, measured_na, predicted_na)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankMemory, rank, rows, config, departs_most, all_agree, activations, activations_na, no_counters, states_na)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankKey, rank, order)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankArrivals, key, clock_mapped, wall_start)
 }  // namespace shardscope::metrics
+namespace shardscope::plugins {
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankHeader, rank, world_size, source, run_config, wall_start, rank_given)
+}  // namespace shardscope::plugins
 namespace shardscope::report {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepRow, step, m)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(KernelTime, name, cls, count, time_ns)
@@ -57,5 +62,19 @@ namespace shardscope::analysis {
 
 nlohmann::json encode(const report::RankReport& rank) { return rank; }
 report::RankReport decode_rank_report(const nlohmann::json& j) { return j.get<report::RankReport>(); }
+
+nlohmann::json encode(const RankSummary& s) {
+  return {{"report", s.report}, {"arrivals", s.arrivals}, {"header", s.header}, {"warnings", s.warnings}, {"trace_bytes", s.trace_bytes}};
+}
+
+RankSummary decode_summary(const nlohmann::json& j) {
+  RankSummary s;
+  s.report = j.at("report").get<report::RankReport>();
+  s.arrivals = j.at("arrivals").get<metrics::RankArrivals>();
+  s.header = j.at("header").get<plugins::RankHeader>();
+  s.warnings = j.at("warnings").get<std::vector<std::string>>();
+  s.trace_bytes = j.at("trace_bytes").get<uint64_t>();
+  return s;
+}
 
 }  // namespace shardscope::analysis

@@ -29,6 +29,8 @@ int main(int argc, char** argv) {
   report->add_option("PATH", paths, "Trace files, rank summaries or directories of them (shardscope or PyTorch profiler JSON, .json or .json.gz; summaries .sqlite)")->required();
   report->add_option("--format", format, "Output format")->check(CLI::IsMember({"text", "md", "json", "html"}));
   report->add_option("-o,--output", output, "Write to FILE instead of stdout (- for stdout)");
+  bool mpi = false;
+  report->add_flag("--mpi", mpi, "Run as one process of an MPI job (mpirun -n P, srun): each process summarises its share of the files, process 0 writes the report");
 
   CLI::App* check = app.add_subcommand("check-prefetch", "Verify BACKWARD_PRE prefetch per unit and step; exit 0 effective, 1 not effective, 2 error");
   check->add_option("PATH", paths, "Trace files, rank summaries or directories of them")->required();
@@ -98,6 +100,7 @@ int main(int argc, char** argv) {
   if (max_trace_bytes) shardscope::trace::limits().max_text_bytes = max_trace_bytes;
   if (*inspect) return shardscope::cli::inspect(files, format == "json", std::cout, std::cerr);
   if (*launch) return shardscope::cli::launch(lo);
+  if (*report && mpi) return shardscope::cli::report_mpi(paths, format, output, std::cout, std::cerr, step_pattern);
   if (*report) return shardscope::cli::report(paths, format, output, std::cout, std::cerr, step_pattern);
   if (*check) return shardscope::cli::check_prefetch(paths, format, std::cout, std::cerr, step_pattern);
   if (*summarize) return shardscope::cli::summarize(paths, summary_dir, std::cout, std::cerr, step_pattern);

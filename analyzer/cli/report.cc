@@ -10,6 +10,12 @@
 
 namespace shardscope::cli {
 
+std::string render(const report::Report& r, const std::string& format) {
+  if (format == "json") return report::render_json(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  if (format == "html") return report::render_html(r);
+  return report::render_text(r, format == "md");
+}
+
 int report(const std::vector<std::string>& paths, const std::string& format, const std::string& output, std::ostream& out, std::ostream& err, const std::string& step_pattern) {
   try {
     std::optional<analysis::AnalysedRun> run;
@@ -18,12 +24,7 @@ int report(const std::vector<std::string>& paths, const std::string& format, con
       run = analysis::analyse_stream(paths, {.on_progress = progress.callback(), .step_pattern = step_pattern});
     }
     print_warnings(run->warnings, err);
-    const report::Report& r = run->report;
-    std::string text;
-    if (format == "json") text = report::render_json(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-    else if (format == "html") text = report::render_html(r);
-    else text = report::render_text(r, format == "md");
-    return write_output(output, text, out, err) ? 0 : 2;
+    return write_output(output, render(run->report, format), out, err) ? 0 : 2;
   } catch (const std::exception& e) {
     err << "shardscope: error: " << e.what() << "\n";
     return 2;

@@ -268,11 +268,15 @@ LoadResult load_each(const std::vector<fs::path>& paths, const LoadOptions& opti
   std::vector<std::vector<std::string>> file_warnings(files.size());
   std::vector<std::exception_ptr> errors(files.size());
   std::vector<uint64_t> sizes(files.size());
+  std::vector<char> ours(files.size(), 1);
+  if (options.mine)
+    for (size_t i = 0; i < files.size(); ++i) ours[i] = options.mine(i);
   std::atomic<size_t> next{0};
   {
     Progress progress(options.on_progress, total, files.size());
     auto work = [&] {
       for (size_t i; (i = next++) < files.size();) {
+        if (!ours[i]) continue;
         try {
           std::optional<Claimed> claimed = options.claim ? options.claim(i, files[i]) : std::nullopt;
           if (claimed) {
@@ -351,13 +355,15 @@ LoadResult load_each(const std::vector<fs::path>& paths, const LoadOptions& opti
       result.failures.push_back({files[i].string(), e.what()});
     }
   }
-  if (failed == files.size()) std::rethrow_exception(errors.front());
-  if (std::all_of(skipped.begin(), skipped.end(), [](char c) { return c; }))
+  const size_t taken = size_t(std::count(ours.begin(), ours.end(), 1));
+  if (taken == 0) return result;
+  if (failed == taken) std::rethrow_exception(*std::find_if(errors.begin(), errors.end(), [](const std::exception_ptr& e) { return bool(e); }));
+  if (size_t(std::count(skipped.begin(), skipped.end(), 1)) == taken)
     throw trace::TraceError(files.front().parent_path().string(), 0, "no file here is a trace any importer reads");
 
   std::vector<RankHeader> loaded;
   for (size_t i = 0; i < files.size(); ++i) {
-    if (errors[i]) continue;
+    if (errors[i] || !ours[i]) continue;
     if (skipped[i]) {
       result.warnings.push_back(fmt::format("{}: passed over: not a trace (no importer reads it)", files[i].string()));
       continue;

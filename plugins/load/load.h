@@ -60,6 +60,9 @@ struct LoadOptions {
   // Called for each file on a loading thread before it is read: a result means the caller read the file
   // itself (a rank summary, say) and the loader only checks it belongs to the run. Empty: none claimed.
   std::function<std::optional<Claimed>(uint64_t order, const std::filesystem::path& file)> claim;
+  // Set: only the files for which it is true are this process's to read (MPI: each process takes a share);
+  // the others are neither read nor checked here. Empty: all.
+  std::function<bool(uint64_t order)> mine;
 };
 
 struct LoadResult {

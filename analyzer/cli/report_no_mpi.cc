@@ -1,0 +1,13 @@
+// `report --mpi` in a build without MPI.
+#include <ostream>
+
+#include "analyzer/cli/report.h"
+
+namespace shardscope::cli {
+
+int report_mpi(const std::vector<std::string>&, const std::string&, const std::string&, std::ostream&, std::ostream& err, const std::string&) {
+  err << "shardscope: error: --mpi: this shardscope was built without MPI (install OpenMPI, libopenmpi-dev on Debian, and build again)\n";
+  return 2;
+}
+
+}  // namespace shardscope::cli

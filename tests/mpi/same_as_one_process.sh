@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# `report --mpi` under 1, 2 and 4 processes writes the one-process report byte for byte (JSON), on runs of
+# 1, 2 and 5 rank files (more processes than files too), traces and summaries mixed; a bad file on any
+# process makes every process exit non-zero with the file named once, by process 0, and no hang.
+# usage: same_as_one_process.sh SHARDSCOPE MPIEXEC SOURCE_DIR
+set -uo pipefail
+bin=$1
+mpiexec=$2
+src=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# OpenMPI refuses to run as root unless told both; CI containers often are root.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+fail=0
+run_mpi() { timeout 300 "$mpiexec" --oversubscribe -n "$@"; }
+
+# A 5-rank run: the trainer's two ranks of `pre`, with three more made by renumbering their summaries.
+mkdir -p "$tmp/five"
+(cd "$src/tests/golden/trainer_cpu_2ranks" && cp pre/*.json.gz "$tmp/five/" && "$bin" summarize pre -o "$tmp/s" >/dev/null)
+for r in 2 3 4; do
+  cp "$tmp/s/trace.rank$((r % 2)).sqlite" "$tmp/five/trace.rank$r.sqlite"
+  echo "UPDATE meta SET value = $r WHERE key = 'rank'; UPDATE meta SET value = 5 WHERE key = 'world_size';" | sqlite3 "$tmp/five/trace.rank$r.sqlite"
+done
+# Its two traces say world_size 2: as summaries they say 5, so the run is one of 5 ranks.
+for r in 0 1; do
+  mv "$tmp/five/trace.rank$r.json.gz" "$tmp/trace.rank$r.json.gz"
+  cp "$tmp/s/trace.rank$r.sqlite" "$tmp/five/trace.rank$r.sqlite"
+  echo "UPDATE meta SET value = 5 WHERE key = 'world_size';" | sqlite3 "$tmp/five/trace.rank$r.sqlite"
+done
+
+check() {  # check NAME DIR PATH...
+  local name=$1 dir=$2
+  shift 2
+  (cd "$dir" && "$bin" report "$@" --format json >"$tmp/one.json" 2>"$tmp/one.err") || { echo "FAIL: $name: one process: $(cat "$tmp/one.err")"; fail=1; return; }
+  for n in 1 2 4; do
+    if ! (cd "$dir" && run_mpi "$n" "$bin" report --mpi "$@" --format json >"$tmp/mpi.json" 2>"$tmp/mpi.err"); then
+      echo "FAIL: $name: $n processes exited non-zero: $(head -3 "$tmp/mpi.err")"; fail=1; continue
+    fi
+    cmp -s "$tmp/one.json" "$tmp/mpi.json" || { echo "FAIL: $name: $n processes wrote another report:"; diff "$tmp/one.json" "$tmp/mpi.json" | head; fail=1; }
+    diff "$tmp/one.err" "$tmp/mpi.err" >/dev/null || { echo "FAIL: $name: $n processes warned otherwise:"; diff "$tmp/one.err" "$tmp/mpi.err" | head; fail=1; }
+    echo "ok: $name, $n process(es)"
+  done
+}
+check "the trainer's 2 ranks" "$src/tests/golden/trainer_cpu_2ranks" pre
+check "PyTorch FSDP2 on an H100, 2 ranks" "$src/tests/data/h100_nccl2" pytorch_fsdp2
+check "one rank" "$src/tests/data" hta_nccl_parser_config
+check "5 ranks from summaries" "$tmp" five
+
+# A damaged file: in the share of process 1 of 2 (its place among the files is 1).
+mkdir -p "$tmp/bad"
+cp "$src"/tests/golden/trainer_cpu_2ranks/pre/trace.rank0.json.gz "$tmp/bad/a.json.gz"
+echo '{"traceEvents": [ {"ph": "X", "name": "a", "ts": 1, "dur": 2, "pid": 1, "tid": 1} ,, {"ph": "X"} ]}' >"$tmp/bad/b.json"
+run_mpi 2 "$bin" report --mpi "$tmp/bad" >"$tmp/bad.out" 2>"$tmp/bad.err"
+rc=$?
+if [[ $rc == 0 ]]; then echo "FAIL: a damaged file: the job exited 0"; fail=1; fi
+if [[ $(grep -c "shardscope: error: .*b.json.*(MPI process 1 of 2)" "$tmp/bad.err") != 1 ]]; then
+  echo "FAIL: a damaged file: not named once by process 0:"; cat "$tmp/bad.err"; fail=1
+fi
+[[ -s $tmp/bad.out ]] && { echo "FAIL: a damaged file: a report was written"; fail=1; }
+echo "ok: a damaged file on process 1 (job exit $rc)"
+exit $fail
