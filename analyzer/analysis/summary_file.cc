@@ -159,6 +159,8 @@ void write_tables(sqlite3* db, const RankSummary& s, const std::string& file) {
 }  // namespace
 
 bool is_summary_file(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return false;  // a FIFO would block the read; the loader refuses it by name
   char head[16] = {};
   std::ifstream in(path, std::ios::binary);
   if (!in.read(head, sizeof head) || std::memcmp(head, "SQLite format 3", 16) != 0) return false;

@@ -24,8 +24,9 @@ while IFS=$'\t' read -r line shown; do
   cmd=${cmd//out\/report\/pre/$golden/pre}
   cmd=${cmd//out\/report\/none/$golden/none}
   cmd=${cmd//out\/demo\//$tmp/}
+  cmd=${cmd//out\/summaries\//$tmp/summaries/}
   cmd=${cmd//kineto.json/$kineto}
-  cmd=${cmd/build\/analyzer\/shardscope/$bin}
+  cmd=${cmd//build\/analyzer\/shardscope/$bin}
   # Whatever a command writes goes to the scratch folder, never into the source tree.
   if [[ $cmd =~ (.*)\ -o\ ([^ ]+)(.*) ]] && [[ ${BASH_REMATCH[2]} != "$tmp"/* ]]; then
     cmd="${BASH_REMATCH[1]} -o $tmp/$(basename "${BASH_REMATCH[2]}")${BASH_REMATCH[3]}"
