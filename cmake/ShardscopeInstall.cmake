@@ -31,7 +31,7 @@ install(TARGETS ${_exported} EXPORT shardscope-targets
 install(FILES tracer/tracer.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tracer COMPONENT dev)
 install(FILES tracer/host/clock.h tracer/host/nvtx.h tracer/host/record.h tracer/host/thread_buffer.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tracer/host COMPONENT dev)
-install(FILES tracer/format/event.h tracer/format/error.h tracer/format/keys.h tracer/format/reader.h
+install(FILES tracer/format/event.h tracer/format/error.h tracer/format/printable.h tracer/format/keys.h tracer/format/reader.h
               tracer/format/writer.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tracer/format COMPONENT dev)
 if(TARGET shardscope_cupti)

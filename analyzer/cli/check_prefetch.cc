@@ -37,10 +37,10 @@ int check_prefetch(const std::vector<std::string>& paths, const std::string& for
       text += fmt::format("verdict: {} (per rank: {})\n", check.verdict == metrics::Verdict::NotEffective ? "NOT effective" : report::verdict_name(check.verdict),
                           report::kRunRule);
     }
-    if (!write_output("-", text, out, err)) return 2;
+    if (!write_output("-", format == "json" ? text : shown_as_text(text), out, err)) return 2;
     return rc;
   } catch (const std::exception& e) {
-    err << "shardscope: error: " << e.what() << "\n";
+    print_error(err, e.what());
     return 2;
   }
 }

@@ -30,7 +30,7 @@ int diff(const std::string& a_path, const std::string& b_path, const std::string
                                      : report::diff_text(d, a_path, b_path);
     return write_output("-", s, out, err) ? 0 : 2;
   } catch (const std::exception& e) {
-    err << "shardscope: error: " << e.what() << "\n";
+    print_error(err, e.what());
     return 2;
   }
 }

@@ -1,4 +1,5 @@
 #include "analyzer/cli/inspect.h"
+#include "analyzer/cli/output.h"
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
@@ -136,13 +137,13 @@ int inspect(const std::vector<std::string>& files, bool as_json, std::ostream& o
       if (as_json) all.push_back(to_json(f, s));
       else print_text(f, s, out);
     } catch (const trace::TraceError& e) {
-      fmt::print(err, "shardscope: error: {}\n", e.what());
+      print_error(err, e.what());
       rc = 2;
     } catch (const std::bad_alloc&) {
-      fmt::print(err, "shardscope: error: {}: out of memory while reading it (--max-trace-bytes lowers the text limit)\n", path);
+      print_error(err, fmt::format("{}: out of memory while reading it (--max-trace-bytes lowers the text limit)", path));
       rc = 2;
     } catch (const std::exception& e) {
-      fmt::print(err, "shardscope: error: {}: {}\n", path, e.what());
+      print_error(err, fmt::format("{}: {}", path, e.what()));
       rc = 2;
     }
   }

@@ -1,16 +1,58 @@
 // The shardscope command line. Subcommands live in their own files; this one only wires them to CLI11.
 #include <CLI/CLI.hpp>
 
+#include <cmath>
+#include <cstdlib>
 #include <iostream>
+
+#include <fmt/format.h>
 
 #include "analyzer/cli/check_prefetch.h"
 #include "analyzer/cli/diff.h"
 #include "analyzer/cli/inspect.h"
 #include "analyzer/cli/launch.h"
 #include "analyzer/cli/memory.h"
+#include "analyzer/cli/output.h"
 #include "analyzer/cli/report.h"
 #include "analyzer/cli/summarize.h"
 #include "tracer/format/limits.h"
+
+namespace {
+
+// Range checks whose message reads as a sentence (CLI11's own print the double range to 309 digits) and that
+// refuse NaN and infinity, which compare false with every bound.
+CLI::Validator positive() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(s.c_str(), &end);
+        if (end == s.c_str() || *end || !std::isfinite(v) || v <= 0) return fmt::format("must be a finite number above 0, not '{}'", s.substr(0, 40));
+        return {};
+      },
+      "POSITIVE");
+}
+CLI::Validator non_negative() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(s.c_str(), &end);
+        if (end == s.c_str() || *end || !std::isfinite(v) || v < 0) return fmt::format("must be a finite number, 0 or more, not '{}'", s.substr(0, 40));
+        return {};
+      },
+      "NON-NEGATIVE");
+}
+CLI::Validator between(long lo, long hi) {
+  return CLI::Validator(
+      [=](std::string& s) -> std::string {
+        char* end = nullptr;
+        const long v = std::strtol(s.c_str(), &end, 10);
+        if (end == s.c_str() || *end || v < lo || v > hi) return fmt::format("must be a whole number from {} to {}, not '{}'", lo, hi, s.substr(0, 40));
+        return {};
+      },
+      fmt::format("{}-{}", lo, hi));
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"shardscope: profiling and diagnostics for sharded data-parallel training (DDP, ZeRO, FSDP)"};
@@ -60,32 +102,32 @@ int main(int argc, char** argv) {
                   "Refuse a trace whose JSON text (inflated) is larger than this, e.g. 16GiB (default: 4 GiB or an eighth of the memory this "
                   "process may use, whichever is less)")
         ->transform(CLI::AsSizeValue(false))
-        ->check(CLI::PositiveNumber);
+        ->check(positive());
 
   shardscope::cli::MemoryArgs m;
   int stage = -1;
   double params = 0, largest_unit = 0, root_unit = 0;
   CLI::App* memory = app.add_subcommand("memory", "The ZeRO memory calculator: model-state bytes per rank for each stage (the model the report predicts with)");
   auto* preset = memory->add_option("--preset", m.preset, "A trainer preset (its units give the gathered bytes under stage 3)")->check(CLI::IsMember({"tiny", "small", "1b", "8b"}));
-  auto* params_opt = memory->add_option("--params", params, "Parameter count (e.g. 7.5e9)")->check(CLI::PositiveNumber);
+  auto* params_opt = memory->add_option("--params", params, "Parameter count (e.g. 7.5e9)")->check(positive());
   preset->excludes(params_opt);
-  memory->add_option("--world", m.world, "Ranks in the sharding group (all ranks with --hybrid-shard)")->required()->check(CLI::PositiveNumber);
-  memory->add_option("--stage", stage, "ZeRO stage (all four when absent)")->check(CLI::Range(0, 3));
+  memory->add_option("--world", m.world, "Ranks in the sharding group (all ranks with --hybrid-shard)")->required()->check(between(1, 1 << 30));
+  memory->add_option("--stage", stage, "ZeRO stage (all four when absent)")->check(between(0, 3));
   memory->add_option("--dtype", m.dtype, "The parameters' dtype: bf16 or fp16 (mixed precision, fp32 master: K = 12) or fp32")->check(CLI::IsMember({"bf16", "fp16", "fp32"}));
   memory->add_option("--precision", m.precision, "zero: the ZeRO paper's accounting (gradients in the parameters' dtype); fsdp: PyTorch FSDP's and shardscope-train's (fp32 gradients)")
       ->check(CLI::IsMember({"zero", "fsdp"}));
   memory->add_option("--backward-prefetch", m.backward_prefetch, "pre or post: stage 3 holds two units gathered (the running one and the prefetched one); none: one")
       ->check(CLI::IsMember({"none", "pre", "post"}));
-  memory->add_option("--hybrid-shard", m.hybrid_shard, "HYBRID_SHARD: shard within nodes of this many ranks, replicate across nodes")->check(CLI::PositiveNumber);
-  auto* largest_opt = memory->add_option("--largest-unit", largest_unit, "Parameters of the largest FSDP unit (gathered while it runs, stage 3)")->check(CLI::NonNegativeNumber);
-  auto* root_opt = memory->add_option("--root-unit", root_unit, "Parameters of the root unit (kept gathered, stage 3)")->check(CLI::NonNegativeNumber);
+  memory->add_option("--hybrid-shard", m.hybrid_shard, "HYBRID_SHARD: shard within nodes of this many ranks, replicate across nodes")->check(between(1, 1 << 30));
+  auto* largest_opt = memory->add_option("--largest-unit", largest_unit, "Parameters of the largest FSDP unit (gathered while it runs, stage 3)")->check(non_negative());
+  auto* root_opt = memory->add_option("--root-unit", root_unit, "Parameters of the root unit (kept gathered, stage 3)")->check(non_negative());
   memory->add_flag("--offload", m.offload, "Sharded state offloaded to the host (stages 2 and 3)");
   memory->add_option("--format", m.format, "Output format")->check(CLI::IsMember({"text", "json"}));
 
   shardscope::cli::LaunchOptions lo;
   CLI::App* launch = app.add_subcommand("launch", "Start N local ranks with the torchrun variables: shardscope launch -n N -- PROGRAM ARGS...");
-  launch->add_option("-n,--nproc", lo.ranks, "Ranks to start")->required()->check(CLI::Range(1, 1024));
-  launch->add_option("--master-port", lo.master_port, "MASTER_PORT (default: a free port)")->check(CLI::Range(1, 65535));
+  launch->add_option("-n,--nproc", lo.ranks, "Ranks to start")->required()->check(between(1, 1024));
+  launch->add_option("--master-port", lo.master_port, "MASTER_PORT (default: a free port)")->check(between(1, 65535));
   launch->add_option("PROGRAM", lo.command, "The program and its arguments, after --")->required();
 
   try {
@@ -98,19 +140,22 @@ int main(int argc, char** argv) {
   }
 
   if (max_trace_bytes) shardscope::trace::limits().max_text_bytes = max_trace_bytes;
-  if (*inspect) return shardscope::cli::inspect(files, format == "json", std::cout, std::cerr);
-  if (*launch) return shardscope::cli::launch(lo);
-  if (*report && mpi) return shardscope::cli::report_mpi(paths, format, output, std::cout, std::cerr, step_pattern);
-  if (*report) return shardscope::cli::report(paths, format, output, std::cout, std::cerr, step_pattern);
-  if (*check) return shardscope::cli::check_prefetch(paths, format, std::cout, std::cerr, step_pattern);
-  if (*summarize) return shardscope::cli::summarize(paths, summary_dir, std::cout, std::cerr, step_pattern);
-  if (*diff) return shardscope::cli::diff(a, b, format, std::cout, std::cerr, step_pattern);
-  if (*memory) {
-    if (*params_opt) m.params = params;
-    if (*largest_opt) m.largest_unit = largest_unit;
-    if (*root_opt) m.root_unit = root_unit;
-    if (stage >= 0) m.stage = stage;
-    return shardscope::cli::memory(m, std::cout, std::cerr);
-  }
-  return 2;
+  const int rc = [&]() -> int {
+    if (*inspect) return shardscope::cli::inspect(files, format == "json", std::cout, std::cerr);
+    if (*launch) return shardscope::cli::launch(lo);
+    if (*report && mpi) return shardscope::cli::report_mpi(paths, format, output, std::cout, std::cerr, step_pattern);
+    if (*report) return shardscope::cli::report(paths, format, output, std::cout, std::cerr, step_pattern);
+    if (*check) return shardscope::cli::check_prefetch(paths, format, std::cout, std::cerr, step_pattern);
+    if (*summarize) return shardscope::cli::summarize(paths, summary_dir, std::cout, std::cerr, step_pattern);
+    if (*diff) return shardscope::cli::diff(a, b, format, std::cout, std::cerr, step_pattern);
+    if (*memory) {
+      if (*params_opt) m.params = params;
+      if (*largest_opt) m.largest_unit = largest_unit;
+      if (*root_opt) m.root_unit = root_unit;
+      if (stage >= 0) m.stage = stage;
+      return shardscope::cli::memory(m, std::cout, std::cerr);
+    }
+    return 2;
+  }();
+  return shardscope::cli::finish_stdout(std::cout, std::cerr, rc);
 }

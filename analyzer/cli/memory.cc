@@ -1,4 +1,5 @@
 #include "analyzer/cli/memory.h"
+#include "analyzer/cli/output.h"
 
 #include <algorithm>
 #include <ostream>
@@ -45,7 +46,7 @@ int memory(const MemoryArgs& a, std::ostream& out, std::ostream& err) {
       c.params = double(sizing::parameter_count(m));
       for (const sizing::UnitLayout& u : sizing::unit_layouts(m)) units.push_back(u.numel);
     } catch (const std::exception& e) {
-      err << "shardscope: error: " << e.what() << "\n";
+      print_error(err, e.what());
       return 2;
     }
   }
@@ -63,11 +64,11 @@ int memory(const MemoryArgs& a, std::ostream& out, std::ostream& err) {
     return 2;
   }
   if (!sizing::apply_dtype(c, a.dtype)) {
-    err << "shardscope: error: unknown --dtype " << a.dtype << " (bf16, fp16, fp32)\n";
+    print_error(err, "unknown --dtype " + a.dtype + " (bf16, fp16, fp32)");
     return 2;
   }
   if (a.precision != "zero" && a.precision != "fsdp") {
-    err << "shardscope: error: unknown --precision " << a.precision << " (zero, fsdp)\n";
+    print_error(err, "unknown --precision " + a.precision + " (zero, fsdp)");
     return 2;
   }
   if ((a.largest_unit && *a.largest_unit < 0) || (a.root_unit && *a.root_unit < 0)) {

@@ -1,27 +1,54 @@
 #include "analyzer/cli/output.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+
+#include <fmt/format.h>
+
+#include "tracer/format/printable.h"
 
 namespace shardscope::cli {
 
 bool write_output(const std::string& output, const std::string& text, std::ostream& out, std::ostream& err) {
   if (output.empty() || output == "-") {
-    out << text;
+    errno = 0;
+    out << text << std::flush;
+    if (!out) print_error(err, fmt::format("cannot write to standard output{}", errno ? fmt::format(": {}", std::strerror(errno)) : ""));
     return bool(out);
   }
   std::ofstream f(output, std::ios::binary | std::ios::trunc);
-  if (f) f << text;
+  if (f) f << text << std::flush;
   if (!f) {
-    err << "shardscope: error: cannot write " << output << ": " << std::strerror(errno) << "\n";
+    print_error(err, fmt::format("cannot write {}: {}", output, std::strerror(errno)));
     return false;
   }
   return true;
 }
 
 void print_warnings(const std::vector<std::string>& warnings, std::ostream& err) {
-  for (const std::string& w : warnings) err << "shardscope: warning: " << w << "\n";
+  for (const std::string& w : warnings) err << "shardscope: warning: " << trace::printable(w, trace::kMaxLineBytes) << "\n";
+}
+
+void print_error(std::ostream& err, const std::string& message) {
+  err << "shardscope: error: " << trace::printable(message, trace::kMaxLineBytes) << "\n";
+}
+
+std::string shown_as_text(std::string text) {
+  if (std::none_of(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) < 0x20 && c != '\n') || c == 0x7f; })) return text;
+  std::string out;
+  for (char c : text) out += c == '\n' ? std::string(1, c) : trace::printable(std::string_view(&c, 1));
+  return out;
+}
+
+int finish_stdout(std::ostream& out, std::ostream& err, int rc) {
+  if (!out) return rc == 2 ? rc : (print_error(err, "cannot write to standard output"), 2);  // write_output said why
+  errno = 0;
+  out.flush();
+  if (out) return rc;
+  print_error(err, fmt::format("cannot write to standard output{}", errno ? fmt::format(": {}", std::strerror(errno)) : ""));
+  return 2;
 }
 
 }  // namespace shardscope::cli

@@ -13,7 +13,7 @@ namespace shardscope::cli {
 std::string render(const report::Report& r, const std::string& format) {
   if (format == "json") return report::render_json(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   if (format == "html") return report::render_html(r);
-  return report::render_text(r, format == "md");
+  return shown_as_text(report::render_text(r, format == "md"));
 }
 
 int report(const std::vector<std::string>& paths, const std::string& format, const std::string& output, std::ostream& out, std::ostream& err, const std::string& step_pattern) {
@@ -26,7 +26,7 @@ int report(const std::vector<std::string>& paths, const std::string& format, con
     print_warnings(run->warnings, err);
     return write_output(output, render(run->report, format), out, err) ? 0 : 2;
   } catch (const std::exception& e) {
-    err << "shardscope: error: " << e.what() << "\n";
+    print_error(err, e.what());
     return 2;
   }
 }

@@ -81,7 +81,7 @@ int reduce_and_write(const std::vector<std::string>& paths, const std::string& f
     print_warnings(run.warnings, err);
     return write_output(output, render(run.report, format), out, err) ? 0 : 2;
   } catch (const std::exception& e) {
-    err << "shardscope: error: " << e.what() << "\n";
+    print_error(err, e.what());
     return 2;
   }
 }

@@ -54,7 +54,7 @@ int summarize(const std::vector<std::string>& paths, const std::string& out_dir,
                        double(summary_bytes) / 1e3, double(loaded.json_bytes) / 1e6);
     return out ? 0 : 2;
   } catch (const std::exception& e) {
-    err << "shardscope: error: " << e.what() << "\n";
+    print_error(err, e.what());
     return 2;
   }
 }

@@ -15,11 +15,14 @@ namespace {
 namespace k = report_keys;
 using analysis::DiffRow;
 
-std::string num(const std::optional<double>& v) { return v ? fmt::format("{:.3f}", *v) : ""; }
+// v, or 0 when it prints as zero with `decimals` places: never "-0.0".
+double rounded(double v, int decimals) { return std::fabs(v) < 0.5 * std::pow(10.0, -decimals) ? 0.0 : v; }
+
+std::string num(const std::optional<double>& v) { return v ? fmt::format("{:.3f}", rounded(*v, 3)) : ""; }
 std::string delta(const DiffRow& r) {
   if (!r.a || !r.b) return "";
-  std::string d = fmt::format("{:+.3f}", *r.b - *r.a);
-  if (std::fabs(*r.a) > 1e-12) d += fmt::format(" ({:+.1f}%)", 100 * (*r.b - *r.a) / std::fabs(*r.a));
+  std::string d = fmt::format("{:+.3f}", rounded(*r.b - *r.a, 3));
+  if (std::fabs(*r.a) > 1e-12) d += fmt::format(" ({:+.1f}%)", rounded(100 * (*r.b - *r.a) / std::fabs(*r.a), 1));
   return d;
 }
 

@@ -84,7 +84,10 @@ std::string html_escape(std::string_view in) {
       case '>': o += "&gt;"; break;
       case '"': o += "&quot;"; break;
       case '\'': o += "&#39;"; break;
-      default: o += c;
+      // A control character from a trace (a terminal escape in a name) is shown as a code, not passed on.
+      default:
+        if ((static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') || c == 0x7f) o += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+        else o += c;
     }
   }
   return o;

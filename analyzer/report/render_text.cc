@@ -3,6 +3,7 @@
 #include "analyzer/report/collectives_render.h"
 #include "analyzer/report/memory_render.h"
 #include "analyzer/report/render.h"
+#include "tracer/format/printable.h"
 #include "analyzer/report/sentences.h"
 #include "analyzer/report/table.h"
 
@@ -37,7 +38,7 @@ std::string render_text(const Report& r, bool md) {
 
   for (const RankReport& rr : r.ranks) {
     out += md ? "" : "\n";
-    heading(2, fmt::format("rank {}: {} ({}, {} events, {} on the device timeline)", rr.rank, rr.source, rr.format, rr.events, rr.device_events));
+    heading(2, fmt::format("rank {}: {} ({}, {} events, {} on the device timeline)", rr.rank, trace::printable(rr.source), rr.format, rr.events, rr.device_events));
     if (rr.whole) {
       const metrics::HtaBreakdown& w = *rr.whole;
       para(fmt::format("whole trace ({}): window {:.3f} ms | overlap {} | idle {:.2f} % | compute {:.2f} % | non-compute {:.2f} %", whole_trace_setting(w),

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "tracer/format/printable.h"
+
 namespace shardscope::report {
 namespace {
 
@@ -28,6 +30,14 @@ std::string md_cell(const std::string& s) {
 }  // namespace
 
 std::string Table::render(bool markdown, const std::string& indent) const {
+  // Cells hold names from traces: a newline or a terminal escape in one is shown, not obeyed.
+  Table safe = *this;
+  for (auto& r : safe.rows)
+    for (std::string& c : r) c = trace::printable(c);
+  return safe.render_escaped(markdown, indent);
+}
+
+std::string Table::render_escaped(bool markdown, const std::string& indent) const {
   std::string out;
   if (markdown) {
     auto line = [&](const std::vector<std::string>& cells) {

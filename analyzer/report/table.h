@@ -13,6 +13,9 @@ struct Table {
   // Columns from `first_right` on are numbers: right-aligned in text.
   size_t first_right = 1;
   std::string render(bool markdown, const std::string& indent) const;
+
+ private:
+  std::string render_escaped(bool markdown, const std::string& indent) const;  // cells already printable
 };
 
 // Says under a table why its "n/a" cells are n/a: cell() records one cell's reason and returns "n/a" for

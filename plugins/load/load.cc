@@ -205,7 +205,9 @@ std::vector<fs::path> expand_inputs(const std::vector<fs::path>& paths) {
     if (fs::is_directory(p, ec)) {
       std::vector<fs::path> found;
       std::vector<std::string> subdirs;
-      for (const auto& entry : fs::directory_iterator(p, ec)) {
+      fs::directory_iterator listing(p, ec);
+      if (ec) throw trace::TraceError(p.string(), 0, fmt::format("cannot list this directory: {}", ec.message()));
+      for (const auto& entry : listing) {
         if (entry.is_regular_file() && is_trace_name(entry.path())) found.push_back(entry.path());
         else if (entry.is_directory()) subdirs.push_back(entry.path().filename().string());
       }

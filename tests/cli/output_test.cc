@@ -1,0 +1,106 @@
+// What every command prints is safe and honest (issue #25, item 6): stdout that cannot be written is an
+// error; a quoted value is clipped and a control character shown, not obeyed; a folder that cannot be
+// listed says so; range errors read as sentences; NaN is refused; diff never prints -0.0.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "tests/support/run.h"
+#include "tests/support/temp_dir.h"
+
+namespace shardscope::test {
+namespace {
+
+namespace fs = std::filesystem;
+const std::string kGolden = std::string(SHARDSCOPE_SOURCE_DIR) + "/tests/golden/trainer_cpu_2ranks";
+
+RunResult sh(const std::string& command) { return run({"/bin/sh", "-c", command}); }
+
+TEST(Output, EveryCommandFailsWhenStdoutCannotBeWritten) {
+  TempDir dir;
+  const std::string bin = SHARDSCOPE_BIN;
+  for (const std::string& args : {"inspect " + kGolden + "/pre/trace.rank0.json.gz", "report " + kGolden + "/pre", "check-prefetch " + kGolden + "/pre",
+                                   "diff " + kGolden + "/pre " + kGolden + "/none", std::string("memory --params 1e9 --world 8"),
+                                   "summarize " + kGolden + "/pre -o " + (dir.path() / "s").string()}) {
+    RunResult r = sh(bin + " " + args + " > /dev/full");
+    SCOPED_TRACE(args);
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_EQ(r.err, "shardscope: error: cannot write to standard output: No space left on device\n");
+  }
+}
+
+TEST(Output, AHugeNumberInATraceGivesAShortErrorLine) {
+  TempDir dir;
+  const fs::path f = dir.path() / "big.json";
+  std::ofstream(f) << R"({"shardscope":{"schema_version":1,"rank":0,"world_size":1},"traceEvents":[{"ph":"X","name":"a","pid":0,"tid":1,"ts":)"
+                   << std::string(5'000'000, '9') << R"(,"dur":1}]})";
+  for (const char* cmd : {"report", "inspect", "check-prefetch"}) {
+    RunResult r = run({SHARDSCOPE_BIN, cmd, f.string()});
+    SCOPED_TRACE(cmd);
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_NE(r.err.find(f.string()), std::string::npos) << r.err.substr(0, 400);
+    EXPECT_LE(r.err.size(), 340u) << r.err.substr(0, 400);
+    EXPECT_NE(r.err.find("more bytes)"), std::string::npos) << r.err.substr(0, 400);
+  }
+}
+
+TEST(Output, ControlCharactersInNamesAreShownNotObeyed) {
+  TempDir dir;
+  const fs::path f = dir.path() / "names.json";
+  std::ofstream(f) << R"({"traceEvents":[{"ph":"X","cat":"kernel","name":"line\nbreak\u001b[31mred","pid":1,"tid":7,"ts":1,"dur":5,"args":{"stream":7}}]})";
+  RunResult text = run({SHARDSCOPE_BIN, "report", f.string()});
+  ASSERT_EQ(text.rc, 0) << text.err;
+  EXPECT_EQ(text.out.find('\x1b'), std::string::npos);
+  EXPECT_NE(text.out.find("line\\nbreak\\x1b[31mred"), std::string::npos) << text.out;
+  RunResult html = run({SHARDSCOPE_BIN, "report", "--format", "html", f.string()});
+  EXPECT_EQ(html.out.find('\x1b'), std::string::npos);
+  // A file name with a newline, in an error.
+  const fs::path odd = dir.path() / "odd\nname.json";
+  std::ofstream(odd) << R"({"traceEvents": [ {"ph": "X", "name": "a", "ts": 1, "dur": 2, "pid": 1, "tid": 1} ,, {"ph": "X"} ]})";
+  RunResult bad = run({SHARDSCOPE_BIN, "report", odd.string()});
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_NE(bad.err.find("odd\\nname.json"), std::string::npos) << bad.err;
+  EXPECT_EQ(bad.err.find('\n'), bad.err.size() - 1) << "one line: " << bad.err;
+}
+
+TEST(Output, AFolderThatCannotBeListedSaysSo) {
+  TempDir dir;
+  const fs::path locked = dir.path() / "locked";
+  fs::create_directories(locked);
+  fs::permissions(locked, fs::perms::none);
+  fs::permissions(dir.path(), fs::perms::all);
+  // Root reads any folder: run as nobody then.
+  const std::string as = geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups " : "";
+  RunResult r = sh(as + SHARDSCOPE_BIN + " report " + locked.string());
+  fs::permissions(locked, fs::perms::owner_all);
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find(locked.string() + ": at byte 0: cannot list this directory: Permission denied"), std::string::npos) << r.err;
+}
+
+TEST(Output, RangeErrorsReadAsSentencesAndNaNIsRefused) {
+  RunResult world = run({SHARDSCOPE_BIN, "memory", "--params", "1e9", "--world", "0"});
+  EXPECT_NE(world.rc, 0);
+  EXPECT_NE(world.err.find("--world: must be a whole number from 1 to"), std::string::npos) << world.err;
+  EXPECT_LT(world.err.size(), 200u) << world.err;
+  for (const char* v : {"nan", "inf", "-5", "0"}) {
+    RunResult p = run({SHARDSCOPE_BIN, "memory", "--params", v, "--world", "8"});
+    SCOPED_TRACE(v);
+    EXPECT_NE(p.rc, 0);
+    EXPECT_NE(p.err.find("--params: must be a finite number above 0"), std::string::npos) << p.err;
+    EXPECT_EQ(p.out.find("nan"), std::string::npos);
+  }
+}
+
+TEST(Output, DiffNeverPrintsNegativeZero) {
+  // A run against itself: every change rounds to zero.
+  RunResult r = run({SHARDSCOPE_BIN, "diff", kGolden + "/pre", kGolden + "/pre"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out.find("-0.0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("+0.000"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace shardscope::test
