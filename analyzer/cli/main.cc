@@ -71,6 +71,9 @@ int main(int argc, char** argv) {
   report->add_option("PATH", paths, "Trace files, rank summaries or directories of them (shardscope or PyTorch profiler JSON, .json or .json.gz; summaries .sqlite)")->required();
   report->add_option("--format", format, "Output format")->check(CLI::IsMember({"text", "md", "json", "html"}));
   report->add_option("-o,--output", output, "Write to FILE instead of stdout (- for stdout)");
+  std::string ranks_arg = "worst", steps_arg;
+  report->add_option("--ranks", ranks_arg, "Whose tables follow the run summary: worst (the most exposed communication; the default), worst:N, all, or a list like 0,2,5-7");
+  report->add_option("--steps", steps_arg, "Which steps the per-step tables show: all (the default) or a list like 0,2,5-7");
   bool mpi = false;
   report->add_flag("--mpi", mpi, "Run as one process of an MPI job (mpirun -n P, srun): each process summarises its share of the files, process 0 writes the report");
 
@@ -143,8 +146,17 @@ int main(int argc, char** argv) {
   const int rc = [&]() -> int {
     if (*inspect) return shardscope::cli::inspect(files, format == "json", std::cout, std::cerr);
     if (*launch) return shardscope::cli::launch(lo);
-    if (*report && mpi) return shardscope::cli::report_mpi(paths, format, output, std::cout, std::cerr, step_pattern);
-    if (*report) return shardscope::cli::report(paths, format, output, std::cout, std::cerr, step_pattern);
+    if (*report) {
+      shardscope::report::Selection sel;
+      try {
+        sel = shardscope::report::parse_selection(ranks_arg, steps_arg);
+      } catch (const std::invalid_argument& e) {
+        shardscope::cli::print_error(std::cerr, e.what());
+        return 2;
+      }
+      if (mpi) return shardscope::cli::report_mpi(paths, format, output, std::cout, std::cerr, step_pattern, sel);
+      return shardscope::cli::report(paths, format, output, std::cout, std::cerr, step_pattern, sel);
+    }
     if (*check) return shardscope::cli::check_prefetch(paths, format, std::cout, std::cerr, step_pattern);
     if (*summarize) return shardscope::cli::summarize(paths, summary_dir, std::cout, std::cerr, step_pattern);
     if (*diff) return shardscope::cli::diff(a, b, format, std::cout, std::cerr, step_pattern);

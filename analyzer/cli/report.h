@@ -6,20 +6,21 @@
 #include <vector>
 
 #include "analyzer/analysis/report.h"
+#include "analyzer/report/render.h"
 
 namespace shardscope::cli {
 
 // Returns the exit code: 0, or 2 when an input cannot be read (the message goes to err).
 int report(const std::vector<std::string>& paths, const std::string& format, const std::string& output, std::ostream& out, std::ostream& err,
-    const std::string& step_pattern = "");
+    const std::string& step_pattern = "", const report::Selection& sel = {});
 
-// The report in `format` (text, md, json, html).
-std::string render(const report::Report& r, const std::string& format);
+// The report in `format` (text, md, json, html); the selection picks the text's and markdown's tables.
+std::string render(const report::Report& r, const std::string& format, const report::Selection& sel = {});
 
 // `report --mpi`, in every process of an MPI job (mpirun, srun): each process summarises its share of the
 // rank files, process 0 reduces them and writes the report. Every process returns the same exit code; an
 // error on any process is printed by process 0. Returns 2 with a message when built without MPI.
 int report_mpi(const std::vector<std::string>& paths, const std::string& format, const std::string& output, std::ostream& out, std::ostream& err,
-    const std::string& step_pattern = "");
+    const std::string& step_pattern = "", const report::Selection& sel = {});
 
 }  // namespace shardscope::cli

@@ -58,7 +58,7 @@ std::vector<std::vector<uint8_t>> gather(const std::vector<uint8_t>& mine, int m
 
 // Process 0: the reduce and the report; the exit code.
 int reduce_and_write(const std::vector<std::string>& paths, const std::string& format, const std::string& output, std::ostream& out,
-                     std::ostream& err, const std::string& step_pattern, const std::vector<std::vector<uint8_t>>& shares) {
+                     std::ostream& err, const std::string& step_pattern, const report::Selection& sel, const std::vector<std::vector<uint8_t>>& shares) {
   try {
     std::map<uint64_t, analysis::RankSummary> given;
     for (size_t p = 0; p < shares.size(); ++p) {
@@ -79,7 +79,7 @@ int reduce_and_write(const std::vector<std::string>& paths, const std::string& f
                                                            return std::move(it->second);
                                                          });
     print_warnings(run.warnings, err);
-    return write_output(output, render(run.report, format), out, err) ? 0 : 2;
+    return write_output(output, render(run.report, format, sel), out, err) ? 0 : 2;
   } catch (const std::exception& e) {
     print_error(err, e.what());
     return 2;
@@ -89,13 +89,13 @@ int reduce_and_write(const std::vector<std::string>& paths, const std::string& f
 }  // namespace
 
 int report_mpi(const std::vector<std::string>& paths, const std::string& format, const std::string& output, std::ostream& out, std::ostream& err,
-               const std::string& step_pattern) {
+               const std::string& step_pattern, const report::Selection& sel) {
   MPI_Init(nullptr, nullptr);
   int me = 0, procs = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm_size(MPI_COMM_WORLD, &procs);
   const std::vector<std::vector<uint8_t>> shares = gather(map_share(paths, step_pattern, me, procs), me, procs);
-  int rc = me == 0 ? reduce_and_write(paths, format, output, out, err, step_pattern, shares) : 0;
+  int rc = me == 0 ? reduce_and_write(paths, format, output, out, err, step_pattern, sel, shares) : 0;
   MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
   MPI_Finalize();
   return rc;

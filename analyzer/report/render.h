@@ -3,6 +3,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -11,7 +12,21 @@
 
 namespace shardscope::report {
 
-std::string render_text(const Report& r, bool markdown);
+// Which ranks' and steps' tables the text, markdown and HTML reports show after the run summary (JSON holds
+// everything): by default the worst rank's (the most exposed communication).
+struct Selection {
+  enum class Ranks : uint8_t { Worst, All, List };
+  Ranks ranks = Ranks::Worst;
+  size_t worst = 1;
+  std::vector<int> list;
+  std::vector<int64_t> steps;  // empty: every step
+};
+// `--ranks all|worst[:N]|LIST` and `--steps LIST` ("0,2,5-7"); throws std::invalid_argument naming the value.
+Selection parse_selection(const std::string& ranks, const std::string& steps);
+// The ranks a selection shows, in rank order; throws std::invalid_argument for a listed rank the run lacks.
+std::vector<int> selected_ranks(const Report& r, const Selection& sel);
+
+std::string render_text(const Report& r, bool markdown, const Selection& sel = {});
 nlohmann::json render_json(const Report& r);
 // One self-contained HTML file: inline CSS and SVG, no script, no network. Every string that came from a
 // trace (file, kernel and range names, reasons quoting them) is escaped.

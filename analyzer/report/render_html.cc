@@ -5,6 +5,7 @@
 #include "analyzer/report/collectives_render.h"
 #include "analyzer/report/memory_render.h"
 #include "analyzer/report/render.h"
+#include "analyzer/report/summary_render.h"
 #include "analyzer/report/sentences.h"
 #include "analyzer/report/table.h"
 #include "model/saturating.h"
@@ -103,6 +104,9 @@ th{background:#f3f3f3}.legend span{margin-right:1.2em}.na{color:#555;font-size:9
 </style></head><body>
 )";
   h += fmt::format("<h1>shardscope report</h1><p>{} rank(s) from {}</p>\n", r.ranks.size(), html_escape(fmt::format("{}", fmt::join(r.inputs, ", "))));
+  h += "<ul class=\"summary\">\n";
+  for (const std::string& l : summary_lines(analysis::summarize_run(r))) h += "<li>" + html_escape(l) + "</li>\n";
+  h += "</ul>\n";
   for (const std::string& w : r.warnings) h += "<p class=\"warn\">warning: " + html_escape(w) + "</p>\n";
   for (const std::string& n : report_notes(r)) h += "<p class=\"warn\">note: " + html_escape(n) + "</p>\n";
 

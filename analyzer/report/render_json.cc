@@ -3,6 +3,7 @@
 #include "analyzer/report/collectives_render.h"
 #include "analyzer/report/memory_render.h"
 #include "analyzer/report/render.h"
+#include "analyzer/report/summary_render.h"
 #include "analyzer/report/sentences.h"
 #include "model/saturating.h"
 #include "analyzer/report/report_keys.h"
@@ -52,6 +53,7 @@ json render_json(const Report& r) {
   out[k::kInputs] = r.inputs;
   out[k::kWarnings] = r.warnings;
   out[k::kNotes] = report_notes(r);
+  out[k::kSummary] = summary_json(analysis::summarize_run(r));
   out[k::kRanks] = json::array();
   for (const RankReport& rr : r.ranks) {
     json o;

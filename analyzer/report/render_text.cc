@@ -6,6 +6,10 @@
 #include "tracer/format/printable.h"
 #include "analyzer/report/sentences.h"
 #include "analyzer/report/table.h"
+#include "analyzer/report/summary_render.h"
+#include "analyzer/analysis/run_summary.h"
+
+#include <algorithm>
 
 namespace shardscope::report {
 namespace {
@@ -23,7 +27,10 @@ std::vector<std::string> window_cells(const std::string& label, const std::strin
 
 }  // namespace
 
-std::string render_text(const Report& r, bool md) {
+std::string render_text(const Report& r, bool md, const Selection& sel) {
+  const analysis::RunSummary summary = analysis::summarize_run(r);
+  const std::vector<int> shown = selected_ranks(r, sel);
+  auto steps_shown = [&](int64_t step) { return sel.steps.empty() || std::find(sel.steps.begin(), sel.steps.end(), step) != sel.steps.end(); };
   std::string out;
   auto heading = [&](int level, const std::string& s) { out += md ? std::string(size_t(level), '#') + " " + s + "\n\n" : s + "\n"; };
   auto para = [&](const std::string& s) { out += md ? s + "\n\n" : "  " + s + "\n"; };
@@ -33,10 +40,17 @@ std::string render_text(const Report& r, bool md) {
     for (const std::string& l : na.lines()) out += md ? l + "\n\n" : "    " + l + "\n";
   };
   heading(1, fmt::format("shardscope report: {} rank(s) from {}", r.ranks.size(), fmt::join(r.inputs, ", ")));
+  for (const std::string& l : summary_lines(summary)) out += md ? "- " + l + "\n" : "  " + l + "\n";
+  if (md) out += "\n";
   for (const std::string& w : r.warnings) para("warning: " + w);
   for (const std::string& n : report_notes(r)) para("note: " + n);
+  if (shown.size() < r.ranks.size())
+    para(fmt::format("details below: rank{} {} ({}); --ranks all, worst:N or a list for others, --format json for everything",
+                     shown.size() == 1 ? "" : "s", analysis::rank_ranges(shown),
+                     sel.ranks == Selection::Ranks::Worst ? "the most exposed communication" : "as selected"));
 
   for (const RankReport& rr : r.ranks) {
+    if (!std::binary_search(shown.begin(), shown.end(), rr.rank)) continue;
     out += md ? "" : "\n";
     heading(2, fmt::format("rank {}: {} ({}, {} events, {} on the device timeline)", rr.rank, trace::printable(rr.source), rr.format, rr.events, rr.device_events));
     if (rr.whole) {
@@ -51,7 +65,8 @@ std::string render_text(const Report& r, bool md) {
     } else {
       Table t{{"step", "time ms", "compute ms", "comm ms", "overlapped ms", "exposed ms", "overlap %", "comm %", "exposed %", "idle ms"}, {}, 1};
       NaNotes na;
-      for (const StepRow& s : rr.steps) t.rows.push_back(window_cells(step_label(s.step), fmt::format("step {}", s.step.number), s.m, na));
+      for (const StepRow& s : rr.steps)
+        if (steps_shown(s.step.number)) t.rows.push_back(window_cells(step_label(s.step), fmt::format("step {}", s.step.number), s.m, na));
       t.rows.push_back(window_cells("all", "all steps", rr.all_steps, na));
       para("per step (the step's window; overlapped = communication under compute, exposed = the rest; overlap % = overlapped / comm):");
       table(t, na);
@@ -85,7 +100,8 @@ std::string render_text(const Report& r, bool md) {
     para(fmt::format("backward prefetch (configured: {}): {}", p.configured.empty() ? "unknown" : p.configured, run_sentence(p)));
     if (p.na == metrics::NotApplicable::None) {
       if (p.unit_identity != model::UnitIdentity::Named) para("units: " + unit_identity_sentence(p.unit_identity));
-      for (const metrics::StepPrefetch& s : p.steps) para(fmt::format("step {}: {}", s.step, step_sentence(s, p)));
+      for (const metrics::StepPrefetch& s : p.steps)
+        if (steps_shown(s.step)) para(fmt::format("step {}: {}", s.step, step_sentence(s, p)));
     }
     const metrics::RankMemory& m = rr.memory;
     bool any = false;
@@ -113,8 +129,10 @@ std::string render_text(const Report& r, bool md) {
   } else {
     Table t{{"rank", "times last", "total late ms", "max late ms"}, {}, 1};
     for (const metrics::StragglerRank& s : r.stragglers.ranks)
-      t.rows.push_back({std::to_string(s.rank), std::to_string(s.times_last), ms(s.total_late_by_ns), ms(s.max_late_by_ns)});
-    para(fmt::format("{} collective instances matched across ranks; the last rank to arrive, and by how much it trailed the next-latest:", r.stragglers.instances.size()));
+      if (std::binary_search(shown.begin(), shown.end(), s.rank) || (summary.straggler && summary.straggler->rank == s.rank))
+        t.rows.push_back({std::to_string(s.rank), std::to_string(s.times_last), ms(s.total_late_by_ns), ms(s.max_late_by_ns)});
+    para(fmt::format("{} collective instances matched across ranks; the last rank to arrive, and by how much it trailed the next-latest{}:",
+                     r.stragglers.instances.size(), t.rows.size() < r.stragglers.ranks.size() ? " (the ranks shown and the straggler; --ranks all for every rank)" : ""));
     table(t);
   }
   return out;

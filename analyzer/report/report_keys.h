@@ -44,6 +44,7 @@ inline constexpr const char* kAlgbwGbps = "algbw_gbps";
 inline constexpr const char* kBusbwGbps = "busbw_gbps";
 inline constexpr const char* kGroupSize = "group_size";
 inline constexpr const char* kStragglers = "stragglers";
+inline constexpr const char* kSummary = "summary";  // the run summary (report/summary_render.h)
 inline constexpr const char* kInstances = "instances";
 inline constexpr const char* kOrdinal = "ordinal";
 inline constexpr const char* kLastRank = "last_rank";

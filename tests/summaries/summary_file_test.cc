@@ -2,6 +2,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <fmt/format.h>
+
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
@@ -91,6 +93,44 @@ TEST_F(SummaryFile, AnSqliteFileWithoutOurTablesIsNotASummary) {
   fs::remove(path_);
   sql("CREATE TABLE StringIds(id INTEGER, value TEXT)");  // an Nsight Systems export, say
   EXPECT_FALSE(is_summary_file(path_));
+}
+
+}  // namespace
+}  // namespace shardscope::analysis
+
+namespace shardscope::analysis {
+namespace {
+
+// The default text report answers first at any rank count: at most 60 lines for 8 ranks and for 1,024
+// (summaries of one real rank, renumbered, so that the run is cheap to make).
+TEST(ManyRanks, DefaultTextReportIsAtMostSixtyLines) {
+  model::Trace t = plugins::load({fs::path(SHARDSCOPE_SOURCE_DIR) / "tests/golden/trainer_cpu_2ranks/pre/trace.rank1.json.gz"}).trace;
+  const RankSummary one = summarize(t.ranks.at(0), 0, Scope::Everything);
+  for (int world : {8, 1024}) {
+    const fs::path dir = fs::temp_directory_path() / ("shardscope-many-" + std::to_string(::getpid()) + "-" + std::to_string(world));
+    fs::create_directories(dir);
+    for (int r = 0; r < world; ++r) {
+      RankSummary s = one;
+      s.header.rank = s.report.rank = r;
+      s.header.world_size = world;
+      s.header.run_config["world_size"] = world;
+      s.header.source = s.report.source = "rank" + std::to_string(r) + ".json";
+      write_summary(dir / ("rank" + std::to_string(r) + ".sqlite"), s);
+    }
+    const std::string out = dir.string() + ".txt";
+    const int rc = std::system((std::string(SHARDSCOPE_BIN) + " report " + dir.string() + " > " + out + " 2>/dev/null").c_str());
+    EXPECT_EQ(rc, 0) << world;
+    std::ifstream in(out);
+    size_t lines = 0;
+    bool summary_first = false;
+    for (std::string l; std::getline(in, l); ++lines)
+      if (lines == 1) summary_first = l.rfind(fmt::format("  run: {} ranks", world), 0) == 0;
+    EXPECT_TRUE(summary_first) << world;
+    EXPECT_LE(lines, 60u) << world << " ranks";
+    EXPECT_GT(lines, 10u) << world << " ranks";
+    fs::remove_all(dir);
+    fs::remove(out);
+  }
 }
 
 }  // namespace

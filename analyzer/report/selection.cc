@@ -1,0 +1,71 @@
+#include <algorithm>
+#include <charconv>
+#include <set>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "analyzer/analysis/run_summary.h"
+#include "analyzer/report/render.h"
+
+namespace shardscope::report {
+namespace {
+
+// "0,2,5-7" as the numbers it names.
+template <class T>
+std::vector<T> parse_list(const std::string& what, const std::string& arg) {
+  std::vector<T> out;
+  size_t at = 0;
+  while (at <= arg.size()) {
+    const size_t comma = std::min(arg.find(',', at), arg.size());
+    const std::string item = arg.substr(at, comma - at);
+    const size_t dash = item.find('-', 1);
+    T lo{}, hi{};
+    auto num = [&](std::string_view s, T& v) { return !s.empty() && std::from_chars(s.data(), s.data() + s.size(), v).ptr == s.data() + s.size(); };
+    const bool ok = dash == std::string::npos ? num(item, lo) && (hi = lo, true) : num(std::string_view(item).substr(0, dash), lo) && num(std::string_view(item).substr(dash + 1), hi);
+    if (!ok || hi < lo || hi - lo > 1'000'000)
+      throw std::invalid_argument(fmt::format("{} '{}': give all, worst, worst:N or numbers and ranges like 0,2,5-7", what, arg.substr(0, 60)));
+    for (T v = lo; v <= hi; ++v) out.push_back(v);
+    at = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+Selection parse_selection(const std::string& ranks, const std::string& steps) {
+  Selection s;
+  if (ranks == "all") s.ranks = Selection::Ranks::All;
+  else if (ranks.empty() || ranks == "worst") s.ranks = Selection::Ranks::Worst;
+  else if (ranks.rfind("worst:", 0) == 0) {
+    std::vector<size_t> n = parse_list<size_t>("--ranks", ranks.substr(6));
+    if (n.size() != 1 || n[0] == 0) throw std::invalid_argument(fmt::format("--ranks '{}': worst:N takes one number, 1 or more", ranks.substr(0, 60)));
+    s.worst = n[0];
+  } else {
+    s.ranks = Selection::Ranks::List;
+    s.list = parse_list<int>("--ranks", ranks);
+  }
+  if (!steps.empty() && steps != "all") s.steps = parse_list<int64_t>("--steps", steps);
+  return s;
+}
+
+std::vector<int> selected_ranks(const Report& r, const Selection& sel) {
+  std::set<int> in_run;
+  for (const RankReport& rr : r.ranks) in_run.insert(rr.rank);
+  std::set<int> shown;
+  if (sel.ranks == Selection::Ranks::All) shown = in_run;
+  else if (sel.ranks == Selection::Ranks::List) {
+    for (int k : sel.list) {
+      if (!in_run.count(k))
+        throw std::invalid_argument(fmt::format("--ranks: rank {} is not in this run (its ranks: {})", k,
+                                                analysis::rank_ranges(std::vector<int>(in_run.begin(), in_run.end()))));
+      shown.insert(k);
+    }
+  } else {
+    const std::vector<int> order = analysis::summarize_run(r).by_exposed;
+    for (size_t i = 0; i < order.size() && i < sel.worst; ++i) shown.insert(order[i]);
+  }
+  return {shown.begin(), shown.end()};
+}
+
+}  // namespace shardscope::report

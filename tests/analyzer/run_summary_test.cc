@@ -1,0 +1,95 @@
+// The run summary on constructed reports, each expected figure worked out by hand.
+#include <gtest/gtest.h>
+
+#include "analyzer/analysis/run_summary.h"
+#include "analyzer/report/render.h"
+
+namespace shardscope::analysis {
+namespace {
+
+report::RankReport rank_with_steps(int rank, std::vector<int64_t> window_ms, int64_t comm_ms, int64_t overlap_ms) {
+  report::RankReport rr;
+  rr.rank = rank;
+  for (size_t i = 0; i < window_ms.size(); ++i) {
+    report::StepRow row;
+    row.step.number = int64_t(i);
+    row.m.window_ns = window_ms[i] * 1'000'000;
+    row.m.comm_ns = comm_ms * 1'000'000;
+    row.m.overlap_ns = overlap_ms * 1'000'000;
+    rr.steps.push_back(row);
+  }
+  return rr;
+}
+
+TEST(RunSummary, StepTimesCommunicationAndTheWorstRank) {
+  report::Report r;
+  // Step 0 of each rank is warm-up and left out: steady times 100, 110, 120 (rank 0) and 130, 300 (rank 1).
+  r.ranks.push_back(rank_with_steps(0, {999, 100, 110, 120}, 10, 5));
+  r.ranks.push_back(rank_with_steps(1, {999, 130, 300}, 40, 10));
+  const RunSummary s = summarize_run(r);
+  ASSERT_TRUE(s.step_time);
+  EXPECT_EQ(s.step_time->steps, 5u);
+  EXPECT_EQ(s.step_time->median_ns, 120'000'000);
+  EXPECT_EQ(s.step_time->max_ns, 300'000'000);
+  EXPECT_EQ(s.step_time->max_rank, 1);
+  EXPECT_EQ(s.step_time->max_step, 2);
+  EXPECT_EQ(s.steps, 4u);
+  EXPECT_EQ(s.steady_steps, 3u);
+  // Exposed share over steady steps: rank 0 3 x 5 / 330 = 4.545 %, rank 1 2 x 30 / 430 = 13.95 %.
+  ASSERT_TRUE(s.exposed_pct);
+  EXPECT_NEAR(s.exposed_pct->min, 100.0 * 15 / 330, 1e-9);
+  EXPECT_NEAR(s.exposed_pct->max, 100.0 * 60 / 430, 1e-9);
+  EXPECT_EQ(s.exposed_pct->max_rank, 1);
+  EXPECT_EQ(s.worst_rank, 1);
+  EXPECT_EQ(s.by_exposed, (std::vector<int>{1, 0}));
+}
+
+TEST(RunSummary, TheStragglerIsTheRankMostOftenLastWithItsMedianLateness) {
+  report::Report r;
+  r.ranks.push_back(rank_with_steps(0, {1}, 0, 0));
+  r.ranks.push_back(rank_with_steps(1, {1}, 0, 0));
+  r.stragglers.ranks = {{0, 1, 7, 7}, {1, 3, 60, 40}};
+  r.stragglers.instances = {{model::CollectiveKind::AllGather, 0, 1, 10, 10}, {model::CollectiveKind::AllGather, 1, 0, 7, 7},
+                            {model::CollectiveKind::AllGather, 2, 1, 40, 40}, {model::CollectiveKind::AllGather, 3, 1, 10, 12}};
+  const RunSummary s = summarize_run(r);
+  ASSERT_TRUE(s.straggler);
+  EXPECT_EQ(s.straggler->rank, 1);
+  EXPECT_EQ(s.straggler->times_last, 3u);
+  EXPECT_EQ(s.straggler->instances, 4u);
+  EXPECT_EQ(s.straggler->median_late_ns, 10);  // of 10, 40, 10
+}
+
+TEST(RunSummary, MemoryDepartsMostWhereMeasuredIsFurthestFromPredicted) {
+  report::Report r;
+  for (int k = 0; k < 2; ++k) {
+    report::RankReport rr;
+    rr.rank = k;
+    rr.memory.rows.push_back({"gradients", 100.0, 100.0, {}, {}});
+    rr.memory.rows.push_back({"activations", k == 1 ? 150.0 : 104.0, 100.0, {}, {}});
+    rr.memory.all_agree = k == 0;
+    r.ranks.push_back(rr);
+  }
+  const RunSummary s = summarize_run(r);
+  EXPECT_EQ(s.memory_ranks, 2u);
+  EXPECT_EQ(s.memory_ranks_agree, 1u);
+  ASSERT_TRUE(s.departs_most);
+  EXPECT_EQ(s.departs_most->rank, 1);
+  EXPECT_EQ(s.departs_most->category, "activations");
+}
+
+TEST(RunSummary, RanksAsRangesAndSelections) {
+  EXPECT_EQ(rank_ranges({7, 0, 1, 2, 5, 8, 9, 1}), "0-2, 5, 7-9");
+  report::Report r;
+  for (int k = 0; k < 4; ++k) r.ranks.push_back(rank_with_steps(k, {999, 100}, 10 * (k == 2 ? 5 : 1), 0));
+  EXPECT_EQ(report::selected_ranks(r, {}), (std::vector<int>{2}));  // the most exposed
+  EXPECT_EQ(report::selected_ranks(r, report::parse_selection("worst:2", "")).size(), 2u);
+  EXPECT_EQ(report::selected_ranks(r, report::parse_selection("0,3", "")), (std::vector<int>{0, 3}));
+  EXPECT_EQ(report::selected_ranks(r, report::parse_selection("all", "")).size(), 4u);
+  EXPECT_THROW(report::selected_ranks(r, report::parse_selection("9", "")), std::invalid_argument);
+  EXPECT_THROW(report::parse_selection("worst:0", ""), std::invalid_argument);
+  EXPECT_THROW(report::parse_selection("1-", ""), std::invalid_argument);
+  EXPECT_EQ(report::parse_selection("all", "1,4-6").steps, (std::vector<int64_t>{1, 4, 5, 6}));
+}
+
+}  // namespace
+}  // namespace shardscope::analysis
