@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -141,6 +142,14 @@ RunSummary summarize_run(const report::Report& r) {
       return ha != hb ? ha : ha && exp[a] > exp[b];
     });
     if (!s.by_exposed.empty()) s.worst_rank = s.by_exposed.front();
+    std::vector<std::pair<std::tuple<int, double>, int>> pf;  // ((verdict order, hidden share), rank)
+    for (const report::RankReport& rr : r.ranks) {
+      const metrics::RankPrefetch& p = rr.prefetch;
+      const int order = p.verdict == metrics::Verdict::NotEffective ? 0 : p.verdict == metrics::Verdict::Effective ? 1 : 2;
+      pf.push_back({{order, p.steady_hidden_share()}, rr.rank});
+    }
+    std::stable_sort(pf.begin(), pf.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (auto& [key, rank] : pf) s.by_prefetch.push_back(rank);
   }
   s.prefetch = r.prefetch_verdict;
   for (auto& [cause, n] : cause_steps)

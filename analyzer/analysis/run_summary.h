@@ -37,6 +37,7 @@ struct RunSummary {
   bool comm_from_whole_trace = false;  // some rank had no steps
   int worst_rank = -1;                 // the most exposed communication: its tables are the ones shown
   std::vector<int> by_exposed;         // every rank, the most exposed communication first
+  std::vector<int> by_prefetch;        // every rank, the worst prefetch first (not effective, then least hidden)
 
   // The prefetch verdict, with its ranks and steady steps.
   metrics::Verdict prefetch = metrics::Verdict::NotApplicable;

@@ -1,21 +1,25 @@
 #include "analyzer/cli/check_prefetch.h"
 
+#include <algorithm>
 #include <optional>
 #include <ostream>
 
 #include <fmt/format.h>
 
 #include "analyzer/analysis/run.h"
+#include "analyzer/analysis/run_summary.h"
 #include "analyzer/cli/output.h"
 #include "analyzer/cli/progress_line.h"
 #include "analyzer/metrics/prefetch.h"
 #include "analyzer/report/prefetch_render.h"
 #include "analyzer/report/report_keys.h"
+#include "analyzer/report/summary_render.h"
 #include "tracer/format/keys.h"
 
 namespace shardscope::cli {
 
-int check_prefetch(const std::vector<std::string>& paths, const std::string& format, std::ostream& out, std::ostream& err, const std::string& step_pattern) {
+int check_prefetch(const std::vector<std::string>& paths, const std::string& format, std::ostream& out, std::ostream& err, const std::string& step_pattern,
+                   const report::Selection& sel, bool units) {
   try {
     std::optional<analysis::AnalysedRun> run;
     {
@@ -33,9 +37,23 @@ int check_prefetch(const std::vector<std::string>& paths, const std::string& for
       text = nlohmann::json{{report::report_keys::kRanks, ranks}, {report::report_keys::kVerdict, report::verdict_name(check.verdict)}}.dump(
                  2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     } else {
-      for (size_t i = 0; i < check.ranks.size(); ++i) text += report::prefetch_text(check.ranks[i], run->report.ranks[i].source, false, true);
+      // The verdict first, then the worst rank's steps (or those asked for), the per-unit rows with --units.
+      const analysis::RunSummary summary = analysis::summarize_run(run->report);
+      const std::vector<int> shown = report::selected_ranks(run->report, sel, &summary.by_prefetch);
       text += fmt::format("verdict: {} (per rank: {})\n", check.verdict == metrics::Verdict::NotEffective ? "NOT effective" : report::verdict_name(check.verdict),
                           report::kRunRule);
+      for (const std::string& l : report::summary_lines(summary))
+        if (l.rfind("backward prefetch:", 0) == 0) text += l + "\n";
+      if (shown.size() < check.ranks.size())
+        text += fmt::format("details below: rank{} {} ({}); --ranks all, worst:N or a list for others, --units for the per-unit rows\n", shown.size() == 1 ? "" : "s",
+                            analysis::rank_ranges(shown), sel.ranks == report::Selection::Ranks::Worst ? "the worst prefetch" : "as selected");
+      for (size_t i = 0; i < check.ranks.size(); ++i) {
+        if (!std::binary_search(shown.begin(), shown.end(), check.ranks[i].rank)) continue;
+        metrics::RankPrefetch p = check.ranks[i];
+        if (!sel.steps.empty())
+          std::erase_if(p.steps, [&](const metrics::StepPrefetch& s) { return std::find(sel.steps.begin(), sel.steps.end(), s.step) == sel.steps.end(); });
+        text += report::prefetch_text(p, run->report.ranks[i].source, false, units);
+      }
     }
     if (!write_output("-", format == "json" ? text : shown_as_text(text), out, err)) return 2;
     return rc;

@@ -80,6 +80,10 @@ int main(int argc, char** argv) {
   CLI::App* check = app.add_subcommand("check-prefetch", "Verify BACKWARD_PRE prefetch per unit and step; exit 0 effective, 1 not effective, 2 error");
   check->add_option("PATH", paths, "Trace files, rank summaries or directories of them")->required();
   check->add_option("--format", format, "Output format")->check(CLI::IsMember({"text", "json"}));
+  check->add_option("--ranks", ranks_arg, "Whose steps follow the verdict: worst (the worst prefetch; the default), worst:N, all, or a list like 0,2,5-7");
+  check->add_option("--steps", steps_arg, "Which steps to show: all (the default) or a list like 0,2,5-7");
+  bool units = false;
+  check->add_flag("--units", units, "Show each step's per-unit rows (issue lead, hidden share, exposed wait, cause, late peer)");
 
   std::string summary_dir;
   CLI::App* summarize = app.add_subcommand("summarize", "Summarise each rank's trace into a small SQLite file (docs/summaries.md) that report, check-prefetch and diff read");
@@ -157,7 +161,16 @@ int main(int argc, char** argv) {
       if (mpi) return shardscope::cli::report_mpi(paths, format, output, std::cout, std::cerr, step_pattern, sel);
       return shardscope::cli::report(paths, format, output, std::cout, std::cerr, step_pattern, sel);
     }
-    if (*check) return shardscope::cli::check_prefetch(paths, format, std::cout, std::cerr, step_pattern);
+    if (*check) {
+      shardscope::report::Selection sel;
+      try {
+        sel = shardscope::report::parse_selection(ranks_arg, steps_arg);
+      } catch (const std::invalid_argument& e) {
+        shardscope::cli::print_error(std::cerr, e.what());
+        return 2;
+      }
+      return shardscope::cli::check_prefetch(paths, format, std::cout, std::cerr, step_pattern, sel, units);
+    }
     if (*summarize) return shardscope::cli::summarize(paths, summary_dir, std::cout, std::cerr, step_pattern);
     if (*diff) return shardscope::cli::diff(a, b, format, std::cout, std::cerr, step_pattern);
     if (*memory) {

@@ -24,7 +24,8 @@ struct Selection {
 // `--ranks all|worst[:N]|LIST` and `--steps LIST` ("0,2,5-7"); throws std::invalid_argument naming the value.
 Selection parse_selection(const std::string& ranks, const std::string& steps);
 // The ranks a selection shows, in rank order; throws std::invalid_argument for a listed rank the run lacks.
-std::vector<int> selected_ranks(const Report& r, const Selection& sel);
+// `worst_first`: the ranks worst first, for worst[:N] (default: the most exposed communication first).
+std::vector<int> selected_ranks(const Report& r, const Selection& sel, const std::vector<int>* worst_first = nullptr);
 
 std::string render_text(const Report& r, bool markdown, const Selection& sel = {});
 nlohmann::json render_json(const Report& r);

@@ -49,7 +49,7 @@ Selection parse_selection(const std::string& ranks, const std::string& steps) {
   return s;
 }
 
-std::vector<int> selected_ranks(const Report& r, const Selection& sel) {
+std::vector<int> selected_ranks(const Report& r, const Selection& sel, const std::vector<int>* worst_first) {
   std::set<int> in_run;
   for (const RankReport& rr : r.ranks) in_run.insert(rr.rank);
   std::set<int> shown;
@@ -62,7 +62,7 @@ std::vector<int> selected_ranks(const Report& r, const Selection& sel) {
       shown.insert(k);
     }
   } else {
-    const std::vector<int> order = analysis::summarize_run(r).by_exposed;
+    const std::vector<int> order = worst_first ? *worst_first : analysis::summarize_run(r).by_exposed;
     for (size_t i = 0; i < order.size() && i < sel.worst; ++i) shown.insert(order[i]);
   }
   return {shown.begin(), shown.end()};
