@@ -81,8 +81,9 @@ RunSummary summarize_run(const report::Report& r) {
         s.comm_from_whole_trace = true;
         const metrics::HtaBreakdown& w = *rr.whole;
         if (w.window_us > 0) {
-          comm.push_back({100.0 * double(w.comm_us) / double(w.window_us), rr.rank});
-          exposed.push_back({100.0 * double(w.comm_us - w.overlap_us) / double(w.window_us), rr.rank});
+          // Whole microseconds, rounded as HTA does, can leave a zero-length event's time below zero.
+          comm.push_back({100.0 * double(std::max<int64_t>(0, w.comm_us)) / double(w.window_us), rr.rank});
+          exposed.push_back({100.0 * double(std::max<int64_t>(0, w.comm_us - w.overlap_us)) / double(w.window_us), rr.rank});
         }
         if (auto v = w.overlap_pct()) overlap.push_back({*v, rr.rank});
       } else {

@@ -1,4 +1,5 @@
 #include "analyzer/report/prefetch_render.h"
+#include "analyzer/report/definitions.h"
 
 #include <fmt/format.h>
 
@@ -156,10 +157,16 @@ std::string prefetch_text(const metrics::RankPrefetch& p, const std::string& sou
   if (p.forward_throttled)
     out += fmt::format("  forward: {} of {} forward all-gathers were throttled by the rate limiter (limit_all_gathers{})\n", p.forward_throttled,
                        p.forward_all_gathers, limit_text(p));
+  std::string units_legend;
   for (const metrics::StepPrefetch& s : p.steps) {
     out += fmt::format("  step {}: {}\n", s.step, step_sentence(s, p));
-    if (units_tables && !s.units.empty()) out += unit_table(s).render(markdown, "    ");
+    if (units_tables && !s.units.empty()) {
+      const Table t = unit_table(s);
+      out += t.render(markdown, "    ");
+      units_legend = legend(t.header, "  ");
+    }
   }
+  out += units_legend;
   return out;
 }
 

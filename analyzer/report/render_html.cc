@@ -6,6 +6,7 @@
 #include "analyzer/report/memory_render.h"
 #include "analyzer/report/render.h"
 #include "analyzer/report/summary_render.h"
+#include "analyzer/report/definitions.h"
 #include "analyzer/report/sentences.h"
 #include "analyzer/report/table.h"
 #include "model/saturating.h"
@@ -252,6 +253,21 @@ th{background:#f3f3f3}.legend span{margin-right:1.2em}.na{color:#555;font-size:9
     h += "</table>\n";
   }
   h += "</body></html>\n";
+  // Each defined column's header carries its definition as a tooltip (the text report's legend, the JSON's
+  // definitions): table by table, each named by its first column.
+  for (size_t row = h.find("<table><tr><th>"); row != std::string::npos; row = h.find("<table><tr><th>", row + 1)) {
+    const size_t first = row + 15;
+    size_t end_row = h.find("</tr>", row);
+    const std::string table = h.substr(first, h.find("</th>", first) - first);
+    for (size_t th = h.find("<th>", row); th != std::string::npos && th < end_row; th = h.find("<th>", th + 1)) {
+      const size_t close = h.find("</th>", th);
+      const std::string& d = definition(table, h.substr(th + 4, close - th - 4));
+      if (d.empty()) continue;
+      const std::string title = "<th title=\"" + html_escape(d) + "\">";
+      h.replace(th, 4, title);
+      end_row = h.find("</tr>", row);
+    }
+  }
   return h;
 }
 

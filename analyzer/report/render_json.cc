@@ -4,6 +4,7 @@
 #include "analyzer/report/memory_render.h"
 #include "analyzer/report/render.h"
 #include "analyzer/report/summary_render.h"
+#include "analyzer/report/definitions.h"
 #include "analyzer/report/sentences.h"
 #include "model/saturating.h"
 #include "analyzer/report/report_keys.h"
@@ -54,6 +55,7 @@ json render_json(const Report& r) {
   out[k::kWarnings] = r.warnings;
   out[k::kNotes] = report_notes(r);
   out[k::kSummary] = summary_json(analysis::summarize_run(r));
+  out[k::kDefinitions] = definitions_json();
   out[k::kRanks] = json::array();
   for (const RankReport& rr : r.ranks) {
     json o;

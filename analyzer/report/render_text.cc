@@ -6,6 +6,7 @@
 #include "tracer/format/printable.h"
 #include "analyzer/report/sentences.h"
 #include "analyzer/report/table.h"
+#include "analyzer/report/definitions.h"
 #include "analyzer/report/summary_render.h"
 #include "analyzer/analysis/run_summary.h"
 
@@ -68,8 +69,9 @@ std::string render_text(const Report& r, bool md, const Selection& sel) {
       for (const StepRow& s : rr.steps)
         if (steps_shown(s.step.number)) t.rows.push_back(window_cells(step_label(s.step), fmt::format("step {}", s.step.number), s.m, na));
       t.rows.push_back(window_cells("all", "all steps", rr.all_steps, na));
-      para("per step (the step's window; overlapped = communication under compute, exposed = the rest; overlap % = overlapped / comm):");
+      para("per step:");
       table(t, na);
+      out += legend(t.header, md ? "" : "    ") + (md ? "\n" : "");
       if (std::string a = aborted_steps_sentence(rr.aborted_steps); !a.empty()) para(a);
       if (std::string o = outside_steps_sentence(rr.outside); !o.empty()) para(o);
     }
@@ -87,6 +89,7 @@ std::string render_text(const Report& r, bool md, const Selection& sel) {
       }
       para("collectives:");
       table(t, na);
+      out += legend(t.header, md ? "" : "    ") + (md ? "\n" : "");
       for (const metrics::CollectiveStats& c : rr.collectives)
         if (std::string s = partly_sized_text(c); !s.empty()) para(fmt::format("{}: {}", model::to_string(c.kind), s));
     }
@@ -134,6 +137,7 @@ std::string render_text(const Report& r, bool md, const Selection& sel) {
     para(fmt::format("{} collective instances matched across ranks; the last rank to arrive, and by how much it trailed the next-latest{}:",
                      r.stragglers.instances.size(), t.rows.size() < r.stragglers.ranks.size() ? " (the ranks shown and the straggler; --ranks all for every rank)" : ""));
     table(t);
+    out += legend(t.header, md ? "" : "    ") + (md ? "\n" : "");
   }
   return out;
 }

@@ -1,9 +1,14 @@
-// How often BACKWARD_PRE is found effective on real CPU runs of the trainer (2 ranks on a 2-core machine):
-// at least 9 of 10. Hiding an all-gather behind compute needs the communication thread to get a core while the
-// compute runs, which other work on the machine can take: a measurement of the machine as much as of the
-// code, so it carries the `timing` label, which CI leaves out (TIMING_TESTS=1 ./scripts/test runs it). The
-// verdict's logic on a real run is pinned by tests/golden/trainer_cpu_2ranks.
+// BACKWARD_PRE on real CPU runs of the trainer (2 ranks on a 2-core machine), judged by what each trace shows
+// rather than by how the machine's load happened to fall. The prefetch itself, each backward all-gather
+// issued before the compute it should hide (a positive issue lead), is program order and holds at any load.
+// Whether the all-gather then runs under that compute depends on the communication thread getting a core:
+// under load it may not, and the check then names a cause of execution (started late, no compute under it,
+// longer than the compute, queued behind a reduce-scatter, a late peer), never "issued late", the cause a
+// missing prefetch gives (prefetch_runs_test.cc plants that with none and post). So the test holds at any
+// load, and how many runs were effective is printed, not asserted.
 #include <gtest/gtest.h>
+
+#include <set>
 
 #include "tests/analyzer/train_and_check.h"
 
@@ -14,24 +19,32 @@ using shardscope::test::train_and_check;
 
 namespace {
 
-TEST(PrefetchRuns, BackwardPreIsEffectiveInAtLeastNineOfTenRuns) {
+TEST(PrefetchRuns, BackwardPreIsIssuedInPrefetchOrderAndAnyExposureIsAnExecutionCause) {
+  const std::set<std::string> execution = {"started late", "no compute under it", "longer than compute", "queued behind a reduce-scatter", "late peer"};
   shardscope::test::TempDir d;
   int effective = 0;
-  std::string failures;
-  for (int i = 0; i < 10; ++i) {
+  constexpr int kRuns = 4;
+  for (int i = 0; i < kRuns; ++i) {
     Checked c = train_and_check(d.path() / std::to_string(i), {"--backward-prefetch", "pre"});
     ASSERT_FALSE(c.result.is_discarded()) << c.text;
-    if (c.rc == 0 && c.result["verdict"] == "effective") ++effective;
-    else failures += c.text;
+    ASSERT_TRUE(c.rc == 0 || c.rc == 1) << c.text;
+    effective += c.result["verdict"] == "effective";
     for (const json& rank : c.result["ranks"]) {
       // Step 0 is warm-up: reported, never counted.
       ASSERT_FALSE(rank["steps"].empty());
-      EXPECT_EQ(rank["steps"][0]["step"], 0);
       EXPECT_TRUE(rank["steps"][0]["warm_up"].get<bool>());
-      EXPECT_EQ(rank["steady_steps_effective"].get<int>() + rank["steady_steps_not_effective"].get<int>(), kSteps - 1);
+      EXPECT_EQ(rank["steady_steps_effective"].get<int>() + rank["steady_steps_not_effective"].get<int>(), kSteps - 1) << c.text;
+      for (const json& step : rank["steps"]) {
+        ASSERT_EQ(step["units"].size(), 3u) << c.text;
+        for (const json& u : step["units"]) {
+          EXPECT_GT(u["issue_lead_ns"].get<int64_t>(), 0) << "run " << i << ", step " << step["step"] << ", unit " << u["unit"] << "\n" << c.text;
+          if (!u["cause"].is_null()) EXPECT_TRUE(execution.count(u["cause"].get<std::string>())) << u["cause"] << "\n" << c.text;
+        }
+        if (step["verdict"] == "not effective") EXPECT_TRUE(execution.count(step["cause"].get<std::string>())) << step["cause"] << "\n" << c.text;
+      }
     }
   }
-  EXPECT_GE(effective, 9) << failures;
+  std::printf("BACKWARD_PRE effective in %d of %d runs on this machine now\n", effective, kRuns);
 }
 
 }  // namespace

@@ -1,8 +1,7 @@
 // The prefetch verdict on real CPU runs of the trainer (2 ranks on a 2-core machine): "none" and "post" are
 // never effective (their all-gathers are issued late by construction), a rank slowed on purpose by far more
 // than a step's compute is named as the cause, and the rate limiter's hold on forward prefetch is reported.
-// Whether BACKWARD_PRE's all-gathers are hidden depends on how the machine's load falls: that is in
-// prefetch_effective_runs_test.cc, labelled `timing`, outside CI.
+// BACKWARD_PRE itself is judged by what its traces show in prefetch_effective_runs_test.cc.
 #include <gtest/gtest.h>
 
 #include "tests/analyzer/train_and_check.h"

@@ -70,8 +70,9 @@ TEST(ReportCli, JsonHasSchemaRanksWholeTraceAndSteps) {
 TEST(ReportCli, TextAndMarkdownAndOutputFile) {
   TempDir d;
   fs::path dir = two_ranks(d, "pre", "run");
-  auto text = run({kBin, "report", dir.string()});
+  auto text = run({kBin, "report", dir.string(), "--ranks", "all"});
   ASSERT_EQ(text.rc, 0) << text.err;
+  EXPECT_NE(text.out.find("rank 0:"), std::string::npos);
   EXPECT_NE(text.out.find("rank 1:"), std::string::npos);
   EXPECT_NE(text.out.find("overlap"), std::string::npos);
   auto md = run({kBin, "report", dir.string(), "--format", "md"});
@@ -266,8 +267,10 @@ TEST(CheckPrefetchCli, ExitCodesGateACi) {
   TempDir d;
   auto pre = run({kBin, "check-prefetch", two_ranks(d, "pre", "pre").string()});
   EXPECT_EQ(pre.rc, 0) << pre.out << pre.err;
-  EXPECT_NE(pre.out.find("verdict: effective"), std::string::npos) << pre.out;
-  EXPECT_NE(pre.out.find("issue lead"), std::string::npos) << pre.out;
+  EXPECT_EQ(pre.out.rfind("verdict: effective", 0), 0u) << pre.out;  // the answer first
+  EXPECT_EQ(pre.out.find("issue lead"), std::string::npos) << pre.out;  // per-unit rows on demand
+  auto units = run({kBin, "check-prefetch", (d.path() / "pre").string(), "--units"});
+  EXPECT_NE(units.out.find("issue lead"), std::string::npos) << units.out;
   auto none = run({kBin, "check-prefetch", two_ranks(d, "none", "none").string()});
   EXPECT_EQ(none.rc, 1) << none.out << none.err;
   EXPECT_NE(none.out.find("issued late"), std::string::npos) << none.out;
@@ -516,7 +519,8 @@ TEST(ReportDetails, NoProjectJargonInReportsOrHelp) {
     EXPECT_EQ(r.out.find("SPEC"), std::string::npos) << c[1] << "\n" << r.out;
   }
   auto text = run({kBin, "report", dir.string()});
-  EXPECT_NE(text.out.find("per step (the step's window; overlapped = communication under compute, exposed = the rest"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("legend: time ms = |W|, the step's window on the device timeline"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("exposed ms = |M| - |M ∩ C|, communication while no compute ran"), std::string::npos) << text.out;
 }
 
 TEST(ReportDetails, EveryNaSaysWhy) {
