@@ -1,6 +1,7 @@
 #include "analyzer/metrics/prefetch.h"
 
 #include <algorithm>
+#include <unordered_map>
 #include <array>
 
 #include "analyzer/metrics/breakdown.h"
@@ -58,6 +59,35 @@ Inputs collect(const model::Rank& rank) {
   auto by_ts = [](const Ref& a, const Ref& b) { return a.e->ts_ns < b.e->ts_ns; };
   for (auto* v : {&in.bcs, &in.fwds, &in.ags, &in.rss, &in.phases}) std::sort(v->begin(), v->end(), by_ts);
   return in;
+}
+
+// The reduce-scatters of each track by end, with their place in start order: a pair's lookup of the one it
+// queued behind is a binary search, not a scan of every reduce-scatter.
+struct ReduceScatter {
+  int64_t end_ns, ts_ns;
+  size_t order;  // place in Inputs::rss (start order)
+  EventRef at;
+};
+using RssByEnd = std::unordered_map<int32_t, std::vector<ReduceScatter>>;
+
+RssByEnd index_reduce_scatters(const std::vector<Ref>& rss) {
+  RssByEnd by;
+  for (size_t i = 0; i < rss.size(); ++i) by[rss[i].at.track].push_back({rss[i].e->end_ns(), rss[i].e->ts_ns, i, rss[i].at});
+  for (auto& [track, v] : by) std::sort(v.begin(), v.end(), [](const ReduceScatter& a, const ReduceScatter& b) { return a.end_ns < b.end_ns; });
+  return by;
+}
+
+// On `track`, the reduce-scatter that ended after the all-gather's issue and by its start (started before
+// it): the one it queued behind; of several, the last in start order.
+const ReduceScatter* rs_before(const RssByEnd& by, int32_t track, int64_t issued_ns, int64_t start_ns) {
+  auto it = by.find(track);
+  if (it == by.end()) return nullptr;
+  const std::vector<ReduceScatter>& v = it->second;
+  auto lo = std::upper_bound(v.begin(), v.end(), issued_ns, [](int64_t t, const ReduceScatter& r) { return t < r.end_ns; });
+  const ReduceScatter* best = nullptr;
+  for (; lo != v.end() && lo->end_ns <= start_ns; ++lo)
+    if (lo->ts_ns < start_ns && (!best || lo->order > best->order)) best = &*lo;
+  return best;
 }
 
 // The cause of one pair that is not hidden, in the order SPEC lists them; a late peer is filled in later,
@@ -155,6 +185,7 @@ RankPrefetch check_prefetch(const model::Rank& rank) {
     return out;
   }
   DeviceSets sets = device_sets(rank);
+  const RssByEnd rss_by_end = index_reduce_scatters(in.rss);
 
   std::vector<model::Step> steps = rank.steps;
   if (steps.empty()) {
@@ -207,9 +238,12 @@ RankPrefetch check_prefetch(const model::Rank& rank) {
     std::vector<const Ref*> backward_ags;
     for (const Ref& a : in.ags)
       if (issued_in_step(*a.e) && issued(*a.e) >= backward_start) backward_ags.push_back(&a);
+    // Each unit's backward all-gathers, in order: the pairs below look theirs up by unit, linear in units.
+    std::unordered_map<int32_t, std::vector<const Ref*>> ags_of;
+    for (const Ref* a : backward_ags) ags_of[a->e->unit].push_back(a);
     std::vector<Ref> b;
     for (const Ref& r : all_b)
-      if (std::any_of(backward_ags.begin(), backward_ags.end(), [&](const Ref* a) { return a->e->unit == r.e->unit; })) b.push_back(r);
+      if (ags_of.count(r.e->unit)) b.push_back(r);
     if (b.size() < 2) {
       sp.na = NotApplicable::FewerThanTwoUnits;
       sp.na_count = b.size();
@@ -221,8 +255,9 @@ RankPrefetch check_prefetch(const model::Rank& rank) {
       const Event& next = *b[j + 1].e;
       // AG_{i-1}: the latest backward all-gather of the next unit that started before BC_{i-1}.
       const Ref* ag = nullptr;
-      for (const Ref* r : backward_ags)
-        if (r->e->unit == next.unit && r->e->ts_ns <= next.ts_ns) ag = r;
+      if (auto it = ags_of.find(next.unit); it != ags_of.end())
+        for (auto r = it->second.rbegin(); r != it->second.rend() && !ag; ++r)
+          if ((*r)->e->ts_ns <= next.ts_ns) ag = *r;
       if (!ag) {
         ++sp.missing_pairs;
         continue;
@@ -249,11 +284,10 @@ RankPrefetch check_prefetch(const model::Rank& rank) {
       const int64_t wait_end = std::min(a.end_ns(), next.ts_ns);
       u.exposed_wait_ns = std::max<int64_t>(0, sat_sub(sat_sub(wait_end, a.ts_ns), length_within(sets.compute, a.ts_ns, wait_end)));
       u.queued_ns = sat_diff(a.ts_ns, issued(a));
-      for (const Ref& r : in.rss)
-        if (r.at.track == ag->at.track && r.e->ts_ns < a.ts_ns && r.e->end_ns() > issued(a) && r.e->end_ns() <= a.ts_ns) {
-          u.serialized_behind_rs = true;
-          u.reduce_scatter = r.at;
-        }
+      if (const ReduceScatter* r = rs_before(rss_by_end, ag->at.track, issued(a), a.ts_ns)) {
+        u.serialized_behind_rs = true;
+        u.reduce_scatter = r->at;
+      }
       if (auto hit = limiter.held_from(a)) u.throttled = true, u.throttled_from_ns = *hit;
       if (!hidden(u)) u.cause = pair_cause(u);
       sp.units.push_back(u);
