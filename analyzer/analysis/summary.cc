@@ -3,8 +3,34 @@
 #include <algorithm>
 
 #include "model/saturating.h"
+#include "tracer/format/error.h"
+#include "tracer/format/printable.h"
+
+#include <fmt/format.h>
 
 namespace shardscope::analysis {
+
+namespace {
+
+// A sum of the trace's own durations or sizes that reached the end of int64 (sums saturate rather than wrap):
+// what it is, for the error; "" when none did. No saturated total is ever shown as a number.
+std::string saturated_total(const report::RankReport& r, const std::map<std::string, int64_t>& device_time) {
+  auto at_limit = [](int64_t v) { return v == INT64_MAX || v == INT64_MIN; };
+  for (const metrics::CollectiveStats& c : r.collectives)
+    if (at_limit(c.time_ns) || at_limit(c.sized_time_ns) || at_limit(c.bytes)) return fmt::format("{} collectives' durations or sizes", model::to_string(c.kind));
+  for (const auto& [name, ns] : device_time)
+    if (at_limit(ns)) return fmt::format("durations of the device activity '{}'", trace::printable(name, 80));
+  const metrics::WindowMetrics& w = r.all_steps;
+  for (int64_t v : {w.window_ns, w.compute_ns, w.comm_ns, w.overlap_ns, w.busy_ns})
+    if (at_limit(v)) return "step windows";
+  for (const metrics::StepPrefetch& st : r.prefetch.steps)
+    for (int64_t v : {st.ag_ns, st.hidden_ns, st.exposed_wait_ns})
+      if (at_limit(v)) return fmt::format("backward all-gathers of step {}", st.step);
+  if (at_limit(r.prefetch.steady_ag_ns) || at_limit(r.prefetch.steady_hidden_ns)) return "backward all-gathers of the steady steps";
+  return "";
+}
+
+}  // namespace
 
 RankSummary summarize(const model::Rank& rank, uint64_t order, Scope scope) {
   RankSummary s;
@@ -24,6 +50,8 @@ RankSummary summarize(const model::Rank& rank, uint64_t order, Scope scope) {
   }
   s.report.prefetch = metrics::check_prefetch(rank);
   metrics::locate_all_gathers(rank, s.report.prefetch);
+  if (const std::string what = saturated_total(s.report, s.device_time); !what.empty())
+    throw trace::TraceError(rank.source, 0, fmt::format("the {} add up to more than 64-bit nanoseconds hold (about 292 years): not a real run's times", what));
   s.arrivals = metrics::arrivals(rank, {rank.rank, order});
   s.header = plugins::header_of(rank, true);
   // The instances, each with its place among its kind (the same order arrivals() numbers them in).

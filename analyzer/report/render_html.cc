@@ -249,7 +249,7 @@ th{background:#f3f3f3}.legend span{margin-right:1.2em}.na{color:#555;font-size:9
   } else {
     h += "<table><tr><th>rank</th><th>times last</th><th>total late ms</th><th>max late ms</th></tr>\n";
     for (const metrics::StragglerRank& s : r.stragglers.ranks)
-      h += "<tr>" + td(std::to_string(s.rank)) + td(std::to_string(s.times_last), true) + td(ms(s.total_late_by_ns), true) + td(ms(s.max_late_by_ns), true) + "</tr>\n";
+      h += "<tr>" + td(std::to_string(s.rank)) + td(std::to_string(s.times_last), true) + td(s.total_late_by_ns == INT64_MAX ? "over 2^63 ns" : ms(s.total_late_by_ns), true) + td(s.max_late_by_ns == INT64_MAX ? "over 2^63 ns" : ms(s.max_late_by_ns), true) + "</tr>\n";
     h += "</table>\n";
   }
   h += "</body></html>\n";

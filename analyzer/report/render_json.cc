@@ -138,7 +138,7 @@ json render_json(const Report& r) {
   if (r.stragglers.not_applicable != metrics::StragglersNa::None) s[k::kReason] = na_text(r.stragglers.not_applicable);
   s[k::kRanks] = json::array();
   for (const metrics::StragglerRank& sr : r.stragglers.ranks)
-    s[k::kRanks].push_back({{k::kRank, sr.rank}, {k::kTimesLast, sr.times_last}, {k::kTotalLateByNs, sr.total_late_by_ns}, {k::kMaxLateByNs, sr.max_late_by_ns}});
+    s[k::kRanks].push_back({{k::kRank, sr.rank}, {k::kTimesLast, sr.times_last}, {k::kTotalLateByNs, sr.total_late_by_ns == INT64_MAX ? json(nullptr) : json(sr.total_late_by_ns)}, {k::kMaxLateByNs, sr.max_late_by_ns == INT64_MAX ? json(nullptr) : json(sr.max_late_by_ns)}});
   s[k::kInstances] = json::array();
   for (const metrics::StragglerInstance& i : r.stragglers.instances)
     s[k::kInstances].push_back({{k::kKind, model::to_string(i.kind)}, {k::kOrdinal, i.ordinal}, {k::kLastRank, i.last_rank}, {k::kLateByNs, i.late_by_ns}, {k::kSpreadNs, i.spread_ns}});

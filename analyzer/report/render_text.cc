@@ -16,6 +16,8 @@ namespace shardscope::report {
 namespace {
 
 std::string ms(int64_t ns) { return fmt::format("{:.3f}", double(ns) / 1e6); }
+// Lateness compares ranks' clocks, which may lie far apart: a sum that reached the end of int64 is said so.
+std::string late_ms(int64_t ns) { return ns == INT64_MAX ? "over 2^63 ns" : ms(ns); }
 // The value, or "" for NaNotes to fill in with "n/a" and its reason.
 std::string num(const std::optional<double>& v) { return v ? fmt::format("{:.2f}", *v) : ""; }
 
@@ -133,7 +135,7 @@ std::string render_text(const Report& r, bool md, const Selection& sel) {
     Table t{{"rank", "times last", "total late ms", "max late ms"}, {}, 1};
     for (const metrics::StragglerRank& s : r.stragglers.ranks)
       if (std::binary_search(shown.begin(), shown.end(), s.rank) || (summary.straggler && summary.straggler->rank == s.rank))
-        t.rows.push_back({std::to_string(s.rank), std::to_string(s.times_last), ms(s.total_late_by_ns), ms(s.max_late_by_ns)});
+        t.rows.push_back({std::to_string(s.rank), std::to_string(s.times_last), late_ms(s.total_late_by_ns), late_ms(s.max_late_by_ns)});
     para(fmt::format("{} collective instances matched across ranks; the last rank to arrive, and by how much it trailed the next-latest{}:",
                      r.stragglers.instances.size(), t.rows.size() < r.stragglers.ranks.size() ? " (the ranks shown and the straggler; --ranks all for every rank)" : ""));
     table(t);

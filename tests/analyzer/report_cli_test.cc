@@ -67,6 +67,44 @@ TEST(ReportCli, JsonHasSchemaRanksWholeTraceAndSteps) {
   EXPECT_EQ(j["stragglers"]["ranks"].size(), 2u);
 }
 
+// Sums of a trace's durations saturate rather than wrap; a total at the end of int64 is never shown as a
+// number (issue #25 item 4).
+TEST(ReportCli, ATotalBeyondInt64IsAnErrorNamingTheTrace) {
+  TempDir d;
+  // Three all-gathers of 4e15 µs each: each fits, their sum does not.
+  std::string events;
+  for (int i = 1; i <= 3; ++i)
+    events += std::string(i > 1 ? "," : "") + R"J({"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllGather_RING_LL(x)", "pid": 0, "tid": 7, "ts": )J" +
+              std::to_string(i) + R"J(, "dur": 4000000000000000, "args": {"stream": 7}})J";
+  write(d.path() / "big.json", R"({"traceEvents": [)" + events + "]}");
+  for (const char* format : {"text", "json", "html"}) {
+    auto r = run({kBin, "report", "--format", format, (d.path() / "big.json").string()});
+    EXPECT_EQ(r.rc, 2) << format;
+    EXPECT_NE(r.err.find("shardscope: error: " + (d.path() / "big.json").string() + ": at byte 0: the all_gather collectives' durations or sizes add up to more than 64-bit"),
+              std::string::npos) << r.err;
+    EXPECT_EQ(r.out.find("9223372036854"), std::string::npos) << r.out;
+  }
+}
+
+TEST(ReportCli, LatenessBetweenUnrelatedClocksIsNotPrintedAsASaturatedNumber) {
+  TempDir d;
+  // Rank 0 maps its clock onto a wall clock near the end of int64; rank 1 has no clock pairs, so its raw
+  // clock (about 1 s) is compared with rank 0's wall times: every instance rank 0 is 9e18 ns late.
+  for (int r = 0; r < 2; ++r) {
+    TrainerTraceOptions o;
+    o.rank = r;
+    if (r == 0) o.clock_pairs = {{1'000'000'000, 9'000'000'000'000'000'000}};
+    write_trainer_trace(d.path() / ("trace.rank" + std::to_string(r) + ".json"), o);
+  }
+  auto text = run({kBin, "report", "--ranks", "all", d.path().string()});
+  ASSERT_EQ(text.rc, 0) << text.err;
+  EXPECT_EQ(text.out.find("9223372036854"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("over 2^63 ns"), std::string::npos) << text.out;
+  auto json_out = run({kBin, "report", "--format", "json", d.path().string()});
+  const nlohmann::json j = nlohmann::json::parse(json_out.out);
+  EXPECT_TRUE(j["stragglers"]["ranks"][0]["total_late_by_ns"].is_null()) << j["stragglers"];
+}
+
 TEST(ReportCli, TextAndMarkdownAndOutputFile) {
   TempDir d;
   fs::path dir = two_ranks(d, "pre", "run");
@@ -127,7 +165,8 @@ TEST(ReportCli, KinetoWithoutStepsSaysSo) {
 
 // A hostile Kineto file: kernels near both ends of the int64 ns range, durations whose sums pass INT64_MAX,
 // message sizes whose bytes overflow. Every total saturates (signed overflow aborts this sanitized binary).
-TEST(ReportCli, TimesAndSizesAtTheInt64ExtremesReportWithoutOverflow) {
+// Computed without a wrap (UBSan checks), then refused by name: the sums leave int64.
+TEST(ReportCli, TimesAndSizesAtTheInt64ExtremesAreRefusedWithoutOverflow) {
   TempDir d;
   write(d.path() / "k.json", R"JSON({"baseTimeNanoseconds": 0, "traceEvents": [
 {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": -9000000000000000, "dur": 6000000000000000, "args": {"stream": 7}},
@@ -141,8 +180,9 @@ TEST(ReportCli, TimesAndSizesAtTheInt64ExtremesReportWithoutOverflow) {
 ], "distributedInfo": {"rank": 0, "world_size": 1}})JSON");
   for (const char* format : {"html", "text", "md"}) {
     auto r = run({kBin, "report", (d.path() / "k.json").string(), "--format", format});
-    ASSERT_EQ(r.rc, 0) << format << ": " << r.err;
-    EXPECT_NE(r.out.find("gemm"), std::string::npos) << format;
+    EXPECT_EQ(r.rc, 2) << format << ": " << r.err;
+    EXPECT_NE(r.err.find((d.path() / "k.json").string() + ": at byte 0: the all_reduce collectives' durations or sizes add up to more than"), std::string::npos)
+        << r.err;
   }
 }
 
