@@ -48,6 +48,10 @@ json optional_number(const std::optional<double>& v) { return v ? json(*v) : jso
 }  // namespace
 
 
+// A lateness between ranks' clocks that reached the end of int64 (they lie that far apart): null, never the
+// saturated number.
+json ns_or_null(int64_t ns) { return ns == INT64_MAX ? json(nullptr) : json(ns); }
+
 json render_json(const Report& r) {
   json out;
   out[k::kSchema] = k::kSchemaValue;
@@ -138,10 +142,10 @@ json render_json(const Report& r) {
   if (r.stragglers.not_applicable != metrics::StragglersNa::None) s[k::kReason] = na_text(r.stragglers.not_applicable);
   s[k::kRanks] = json::array();
   for (const metrics::StragglerRank& sr : r.stragglers.ranks)
-    s[k::kRanks].push_back({{k::kRank, sr.rank}, {k::kTimesLast, sr.times_last}, {k::kTotalLateByNs, sr.total_late_by_ns == INT64_MAX ? json(nullptr) : json(sr.total_late_by_ns)}, {k::kMaxLateByNs, sr.max_late_by_ns == INT64_MAX ? json(nullptr) : json(sr.max_late_by_ns)}});
+    s[k::kRanks].push_back({{k::kRank, sr.rank}, {k::kTimesLast, sr.times_last}, {k::kTotalLateByNs, ns_or_null(sr.total_late_by_ns)}, {k::kMaxLateByNs, ns_or_null(sr.max_late_by_ns)}});
   s[k::kInstances] = json::array();
   for (const metrics::StragglerInstance& i : r.stragglers.instances)
-    s[k::kInstances].push_back({{k::kKind, model::to_string(i.kind)}, {k::kOrdinal, i.ordinal}, {k::kLastRank, i.last_rank}, {k::kLateByNs, i.late_by_ns}, {k::kSpreadNs, i.spread_ns}});
+    s[k::kInstances].push_back({{k::kKind, model::to_string(i.kind)}, {k::kOrdinal, i.ordinal}, {k::kLastRank, i.last_rank}, {k::kLateByNs, ns_or_null(i.late_by_ns)}, {k::kSpreadNs, ns_or_null(i.spread_ns)}});
   out[k::kStragglers] = s;
   return out;
 }

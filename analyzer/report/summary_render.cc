@@ -67,7 +67,8 @@ std::vector<std::string> summary_lines(const analysis::RunSummary& s) {
   // The straggler.
   if (s.straggler)
     out.push_back(fmt::format("straggler: rank {} arrived last at {} of {} collective instances, by {} (median, after the next-latest rank)", s.straggler->rank,
-                              s.straggler->times_last, s.straggler->instances, ms(s.straggler->median_late_ns)));
+                              s.straggler->times_last, s.straggler->instances,
+                              s.straggler->median_late_ns == INT64_MAX ? "over 2^63 ns" : ms(s.straggler->median_late_ns)));
   // Memory.
   if (s.memory_ranks) {
     std::string m = s.memory_ranks_agree == s.memory_ranks
@@ -104,7 +105,7 @@ nlohmann::json summary_json(const analysis::RunSummary& s) {
                    {"common_cause", s.common_cause == metrics::Cause::None ? nlohmann::json(nullptr) : nlohmann::json(cause_name(s.common_cause))},
                    {"common_cause_steps", s.common_cause_steps}, {"cause_units", s.cause_units}, {"cause_ranks", s.cause_ranks}};
   j["straggler"] = s.straggler ? nlohmann::json{{"rank", s.straggler->rank}, {"times_last", s.straggler->times_last}, {"instances", s.straggler->instances},
-                                                {"median_late_ms", double(s.straggler->median_late_ns) / 1e6}}
+                                                {"median_late_ms", s.straggler->median_late_ns == INT64_MAX ? nlohmann::json(nullptr) : nlohmann::json(double(s.straggler->median_late_ns) / 1e6)}}
                                : nlohmann::json(nullptr);
   j["memory"] = {{"ranks", s.memory_ranks}, {"ranks_agree", s.memory_ranks_agree}};
   if (s.departs_most)
