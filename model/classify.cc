@@ -70,7 +70,8 @@ double busbw_factor(CollectiveKind kind, int n) {
   if (n <= 0) return 1.0;
   switch (kind) {
     case CollectiveKind::AllGather:
-    case CollectiveKind::ReduceScatter: return double(n - 1) / n;
+    case CollectiveKind::ReduceScatter:
+    case CollectiveKind::AllToAll: return double(n - 1) / n;
     case CollectiveKind::AllReduce: return 2.0 * (n - 1) / n;
     default: return 1.0;
   }

@@ -24,7 +24,7 @@ const std::map<std::string, Columns>& tables() {
        {{"MB", "bytes moved (1e6): all-gather's gathered output, reduce-scatter's input, as nccl-tests counts"},
         {"time ms", "the kernels' summed durations"},
         {"algbw GB/s", "bytes / time, 1e9 bytes a second"},
-        {"busbw GB/s", "algbw x the bus factor: all-reduce 2(n-1)/n, all-gather and reduce-scatter (n-1)/n, others 1 (nccl-tests)"},
+        {"busbw GB/s", "algbw x the bus factor: all-reduce 2(n-1)/n, all-gather, reduce-scatter and all-to-all (n-1)/n, others 1 (nccl-tests)"},
         {"group", "n, the ranks in the collective's group"}}},
       {"unit i",
        {{"AG of unit", "i-1, the unit whose all-gather unit i's backward compute should hide"},
