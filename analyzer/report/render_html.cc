@@ -102,11 +102,19 @@ std::string render_html(const Report& r) {
 body{font-family:system-ui,sans-serif;margin:2em;color:#222}
 table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:2px 8px}td.n{text-align:right;font-variant-numeric:tabular-nums}
 th{background:#f3f3f3}.legend span{margin-right:1.2em}.na{color:#555;font-size:90%}.warn{color:#a15c00}.bad{color:#b00020;font-weight:bold}.good{color:#1b7f3b;font-weight:bold}
+ul.summary{background:#f7f7f7;border:1px solid #ddd;padding:.8em 2em;max-width:70em}ul.summary li{margin:.2em 0}
+details>summary{cursor:pointer;font-weight:bold;margin:.6em 0}td.name{max-width:36em;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
 </style></head><body>
 )";
   h += fmt::format("<h1>shardscope report</h1><p>{} rank(s) from {}</p>\n", r.ranks.size(), html_escape(fmt::format("{}", fmt::join(r.inputs, ", "))));
   h += "<ul class=\"summary\">\n";
-  for (const std::string& l : summary_lines(analysis::summarize_run(r))) h += "<li>" + html_escape(l) + "</li>\n";
+  const analysis::RunSummary summary = analysis::summarize_run(r);
+  for (const std::string& l : summary_lines(summary)) {
+    // The prefetch verdict in colour: the line a reader looks for first.
+    const bool prefetch = l.rfind("backward prefetch:", 0) == 0;
+    const char* cls = !prefetch ? "" : summary.prefetch == metrics::Verdict::Effective ? " class=\"good\"" : summary.prefetch == metrics::Verdict::NotEffective ? " class=\"bad\"" : "";
+    h += fmt::format("<li{}>{}</li>\n", cls, html_escape(l));
+  }
   h += "</ul>\n";
   for (const std::string& w : r.warnings) h += "<p class=\"warn\">warning: " + html_escape(w) + "</p>\n";
   for (const std::string& n : report_notes(r)) h += "<p class=\"warn\">note: " + html_escape(n) + "</p>\n";
@@ -125,8 +133,11 @@ th{background:#f3f3f3}.legend span{margin-right:1.2em}.na{color:#555;font-size:9
   }
   h += "</svg>\n";
 
+  // Each rank's details folded; the worst rank's (the most exposed communication) open.
   for (const RankReport& rr : r.ranks) {
-    h += fmt::format("<h2>Rank {}</h2><p>{} ({}, {} events, {} on the device timeline)</p>\n", rr.rank, html_escape(rr.source), html_escape(rr.format), rr.events, rr.device_events);
+    h += fmt::format("<details{}><summary>Rank {}{}</summary><p>{} ({}, {} events, {} on the device timeline)</p>\n", rr.rank == summary.worst_rank ? " open" : "",
+                     rr.rank, rr.rank == summary.worst_rank && r.ranks.size() > 1 ? " (the most exposed communication)" : "", html_escape(rr.source),
+                     html_escape(rr.format), rr.events, rr.device_events);
     if (rr.whole)
       h += fmt::format("<p>Whole trace ({}): window {:.3f} ms, overlap {}, idle {:.2f} %, compute {:.2f} %, non-compute {:.2f} %</p>\n",
                        html_escape(whole_trace_setting(*rr.whole)), rr.whole->window_us / 1e3, html_escape(pct_or(rr.whole->overlap_pct(), na_overlap())),
@@ -183,7 +194,8 @@ th{background:#f3f3f3}.legend span{margin-right:1.2em}.na{color:#555;font-size:9
     if (!rr.top_device.empty()) {
       h += "<table><tr><th>top device activity</th><th>class</th><th>count</th><th>time ms</th></tr>\n";
       for (const KernelTime& k : rr.top_device)
-        h += "<tr>" + td(k.name) + td(std::string(model::to_string(k.cls))) + td(std::to_string(k.count), true) + td(ms(k.time_ns), true) + "</tr>\n";
+        h += "<tr><td class=\"name\" title=\"" + html_escape(k.name) + "\">" + html_escape(k.name) + "</td>" + td(std::string(model::to_string(k.cls))) +
+             td(std::to_string(k.count), true) + td(ms(k.time_ns), true) + "</tr>\n";
       h += "</table>\n";
     }
     // Prefetch table.
@@ -194,9 +206,12 @@ th{background:#f3f3f3}.legend span{margin-right:1.2em}.na{color:#555;font-size:9
     if (p.na == metrics::NotApplicable::None) {
       if (p.unit_identity != model::UnitIdentity::Named) h += "<p>units: " + html_escape(unit_identity_sentence(p.unit_identity)) + "</p>\n";
       for (const metrics::StepPrefetch& s : p.steps) {
-        h += "<p>step " + html_escape(std::to_string(s.step)) + ": <b>" + html_escape(step_sentence(s, p)) + "</b></p>\n";
         const Table t = unit_table(s);
-        if (t.rows.empty()) continue;
+        if (t.rows.empty()) {
+          h += "<p>step " + html_escape(std::to_string(s.step)) + ": " + html_escape(step_sentence(s, p)) + "</p>\n";
+          continue;
+        }
+        h += "<details><summary>step " + html_escape(std::to_string(s.step)) + ": " + html_escape(step_sentence(s, p)) + "</summary>\n";
         h += "<table><tr>";
         for (const std::string& c : t.header) h += "<th>" + html_escape(c) + "</th>";
         h += "</tr>\n";
@@ -205,32 +220,45 @@ th{background:#f3f3f3}.legend span{margin-right:1.2em}.na{color:#555;font-size:9
           for (size_t c = 0; c < row.size(); ++c) h += td(row[c], c >= 2 && c <= 5);
           h += "</tr>\n";
         }
-        h += "</table>\n";
+        h += "</table></details>\n";
       }
     }
     // Memory: measured vs predicted bars.
     const metrics::RankMemory& m = rr.memory;
     h += "<h3>Memory, measured vs predicted</h3>\n";
-    double peak = 1;
-    for (const metrics::MemoryRow& row : m.rows) peak = std::max({peak, row.measured.value_or(0), row.predicted.value_or(0)});
     bool any = false;
     for (const metrics::MemoryRow& row : m.rows) any = any || row.measured || row.predicted;
     if (!any) {
       h += "<p>" + html_escape(memory_not_applicable(m)) + "</p>\n";
     } else {
-      h += fmt::format("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"760\" height=\"{}\" role=\"img\">", 30 * m.rows.size() + 10);
-      for (size_t i = 0; i < m.rows.size(); ++i) {
-        const metrics::MemoryRow& row = m.rows[i];
+      // Each category against its own prediction, on its own scale (the longer of the two fills the row), so
+      // a small category's departure shows as clearly as a large one's; the allocator's total, which the
+      // model does not predict, is a line of text apart.
+      std::vector<const metrics::MemoryRow*> rows;
+      for (const metrics::MemoryRow& row : m.rows)
+        if (row.category == "allocator_total") {
+          if (row.measured) h += fmt::format("<p>allocator total (not predicted): {:.3f} MB</p>\n", *row.measured / 1e6);
+        } else {
+          rows.push_back(&row);
+        }
+      h += fmt::format("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"860\" height=\"{}\" role=\"img\">", 30 * rows.size() + 10);
+      for (size_t i = 0; i < rows.size(); ++i) {
+        const metrics::MemoryRow& row = *rows[i];
+        const double scale = std::max({1.0, row.measured.value_or(0), row.predicted.value_or(0)});
         double y = 5 + 30.0 * double(i);
         h += fmt::format("<text x=\"0\" y=\"{:.1f}\" font-size=\"12\">{}</text>", y + 14, html_escape(row.category));
         if (row.measured)
-          h += fmt::format("<rect x=\"150\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"11\" fill=\"#4e79a7\"><title>measured {:.3f} MB</title></rect>", y, 560 * *row.measured / peak,
+          h += fmt::format("<rect x=\"150\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"11\" fill=\"#4e79a7\"><title>measured {:.3f} MB</title></rect>", y, 560 * *row.measured / scale,
                            *row.measured / 1e6);
         if (row.predicted)
           h += fmt::format("<rect x=\"150\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"11\" fill=\"#f28e2b\"><title>predicted {:.3f} MB</title></rect>", y + 12,
-                           560 * *row.predicted / peak, *row.predicted / 1e6);
+                           560 * *row.predicted / scale, *row.predicted / 1e6);
+        std::string values = row.measured ? fmt::format("{:.3f}", *row.measured / 1e6) : "n/a";
+        values += " / " + (row.predicted ? fmt::format("{:.3f} MB", *row.predicted / 1e6) : std::string("n/a"));
+        if (row.measured && row.predicted && *row.predicted > 0) values += fmt::format(" ({:+.1f} %)", 100 * (*row.measured - *row.predicted) / *row.predicted);
+        h += fmt::format("<text x=\"716\" y=\"{:.1f}\" font-size=\"11\">{}</text>", y + 14, html_escape(values));
       }
-      h += "</svg>\n<p class=\"legend\"><span style=\"color:#4e79a7\">■ measured</span> <span style=\"color:#f28e2b\">■ predicted</span></p>\n";
+      h += "</svg>\n<p class=\"legend\"><span style=\"color:#4e79a7\">■ measured</span> <span style=\"color:#f28e2b\">■ predicted</span> (each category on its own scale; MB measured / predicted)</p>\n";
       NaNotes na;
       for (const metrics::MemoryRow& row : m.rows) {
         if (!row.measured) na.cell(row.category, "measured", na_text(row.measured_na));
@@ -242,6 +270,7 @@ th{background:#f3f3f3}.legend span{margin-right:1.2em}.na{color:#555;font-size:9
       if (const std::string d = departs_most(m); !d.empty()) h += "<p>Departs most: " + html_escape(d) + "</p>\n";
       if (const std::string why = memory_not_applicable(m); !why.empty()) h += "<p>" + html_escape(why) + "</p>\n";
     }
+    h += "</details>\n";
   }
   h += "<h2>Stragglers</h2>\n";
   if (r.stragglers.not_applicable != metrics::StragglersNa::None) {
