@@ -264,6 +264,10 @@ LoadResult load(const std::vector<fs::path>& paths, const LoadOptions& options) 
   std::vector<std::exception_ptr> errors(files.size());
   std::vector<uint64_t> sizes(files.size());
   std::atomic<size_t> next{0};
+  // Files in parallel, and the cores they leave idle to each file's own parse (one big file: all of them).
+  const unsigned budget = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  const unsigned n = unsigned(std::max<size_t>(1, std::min<size_t>(budget, files.size())));
+  const unsigned per_file = std::max(1u, budget / n);
   {
     Progress progress(options.on_progress, total, files.size());
     auto work = [&] {
@@ -284,7 +288,11 @@ LoadResult load(const std::vector<fs::path>& paths, const LoadOptions& options) 
           sizes[i] = t.size;
           Input in{files[i].string(), t.data, t.size, std::move(t.owner), t.gzip, t.gzip_cut_at};
           const auto* with_args = options.keep_args ? dynamic_cast<const ArgsImporter*>(imp) : nullptr;
-          ranks[i] = with_args ? with_args->read_with_args(std::move(in), args[i]) : imp->read(std::move(in));
+          const auto* parallel = dynamic_cast<const ParallelImporter*>(imp);
+          if (parallel && (with_args || !options.keep_args))
+            ranks[i] = parallel->read_parallel(std::move(in), per_file, with_args ? &args[i] : nullptr);
+          else
+            ranks[i] = with_args ? with_args->read_with_args(std::move(in), args[i]) : imp->read(std::move(in));
           if (ranks[i]->steps.empty()) {
             // An injected program's own step ranges (NVTX "step 3"): steps the importer did not know to look for.
             std::vector<model::Step> own = model::steps_matching(*ranks[i], *step_pattern);
@@ -306,8 +314,6 @@ LoadResult load(const std::vector<fs::path>& paths, const LoadOptions& options) 
         progress.file_done(files[i].string(), fs::file_size(files[i], ec));
       }
     };
-    unsigned n = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
-    n = unsigned(std::min<size_t>(n, files.size()));
     std::vector<std::thread> pool;
     for (unsigned k = 1; k < n; ++k) pool.emplace_back(work);
     work();
