@@ -50,7 +50,9 @@ struct Chunk {
   const char* stop = nullptr;   // Region: the next chunk's start; ArrayEnd: after ']'; Truncated, NotObject: the byte
   End end = End::Region;
   size_t events = 0;  // whole events scanned
-  std::vector<Fields> fields;  // the first fields.size() events, parsed
+  size_t parsed = 0;  // of them, parsed (before any parse error)
+  size_t skipped = 0;  // of those, of a phase the importer does not read
+  std::vector<Fields> fields;  // the others, parsed
   std::vector<const char*> batch_of;  // the start of each parsed event's batch
   std::vector<RawArg> raw;
   Arena arena;
@@ -58,7 +60,7 @@ struct Chunk {
 
   // Empty again, keeping its memory: fresh pages for every chunk would cost as much as parsing it.
   void clear() {
-    start = stop = nullptr, end = End::Region, events = 0;
+    start = stop = nullptr, end = End::Region, events = parsed = skipped = 0;
     fields.clear(), batch_of.clear(), raw.clear(), arena.clear(), parse_error.reset();
   }
 };
@@ -83,8 +85,14 @@ class BatchParser {
         Fields f;
         if (keep_args_) raw_.clear(), f.raw = &raw_;
         read_event(elem.get_object(), f);
-        store(f, c);
-        c.batch_of.push_back(first);
+        if (phase_read(f.ph)) {
+          f.index = c.parsed;
+          store(f, c);
+          c.batch_of.push_back(first);
+        } else {
+          ++c.skipped;
+        }
+        ++c.parsed;
       }
     } catch (const simdjson::simdjson_error& e) {
       c.parse_error.emplace(first, e.what());
@@ -246,8 +254,8 @@ class Workers {
 
 }  // namespace
 
-ArrayEnd parse_event_array(const ChunkText& t, const char* begin, const ChunkOptions& o, bool keep_args, size_t& events, const AddEvent& add,
-                           std::exception_ptr& pending) {
+ArrayEnd parse_event_array(const ChunkText& t, const char* begin, const ChunkOptions& o, bool keep_args, size_t& events, size_t& skipped,
+                           const AddEvent& add, std::exception_ptr& pending) {
   const size_t batch = std::max<size_t>(o.batch_bytes, 1);
   const ChunkOptions opt{o.threads, std::max(batch, o.chunk_bytes / batch * batch), batch};
   BatchParser bp(keep_args);
@@ -268,14 +276,15 @@ ArrayEnd parse_event_array(const ChunkText& t, const char* begin, const ChunkOpt
     }
     if (c->end == Chunk::End::NotObject)
       throw trace::TraceError(t.name, uint64_t(c->stop - t.begin), fmt::format("traceEvents[{}] is not an object", events + c->events));
+    if (!pending) skipped += c->skipped;
     for (size_t i = 0; i < c->fields.size() && !pending; ++i) {
       const Fields& f = c->fields[i];
-      if (!add(f, std::span<const RawArg>(c->raw.data() + f.raw_begin, f.raw_count), events + i, c->batch_of[i]))
+      if (!add(f, std::span<const RawArg>(c->raw.data() + f.raw_begin, f.raw_count)))
         pending = std::make_exception_ptr(trace::TraceError(
             t.name, uint64_t(c->batch_of[i] - t.begin),
             fmt::format("traceEvents[{}] (\"{}\", in the events that start here): its time is out of range (ts + "
                         "baseTimeNanoseconds or ts + dur past ±9.2e18 ns)",
-                        events + i, std::string(f.name.substr(0, 60)))));
+                        events + f.index, std::string(f.name.substr(0, 60)))));
     }
     if (c->parse_error && !pending)
       pending = std::make_exception_ptr(trace::TraceError(t.name, uint64_t(c->parse_error->first - t.begin),

@@ -35,14 +35,14 @@ struct ChunkText {
   const std::string& name;
 };
 
-// Called with each parsed event in file order: its fields and kept args, its index in the file's events and
-// the start of its batch. False: its time is out of range (the error is raised after the scan, as the
-// one-thread parse did before it).
-using AddEvent = std::function<bool(const Fields&, std::span<const RawArg>, size_t index, const char* batch)>;
+// Called with each parsed event of a phase the importer reads (phase_read), in file order, with its kept
+// args. False: its time is out of range (the error is raised after the scan, as the one-thread parse did).
+using AddEvent = std::function<bool(const Fields&, std::span<const RawArg>)>;
 
-// Parses the array whose '[' is just before `begin`. Structural errors are thrown at once; the first parse
-// error (or refused event) is left in `pending`, and no event is passed on after it.
-ArrayEnd parse_event_array(const ChunkText& text, const char* begin, const ChunkOptions& options, bool keep_args, size_t& events,
+// Parses the array whose '[' is just before `begin`; `events` counts the file's whole events (for messages),
+// `skipped` those of other phases. Structural errors are thrown at once; the first parse error (or refused
+// event) is left in `pending`, and no event is passed on after it.
+ArrayEnd parse_event_array(const ChunkText& text, const char* begin, const ChunkOptions& options, bool keep_args, size_t& events, size_t& skipped,
                            const AddEvent& add, std::exception_ptr& pending);
 
 }  // namespace shardscope::plugins

@@ -72,12 +72,14 @@ class Builder {
   // False when the event's times leave the int64 nanosecond range (ts + baseTimeNanoseconds, or ts + dur):
   // an error, never a wrapped time. INT64_MIN itself is out of range too: it is model::kUnknown, and a launch
   // at that time would read as no launch.
+  // Events of a phase the rank does not keep, counted where they were parsed (flows, counters...).
+  void add_skipped(uint64_t n) { skip(n); }
+
   bool add(const Fields& f, std::span<const RawArg> raw) {
     raw_ = raw;
-    if (f.ph.size() != 1) return skip(), true;
+    if (!phase_read(f.ph)) return skip(), true;
     char ph = f.ph[0];
     if (ph == 'M') return meta(f), true;
-    if (ph != 'X' && ph != 'i' && ph != 'I') return skip(), true;
     if (!f.pid_ok || !f.tid_ok || !f.ts) return skip(), true;  // "Spans", "Traces", the "Record Window End" marker
     int64_t ts = 0, end = 0;
     if (__builtin_add_overflow(*f.ts, base_, &ts) || ts == model::kUnknown) return false;
@@ -154,7 +156,7 @@ class Builder {
     uint32_t track;
   };
 
-  void skip() { ++skipped_; }
+  void skip(uint64_t n = 1) { skipped_ += n; }
 
   // The args of the event just added, numbered by its place in events_ until distribute() deals it out.
   void keep_args(const Fields&) {
@@ -364,8 +366,11 @@ model::Rank read_kineto(Input in, const KinetoParseOptions& options, model::Even
         if (key == kk::kBaseTimeNanoseconds && !base_of(value, base)) base = 0;
       bases_used.push_back(forced_base.value_or(base));
       b.set_base(bases_used.back());
-      return parse_event_array(text, begin, chunking, args != nullptr, events,
-                               [&](const Fields& f, std::span<const RawArg> raw, size_t, const char*) { return b.add(f, raw); }, pending);
+      size_t skipped = 0;
+      ArrayEnd end = parse_event_array(text, begin, chunking, args != nullptr, events, skipped,
+                                       [&](const Fields& f, std::span<const RawArg> raw) { return b.add(f, raw); }, pending);
+      b.add_skipped(skipped);
+      return end;
     });
     if (!top.has_events) {
       if (top.truncated_at) throw trace::TraceError(name, *top.truncated_at, "file cut off before its \"traceEvents\" array: nothing to load");
