@@ -260,7 +260,7 @@ ArrayEnd parse_event_array(const ChunkText& t, const char* begin, const ChunkOpt
   const ChunkOptions opt{o.threads, std::max(batch, o.chunk_bytes / batch * batch), batch};
   BatchParser bp(keep_args);
   std::optional<Workers> workers;
-  if (opt.threads > 1) workers.emplace(t, begin, opt, keep_args);
+  if (opt.threads > 1 && size_t(t.end - begin) > opt.chunk_bytes) workers.emplace(t, begin, opt, keep_args);  // one region: no threads
   auto region = [&](const char* p) { return size_t(p - t.begin) / opt.chunk_bytes; };
   auto region_end = [&](size_t k) { return t.begin + std::min(size_t(t.end - t.begin), (k + 1) * opt.chunk_bytes); };
   const char* at = begin;
