@@ -1,6 +1,8 @@
 #include "model/trace.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <vector>
 
 namespace shardscope::model {
 
@@ -50,7 +52,35 @@ const CounterSeries* Rank::counter(std::string_view name) const {
   return nullptr;
 }
 
-void sort_events(std::vector<Event>& events) { std::stable_sort(events.begin(), events.end(), event_before); }
+// Traces list a thread's events nearly in order (a step's range after the ops inside it, say): one pass
+// keeps the events in order and sets aside the few others (the lone early or late one), which are sorted
+// and merged in. Ties go by position, so the result is std::stable_sort's, in linear time on such input.
+void sort_events(std::vector<Event>& events) {
+  const size_t n = events.size();
+  if (std::is_sorted(events.begin(), events.end(), event_before)) return;
+  if (n > UINT32_MAX) return std::stable_sort(events.begin(), events.end(), event_before);
+  auto before = [&](uint32_t a, uint32_t b) { return event_before(events[a], events[b]) || (!event_before(events[b], events[a]) && a < b); };
+  std::vector<uint32_t> run, rest;
+  run.reserve(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    if (run.empty() || !event_before(events[i], events[run.back()])) {
+      run.push_back(i);
+    } else if (run.size() >= 2 && !event_before(events[i], events[run[run.size() - 2]])) {
+      rest.push_back(run.back());  // the run's last came too early
+      run.back() = i;
+    } else {
+      rest.push_back(i);  // this one comes too late
+    }
+  }
+  if (rest.size() > n / 8) return std::stable_sort(events.begin(), events.end(), event_before);
+  std::sort(rest.begin(), rest.end(), before);
+  std::vector<Event> out;
+  out.reserve(n);
+  size_t i = 0, j = 0;
+  while (i < run.size() || j < rest.size())
+    out.push_back(events[j == rest.size() || (i < run.size() && before(run[i], rest[j])) ? run[i++] : rest[j++]]);
+  events = std::move(out);
+}
 
 void sort_counters(Rank& rank) {
   for (CounterSeries& c : rank.counters)

@@ -13,6 +13,7 @@
 #include "analyzer/cli/launch.h"
 #include "analyzer/cli/memory.h"
 #include "analyzer/cli/output.h"
+#include "analyzer/cli/progress_line.h"
 #include "analyzer/cli/report.h"
 #include "analyzer/cli/summarize.h"
 #include "tracer/format/limits.h"
@@ -101,6 +102,9 @@ int main(int argc, char** argv) {
   diff->add_option("--format", format, "Output format")->check(CLI::IsMember({"text", "json"}));
   diff->add_option("--step-pattern", step_pattern, "As report's --step-pattern");
 
+  bool quiet = false;
+  for (CLI::App* c : {report, check, diff, summarize}) c->add_flag("-q,--quiet", quiet, "No progress line on stderr (it shows only on a terminal anyway)");
+
   // One bound for every command that reads traces: more JSON text than this (a file, or what a gzip
   // inflates to) is refused rather than run out of memory.
   uint64_t max_trace_bytes = 0;
@@ -147,6 +151,7 @@ int main(int argc, char** argv) {
   }
 
   if (max_trace_bytes) shardscope::trace::limits().max_text_bytes = max_trace_bytes;
+  shardscope::cli::set_progress_quiet(quiet);
   const int rc = [&]() -> int {
     if (*inspect) return shardscope::cli::inspect(files, format == "json", std::cout, std::cerr);
     if (*launch) return shardscope::cli::launch(lo);

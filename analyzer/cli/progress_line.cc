@@ -2,13 +2,16 @@
 
 #include <unistd.h>
 
-#include <chrono>
+#include <atomic>
+#include <cmath>
 #include <cstdlib>
 
 #include <fmt/format.h>
 
 namespace shardscope::cli {
 namespace {
+
+std::atomic<bool> quiet{false};
 
 std::chrono::milliseconds progress_after() {
   if (const char* env = std::getenv("SHARDSCOPE_PROGRESS_AFTER_MS"); env && *env) {
@@ -19,9 +22,29 @@ std::chrono::milliseconds progress_after() {
   return std::chrono::seconds(1);
 }
 
+// "under 1 s", "42 s", "3 min 20 s", "2 h 5 min".
+std::string seconds_text(double s) {
+  if (s < 1) return "under 1 s";
+  const int64_t n = int64_t(std::llround(s));
+  if (n < 60) return fmt::format("{} s", n);
+  if (n < 3600) return fmt::format("{} min {} s", n / 60, n % 60);
+  return fmt::format("{} h {} min", n / 3600, n % 3600 / 60);
+}
+
 }  // namespace
 
-ProgressLine::ProgressLine() : on_(isatty(STDERR_FILENO)) {}
+std::string progress_text(const plugins::LoadProgress& p, double elapsed_s) {
+  std::string s = fmt::format("ingesting: {}/{} files, {:.1f} of {:.1f} MB", p.files_done, p.files, p.bytes_done / 1e6, p.bytes / 1e6);
+  if (p.bytes_done == 0 || elapsed_s <= 0) return s + fmt::format(", {} so far", seconds_text(elapsed_s));
+  const double rate = double(p.bytes_done) / elapsed_s;  // bytes per second
+  s += fmt::format(", {:.1f} MB/s", rate / 1e6);
+  if (p.bytes > p.bytes_done) s += fmt::format(", {} left", seconds_text(double(p.bytes - p.bytes_done) / rate));
+  return s;
+}
+
+void set_progress_quiet(bool q) { quiet = q; }
+
+ProgressLine::ProgressLine() : on_(!quiet && isatty(STDERR_FILENO)) {}
 
 ProgressLine::~ProgressLine() {
   {
@@ -39,24 +62,26 @@ std::function<void(const plugins::LoadProgress&)> ProgressLine::callback() {
     std::lock_guard lock(mu_);
     state_ = p;
     // The first call starts the clock: the line shows only once the load has taken its threshold.
-    if (!thread_.joinable() && !done_) thread_ = std::thread([this] { run(); });
+    if (!thread_.joinable() && !done_) {
+      start_ = std::chrono::steady_clock::now();
+      thread_ = std::thread([this] { run(); });
+    }
   };
 }
 
 void ProgressLine::run() {
-  const auto start = std::chrono::steady_clock::now();
   const auto after = progress_after();
   std::unique_lock lock(mu_);
   if (after.count() == 0) draw();  // at once, however quick the load
   while (!cv_.wait_for(lock, std::chrono::milliseconds(200), [this] { return done_; })) {
-    if (std::chrono::steady_clock::now() - start < after) continue;
+    if (std::chrono::steady_clock::now() - start_ < after) continue;
     draw();
   }
 }
 
 void ProgressLine::draw() {
-  fmt::print(stderr, "\r\033[Kingesting: {}/{} files, {:.1f} of {:.1f} MB (on disk)", state_.files_done, state_.files, state_.bytes_done / 1e6,
-             state_.bytes / 1e6);
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  fmt::print(stderr, "\r\033[K{}", progress_text(state_, elapsed));
   drawn_ = true;
 }
 

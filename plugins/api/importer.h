@@ -58,6 +58,15 @@ class ArgsImporter {
   virtual model::Rank read_with_args(Input in, model::EventArgs& args) const = 0;
 };
 
+// Optional, like ArgsImporter: an importer that can parse one file on several threads. The loader gives it
+// the cores its own per-file threads leave idle (one file on two cores: two threads). No layout changed.
+class ParallelImporter {
+ public:
+  virtual ~ParallelImporter() = default;
+  // read() (read_with_args() when `args` is set) on `threads` threads; 0: the importer's default.
+  virtual model::Rank read_parallel(Input in, unsigned threads, model::EventArgs* args) const = 0;
+};
+
 }  // namespace shardscope::plugins
 
 // What a plugin shared object exports (C linkage, so dlsym finds them by these names):

@@ -10,6 +10,16 @@ namespace {
 
 bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
+// A scalar (number, true, false, null): up to the next ',', '}' or ']'.
+const char* skip_scalar(const char* p, const char* end) {
+  while (p < end && *p != ',' && *p != '}' && *p != ']' && !is_space(*p)) ++p;
+  return p < end ? p : nullptr;
+}
+
+const char* skip_value(const char* p, const char* end);
+
+}  // namespace
+
 const char* skip_space(const char* p, const char* end) {
   while (p < end && is_space(*p)) ++p;
   return p;
@@ -29,7 +39,6 @@ const char* skip_string(const char* p, const char* end) {
 }
 
 // p is at '{' or '['. Returns the position after the matching bracket, nullptr when the text ends first.
-// Only brackets and strings matter for finding the end; the batch parser checks everything else.
 const char* skip_container(const char* p, const char* end) {
   int depth = 0;
   while (p < end) {
@@ -46,11 +55,7 @@ const char* skip_container(const char* p, const char* end) {
   return nullptr;
 }
 
-// A scalar (number, true, false, null): up to the next ',', '}' or ']'.
-const char* skip_scalar(const char* p, const char* end) {
-  while (p < end && *p != ',' && *p != '}' && *p != ']' && !is_space(*p)) ++p;
-  return p < end ? p : nullptr;
-}
+namespace {
 
 const char* skip_value(const char* p, const char* end) {
   if (p >= end) return nullptr;
@@ -79,7 +84,7 @@ int nesting_depth(std::string_view value) {
   return deepest;
 }
 
-TopLevel scan_top_level(std::string_view text, const std::string& name, size_t batch_bytes) {
+TopLevel scan_top_level(std::string_view text, const std::string& name, const EventsCallback& on_events) {
   TopLevel out;
   const char* base = text.data();
   const char* end = base + text.size();
@@ -113,40 +118,9 @@ TopLevel scan_top_level(std::string_view text, const std::string& name, size_t b
     }
     if (*p != '[') fail(p, "\"traceEvents\" is not an array");
     out.has_events = true;
-    ++p;
-    const char* batch_start = nullptr;
-    const char* last_end = nullptr;
-    for (;;) {
-      p = skip_space(p, end);
-      if (p == end) {
-        out.truncated_at = at(p);
-        break;
-      }
-      if (*p == ']') {
-        ++p;
-        break;
-      }
-      if (*p == ',') {
-        ++p;
-        continue;
-      }
-      if (*p != '{') fail(p, "traceEvents[" + std::to_string(out.events) + "] is not an object");
-      const char* e = skip_container(p, end);
-      if (!e) {
-        out.truncated_at = at(p);
-        break;
-      }
-      if (!batch_start) batch_start = p;
-      last_end = e;
-      ++out.events;
-      if (size_t(e - batch_start) >= batch_bytes) {
-        out.batches.emplace_back(batch_start, size_t(e - batch_start));
-        batch_start = nullptr;
-      }
-      p = e;
-    }
-    if (batch_start) out.batches.emplace_back(batch_start, size_t(last_end - batch_start));
-    if (out.truncated_at) return out;
+    ArrayEnd a = on_events(p + 1, out);
+    if (!a.end) return out.truncated_at = a.truncated_at, out;
+    p = a.end;
   }
 }
 

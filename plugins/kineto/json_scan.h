@@ -1,9 +1,10 @@
-// A fast structural pass over a Chrome-trace JSON object: finds its top-level members and cuts the
-// "traceEvents" array into batches of whole events (about batch_bytes each), so that each batch can be
-// parsed by itself. Parsing the whole file at once would need a structural index as large as the text.
+// A fast structural pass over a Chrome-trace JSON object: finds its top-level members and hands each
+// "traceEvents" array to a callback that cuts it into whole events (event_chunks.h). Only brackets and
+// strings matter for finding where a value ends; the batch parser checks everything else.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -12,19 +13,31 @@
 
 namespace shardscope::plugins {
 
+// Each helper returns nullptr when the text ends first.
+const char* skip_space(const char* p, const char* end);
+const char* skip_string(const char* p, const char* end);     // p at '"': after the closing quote
+const char* skip_container(const char* p, const char* end);  // p at '{' or '[': after its match
+
+// Where an events array ends: after its ']', or, when the text stops inside it, nullptr and the byte of
+// the cut (the start of the event left unfinished, or the text's end).
+struct ArrayEnd {
+  const char* end = nullptr;
+  uint64_t truncated_at = 0;
+};
+
 struct TopLevel {
   // Each member other than "traceEvents": key (as written, quotes stripped) and its value's text.
   std::vector<std::pair<std::string_view, std::string_view>> members;
   bool has_events = false;
-  // Slices of the events array: "{...},{...},...{...}" (whitespace between), without brackets.
-  std::vector<std::string_view> batches;
-  size_t events = 0;
   // The byte where the text stops in the middle of a value: the file was cut off. Events before it are whole.
   std::optional<uint64_t> truncated_at;
 };
 
-// Throws trace::TraceError(name, byte, what) when the text is not a JSON object with a well-formed structure.
-TopLevel scan_top_level(std::string_view text, const std::string& name, size_t batch_bytes = 1 << 20);
+// `on_events(begin, so_far)` is called for each "traceEvents" array, `begin` just after its '[', with the
+// members seen before it. Throws trace::TraceError(name, byte, what) when the text is not a JSON object
+// with a well-formed structure.
+using EventsCallback = std::function<ArrayEnd(const char* begin, const TopLevel& so_far)>;
+TopLevel scan_top_level(std::string_view text, const std::string& name, const EventsCallback& on_events);
 
 // How deep objects and arrays nest in one JSON value's text (strings skipped): checked before a DOM parse,
 // since copying, dumping and destroying a DOM recurse once per level.

@@ -1,13 +1,13 @@
 #include "plugins/kineto/kineto_importer.h"
 
-#include <simdjson.h>
-
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <map>
 #include <numeric>
 #include <optional>
+#include <span>
+#include <thread>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -15,6 +15,7 @@
 
 #include "model/steps.h"
 #include "model/classify.h"
+#include "plugins/kineto/event_chunks.h"
 #include "plugins/kineto/fsdp_labels.h"
 #include "plugins/kineto/json_scan.h"
 #include "plugins/kineto/kineto_keys.h"
@@ -26,193 +27,9 @@
 namespace shardscope::plugins {
 namespace {
 
-namespace od = simdjson::ondemand;
 namespace kk = kineto_keys;
 using model::CollectiveKind;
 using model::IntervalClass;
-
-// One arg as the file gives it, when the importer keeps args (views as Fields' below).
-struct RawArg {
-  std::string_view key;
-  model::ArgKind kind;
-  int64_t i = 0;
-  double d = 0;
-  std::string_view text;  // String, Json
-};
-
-// What one event says, as far as the importer uses it. Views point into the parser's buffers and live until
-// the next batch.
-struct Fields {
-  std::string_view ph, cat, name;
-  bool pid_ok = false, tid_ok = false;
-  int64_t pid = 0, tid = 0;
-  std::optional<int64_t> ts, dur;
-  bool has_stream = false;
-  int64_t stream = -1, correlation = -1, ext = -1;
-  std::string_view coll_name, dtype, meta_name;
-  int64_t in_nelems = -1, out_nelems = -1, group = -1, bytes = -1, device_type = -1;
-  double total_allocated = NAN;
-  std::vector<RawArg>* raw = nullptr;  // set: every arg is kept here too
-};
-
-// Reads a value when it has the expected type; leaves `out` as it was otherwise (an odd type is not an error).
-template <class R, class T>
-void try_get(R&& r, T& out) {
-  if (std::forward<R>(r).get(out) != simdjson::SUCCESS) return;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\r' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-bool get_int(od::value& v, int64_t& out) {
-  od::json_type t;
-  if (v.type().get(t) != simdjson::SUCCESS || t != od::json_type::number) return false;
-  if (v.get_int64().get(out) == simdjson::SUCCESS) return true;
-  double d;
-  if (v.get_double().get(d) == simdjson::SUCCESS && std::isfinite(d) && std::fabs(d) < 9e18) return out = int64_t(d), true;
-  return false;
-}
-
-std::optional<int64_t> get_us(od::value& v) {
-  od::json_type t;
-  if (v.type().get(t) != simdjson::SUCCESS || t != od::json_type::number) return std::nullopt;
-  return trace::parse_us(trim(v.raw_json_token()));
-}
-
-void read_args(od::object args, Fields& f) {
-  for (auto field : args) {
-    std::string_view k = field.unescaped_key();
-    od::value v = field.value();
-    switch (k.size()) {  // a cheap first cut: most args are none of ours
-      case 6:
-        if (k == kk::kStream) f.has_stream = get_int(v, f.stream);
-        break;
-      case 11:
-        if (k == kk::kCorrelation) get_int(v, f.correlation);
-        else if (k == kk::kExternalId) get_int(v, f.ext);
-        else if (k == kk::kDeviceType) get_int(v, f.device_type);
-        break;
-      case 15:  // "Collective name", "Total Allocated"
-        if (k == kk::kCollectiveName) try_get(v.get_string(), f.coll_name);
-        else if (k == kk::kTotalAllocated) try_get(v.get_double(), f.total_allocated);
-        break;
-      case 13:
-        if (k == kk::kInMsgNelems) get_int(v, f.in_nelems);
-        break;
-      case 14:
-        if (k == kk::kOutMsgNelems) get_int(v, f.out_nelems);
-        break;
-      case 10:
-        if (k == kk::kGroupSize) get_int(v, f.group);
-        break;
-      case 5:
-        if (k == kk::kDtype) try_get(v.get_string(), f.dtype);
-        else if (k == kk::kBytes) get_int(v, f.bytes);
-        break;
-      case 4:
-        if (k == kk::kMetaName) try_get(v.get_string(), f.meta_name);
-        break;
-      default:
-        break;
-    }
-  }
-}
-
-// read_args when args are kept: each value is read once, generically, then mapped into the fields it feeds.
-void read_args_keeping(od::object args, Fields& f) {
-  for (auto field : args) {
-    RawArg a;
-    a.key = field.unescaped_key();
-    od::value v = field.value();
-    od::json_type t;
-    if (v.type().get(t) != simdjson::SUCCESS) continue;
-    switch (t) {
-      case od::json_type::number:
-        if (v.get_int64().get(a.i) == simdjson::SUCCESS) a.kind = model::ArgKind::Int;
-        else if (v.get_double().get(a.d) == simdjson::SUCCESS) a.kind = model::ArgKind::Double;
-        else continue;
-        break;
-      case od::json_type::string:
-        if (v.get_string().get(a.text) != simdjson::SUCCESS) continue;
-        a.kind = model::ArgKind::String;
-        break;
-      case od::json_type::boolean: {
-        bool b;
-        if (v.get_bool().get(b) != simdjson::SUCCESS) continue;
-        a.kind = model::ArgKind::Bool, a.i = b;
-        break;
-      }
-      default:  // object, array, null
-        if (simdjson::to_json_string(v).get(a.text) != simdjson::SUCCESS) continue;
-        a.kind = model::ArgKind::Json;
-        break;
-    }
-    f.raw->push_back(a);
-    // The fields the importer maps, as read_args does.
-    const bool number = a.kind == model::ArgKind::Int || a.kind == model::ArgKind::Double;
-    int64_t n = a.i;
-    const bool whole = a.kind == model::ArgKind::Int || (a.kind == model::ArgKind::Double && std::isfinite(a.d) && std::fabs(a.d) < 9e18 && (n = int64_t(a.d), true));
-    const double d = a.kind == model::ArgKind::Int ? double(a.i) : a.d;
-    const bool str = a.kind == model::ArgKind::String;
-    std::string_view k = a.key;
-    if (k == kk::kStream) f.has_stream = whole, f.stream = whole ? n : f.stream;
-    else if (whole && k == kk::kCorrelation) f.correlation = n;
-    else if (whole && k == kk::kExternalId) f.ext = n;
-    else if (whole && k == kk::kDeviceType) f.device_type = n;
-    else if (str && k == kk::kCollectiveName) f.coll_name = a.text;
-    else if (number && k == kk::kTotalAllocated) f.total_allocated = d;
-    else if (whole && k == kk::kInMsgNelems) f.in_nelems = n;
-    else if (whole && k == kk::kOutMsgNelems) f.out_nelems = n;
-    else if (whole && k == kk::kGroupSize) f.group = n;
-    else if (str && k == kk::kDtype) f.dtype = a.text;
-    else if (whole && k == kk::kBytes) f.bytes = n;
-    else if (str && k == kk::kMetaName) f.meta_name = a.text;
-  }
-}
-
-void read_event(od::object obj, Fields& f) {
-  for (auto field : obj) {
-    std::string_view k = field.unescaped_key();
-    od::value v = field.value();
-    if (k == kk::kPh) try_get(v.get_string(), f.ph);
-    else if (k == kk::kName) try_get(v.get_string(), f.name);
-    else if (k == kk::kCat) try_get(v.get_string(), f.cat);
-    else if (k == kk::kTs) f.ts = get_us(v);
-    else if (k == kk::kDur) f.dur = get_us(v);
-    else if (k == kk::kPid) f.pid_ok = get_int(v, f.pid);
-    else if (k == kk::kTid) f.tid_ok = get_int(v, f.tid);
-    else if (k == kk::kArgs) {
-      od::object args;
-      if (v.get_object().get(args) == simdjson::SUCCESS) f.raw ? read_args_keeping(args, f) : read_args(args, f);
-    }
-  }
-}
-
-// Replaces every byte that does not start or continue a valid UTF-8 sequence with '?'.
-void replace_invalid_utf8(std::string& s) {
-  auto cont = [&](size_t i) { return i < s.size() && (uint8_t(s[i]) & 0xC0) == 0x80; };
-  for (size_t i = 0; i < s.size();) {
-    uint8_t c = uint8_t(s[i]);
-    size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 && c >= 0xC2 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E && c <= 0xF4 ? 4 : 0;
-    bool ok = n > 0;
-    for (size_t k = 1; ok && k < n; ++k) ok = cont(i + k);
-    if (ok && n == 3) {  // no overlong forms, no surrogates
-      uint8_t c1 = uint8_t(s[i + 1]);
-      ok = !(c == 0xE0 && c1 < 0xA0) && !(c == 0xED && c1 >= 0xA0);
-    }
-    if (ok && n == 4) {
-      uint8_t c1 = uint8_t(s[i + 1]);
-      ok = !(c == 0xF0 && c1 < 0x90) && !(c == 0xF4 && c1 >= 0x90);
-    }
-    if (!ok) {
-      s[i++] = '?';
-      continue;
-    }
-    i += n;
-  }
-}
 
 bool is_device_category(std::string_view cat) {
   return cat == kk::kCatKernel || cat == "Kernel" || cat == kk::kCatMemcpy || cat == kk::kCatMemset || cat == kk::kCatCudaSync ||
@@ -246,20 +63,23 @@ struct PairHash {
 
 class Builder {
  public:
-  Builder(int64_t base_ns, size_t events, bool keep_args) : base_(base_ns) {
-    events_.reserve(events);
-    track_of_.reserve(events);
+  explicit Builder(bool keep_args) {
     if (keep_args) args_.emplace(rank_.strings);
   }
+  // baseTimeNanoseconds, added to every time read from here on.
+  void set_base(int64_t base_ns) { base_ = base_ns; }
 
   // False when the event's times leave the int64 nanosecond range (ts + baseTimeNanoseconds, or ts + dur):
   // an error, never a wrapped time. INT64_MIN itself is out of range too: it is model::kUnknown, and a launch
   // at that time would read as no launch.
-  bool add(const Fields& f) {
-    if (f.ph.size() != 1) return skip(), true;
+  // Events of a phase the rank does not keep, counted where they were parsed (flows, counters...).
+  void add_skipped(uint64_t n) { skip(n); }
+
+  bool add(const Fields& f, std::span<const RawArg> raw) {
+    raw_ = raw;
+    if (!phase_read(f.ph)) return skip(), true;
     char ph = f.ph[0];
     if (ph == 'M') return meta(f), true;
-    if (ph != 'X' && ph != 'i' && ph != 'I') return skip(), true;
     if (!f.pid_ok || !f.tid_ok || !f.ts) return skip(), true;  // "Spans", "Traces", the "Record Window End" marker
     int64_t ts = 0, end = 0;
     if (__builtin_add_overflow(*f.ts, base_, &ts) || ts == model::kUnknown) return false;
@@ -336,13 +156,13 @@ class Builder {
     uint32_t track;
   };
 
-  void skip() { ++skipped_; }
+  void skip(uint64_t n = 1) { skipped_ += n; }
 
   // The args of the event just added, numbered by its place in events_ until distribute() deals it out.
-  void keep_args(const Fields& f) {
-    if (!args_ || !f.raw || f.raw->empty()) return;
+  void keep_args(const Fields&) {
+    if (!args_ || raw_.empty()) return;
     args_->begin(0, uint32_t(events_.size() - 1));
-    for (const RawArg& a : *f.raw) switch (a.kind) {
+    for (const RawArg& a : raw_) switch (a.kind) {
         case model::ArgKind::Int: args_->add(a.key, a.i); break;
         case model::ArgKind::Double: args_->add(a.key, a.d); break;
         case model::ArgKind::Bool: args_->add(a.key, a.i != 0); break;
@@ -497,7 +317,8 @@ class Builder {
 
   model::Rank rank_;
   std::optional<model::ArgsBuilder> args_;  // keeping args; refers to rank_'s strings
-  int64_t base_;
+  int64_t base_ = 0;
+  std::span<const RawArg> raw_;  // the args of the event being added
   std::vector<model::Event> events_;
   std::vector<uint32_t> track_of_;
   std::unordered_map<std::pair<int64_t, int64_t>, uint32_t, PairHash> tracks_;
@@ -523,85 +344,85 @@ bool KinetoImporter::can_read(std::string_view head) const {
          head.find("\"deviceProperties\"") != std::string_view::npos;
 }
 
-model::Rank KinetoImporter::read_rank(Input in, model::EventArgs* args) const {
-  const std::string& name = in.path;
-  TopLevel top = scan_top_level(in.text(), name);
-  if (!top.has_events) {
-    if (top.truncated_at) throw trace::TraceError(name, *top.truncated_at, "file cut off before its \"traceEvents\" array: nothing to load");
-    throw trace::TraceError(name, in.size, "no \"traceEvents\" array: not a Chrome-trace / PyTorch profiler file");
-  }
-  int64_t base_ns = 0;
-  nlohmann::json dist;
-  for (auto [key, value] : top.members) {
-    if (key == kk::kBaseTimeNanoseconds) {
-      auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), base_ns);
-      if (ec != std::errc()) throw trace::TraceError(name, uint64_t(value.data() - in.data), "baseTimeNanoseconds is not an integer");
-    } else if (key == kk::kDistributedInfo) {
-      const uint64_t at = uint64_t(value.data() - in.data);
-      if (nesting_depth(value) > trace::limits().max_depth)
-        throw trace::TraceError(name, at, "distributedInfo nests objects and arrays deeper than " + std::to_string(trace::limits().max_depth) + " levels: refused");
-      dist = nlohmann::json::parse(value, nullptr, false);
-      if (dist.is_discarded()) throw trace::TraceError(name, at, "distributedInfo is not valid JSON");
-      if (dist.is_object()) {
-        auto check = [&](const char* key, int64_t lo) {
-          auto it = dist.find(key);
-          if (it == dist.end() || !it->is_number_integer()) return;
-          bool ok = !(it->is_number_unsigned() && it->get<uint64_t>() > uint64_t(INT32_MAX)) && it->get<int64_t>() >= lo && it->get<int64_t>() <= INT32_MAX - 1;
-          if (!ok)
-            throw trace::TraceError(name, at, fmt::format("distributedInfo.{} is {}: not an integer from {} up", key, it->dump(), lo));
-        };
-        check(kk::kRank, 0);
-        check(kk::kWorldSize, 1);
-      }
-    }
-  }
+unsigned default_parse_threads() { return std::clamp(std::thread::hardware_concurrency(), 1u, kMaxParseThreads); }
 
-  Builder b(base_ns, top.events, args != nullptr);
-  std::vector<RawArg> raw;
-  simdjson::ondemand::parser parser;
-  std::string buf;
-  size_t index = 0;  // of the event in the file, for messages
-  for (std::string_view batch : top.batches) {
-    buf.clear();
-    buf.push_back('[');
-    buf.append(batch);
-    buf.push_back(']');
-    size_t len = buf.size();
-    // Old Kineto wrote names byte for byte, invalid UTF-8 included; simdjson rejects such text, so replace
-    // the bad bytes rather than refuse the whole file.
-    if (!simdjson::validate_utf8(buf.data(), len)) replace_invalid_utf8(buf);
-    buf.append(simdjson::SIMDJSON_PADDING, '\0');
-    try {
-      od::document doc = parser.iterate(buf.data(), len, buf.size());
-      for (auto elem : doc.get_array()) {
-        Fields f;
-        if (args) raw.clear(), f.raw = &raw;
-        read_event(elem.get_object(), f);
-        if (!b.add(f))
-          throw trace::TraceError(name, uint64_t(batch.data() - in.data),
-                                  fmt::format("traceEvents[{}] (\"{}\", in the events that start here): its time is out of range (ts + "
-                                              "baseTimeNanoseconds or ts + dur past ±9.2e18 ns)",
-                                              index, std::string(f.name.substr(0, 60))));
-        ++index;
-      }
-    } catch (const simdjson::simdjson_error& e) {
-      throw trace::TraceError(name, uint64_t(batch.data() - in.data),
-                              std::string("not valid JSON in the events that start here: ") + e.what());
+model::Rank read_kineto(Input in, const KinetoParseOptions& options, model::EventArgs* args) {
+  const std::string& name = in.path;
+  const ChunkText text{in.data, in.data + in.size, name};
+  ChunkOptions chunking{std::clamp(options.threads ? options.threads : default_parse_threads(), 1u, kMaxParseThreads), options.chunk_bytes,
+                        options.batch_bytes};
+  // The events are added as they are parsed, with the baseTimeNanoseconds seen before their array (Kineto
+  // writes it first). A file that gives it only later is read again with the final one.
+  std::optional<int64_t> forced_base;
+  for (;;) {
+    Builder b(args != nullptr);
+    std::exception_ptr pending;  // the first bad event: raised after the checks of the whole file's structure
+    size_t events = 0;
+    std::vector<int64_t> bases_used;
+    auto base_of = [](std::string_view v, int64_t& out) { return std::from_chars(v.data(), v.data() + v.size(), out).ec == std::errc(); };
+    TopLevel top = scan_top_level(in.text(), name, [&](const char* begin, const TopLevel& so_far) {
+      int64_t base = 0;
+      for (auto [key, value] : so_far.members)
+        if (key == kk::kBaseTimeNanoseconds && !base_of(value, base)) base = 0;
+      bases_used.push_back(forced_base.value_or(base));
+      b.set_base(bases_used.back());
+      size_t skipped = 0;
+      ArrayEnd end = parse_event_array(text, begin, chunking, args != nullptr, events, skipped,
+                                       [&](const Fields& f, std::span<const RawArg> raw) { return b.add(f, raw); }, pending);
+      b.add_skipped(skipped);
+      return end;
+    });
+    if (!top.has_events) {
+      if (top.truncated_at) throw trace::TraceError(name, *top.truncated_at, "file cut off before its \"traceEvents\" array: nothing to load");
+      throw trace::TraceError(name, in.size, "no \"traceEvents\" array: not a Chrome-trace / PyTorch profiler file");
     }
+    int64_t base_ns = 0;
+    nlohmann::json dist;
+    for (auto [key, value] : top.members) {
+      if (key == kk::kBaseTimeNanoseconds) {
+        if (!base_of(value, base_ns)) throw trace::TraceError(name, uint64_t(value.data() - in.data), "baseTimeNanoseconds is not an integer");
+      } else if (key == kk::kDistributedInfo) {
+        const uint64_t at = uint64_t(value.data() - in.data);
+        if (nesting_depth(value) > trace::limits().max_depth)
+          throw trace::TraceError(name, at, "distributedInfo nests objects and arrays deeper than " + std::to_string(trace::limits().max_depth) + " levels: refused");
+        dist = nlohmann::json::parse(value, nullptr, false);
+        if (dist.is_discarded()) throw trace::TraceError(name, at, "distributedInfo is not valid JSON");
+        if (dist.is_object()) {
+          auto check = [&](const char* key, int64_t lo) {
+            auto it = dist.find(key);
+            if (it == dist.end() || !it->is_number_integer()) return;
+            bool ok = !(it->is_number_unsigned() && it->get<uint64_t>() > uint64_t(INT32_MAX)) && it->get<int64_t>() >= lo && it->get<int64_t>() <= INT32_MAX - 1;
+            if (!ok)
+              throw trace::TraceError(name, at, fmt::format("distributedInfo.{} is {}: not an integer from {} up", key, it->dump(), lo));
+          };
+          check(kk::kRank, 0);
+          check(kk::kWorldSize, 1);
+        }
+      }
+    }
+    if (std::any_of(bases_used.begin(), bases_used.end(), [&](int64_t u) { return u != base_ns; })) {
+      forced_base = base_ns;
+      continue;
+    }
+    if (pending) std::rethrow_exception(pending);
+    uint64_t text_size = in.size;
+    in.release();  // the text is no longer needed: free it before the model's tracks are built
+    model::Rank r = b.finish(dist, args);
+    r.format = "kineto";
+    r.source = name;
+    // Kineto's times are already on the wall clock (unix time: baseTimeNanoseconds + ts, or absolute epoch
+    // µs in older files): the identity pair says so, for comparing ranks across machines.
+    r.clock_sync.push_back({0, 0});
+    if (top.truncated_at) {
+      r.truncated = true;
+      r.warnings.push_back(fmt::format("{}: file cut off at byte {} of {}: read the {} whole events before the cut", name, *top.truncated_at, text_size, events));
+    }
+    return r;
   }
-  uint64_t text_size = in.size;
-  in.release();  // the text is no longer needed: free it before the model's tracks are built
-  model::Rank r = b.finish(dist, args);
-  r.format = "kineto";
-  r.source = name;
-  // Kineto's times are already on the wall clock (unix time: baseTimeNanoseconds + ts, or absolute epoch
-  // µs in older files): the identity pair says so, for comparing ranks across machines.
-  r.clock_sync.push_back({0, 0});
-  if (top.truncated_at) {
-    r.truncated = true;
-    r.warnings.push_back(fmt::format("{}: file cut off at byte {} of {}: read the {} whole events before the cut", name, *top.truncated_at, text_size, top.events));
-  }
-  return r;
+}
+
+model::Rank KinetoImporter::read_rank(Input in, model::EventArgs* args, unsigned threads) const {
+  return read_kineto(std::move(in), {.threads = threads}, args);
 }
 
 }  // namespace shardscope::plugins

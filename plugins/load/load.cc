@@ -274,6 +274,10 @@ LoadResult load_each(const std::vector<fs::path>& paths, const LoadOptions& opti
   if (options.mine)
     for (size_t i = 0; i < files.size(); ++i) ours[i] = options.mine(i);
   std::atomic<size_t> next{0};
+  // Files in parallel, and the cores they leave idle to each file's own parse (one big file: all of them).
+  const unsigned budget = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  const unsigned n = unsigned(std::max<size_t>(1, std::min<size_t>(budget, files.size())));
+  const unsigned per_file = std::max(1u, budget / n);
   {
     Progress progress(options.on_progress, total, files.size());
     auto work = [&] {
@@ -304,7 +308,11 @@ LoadResult load_each(const std::vector<fs::path>& paths, const LoadOptions& opti
             sizes[i] = t.size;
             Input in{files[i].string(), t.data, t.size, std::move(t.owner), t.gzip, t.gzip_cut_at};
             const auto* with_args = options.keep_args ? dynamic_cast<const ArgsImporter*>(imp) : nullptr;
-            rank = with_args ? with_args->read_with_args(std::move(in), args) : imp->read(std::move(in));
+            const auto* parallel = dynamic_cast<const ParallelImporter*>(imp);
+            if (parallel && (with_args || !options.keep_args))
+              rank = parallel->read_parallel(std::move(in), per_file, with_args ? &args : nullptr);
+            else
+              rank = with_args ? with_args->read_with_args(std::move(in), args) : imp->read(std::move(in));
           }
           if (rank && rank->steps.empty()) {
             // An injected program's own step ranges (NVTX "step 3"): steps the importer did not know to look for.
@@ -339,8 +347,6 @@ LoadResult load_each(const std::vector<fs::path>& paths, const LoadOptions& opti
         progress.file_done(files[i].string(), fs::file_size(files[i], ec));
       }
     };
-    unsigned n = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
-    n = unsigned(std::min<size_t>(n, files.size()));
     std::vector<std::thread> pool;
     for (unsigned k = 1; k < n; ++k) pool.emplace_back(work);
     work();

@@ -50,7 +50,8 @@ struct LoadOptions {
   // false: the first file that fails stops the load (its error is thrown). true: it is listed in
   // LoadResult::failures and the rest still load (an error only when none does).
   bool keep_going = false;
-  unsigned threads = 0;                // 0: one per core
+  // Threads in all: files in parallel, and what they leave to each file's parse. 0: one per core.
+  unsigned threads = 0;
   // A rank whose importer found no steps gets its own ranges whose name matches this (ECMAScript; the first
   // capture group numbers them) as steps; empty: model::kDefaultStepPattern ("step 3", "iteration 3", ...).
   std::string step_pattern;

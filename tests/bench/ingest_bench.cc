@@ -1,6 +1,7 @@
 // Ingest speed of the Kineto importer: JSON bytes per second on one core (one thread, one file at a time),
-// on a generated Kineto-like trace and on the real traces in tests/data.
-// Run: build-analyzer/tests/bench/ingest_bench --benchmark_repetitions=3
+// on a generated Kineto-like trace and on the real traces in tests/data; and one big file parsed on 1, 2
+// and 4 threads (BM_ParseBigFile: SHARDSCOPE_BENCH_TRACE names it, e.g. one rank of scripts/gen-kineto-traces).
+// Run: build/tests/bench/ingest_bench --benchmark_repetitions=3
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -9,7 +10,7 @@
 #include <fstream>
 #include <string>
 
-#include "plugins/kineto/json_scan.h"
+#include "plugins/kineto/kineto_importer.h"
 #include "plugins/load/load.h"
 #include "plugins/load/read_text.h"
 
@@ -75,13 +76,40 @@ BENCHMARK(BM_IngestGenerated)->Unit(benchmark::kMillisecond);
 void BM_IngestGeneratedArgs(benchmark::State& state) { ingest(state, generated_trace(), true); }
 BENCHMARK(BM_IngestGeneratedArgs)->Unit(benchmark::kMillisecond);
 
-// The structural pass alone (finding event boundaries), on text already in memory.
-void BM_ScanGenerated(benchmark::State& state) {
-  plugins::FileText t = plugins::read_text(generated_trace());
-  for (auto _ : state) benchmark::DoNotOptimize(plugins::scan_top_level(t.text(), "x").events);
+// One file parsed from memory (the read is not timed) on state.range(0) threads: what a second core buys.
+void BM_ParseBigFile(benchmark::State& state) {
+  const char* env = std::getenv("SHARDSCOPE_BENCH_TRACE");
+  const fs::path file = env && *env ? fs::path(env) : generated_trace();
+  if (!fs::exists(file)) {
+    state.SkipWithError("SHARDSCOPE_BENCH_TRACE: no such file");
+    return;
+  }
+  static plugins::FileText t;  // read once for all the runs
+  static fs::path read;
+  if (read != file) t = plugins::read_text(file), read = file;
+  for (auto _ : state) {
+    plugins::Input in{file.string(), t.data, t.size, t.owner, t.gzip, t.gzip_cut_at};  // shares the text: release() keeps it
+    model::Rank r = plugins::read_kineto(std::move(in), {.threads = unsigned(state.range(0))});
+    benchmark::DoNotOptimize(r.tracks.data());
+  }
   state.SetBytesProcessed(int64_t(t.size) * state.iterations());
 }
-BENCHMARK(BM_ScanGenerated)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ParseBigFile)->Unit(benchmark::kMillisecond)->ArgName("threads")->Arg(1)->Arg(2)->Arg(4)->UseRealTime();
+
+// The same file through the loader, read included: LoadOptions::threads is the whole budget, all of it
+// going to the one file's parse.
+void BM_LoadBigFile(benchmark::State& state) {
+  const char* env = std::getenv("SHARDSCOPE_BENCH_TRACE");
+  const fs::path file = env && *env ? fs::path(env) : generated_trace();
+  uint64_t bytes = 0;
+  for (auto _ : state) {
+    plugins::LoadResult r = plugins::load({file}, {.threads = unsigned(state.range(0))});
+    bytes = r.json_bytes;
+    benchmark::DoNotOptimize(r.trace.ranks.data());
+  }
+  state.SetBytesProcessed(int64_t(bytes) * state.iterations());
+}
+BENCHMARK(BM_LoadBigFile)->Unit(benchmark::kMillisecond)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
 
 const fs::path kShared = fs::path(SHARDSCOPE_DATA_DIR);
 void BM_IngestSharedTraceDiffControl(benchmark::State& state) { ingest(state, kShared / "hta_trace_diff/control/control.json.gz", state.range(0)); }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/cli/progress_line.h"
 #include "tests/support/run.h"
 #include "tests/support/temp_dir.h"
 
@@ -86,6 +87,65 @@ TEST_F(Progress, NeverShownWhenStderrIsNotATerminal) {
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(r.err.find("ingesting"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("\033[K"), std::string::npos) << r.err;
+}
+
+TEST_F(Progress, QuietKeepsATerminalClean) {
+  for (const char* flag : {"--quiet", "-q"}) {
+    PtyResult r = run_on_pty({SHARDSCOPE_BIN, "report", flag, trace()}, "0");
+    ASSERT_EQ(r.rc, 0) << r.tty;
+    EXPECT_NE(r.tty.find("shardscope report:"), std::string::npos) << r.tty;
+    EXPECT_EQ(r.tty.find("ingesting"), std::string::npos) << flag << ": " << r.tty;
+  }
+  PtyResult check = run_on_pty({SHARDSCOPE_BIN, "check-prefetch", "--quiet", trace()}, "0");
+  EXPECT_EQ(check.tty.find("ingesting"), std::string::npos) << check.tty;
+  PtyResult diff = run_on_pty({SHARDSCOPE_BIN, "diff", "-q", trace(), trace()}, "0");
+  EXPECT_EQ(diff.rc, 0) << diff.tty;
+  EXPECT_EQ(diff.tty.find("ingesting"), std::string::npos) << diff.tty;
+}
+
+TEST(ProgressText, FilesBytesRateAndTimeLeft) {
+  plugins::LoadProgress p{.files_done = 3, .files = 8, .bytes_done = 400'000'000, .bytes = 1'000'000'000};
+  EXPECT_EQ(cli::progress_text(p, 2.0), "ingesting: 3/8 files, 400.0 of 1000.0 MB, 200.0 MB/s, 3 s left");
+  p.bytes_done = 100'000'000;  // 1 MB/s: 900 s to go
+  EXPECT_EQ(cli::progress_text(p, 100.0), "ingesting: 3/8 files, 100.0 of 1000.0 MB, 1.0 MB/s, 15 min 0 s left");
+  p.bytes_done = 1'000'000, p.bytes = 20'000'000'000;
+  EXPECT_EQ(cli::progress_text(p, 1.0), "ingesting: 3/8 files, 1.0 of 20000.0 MB, 1.0 MB/s, 5 h 33 min left");
+  p.bytes_done = p.bytes, p.files_done = 8;
+  EXPECT_EQ(cli::progress_text(p, 4.0), "ingesting: 8/8 files, 20000.0 of 20000.0 MB, 5000.0 MB/s");
+  p.bytes_done = 999'000'000, p.bytes = 1'000'000'000;
+  EXPECT_EQ(cli::progress_text(p, 1.0), "ingesting: 8/8 files, 999.0 of 1000.0 MB, 999.0 MB/s, under 1 s left");
+}
+
+TEST(ProgressText, NoRateBeforeTheFirstFileIsDone) {
+  plugins::LoadProgress p{.files_done = 0, .files = 1, .bytes_done = 0, .bytes = 1'000'000'000};
+  EXPECT_EQ(cli::progress_text(p, 0.0), "ingesting: 0/1 files, 0.0 of 1000.0 MB, under 1 s so far");
+  EXPECT_EQ(cli::progress_text(p, 75.0), "ingesting: 0/1 files, 0.0 of 1000.0 MB, 1 min 15 s so far");
+}
+
+// In the process itself: stderr on a file gives no callback, so the loader reports to nobody and nothing is
+// written, whatever the threshold.
+TEST(ProgressLine, SilentWhenStderrIsAFile) {
+  TempDir dir;
+  const std::string path = (dir.path() / "err.txt").string();
+  fflush(stderr);
+  int saved = dup(STDERR_FILENO);
+  FILE* f = fopen(path.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  dup2(fileno(f), STDERR_FILENO);
+  setenv("SHARDSCOPE_PROGRESS_AFTER_MS", "0", 1);
+  bool has_callback = true;
+  {
+    cli::ProgressLine line;
+    has_callback = bool(line.callback());
+  }
+  unsetenv("SHARDSCOPE_PROGRESS_AFTER_MS");
+  fflush(stderr);
+  dup2(saved, STDERR_FILENO);
+  close(saved);
+  fclose(f);
+  EXPECT_FALSE(has_callback);
+  std::ifstream in(path);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "");
 }
 
 }  // namespace

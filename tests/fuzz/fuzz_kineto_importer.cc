@@ -1,15 +1,34 @@
 // libFuzzer target: the PyTorch profiler (Kineto) importer on arbitrary text, then step matching. Bad input
-// must end in trace::TraceError; anything else escaping is a finding.
+// must end in trace::TraceError; anything else escaping is a finding. One input in 16 is also
+// parsed on two threads in 256-byte chunks: a different outcome (error, events, steps) is a finding too.
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 
 #include "model/steps.h"
 #include "plugins/kineto/kineto_importer.h"
 #include "tracer/format/error.h"
 
+namespace {
+
+using namespace shardscope;
+
+// What a parse gave, in a few words and numbers.
+std::string outcome(const std::string& text, const plugins::KinetoParseOptions& o) {
+  try {
+    model::Rank r = plugins::read_kineto({"fuzz.json", text.data(), text.size(), nullptr, false, std::nullopt}, o);
+    std::string s = std::to_string(r.event_count()) + " events, " + std::to_string(r.steps.size()) + " steps, " + std::to_string(r.tracks.size()) + " tracks";
+    for (const std::string& w : r.warnings) s += "; " + w;
+    return s;
+  } catch (const trace::TraceError& e) {
+    return e.what();
+  }
+}
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using namespace shardscope;
   std::string text(reinterpret_cast<const char*>(data), size);
   plugins::KinetoImporter imp;
   try {
@@ -22,6 +41,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     static const model::StepPattern kPattern;
     if (rank.steps.empty()) (void)model::steps_matching(rank, kPattern);
   } catch (const trace::TraceError&) {
+  }
+  if (size % 16 == 3) {
+    const plugins::KinetoParseOptions one{.threads = 1, .chunk_bytes = 256, .batch_bytes = 64};
+    plugins::KinetoParseOptions two = one;
+    two.threads = 2;
+    if (outcome(text, one) != outcome(text, two)) std::abort();
   }
   return 0;
 }

@@ -1,0 +1,299 @@
+#include "plugins/kineto/event_chunks.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "tracer/format/error.h"
+
+namespace shardscope::plugins {
+namespace {
+
+// Copies of the parser's strings, which the next batch overwrites; blocks never move.
+class Arena {
+ public:
+  std::string_view keep(std::string_view s) {
+    if (s.empty()) return {};
+    if (s.size() > left_) {
+      size_t n = std::max<size_t>(s.size(), 64 << 10);
+      blocks_.push_back(std::make_unique<char[]>(n));
+      at_ = blocks_.back().get(), left_ = n;
+      if (blocks_.size() == 1) first_size_ = n;
+    }
+    std::memcpy(at_, s.data(), s.size());
+    std::string_view out(at_, s.size());
+    at_ += s.size(), left_ -= s.size();
+    return out;
+  }
+  // Forgets the strings, keeping the first block for the next chunk.
+  void clear() {
+    if (blocks_.size() > 1) blocks_.resize(1);
+    at_ = blocks_.empty() ? nullptr : blocks_[0].get(), left_ = blocks_.empty() ? 0 : first_size_;
+  }
+
+ private:
+  std::vector<std::unique_ptr<char[]>> blocks_;
+  char* at_ = nullptr;
+  size_t left_ = 0, first_size_ = 0;
+};
+
+struct Chunk {
+  enum class End { Region, ArrayEnd, Truncated, Overrun, NotObject };
+  const char* start = nullptr;  // where the scan began; nullptr: no plausible event start in the region
+  const char* stop = nullptr;   // Region: the next chunk's start; ArrayEnd: after ']'; Truncated, NotObject: the byte
+  End end = End::Region;
+  size_t events = 0;  // whole events scanned
+  size_t parsed = 0;  // of them, parsed (before any parse error)
+  size_t skipped = 0;  // of those, of a phase the importer does not read
+  std::vector<Fields> fields;  // the others, parsed
+  std::vector<const char*> batch_of;  // the start of each parsed event's batch
+  std::vector<RawArg> raw;
+  Arena arena;
+  std::optional<std::pair<const char*, std::string>> parse_error;  // after `fields`: batch start, simdjson's words
+
+  // Empty again, keeping its memory: fresh pages for every chunk would cost as much as parsing it.
+  void clear() {
+    start = stop = nullptr, end = End::Region, events = parsed = skipped = 0;
+    fields.clear(), batch_of.clear(), raw.clear(), arena.clear(), parse_error.reset();
+  }
+};
+
+// Parses the events [first, last) of one batch into the chunk; stops parsing at the first error.
+class BatchParser {
+ public:
+  explicit BatchParser(bool keep_args) : keep_args_(keep_args) {}
+  void parse(const char* first, const char* last, Chunk& c) {
+    buf_.clear();
+    buf_.push_back('[');
+    buf_.append(first, size_t(last - first));
+    buf_.push_back(']');
+    size_t len = buf_.size();
+    // Old Kineto wrote names byte for byte, invalid UTF-8 included; simdjson rejects such text, so replace
+    // the bad bytes rather than refuse the whole file.
+    if (!simdjson::validate_utf8(buf_.data(), len)) replace_invalid_utf8(buf_);
+    buf_.append(simdjson::SIMDJSON_PADDING, '\0');
+    try {
+      simdjson::ondemand::document doc = parser_.iterate(buf_.data(), len, buf_.size());
+      for (auto elem : doc.get_array()) {
+        Fields f;
+        if (keep_args_) raw_.clear(), f.raw = &raw_;
+        read_event(elem.get_object(), f);
+        if (phase_read(f.ph)) {
+          f.index = c.parsed;
+          store(f, c);
+          c.batch_of.push_back(first);
+        } else {
+          ++c.skipped;
+        }
+        ++c.parsed;
+      }
+    } catch (const simdjson::simdjson_error& e) {
+      c.parse_error.emplace(first, e.what());
+    }
+  }
+
+ private:
+  void store(Fields& f, Chunk& c) {
+    Arena& a = c.arena;
+    for (std::string_view* s : {&f.ph, &f.cat, &f.name, &f.coll_name, &f.dtype, &f.meta_name}) *s = a.keep(*s);
+    if (f.raw) {
+      f.raw_begin = uint32_t(c.raw.size()), f.raw_count = uint32_t(f.raw->size());
+      for (RawArg r : *f.raw) {
+        r.key = a.keep(r.key), r.text = a.keep(r.text);
+        c.raw.push_back(r);
+      }
+      f.raw = nullptr;
+    }
+    c.fields.push_back(f);
+  }
+
+  bool keep_args_;
+  simdjson::ondemand::parser parser_;
+  std::string buf_;
+  std::vector<RawArg> raw_;
+};
+
+// Scans from `start` the events that start before `region_end` and parses them batch by batch. `limit`
+// (below the text's end for a guessed start) bounds how far a scan may run: a wrong guess costs little.
+void scan_chunk(const ChunkText& t, const char* start, const char* region_end, const char* limit, const ChunkOptions& o, BatchParser& bp, Chunk& c) {
+  c.start = start;
+  const char* p = start;
+  const char* batch = nullptr;
+  const char* last_end = nullptr;
+  auto block = [&](const char* q) { return size_t(q - t.begin) / o.batch_bytes; };
+  auto flush = [&] {
+    if (batch && !c.parse_error) bp.parse(batch, last_end, c);
+    batch = nullptr;
+  };
+  // Ends the scan; the events of the last batch are parsed unless the chunk is void (an error, an overrun).
+  auto done = [&](Chunk::End end, const char* stop) {
+    if (end != Chunk::End::NotObject && end != Chunk::End::Overrun) flush();
+    c.end = end, c.stop = stop;
+  };
+  for (;;) {
+    p = skip_space(p, limit);
+    if (p == t.end) return done(Chunk::End::Truncated, p);
+    if (p == limit) return done(Chunk::End::Overrun, p);
+    if (*p == ']') return done(Chunk::End::ArrayEnd, p + 1);
+    if (*p == ',') {
+      ++p;
+      continue;
+    }
+    if (p >= region_end) return done(Chunk::End::Region, p);
+    if (*p != '{') return done(Chunk::End::NotObject, p);
+    const char* e = skip_container(p, limit);
+    if (!e) return done(limit == t.end ? Chunk::End::Truncated : Chunk::End::Overrun, p);
+    if (batch && block(p) != block(batch)) flush();
+    if (!batch) batch = p;
+    last_end = e;
+    ++c.events;
+    p = e;
+  }
+}
+
+bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+// The first '{' in [from, to) that follows '}' and ',' (whitespace between, looking back no further than
+// `lo`): where an event would start.
+const char* guess_event_start(const char* lo, const char* from, const char* to) {
+  for (const char* p = from; p < to; ++p) {
+    p = static_cast<const char*>(std::memchr(p, '{', size_t(to - p)));
+    if (!p) return nullptr;
+    const char* q = p;
+    while (q > lo && is_space(q[-1])) --q;
+    if (q == lo || q[-1] != ',') continue;
+    --q;
+    while (q > lo && is_space(q[-1])) --q;
+    if (q > lo && q[-1] == '}') return p;
+  }
+  return nullptr;
+}
+
+// Chunks scanned ahead by worker threads, at most `window` regions beyond the one being consumed.
+class Workers {
+ public:
+  Workers(const ChunkText& t, const char* begin, const ChunkOptions& o, bool keep_args)
+      : t_(t), begin_(begin), o_(o), keep_args_(keep_args), first_(region(begin)), next_(first_), consumed_(first_) {
+    regions_ = (size_t(t.end - t.begin) + o.chunk_bytes - 1) / o.chunk_bytes;
+    done_.resize(regions_);
+    window_ = 2 * o.threads + 2;
+    for (unsigned k = 0; k < o.threads; ++k) pool_.emplace_back([this] { work(); });
+  }
+  ~Workers() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (std::thread& th : pool_) th.join();
+  }
+  size_t region(const char* p) const { return size_t(p - t_.begin) / o_.chunk_bytes; }
+  const char* region_end(size_t k) const { return t_.begin + std::min(size_t(t_.end - t_.begin), (k + 1) * o_.chunk_bytes); }
+
+  // Region k's chunk, as a worker scanned it; `used` (the previous one) goes back to be filled again.
+  std::unique_ptr<Chunk> take(size_t k, std::unique_ptr<Chunk> used) {
+    std::unique_lock lock(mu_);
+    if (used) free_.push_back(std::move(used));
+    consumed_ = k;
+    for (; released_ < k; ++released_)
+      if (done_[released_]) free_.push_back(std::move(done_[released_]));
+    cv_.notify_all();
+    cv_.wait(lock, [&] { return done_[k] != nullptr; });
+    return std::move(done_[k]);
+  }
+
+ private:
+  void work() {
+    BatchParser bp(keep_args_);
+    for (;;) {
+      size_t k;
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [&] { return stop_ || next_ >= regions_ || next_ < consumed_ + window_; });
+        if (stop_ || next_ >= regions_) return;
+        k = next_++;
+      }
+      std::unique_ptr<Chunk> c;
+      {
+        std::lock_guard lock(mu_);
+        if (!free_.empty()) c = std::move(free_.back()), free_.pop_back();
+      }
+      if (c) c->clear();
+      else c = std::make_unique<Chunk>();
+      try {
+        const char* start = k == first_ ? begin_ : guess_event_start(begin_, t_.begin + k * o_.chunk_bytes, region_end(k));
+        const char* limit = k == first_ ? t_.end : std::min(t_.end, region_end(k) + o_.chunk_bytes);
+        if (start) scan_chunk(t_, start, region_end(k), limit, o_, bp, *c);
+      } catch (...) {  // bad_alloc, say: the consumer scans the chunk again and meets it itself
+        c->start = nullptr;
+      }
+      std::lock_guard lock(mu_);
+      if (k >= consumed_) done_[k] = std::move(c);
+      cv_.notify_all();
+    }
+  }
+
+  const ChunkText& t_;
+  const char* begin_;
+  const ChunkOptions& o_;
+  bool keep_args_;
+  size_t regions_ = 0, window_ = 0, first_, next_, consumed_, released_ = first_;
+  std::vector<std::unique_ptr<Chunk>> done_, free_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::vector<std::thread> pool_;
+};
+
+}  // namespace
+
+ArrayEnd parse_event_array(const ChunkText& t, const char* begin, const ChunkOptions& o, bool keep_args, size_t& events, size_t& skipped,
+                           const AddEvent& add, std::exception_ptr& pending) {
+  const size_t batch = std::max<size_t>(o.batch_bytes, 1);
+  const ChunkOptions opt{o.threads, std::max(batch, o.chunk_bytes / batch * batch), batch};
+  BatchParser bp(keep_args);
+  std::optional<Workers> workers;
+  if (opt.threads > 1 && size_t(t.end - begin) > opt.chunk_bytes) workers.emplace(t, begin, opt, keep_args);  // one region: no threads
+  auto region = [&](const char* p) { return size_t(p - t.begin) / opt.chunk_bytes; };
+  auto region_end = [&](size_t k) { return t.begin + std::min(size_t(t.end - t.begin), (k + 1) * opt.chunk_bytes); };
+  const char* at = begin;
+  std::unique_ptr<Chunk> c;
+  for (;;) {
+    const size_t k = region(at);
+    if (workers) c = workers->take(k, std::move(c));
+    // A worker's chunk counts only when it began where the chunk before it stopped and ran to its end.
+    if (!c || c->start != at || c->end == Chunk::End::Overrun) {
+      if (c) c->clear();
+      else c = std::make_unique<Chunk>();
+      scan_chunk(t, at, region_end(k), t.end, opt, bp, *c);
+    }
+    if (c->end == Chunk::End::NotObject)
+      throw trace::TraceError(t.name, uint64_t(c->stop - t.begin), fmt::format("traceEvents[{}] is not an object", events + c->events));
+    if (!pending) skipped += c->skipped;
+    for (size_t i = 0; i < c->fields.size() && !pending; ++i) {
+      const Fields& f = c->fields[i];
+      if (!add(f, std::span<const RawArg>(c->raw.data() + f.raw_begin, f.raw_count)))
+        pending = std::make_exception_ptr(trace::TraceError(
+            t.name, uint64_t(c->batch_of[i] - t.begin),
+            fmt::format("traceEvents[{}] (\"{}\", in the events that start here): its time is out of range (ts + "
+                        "baseTimeNanoseconds or ts + dur past ±9.2e18 ns)",
+                        events + f.index, std::string(f.name.substr(0, 60)))));
+    }
+    if (c->parse_error && !pending)
+      pending = std::make_exception_ptr(trace::TraceError(t.name, uint64_t(c->parse_error->first - t.begin),
+                                                          "not valid JSON in the events that start here: " + c->parse_error->second));
+    events += c->events;
+    if (c->end == Chunk::End::ArrayEnd) return {c->stop, 0};
+    if (c->end == Chunk::End::Truncated) return {nullptr, uint64_t(c->stop - t.begin)};
+    at = c->stop;
+  }
+}
+
+}  // namespace shardscope::plugins

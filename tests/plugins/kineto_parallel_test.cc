@@ -1,0 +1,191 @@
+// One Kineto file parsed on several threads gives exactly the rank (and args) of the one-thread parse, and
+// the same errors. Small chunks put many chunk boundaries in each file, some inside strings written to look
+// like event boundaries ("},{"), so the workers' guesses are wrong there and must be caught.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <sstream>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "plugins/kineto/kineto_importer.h"
+#include "plugins/load/read_text.h"
+#include "tracer/format/error.h"
+
+namespace fs = std::filesystem;
+using namespace shardscope;
+
+namespace {
+
+// Everything a rank holds, one line per item, so that two ranks compare as text.
+std::string dump(const model::Rank& r, const model::EventArgs* args = nullptr) {
+  std::string out = fmt::format("rank {} of {} source {} format {} truncated {} units {}\n", r.rank, r.world_size, r.source, r.format, r.truncated,
+                                int(r.unit_identity));
+  for (size_t i = 0; i < r.strings.size(); ++i) out += fmt::format("s{} {}\n", i, r.str(model::StringId(i)));
+  for (size_t t = 0; t < r.tracks.size(); ++t) {
+    const model::Track& tr = r.tracks[t];
+    out += fmt::format("track {} {} {} {}\n", tr.pid, tr.tid, tr.name, int(tr.kind));
+    for (size_t i = 0; i < tr.events.size(); ++i) {
+      const model::Event& e = tr.events[i];
+      out += fmt::format("e {} {} {} {} {} {} {} {} {} {} {} {} {}", e.ts_ns, e.dur_ns, e.bytes, e.issued_ns, e.name, e.cat, e.unit, e.group_size, e.step,
+                         int(e.cls), int(e.coll), e.ph, int(e.flags));
+      if (args)
+        for (const model::Arg& a : args->of(uint32_t(t), uint32_t(i)))
+          out += fmt::format(" [{} {} {} {} {}]", a.key, int(a.value.kind), a.value.i, a.value.d, a.value.s);
+      out += '\n';
+    }
+  }
+  for (const model::CounterSeries& c : r.counters) {
+    out += fmt::format("counter {}\n", c.name);
+    for (const model::CounterSample& s : c.samples) out += fmt::format("  {} {}\n", s.ts_ns, s.value);
+  }
+  for (const model::Step& s : r.steps)
+    out += fmt::format("step {} {} {} {} {} {}\n", s.number, s.start_ns, s.end_ns, s.host_start_ns, s.host_end_ns, s.aborted);
+  out += fmt::format("config {}\nmetadata {}\n", r.run_config.dump(), r.metadata.dump());
+  for (const model::ClockPair& p : r.clock_sync) out += fmt::format("clock {} {}\n", p.trace_ns, p.realtime_ns);
+  for (const std::string& w : r.warnings) out += "warning " + w + "\n";
+  return out;
+}
+
+// The first line where two dumps differ, for a readable failure.
+std::string first_difference(const std::string& a, const std::string& b) {
+  std::istringstream x(a), y(b);
+  std::string la, lb;
+  for (size_t n = 1;; ++n) {
+    bool ea = !std::getline(x, la), eb = !std::getline(y, lb);
+    if (ea && eb) return "none";
+    if (ea || eb || la != lb) return fmt::format("line {}: '{}' vs '{}'", n, ea ? "<end>" : la, eb ? "<end>" : lb);
+  }
+}
+
+struct Parsed {
+  std::string dump;
+  std::string error;  // the TraceError's message, when it failed
+};
+
+Parsed parse(const std::string& text, const plugins::KinetoParseOptions& o, bool keep_args) {
+  plugins::Input in{"t.json", text.data(), text.size(), nullptr, false, std::nullopt};
+  try {
+    model::EventArgs args;
+    model::Rank r = plugins::read_kineto(std::move(in), o, keep_args ? &args : nullptr);
+    return {dump(r, keep_args ? &args : nullptr), ""};
+  } catch (const trace::TraceError& e) {
+    return {"", e.what()};
+  }
+}
+
+// One thread with the default chunks against 2 and 3 threads with chunks small enough to cut every batch.
+void expect_same_on_threads(const std::string& text, const std::string& what, size_t chunk = 4096, size_t batch = 1024) {
+  for (bool keep_args : {false, true}) {
+    const Parsed one = parse(text, {.threads = 1, .chunk_bytes = chunk, .batch_bytes = batch}, keep_args);
+    if (one.error.empty()) {
+      // The batches do not change the rank: the default cut gives it too.
+      Parsed big = parse(text, {.threads = 1}, keep_args);
+      EXPECT_EQ(big.dump == one.dump, true) << what << ": default chunks: " << first_difference(one.dump, big.dump);
+    }
+    for (unsigned threads : {2u, 3u}) {
+      Parsed many = parse(text, {.threads = threads, .chunk_bytes = chunk, .batch_bytes = batch}, keep_args);
+      EXPECT_EQ(many.error, one.error) << what << " on " << threads << " threads";
+      EXPECT_TRUE(many.dump == one.dump) << what << " on " << threads << " threads, args " << keep_args << ": "
+                                         << first_difference(one.dump, many.dump);
+    }
+  }
+}
+
+// Kineto-like events whose names and args hold what a naive splitter would take for boundaries.
+std::string tricky_trace(int iterations, const std::string& head = R"("baseTimeNanoseconds": 1700000000000000000, )",
+                         const std::string& tail = R"(, "distributedInfo": {"rank": 3, "world_size": 8})") {
+  std::string s = "{\"schemaVersion\": 1, " + head + "\"traceEvents\": [\n";
+  for (int i = 0; i < iterations; ++i) {
+    const double ts = 1000.0 + 20.0 * i;
+    s += fmt::format(R"({{"ph": "X", "cat": "cpu_op", "name": "aten::mm }},{{\"ph\": \"X\", [{}]", "pid": 10, "tid": 10, "ts": {:.3f}, "dur": 12.5, )"
+                     R"("args": {{"External id": {}, "note": "}}, {{ \\\" ] [ {{\"ph\":\"X\"}}", "Input Dims": [[4, 4], [{}]]}}}},)"
+                     "\n",
+                     i, ts, i, i);
+    s += fmt::format(R"({{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 10, "tid": 10, "ts": {:.3f}, "dur": 4, "args": {{"correlation": {}}}}},)"
+                     "\n",
+                     ts + 2, i);
+    s += fmt::format(R"({{"ph": "X", "cat": "kernel", "name": "gemm_{}\\\\", "pid": 0, "tid": 7, "ts": {:.3f}, "dur": 9.5, "args": {{"stream": 7, "correlation": {}, "grid": [1,2,3]}}}},)"
+                     "\n",
+                     i % 5, ts + 8, i);
+    if (i % 40 == 39)
+      s += fmt::format(R"({{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#{}", "pid": 10, "tid": 10, "ts": {:.3f}, "dur": 800}},)" "\n", i / 40,
+                       ts - 780);
+    if (i % 16 == 0)
+      s += fmt::format(R"({{"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllGather_RING_LL", "pid": 0, "tid": 20, "ts": {:.3f}, "dur": 50, )"
+                       R"("args": {{"stream": 20, "correlation": {}, "Collective name": "_allgather_base", "dtype": "BFloat16", "In msg nelems": 1024, )"
+                       R"("Out msg nelems": 8192, "Group size": 8}}}},)"
+                       "\n",
+                       ts + 10, i);
+    s += fmt::format(R"({{"ph": "s", "id": {}, "pid": 10, "tid": 10, "ts": {:.3f}, "cat": "ac2g", "name": "ac2g"}},)" "\n", i, ts + 2);
+  }
+  s += R"({"ph": "M", "name": "thread_name", "pid": 10, "tid": 10, "args": {"name": "python"}}])" + tail + "}";
+  return s;
+}
+
+TEST(KinetoParallel, TrickyStringsGiveTheSameRank) {
+  const std::string text = tricky_trace(3000);
+  ASSERT_GT(text.size(), 1'000'000u);
+  expect_same_on_threads(text, "tricky");
+  // Chunks of a single batch, and batches of a few events.
+  expect_same_on_threads(text, "tricky, tiny chunks", 512, 256);
+}
+
+TEST(KinetoParallel, BaseTimeAfterTheEventsIsAppliedToThem) {
+  const std::string late = tricky_trace(200, "", R"(, "baseTimeNanoseconds": 1700000000000000000)");
+  const std::string early = tricky_trace(200, R"("baseTimeNanoseconds": 1700000000000000000, )", "");
+  expect_same_on_threads(late, "base after the events");
+  Parsed a = parse(late, {.threads = 2, .chunk_bytes = 4096, .batch_bytes = 1024}, false);
+  Parsed b = parse(early, {.threads = 2, .chunk_bytes = 4096, .batch_bytes = 1024}, false);
+  ASSERT_EQ(a.error, "");
+  // The same events at the same times; only the metadata's order differs.
+  EXPECT_EQ(a.dump.substr(0, a.dump.find("config")), b.dump.substr(0, b.dump.find("config")));
+}
+
+TEST(KinetoParallel, MalformedFilesGiveTheSameErrors) {
+  const std::string good = tricky_trace(400);
+  auto boundary = [&](size_t from) { return good.find("\n{", from) + 1; };  // an event's '{'
+  const size_t early = boundary(200), mid = boundary(good.size() / 2);
+  ASSERT_EQ(good[mid], '{');
+  struct Case {
+    std::string name, text, error;  // error: a part of the message
+  };
+  std::vector<Case> cases = {
+      {"invalid JSON", good.substr(0, mid) + "{\"ph\": \"X\", \"ts\": 1,, }," + good.substr(mid), "not valid JSON in the events that start here"},
+      {"not an object", good.substr(0, mid) + "17, " + good.substr(mid), "is not an object"},
+      {"time out of range", good.substr(0, mid) + R"({"ph": "X", "name": "far", "pid": 1, "tid": 1, "ts": 8000000000000000, "dur": 1}, )" + good.substr(mid),
+       "its time is out of range"},
+      // The structural error later in the file wins over the bad event before it, as it did with one thread.
+      {"both", good.substr(0, early) + "{\"ph\": ,}, " + good.substr(early, mid - early) + "true, " + good.substr(mid), "is not an object"},
+      {"cut off", good.substr(0, mid + 40), ""},
+  };
+  for (const Case& c : cases) {
+    Parsed one = parse(c.text, {.threads = 1, .chunk_bytes = 4096, .batch_bytes = 1024}, false);
+    if (c.error.empty()) EXPECT_NE(one.dump.find("file cut off at byte " + std::to_string(mid)), std::string::npos) << one.dump.substr(0, 300);
+    else EXPECT_NE(one.error.find(c.error), std::string::npos) << c.name << ": " << one.error;
+    expect_same_on_threads(c.text, c.name);
+  }
+}
+
+TEST(KinetoParallel, RealTracesGiveTheSameRank) {
+  const fs::path data = SHARDSCOPE_DATA_DIR;
+  plugins::KinetoImporter kineto;
+  int seen = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(data)) {
+    if (!entry.is_regular_file() || entry.path().string().find(".json") == std::string::npos) continue;
+    plugins::FileText t = plugins::read_text(entry.path());
+    if (!kineto.can_read(t.text().substr(0, 64 * 1024))) continue;
+    ++seen;
+    // Chunks of 64 KiB: tens of boundaries in each file, on real names and args.
+    expect_same_on_threads(std::string(t.text()), entry.path().lexically_relative(data).string(), 64 << 10, 16 << 10);
+  }
+  EXPECT_GE(seen, 8);
+}
+
+TEST(KinetoParallel, ThreadsDefaultToTheCoresWithinABound) {
+  EXPECT_GE(plugins::default_parse_threads(), 1u);
+  EXPECT_LE(plugins::default_parse_threads(), plugins::kMaxParseThreads);
+}
+
+}  // namespace
