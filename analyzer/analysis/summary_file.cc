@@ -1,5 +1,6 @@
 #include "analyzer/analysis/summary_file.h"
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -8,6 +9,7 @@
 
 #include <fmt/format.h>
 #include <sqlite3.h>
+#include <zlib.h>
 
 #include "analyzer/analysis/summary_codec.h"
 #include "tracer/format/error.h"
@@ -16,6 +18,8 @@ namespace shardscope::analysis {
 namespace fs = std::filesystem;
 
 namespace {
+
+constexpr size_t kDeviceTimeRows = 20;  // the device_time table's rows
 
 constexpr const char* kSchema = R"sql(
 CREATE TABLE meta(key TEXT PRIMARY KEY, value) WITHOUT ROWID;
@@ -111,6 +115,28 @@ model::CollectiveKind kind_named(const std::string& name, const std::string& fil
   throw trace::TraceError(file, 0, fmt::format("summary: collectives.kind '{}' is not a collective kind", name.substr(0, 40)));
 }
 
+// zlib, after the 8-byte little-endian size of what it holds.
+std::vector<uint8_t> zip_record(const std::vector<uint8_t>& raw, const std::string& file) {
+  uLongf n = compressBound(uLong(raw.size()));
+  std::vector<uint8_t> out(8 + n);
+  for (int i = 0; i < 8; ++i) out[size_t(i)] = uint8_t(uint64_t(raw.size()) >> (8 * i));
+  if (compress2(out.data() + 8, &n, raw.data(), uLong(raw.size()), 6) != Z_OK) throw trace::TraceError(file, 0, "summary: cannot compress the report record");
+  out.resize(8 + n);
+  return out;
+}
+
+std::vector<uint8_t> unzip_record(const std::vector<uint8_t>& z, const std::string& file) {
+  if (z.size() < 8) throw trace::TraceError(file, 0, "summary: the report record is damaged (too short)");
+  uint64_t size = 0;
+  for (int i = 0; i < 8; ++i) size |= uint64_t(z[size_t(i)]) << (8 * i);
+  if (size > (uint64_t(1) << 32)) throw trace::TraceError(file, 0, "summary: the report record is damaged (says it holds over 4 GiB)");
+  std::vector<uint8_t> out(size);
+  uLongf n = uLongf(size);
+  if (uncompress(out.data(), &n, z.data() + 8, uLong(z.size() - 8)) != Z_OK || n != size)
+    throw trace::TraceError(file, 0, "summary: the report record is damaged (not zlib data of its size)");
+  return out;
+}
+
 void write_tables(sqlite3* db, const RankSummary& s, const std::string& file) {
   const report::RankReport& r = s.report;
   {
@@ -148,12 +174,19 @@ void write_tables(sqlite3* db, const RankSummary& s, const std::string& file) {
           .bind(12, u.all_gather_ordinal).run();
   Stmt me(db, "INSERT INTO memory VALUES (?,?,?)", file);
   for (const metrics::MemoryRow& row : r.memory.rows) me.bind(1, std::string_view(row.category)).bind(2, row.measured).bind(3, row.predicted).run();
+  // The table keeps the activities that took the most time (kernel names run to hundreds of characters, and a
+  // trace may hold hundreds of them); every one is in the report record, for `diff`.
+  std::vector<std::pair<int64_t, const std::string*>> by_time;
+  for (const auto& [name, ns] : s.device_time) by_time.push_back({ns, &name});
+  std::sort(by_time.begin(), by_time.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  if (by_time.size() > kDeviceTimeRows) by_time.resize(kDeviceTimeRows);
   Stmt dt(db, "INSERT INTO device_time VALUES (?,?)", file);
-  for (const auto& [name, ns] : s.device_time) dt.bind(1, std::string_view(name)).bind(2, ns).run();
+  for (const auto& [ns, name] : by_time) dt.bind(1, std::string_view(*name)).bind(2, ns).run();
   Stmt wa(db, "INSERT INTO warnings VALUES (?)", file);
   for (const std::string& w : s.warnings) wa.bind(1, std::string_view(w)).run();
   Stmt re(db, "INSERT INTO report VALUES (?)", file);
-  re.bind_blob(1, nlohmann::json::to_cbor(encode(r))).run();
+  nlohmann::json record = {{"report", encode(r)}, {"device_time", s.device_time}};
+  re.bind_blob(1, zip_record(nlohmann::json::to_cbor(record), file)).run();
 }
 
 }  // namespace
@@ -225,7 +258,9 @@ RankSummary read_summary(const fs::path& path, uint64_t order) {
     Stmt q(db.get(), "SELECT cbor FROM report", file);
     if (!q.row()) throw trace::TraceError(file, 0, "summary: the report table is empty");
     try {
-      s.report = decode_rank_report(nlohmann::json::from_cbor(q.blob(0)));
+      const nlohmann::json record = nlohmann::json::from_cbor(unzip_record(q.blob(0), file));
+      s.report = decode_rank_report(record.at("report"));
+      s.device_time = record.at("device_time").get<std::map<std::string, int64_t>>();
     } catch (const nlohmann::json::exception& e) {
       throw trace::TraceError(file, 0, fmt::format("summary: the report record is damaged: {}", e.what()));
     }
@@ -241,8 +276,6 @@ RankSummary read_summary(const fs::path& path, uint64_t order) {
     starts.push_back(c.wall_start_ns);
     s.collectives.push_back(c);
   }
-  Stmt dt(db.get(), "SELECT name, total_ns FROM device_time", file);
-  while (dt.row()) s.device_time[dt.text(0)] = dt.i64(1);
   Stmt wa(db.get(), "SELECT message FROM warnings ORDER BY rowid", file);
   while (wa.row()) s.warnings.push_back(wa.text(0));
   return s;

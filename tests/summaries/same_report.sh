@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Summaries stand in for traces: for every golden case and every real trace set in tests/data, the report
 # (JSON, every number), check-prefetch and diff made from `shardscope summarize`'s files equal those made
-# from the traces, apart from the input paths they name. And a summary of a trace of 5 MB or more of text is
+# from the traces, apart from the input paths they name. And a summary of a trace of 1 MB or more of text is
 # at most 2 % of it.
 # usage: same_report.sh SHARDSCOPE SOURCE_DIR
 set -uo pipefail
@@ -35,7 +35,7 @@ same() {
   local text summaries
   text=$(sed -n 's/.*from \([0-9.]*\) MB of trace text.*/\1/p' "$tmp/summarize.out")
   summaries=$(du -cb "$out"/*.sqlite | tail -1 | cut -f1)
-  if awk -v t="$text" -v s="$summaries" 'BEGIN { exit !(t >= 5 && s > 0.02 * t * 1e6) }'; then
+  if awk -v t="$text" -v s="$summaries" 'BEGIN { exit !(t >= 1 && s > 0.02 * t * 1e6) }'; then
     echo "FAIL: $dir/$run's summaries take $summaries bytes for $text MB of trace text (over 2 %)"; fail=1
   fi
   echo "ok: $dir/$run ($text MB of text, $summaries bytes of summaries)"

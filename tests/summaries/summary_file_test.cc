@@ -75,7 +75,7 @@ TEST_F(SummaryFile, AMissingReportRecordIsRefused) {
 }
 
 TEST_F(SummaryFile, ADamagedReportRecordIsRefused) {
-  sql("UPDATE report SET cbor = x'a1616101'");  // CBOR {"a": 1}: no RankReport
+  sql("UPDATE report SET cbor = x'0400000000000000a1616101'");  // not zlib data
   EXPECT_NE(refusal().find("damaged"), std::string::npos);
 }
 
