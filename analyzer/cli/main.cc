@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -155,27 +156,17 @@ int main(int argc, char** argv) {
   const int rc = [&]() -> int {
     if (*inspect) return shardscope::cli::inspect(files, format == "json", std::cout, std::cerr);
     if (*launch) return shardscope::cli::launch(lo);
-    if (*report) {
-      shardscope::report::Selection sel;
-      try {
+    // --ranks and --steps, checked before any file is read.
+    std::optional<shardscope::report::Selection> sel;
+    if (*report || *check) try {
         sel = shardscope::report::parse_selection(ranks_arg, steps_arg);
       } catch (const std::invalid_argument& e) {
         shardscope::cli::print_error(std::cerr, e.what());
         return 2;
       }
-      if (mpi) return shardscope::cli::report_mpi(paths, format, output, std::cout, std::cerr, step_pattern, sel);
-      return shardscope::cli::report(paths, format, output, std::cout, std::cerr, step_pattern, sel);
-    }
-    if (*check) {
-      shardscope::report::Selection sel;
-      try {
-        sel = shardscope::report::parse_selection(ranks_arg, steps_arg);
-      } catch (const std::invalid_argument& e) {
-        shardscope::cli::print_error(std::cerr, e.what());
-        return 2;
-      }
-      return shardscope::cli::check_prefetch(paths, format, std::cout, std::cerr, step_pattern, sel, units);
-    }
+    if (*report && mpi) return shardscope::cli::report_mpi(paths, format, output, std::cout, std::cerr, step_pattern, *sel);
+    if (*report) return shardscope::cli::report(paths, format, output, std::cout, std::cerr, step_pattern, *sel);
+    if (*check) return shardscope::cli::check_prefetch(paths, format, std::cout, std::cerr, step_pattern, *sel, units);
     if (*summarize) return shardscope::cli::summarize(paths, summary_dir, std::cout, std::cerr, step_pattern);
     if (*diff) return shardscope::cli::diff(a, b, format, std::cout, std::cerr, step_pattern);
     if (*memory) {
