@@ -15,6 +15,16 @@ double layer_activation_bytes_16bit(const ActivationConfig& c) {
   return s * b * h * (34 + 5 * a * s / h);
 }
 
+std::optional<int64_t> checked_activation_elements(int64_t s, int64_t b, int64_t h, int64_t a, int64_t layers) {
+  int64_t sb = 0, linear = 0, quadratic = 0, layer = 0, all = 0;
+  if (__builtin_mul_overflow(s, b, &sb) || __builtin_mul_overflow(sb, h, &linear) || __builtin_mul_overflow(linear, 34, &linear) ||
+      __builtin_mul_overflow(sb, s, &quadratic) || __builtin_mul_overflow(quadratic, a, &quadratic) ||
+      __builtin_mul_overflow(quadratic, 5, &quadratic) || __builtin_add_overflow(linear, quadratic, &layer) ||
+      __builtin_mul_overflow(layer, layers, &all))
+    return std::nullopt;
+  return all;
+}
+
 ActivationPrediction predict_activations(const ActivationConfig& c) {
   const double scale = c.bytes_per_element / 2;
   const double layer = layer_activation_bytes_16bit(c);

@@ -5,6 +5,7 @@
 // with the run's activation dtype.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -31,6 +32,10 @@ struct ActivationPrediction {
 // One layer's activations at 2 bytes per element: s·b·h·(34 + 5·a·s/h).
 double layer_activation_bytes_16bit(const ActivationConfig& c);
 ActivationPrediction predict_activations(const ActivationConfig& c);
+
+// The formula's element count over `layers` layers, s·b·h·34 + 5·a·s²·b each, in checked int64 arithmetic:
+// nullopt when it leaves the range, a shape the doubles above would still price without saying so.
+std::optional<int64_t> checked_activation_elements(int64_t seq_len, int64_t batch, int64_t hidden, int64_t heads, int64_t layers);
 
 // From run_config: model.{seq_len, dim, heads, layers}, batch_size, activation_checkpointing and
 // param_dtype (the dtype the blocks compute in); nullopt with what is missing.

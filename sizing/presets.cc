@@ -75,3 +75,29 @@ int64_t parameter_count(const ModelConfig& c) {
 }
 
 }  // namespace shardscope::sizing
+
+namespace shardscope::sizing {
+
+std::optional<ShapeCounts> checked_counts(const ModelConfig& c) {
+  bool overflow = false;
+  auto mul = [&](int64_t a, int64_t b) {
+    int64_t r = 0;
+    overflow |= __builtin_mul_overflow(a, b, &r);
+    return r;
+  };
+  auto add = [&](int64_t a, int64_t b) {
+    int64_t r = 0;
+    overflow |= __builtin_add_overflow(a, b, &r);
+    return r;
+  };
+  // The shapes unit_layouts() lays out, term by term.
+  const int64_t dd = mul(c.dim, c.dim), kv = mul(mul(c.kv_heads, c.head_dim()), c.dim), fd = mul(c.ffn_dim, c.dim);
+  ShapeCounts n;
+  n.root = add(mul(2, mul(c.vocab, c.dim)), c.dim);
+  n.block = add(add(mul(2, c.dim), mul(2, dd)), add(mul(2, kv), mul(3, fd)));
+  n.total = add(n.root, mul(c.layers, n.block));
+  if (overflow) return std::nullopt;
+  return n;
+}
+
+}  // namespace shardscope::sizing

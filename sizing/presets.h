@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,5 +51,15 @@ struct UnitLayout {
 
 std::vector<UnitLayout> unit_layouts(const ModelConfig& c);
 int64_t parameter_count(const ModelConfig& c);
+
+// The parameter counts of a validated shape in checked int64 arithmetic, computed without building the
+// units: nullopt when one leaves the range (no machine holds such a model, and the plain counts above would
+// overflow). What a caller checks before anything is allocated.
+struct ShapeCounts {
+  int64_t root = 0;   // unit 0: embedding, final norm, head
+  int64_t block = 0;  // each of the `layers` blocks
+  int64_t total = 0;  // root + layers × block
+};
+std::optional<ShapeCounts> checked_counts(const ModelConfig& c);
 
 }  // namespace shardscope::sizing

@@ -5,13 +5,38 @@
 #include <iterator>
 #include <stdexcept>
 
+#include "training/checkpoint_file.h"
+
 namespace shardscope::train {
 namespace {
 
 namespace fs = std::filesystem;
-constexpr uint64_t kMagic = 0x7373636b70743031ULL;  // "ssckpt01"
+// meta.json holds the configuration and the unit table: megabytes at most. A larger one is not the trainer's.
+constexpr uintmax_t kMaxMetaBytes = 256u << 20;
 
 fs::path rank_file(const fs::path& step_dir, int rank) { return step_dir / ("rank" + std::to_string(rank) + ".bin"); }
+
+// N of a folder named step_N (digits only, an int), or -1.
+int step_of(const std::string& name) {
+  if (name.rfind("step_", 0) != 0 || name.size() == 5 || name.size() > 5 + 9) return -1;
+  int n = 0;
+  for (size_t i = 5; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return -1;
+    n = n * 10 + (name[i] - '0');
+  }
+  return n;
+}
+
+// The size of a regular file; throws naming it otherwise (a FIFO would block the read, a folder fails it).
+uintmax_t regular_file_size(const fs::path& p) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(p, ec);
+  if (ec || !fs::exists(st)) throw std::invalid_argument("missing " + p.string());
+  if (!fs::is_regular_file(st)) throw std::invalid_argument(p.string() + ": not a regular file");
+  const uintmax_t size = fs::file_size(p, ec);
+  if (ec) throw std::invalid_argument(p.string() + ": cannot read (" + ec.message() + ")");
+  return size;
+}
 
 // The flag (or variable) that sets each saved key, and whether the saved state depends on it. Keys not listed
 // are layout: refusing an unknown difference is safer than loading state that may not fit.
@@ -137,18 +162,20 @@ CheckpointInfo newest_checkpoint(const fs::path& dir) {
   if (!fs::is_directory(dir, ec)) throw std::invalid_argument("--resume: " + dir.string() + " is not a folder");
   CheckpointInfo info;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind("step_", 0) != 0 || !fs::exists(entry.path() / "meta.json")) continue;
-    info.step = std::max(info.step, std::atoi(name.c_str() + 5));
+    const int step = step_of(entry.path().filename().string());
+    if (step < 0 || !fs::exists(entry.path() / "meta.json", ec)) continue;
+    info.step = std::max(info.step, step);
   }
   if (info.step < 0)
     throw std::invalid_argument("--resume: " + dir.string() + " holds no complete checkpoint (no step_N/meta.json)");
   info.dir = dir / ("step_" + std::to_string(info.step));
-  try {
-    info.meta = nlohmann::json::parse(std::ifstream(info.dir / "meta.json"));
-  } catch (const std::exception& e) {
-    throw std::invalid_argument((info.dir / "meta.json").string() + ": " + e.what());
-  }
+  const fs::path meta = info.dir / "meta.json";
+  const uintmax_t size = regular_file_size(meta);
+  if (size > kMaxMetaBytes) throw std::invalid_argument(meta.string() + ": " + std::to_string(size) + " bytes, too large for checkpoint metadata");
+  std::ifstream in(meta, std::ios::binary);
+  std::string text(size_t(size), '\0');
+  if (!in.read(text.data(), std::streamsize(size))) throw std::invalid_argument(meta.string() + ": cannot read");
+  info.meta = parse_checkpoint_meta(text, meta.string(), info.step);
   return info;
 }
 
@@ -158,23 +185,20 @@ void save_checkpoint(const fs::path& dir, int step, Engine& engine, int rank, co
   fs::create_directories(step_dir);
   {
     std::ofstream out(rank_file(step_dir, rank), std::ios::binary | std::ios::trunc);
-    uint64_t n = engine.units().size();
-    out.write(reinterpret_cast<const char*>(&kMagic), 8);
-    out.write(reinterpret_cast<const char*>(&n), 8);
+    ShardWriter shard(out, engine.units().size());
     for (auto& u : engine.units()) {
       for (torch::Tensor* t : {&u->master(), &u->exp_avg(), &u->exp_avg_sq()}) {
         torch::Tensor host = t->cpu().contiguous();  // from the GPU, or the tensor itself on CPU
-        uint64_t len = uint64_t(host.numel());
-        out.write(reinterpret_cast<const char*>(&len), 8);
-        out.write(static_cast<const char*>(host.data_ptr()), std::streamsize(len * 4));
+        shard.tensor(host.data_ptr(), uint64_t(host.numel()));
       }
     }
+    shard.finish();
     if (!out) throw std::runtime_error("cannot write checkpoint " + rank_file(step_dir, rank).string());
   }
   barrier();
   if (rank == 0) {
     std::ofstream meta(step_dir / "meta.json");
-    meta << nlohmann::json{{"step", step}, {"config", config}, {"run", run}}.dump(2) << "\n";
+    meta << nlohmann::json{{"version", kCheckpointVersion}, {"step", step}, {"config", config}, {"run", run}}.dump(2) << "\n";
   }
   barrier();
 }
@@ -188,26 +212,34 @@ std::optional<int> load_checkpoint(const fs::path& dir, Engine& engine, int rank
   const std::string layout =
       describe_differences(compare_configs(info.meta.value("config", nlohmann::json::object()), nlohmann::json(), config, nlohmann::json()), true);
   if (!layout.empty()) throw std::invalid_argument(step_dir.string() + " was written with a different layout: " + layout);
-  std::ifstream in(rank_file(step_dir, rank), std::ios::binary);
-  if (!in) throw std::invalid_argument("missing " + rank_file(step_dir, rank).string());
-  uint64_t magic = 0, n = 0;
-  in.read(reinterpret_cast<char*>(&magic), 8);
-  in.read(reinterpret_cast<char*>(&n), 8);
-  if (magic != kMagic || n != engine.units().size())
-    throw std::invalid_argument(rank_file(step_dir, rank).string() + ": not a checkpoint of this model");
+  // The whole shard is checked (structure, checksum) before any of it is loaded.
+  const fs::path file = rank_file(step_dir, rank);
+  const std::string name = file.string();
+  const uintmax_t size = regular_file_size(file);
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw std::invalid_argument(name + ": cannot open");
+  const ShardLayout shard = check_shard(in, size, name);
+  if (shard.version != meta_version(info.meta))
+    throw std::invalid_argument(name + ": damaged: a version " + std::to_string(shard.version) + " shard in a version " +
+                                std::to_string(meta_version(info.meta)) + " checkpoint");
+  if (shard.units != engine.units().size()) throw std::invalid_argument(name + ": not a checkpoint of this model");
+  in.clear();
+  in.seekg(16);
+  size_t i = 0;
   for (auto& u : engine.units()) {
     for (torch::Tensor* t : {&u->master(), &u->exp_avg(), &u->exp_avg_sq()}) {
-      uint64_t len = 0;
-      in.read(reinterpret_cast<char*>(&len), 8);
-      if (!in || len != uint64_t(t->numel()))
-        throw std::invalid_argument(rank_file(step_dir, rank).string() + ": damaged (unit " + std::to_string(u->id()) + ")");
+      const uint64_t len = shard.lengths[i++];
+      if (len != uint64_t(t->numel()))
+        throw std::invalid_argument(name + ": not a checkpoint of this model (unit " + std::to_string(u->id()) + " has " +
+                                    std::to_string(t->numel()) + " values, the shard " + std::to_string(len) + ")");
       torch::Tensor host = torch::empty({int64_t(len)}, torch::kFloat32);
+      in.seekg(8, std::ios::cur);  // the length, checked above
       in.read(static_cast<char*>(host.data_ptr()), std::streamsize(len * 4));
       torch::NoGradGuard no_grad;
       t->copy_(host);
     }
   }
-  if (!in) throw std::invalid_argument(rank_file(step_dir, rank).string() + ": truncated");
+  if (!in) throw std::invalid_argument(name + ": truncated while loading (changed since it was checked?)");
   engine.after_optimizer();  // refresh persistent full parameters from the loaded masters
   return best;
 }

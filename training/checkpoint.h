@@ -22,11 +22,11 @@ void save_checkpoint(const std::filesystem::path& dir, int step, Engine& engine,
 struct CheckpointInfo {
   int step = -1;
   std::filesystem::path dir;  // dir/step_N
-  nlohmann::json meta;        // {step, config, run}
+  nlohmann::json meta;        // {version, step, config, run}, schema-checked (training/checkpoint_file.h)
 };
 
 // The newest complete checkpoint under dir. Throws std::invalid_argument naming dir when it does not exist,
-// is not a folder, or holds no complete checkpoint.
+// is not a folder, or holds no complete checkpoint, and naming the file and key when its meta.json is damaged.
 CheckpointInfo newest_checkpoint(const std::filesystem::path& dir);
 
 struct ConfigDifference {
@@ -47,7 +47,8 @@ std::optional<ConfigDifference> first_difference(const nlohmann::json& a, const 
 std::string describe_differences(const std::vector<ConfigDifference>& diffs, bool layout);
 
 // Loads the newest complete checkpoint under dir into the engine; returns its step, or nullopt when there is
-// none. Throws std::invalid_argument when it was written by a different configuration or is damaged.
+// none. Throws std::invalid_argument when it was written by a different configuration or is damaged (a shard
+// whose checksum does not match is refused, by name, before any of it is loaded).
 std::optional<int> load_checkpoint(const std::filesystem::path& dir, Engine& engine, int rank,
                                    const nlohmann::json& config);
 

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -15,7 +16,6 @@
 #include <iostream>
 #include <thread>
 
-#include "sizing/activations.h"
 #include "sizing/presets.h"
 #include "sizing/zero_model.h"
 #include "tracer/format/keys.h"
@@ -32,6 +32,7 @@
 #include "training/data/data.h"
 #include "training/fsdp/engine.h"
 #include "training/optim/adamw.h"
+#include "training/preflight.h"
 
 namespace fs = std::filesystem;
 namespace tr = shardscope::tracer;
@@ -164,6 +165,15 @@ void at_least(const char* flag, int value, int min, bool unset = false) {
     throw std::invalid_argument(std::string(flag) + " must be at least " + std::to_string(min) + " (got " + std::to_string(value) + ")");
 }
 
+void at_most(const char* flag, int64_t value, int64_t max) {
+  if (value > max)
+    throw std::invalid_argument(std::string(flag) + " must be at most " + std::to_string(max) + " (got " + std::to_string(value) + ")");
+}
+
+void finite(const char* flag, double value) {
+  if (!std::isfinite(value)) throw std::invalid_argument(std::string(flag) + " must be a finite number (got " + number(value) + ")");
+}
+
 // MemAvailable from /proc/meminfo, in bytes; 0 when it cannot be read.
 double available_host_bytes() {
   std::ifstream in("/proc/meminfo");
@@ -174,29 +184,6 @@ double available_host_bytes() {
     in.ignore(1 << 10, '\n');
   }
   return 0;
-}
-
-std::string gb(double bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f GB", bytes / 1e9);
-  return buf;
-}
-
-// Refuses, before any allocation, a CPU run whose ranks on this machine cannot fit in its available memory.
-// The estimate is the report's: the ZeRO model's states for this sharding plus the activation model.
-void check_host_memory(const json& config, const WorldEnv& w) {
-  sizing::MemoryNa why;
-  auto mc = sizing::config_from_run(config, w.world_size, why);
-  auto ac = sizing::activation_config_from_run(config, why);
-  if (!mc || !ac) return;  // no estimate: nothing to refuse on
-  const sizing::MemoryPrediction p = sizing::predict(*mc);
-  const double states = p.model_states() + p.gathered, activations = sizing::predict_activations(*ac).bytes;
-  const double per_rank = states + activations, available = available_host_bytes();
-  const int here = std::max(1, w.local_world_size);
-  if (available <= 0 || per_rank * here <= available) return;
-  throw std::invalid_argument("this run needs about " + gb(per_rank) + " per rank (model states " + gb(states) + ", activations " +
-                              gb(activations) + ") and " + std::to_string(here) + " rank(s) on this machine, but only " + gb(available) +
-                              " is available; try a smaller --preset, more ranks (full_shard divides the states), a smaller --batch-size or --activation-checkpointing");
 }
 
 json bytes_json(const MemoryLedger& mem, bool peak) {
@@ -224,10 +211,10 @@ int main(int argc, char** argv) {
   auto* seq = app.add_option("--seq-len", a.model.seq_len, "Sequence length");
   app.add_option("--data", a.data, "'synthetic', or a text file read as byte tokens");
   app.add_option("--steps", a.steps, "Training steps");
-  app.add_option("--stop-after", a.stop_after, "Stop after this many steps, as if interrupted (the schedule still spans --steps)");
+  auto* stop_after = app.add_option("--stop-after", a.stop_after, "Stop after this many steps, as if interrupted (the schedule still spans --steps)");
   app.add_option("--batch-size", a.batch, "Sequences per rank per step");
   app.add_option("--lr", a.lr, "Peak learning rate");
-  app.add_option("--warmup", a.warmup, "Warmup steps (default: a tenth of --steps)");
+  auto* warmup_opt = app.add_option("--warmup", a.warmup, "Warmup steps (default: a tenth of --steps)");
   app.add_option("--max-grad-norm", a.max_grad_norm, "Global gradient-norm clip (0: off)");
   app.add_option("--seed", a.seed, "Initialization and data seed");
   app.add_option("--device", a.device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
@@ -235,7 +222,7 @@ int main(int argc, char** argv) {
   app.add_option("--backward-prefetch", a.prefetch, "none | pre | post");
   app.add_flag("--forward-prefetch", a.forward_prefetch, "Issue the next unit's all-gather before this unit's forward");
   app.add_option("--limit-all-gathers", a.limit_all_gathers, "All-gathers in flight at most");
-  app.add_option("--ranks-per-node", a.ranks_per_node, "hybrid_shard: ranks in one sharding group");
+  auto* ranks_per_node = app.add_option("--ranks-per-node", a.ranks_per_node, "hybrid_shard: ranks in one sharding group");
   app.add_option("--param-dtype", a.param_dtype, "fp32 | bf16");
   app.add_option("--reduce-dtype", a.reduce_dtype, "fp32 | bf16");
   app.add_flag("--activation-checkpointing", a.checkpointing, "Recompute each block's forward in backward");
@@ -248,8 +235,8 @@ int main(int argc, char** argv) {
   app.add_option("--dump-params", a.dump_params, "After training, rank 0 writes all parameters (fp32, raw) here");
   auto* slow_rank = app.add_option("--slow-rank", a.slow_rank, "A planted straggler for checking diagnostics: this rank sleeps --slow-rank-ms before each unit's backward");
   app.add_option("--slow-rank-ms", a.slow_rank_ms, "Milliseconds --slow-rank sleeps before each unit's backward");
-  app.add_option("--fail-at-step", a.fail_at_step, "Testing: throw in the middle of this step")->group("");
-  app.add_option("--fail-rank", a.fail_rank, "Testing: the rank --fail-at-step fails (default: every rank)")->group("");
+  auto* fail_at_step = app.add_option("--fail-at-step", a.fail_at_step, "Testing: throw in the middle of this step")->group("");
+  auto* fail_rank = app.add_option("--fail-rank", a.fail_rank, "Testing: the rank --fail-at-step fails (default: every rank)")->group("");
   app.add_option("--threads", a.threads, "Intra-op threads per rank");
   app.add_option("--rendezvous-timeout", a.rendezvous_timeout_s, "Seconds to wait for every rank");
   auto* collective_timeout = app.add_option("--collective-timeout", a.collective_timeout_s,
@@ -265,18 +252,30 @@ int main(int argc, char** argv) {
 
   WorldEnv world;
   FsdpOptions o;
+  int shard_size = 1;
   try {
     // Checked here rather than by CLI11's ranges, whose messages print the bounds of a double (309 digits).
     at_least("--steps", a.steps, 1);
     at_least("--batch-size", a.batch, 1);
+    // An unset flag's sentinel (-1) is not a value a user may give.
+    at_least("--stop-after", a.stop_after, 1, !*stop_after);
     if (!(a.lr > 0)) throw std::invalid_argument("--lr must be greater than 0 (got " + number(a.lr) + ")");
+    finite("--lr", a.lr);  // inf would train to nan
     if (!(a.max_grad_norm >= 0)) throw std::invalid_argument("--max-grad-norm must be 0 (off) or more (got " + number(a.max_grad_norm) + ")");
-    at_least("--warmup", a.warmup, 0, a.warmup == -1);
+    finite("--max-grad-norm", a.max_grad_norm);
+    at_least("--warmup", a.warmup, 0, !*warmup_opt);
     at_least("--limit-all-gathers", a.limit_all_gathers, 1);
     at_least("--save-every", a.save_every, 0);
+    at_least("--ranks-per-node", a.ranks_per_node, 1, !*ranks_per_node);
     at_least("--threads", a.threads, 1);
+    // More intra-op threads than CPUs only contend; tens of thousands never finish starting.
+    at_most("--threads", a.threads, std::max(1u, std::thread::hardware_concurrency()));
     at_least("--rendezvous-timeout", a.rendezvous_timeout_s, 1);
+    at_most("--rendezvous-timeout", a.rendezvous_timeout_s, 86'400);
     at_least("--collective-timeout", a.collective_timeout_s, 1, !*collective_timeout);
+    at_most("--collective-timeout", a.collective_timeout_s, 86'400);
+    at_least("--fail-at-step", a.fail_at_step, 0, !*fail_at_step);
+    at_least("--fail-rank", a.fail_rank, 0, !*fail_rank);
     at_least("--slow-rank", a.slow_rank, 0, !*slow_rank);
     at_least("--slow-rank-ms", a.slow_rank_ms, 0);
     if (a.slow_rank_ms > 60'000)
@@ -327,6 +326,15 @@ int main(int argc, char** argv) {
       throw std::invalid_argument("hybrid_shard needs --ranks-per-node dividing WORLD_SIZE=" + std::to_string(world.world_size) +
                                   (a.ranks_per_node ? " (got " + std::to_string(a.ranks_per_node) + ")" : " (none given)"));
     if (a.resume && a.checkpoint_dir.empty()) throw std::invalid_argument("--resume needs --checkpoint-dir");
+    shard_size = o.sharding == Sharding::NoShard ? 1 : o.sharding == Sharding::HybridShard ? a.ranks_per_node : world.world_size;
+    // Before the unit table, the data or any tensor: counts in checked arithmetic, then the host's memory.
+    check_run_fits({.model = a.model, .batch = a.batch, .shard_size = shard_size, .stage = zero_stage(o.sharding),
+                    .param_dtype = a.param_dtype, .offload = a.cpu_offload,
+                    .prefetching = o.backward_prefetch != BackwardPrefetch::None, .forward_prefetch = o.forward_prefetch,
+                    .checkpointing = o.activation_checkpointing},
+                   !o.cuda, available_host_bytes(), world.local_world_size);
+    // Within what memory allows, tiny blocks could still be numerous enough to exhaust it in bookkeeping.
+    at_most("--layers", a.model.layers, 100'000);
   } catch (const std::exception& e) {
     fail(2, "", e.what());
   }
@@ -341,7 +349,6 @@ int main(int argc, char** argv) {
     fail(2, who, e.what());
   }
 
-  const int shard_size = o.sharding == Sharding::NoShard ? 1 : o.sharding == Sharding::HybridShard ? a.ranks_per_node : world.world_size;
   const json config = run_config(a, o, world, shard_size);
   json ckpt_config = config;
   ckpt_config.erase(keys::kCfgBackwardPrefetch);  // the schedule, not the state: a resume may change it
@@ -350,13 +357,6 @@ int main(int argc, char** argv) {
   const int warmup = a.warmup >= 0 ? a.warmup : std::max(1, a.steps / 10);
   const json ckpt_run = {{"steps", a.steps}, {"lr", a.lr}, {"seed", a.seed}, {"warmup", warmup},
                          {"max_grad_norm", a.max_grad_norm}, {"data", a.data}};
-  if (!o.cuda) {
-    try {
-      check_host_memory(config, world);
-    } catch (const std::exception& e) {
-      fail(2, who, e.what());
-    }
-  }
   if (a.resume) {
     // Before the rendezvous and any allocation: a resume that cannot work is refused at once, by every rank.
     try {

@@ -1,7 +1,11 @@
 #include "training/data/data.h"
 
-#include <fstream>
-#include <iterator>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <stdexcept>
 
 namespace shardscope::train {
@@ -55,13 +59,39 @@ class TextBytes : public DataSource {
   uint64_t seed_;
 };
 
+// The whole file, when it is a regular one. Opened without blocking and checked on the open descriptor: a FIFO
+// would wait for a writer, a device (/dev/zero) never ends, a folder cannot be read.
+std::string read_regular_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw std::invalid_argument("--data " + path + ": cannot open the file (" + std::strerror(errno) + ")");
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) throw std::invalid_argument("--data " + path + ": cannot read the file (" + std::strerror(errno) + ")");
+  if (!S_ISREG(st.st_mode)) {
+    const char* kind = S_ISDIR(st.st_mode) ? "a folder" : S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISSOCK(st.st_mode) ? "a socket" : "a device";
+    throw std::invalid_argument("--data " + path + " is " + kind + ", not a regular file");
+  }
+  std::string text(size_t(st.st_size), '\0');
+  size_t got = 0;
+  while (got < text.size()) {
+    const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw std::invalid_argument("--data " + path + ": cannot read the file (" + std::strerror(errno) + ")");
+    if (n == 0) break;  // shrank while read: what is there
+    got += size_t(n);
+  }
+  text.resize(got);
+  return text;
+}
+
 }  // namespace
 
 std::unique_ptr<DataSource> make_data(const std::string& spec, int64_t vocab, int64_t seq_len, uint64_t seed) {
   if (spec == "synthetic") return std::make_unique<Synthetic>(vocab, seq_len, seed);
-  std::ifstream in(spec, std::ios::binary);
-  if (!in) throw std::invalid_argument("--data " + spec + ": cannot open the file");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text = read_regular_file(spec);
   if (int64_t(text.size()) <= seq_len + 1)
     throw std::invalid_argument("--data " + spec + ": " + std::to_string(text.size()) + " bytes is shorter than one sample (seq-len + 1)");
   if (vocab < 256) throw std::invalid_argument("--data with a text file needs --vocab >= 256 (byte tokens)");

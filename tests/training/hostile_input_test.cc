@@ -1,0 +1,140 @@
+// Hostile flags, data files and checkpoints (issue #25, item 7): each is refused with one line naming what and
+// where, exit 2, before anything is allocated; never a crash, a hang or a silent wrong run.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "tests/training/ranks.h"
+
+namespace shardscope::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+// One rank with `args`, at most `limit`; its stderr must be one line holding `message`.
+std::string expect_refused(const std::vector<std::string>& args, const std::string& message,
+                           std::chrono::seconds limit = std::chrono::seconds(20)) {
+  TempDir dir;
+  auto ranks = start_ranks(1, args, dir.path());
+  const auto t0 = std::chrono::steady_clock::now();
+  wait_ranks(ranks, std::chrono::seconds(60));
+  const std::string err = ranks[0].stderr_text();
+  EXPECT_EQ(ranks[0].rc, 2) << err;  // -1: it hung and was killed
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, limit) << err;
+  EXPECT_NE(err.find(message), std::string::npos) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_EQ(err.find("json.exception"), std::string::npos) << err;
+  return err;
+}
+
+// Today the unit table for 1e11 layers is built first (std::bad_alloc after seconds); the counts now come
+// from checked arithmetic and the memory check refuses the shape at once.
+TEST(HostileFlags, AnAbsurdLayerCountIsRefusedByTheMemoryCheck) {
+  expect_refused({"--layers", "99999999999"}, "this run needs about", std::chrono::seconds(5));
+}
+
+TEST(HostileFlags, CountsBeyond64BitsAreRefusedNotPassedToLibtorch) {
+  expect_refused({"--dim", "2000000000000000000"}, "--dim 2000000000000000000, --ffn-dim 344, --vocab 256: the parameter count does not fit in 64 bits");
+  expect_refused({"--seq-len", "4000000000000"}, "the activation count does not fit in 64 bits");
+}
+
+TEST(HostileFlags, ThreadsAreBoundedByTheMachine) {
+  expect_refused({"--threads", "100000"}, "--threads must be at most ", std::chrono::seconds(5));
+}
+
+TEST(HostileFlags, NumbersMustBeFiniteAndSentinelsAreNotValues) {
+  expect_refused({"--lr", "inf"}, "--lr must be a finite number (got inf)");
+  expect_refused({"--lr", "nan"}, "--lr must be greater than 0 (got nan)");
+  expect_refused({"--max-grad-norm", "inf"}, "--max-grad-norm must be a finite number (got inf)");
+  expect_refused({"--stop-after", "-1"}, "--stop-after must be at least 1 (got -1)");
+  expect_refused({"--warmup", "-1"}, "--warmup must be at least 0 (got -1)");
+  expect_refused({"--ranks-per-node", "-3"}, "--ranks-per-node must be at least 1 (got -3)");
+  expect_refused({"--rendezvous-timeout", "100000000"}, "--rendezvous-timeout must be at most 86400 (got 100000000)");
+}
+
+TEST(HostileData, OnlyARegularFileIsRead) {
+  TempDir dir;
+  const fs::path fifo = dir.path() / "fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  expect_refused({"--data", fifo.string()}, "--data " + fifo.string() + " is a FIFO, not a regular file", std::chrono::seconds(10));
+  expect_refused({"--data", "/dev/zero"}, "--data /dev/zero is a device, not a regular file", std::chrono::seconds(10));
+  expect_refused({"--data", "/dev/urandom"}, "--data /dev/urandom is a device, not a regular file", std::chrono::seconds(10));
+  expect_refused({"--data", dir.path().string()}, "--data " + dir.path().string() + " is a folder, not a regular file");
+}
+
+// A real checkpoint (tiny, 2 steps) for each test below to copy and damage.
+class HostileCheckpoint : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    source_ = new TempDir;
+    auto r = run_ranks(1, {"--steps", "2", "--checkpoint-dir", (source_->path() / "ckpt").string()}, source_->path());
+    ASSERT_EQ(r[0].rc, 0) << r[0].stderr_text();
+  }
+  static void TearDownTestSuite() { delete source_; }
+  void SetUp() override { fs::copy(source_->path() / "ckpt", ckpt(), fs::copy_options::recursive); }
+
+  fs::path ckpt() const { return dir_.path() / "ckpt"; }
+  fs::path meta() const { return ckpt() / "step_1" / "meta.json"; }
+  void write_meta(const std::string& text) const { std::ofstream(meta(), std::ios::trunc) << text; }
+  std::string resume_refused(const std::string& message) const {
+    return expect_refused({"--steps", "2", "--resume", "--checkpoint-dir", ckpt().string()}, message);
+  }
+
+  TempDir dir_;
+  static TempDir* source_;
+};
+TempDir* HostileCheckpoint::source_ = nullptr;
+
+TEST_F(HostileCheckpoint, UndamagedResumes) {
+  auto r = run_ranks(1, {"--steps", "3", "--resume", "--checkpoint-dir", ckpt().string()}, dir_.path());
+  EXPECT_EQ(r[0].rc, 0) << r[0].stderr_text();
+  EXPECT_NE(r[0].stdout_text().find("resuming at step 2"), std::string::npos) << r[0].stdout_text();
+}
+
+TEST_F(HostileCheckpoint, DamagedMetaIsOneLineNamingTheFileAndKey) {
+  write_meta("{\"step\": 1, \"config\": ");
+  resume_refused(meta().string() + ": not valid JSON: parse error at line 1");
+  write_meta("[1, 2]");
+  resume_refused(meta().string() + ": expected a JSON object, got array");
+  write_meta("{\"step\": \"one\", \"config\": {}}");
+  resume_refused(meta().string() + ": key 'step': expected a non-negative integer (got \"one\")");
+  write_meta("{\"step\": 7, \"config\": {}}");
+  resume_refused(meta().string() + ": key 'step': 7, but the folder is step_1");
+  write_meta("{\"step\": 1}");
+  resume_refused(meta().string() + ": key 'config': missing");
+  write_meta("{\"step\": 1, \"config\": {\"model\": 3}}");
+  resume_refused(meta().string() + ": key 'config.model': expected an object (got 3)");
+  write_meta("{\"version\": 9, \"step\": 1, \"config\": {}}");
+  resume_refused(meta().string() + ": key 'version': expected 1 to 2 (got 9)");
+}
+
+// 90,000 levels overflowed the stack (SIGSEGV) when the configurations were compared.
+TEST_F(HostileCheckpoint, DeeplyNestedMetaIsRefusedWithoutACrash) {
+  write_meta("{\"step\": 1, \"config\": {\"x\": " + std::string(90000, '[') + std::string(90000, ']') + "}}");
+  resume_refused(meta().string() + ": nested more than 32 deep");
+}
+
+// Today a shard with flipped payload bytes loads silently; its CRC-32 now refuses it by name.
+TEST_F(HostileCheckpoint, FlippedShardBytesAreRefusedByName) {
+  const fs::path shard = ckpt() / "step_1" / "rank0.bin";
+  std::fstream f(shard, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(std::streamoff(fs::file_size(shard) / 2));
+  char c = 0;
+  f.read(&c, 1);
+  f.seekp(std::streamoff(fs::file_size(shard) / 2));
+  c = char(c ^ 0x10);
+  f.write(&c, 1);
+  f.close();
+  resume_refused(shard.string() + ": damaged: checksum mismatch");
+}
+
+TEST_F(HostileCheckpoint, TruncatedShardIsRefusedByName) {
+  const fs::path shard = ckpt() / "step_1" / "rank0.bin";
+  fs::resize_file(shard, fs::file_size(shard) - 100);
+  resume_refused(shard.string() + ": damaged: ");
+}
+
+}  // namespace
+}  // namespace shardscope::test

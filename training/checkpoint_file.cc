@@ -1,0 +1,156 @@
+#include "training/checkpoint_file.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <istream>
+#include <ostream>
+#include <stdexcept>
+
+namespace shardscope::train {
+namespace {
+
+using json = nlohmann::json;
+
+struct TooDeep {};
+
+uint32_t crc_update(uint32_t crc, const void* p, uint64_t bytes) {
+  const auto* b = static_cast<const Bytef*>(p);
+  while (bytes > 0) {  // zlib takes a uInt length
+    const uInt n = uInt(std::min<uint64_t>(bytes, 1u << 30));
+    crc = uint32_t(crc32(crc, b, n));
+    b += n, bytes -= n;
+  }
+  return crc;
+}
+
+// nlohmann's message without its "[json.exception.parse_error.101] " tag, cut to a line's length.
+std::string parse_message(const json::exception& e) {
+  std::string s = e.what();
+  if (auto tag = s.find("] "); tag != std::string::npos) s.erase(0, tag + 2);
+  if (s.size() > 160) s = s.substr(0, 157) + "...";
+  return s;
+}
+
+}  // namespace
+
+json parse_checkpoint_meta(std::string_view text, const std::string& file, int64_t expected_step) {
+  auto bad = [&](const std::string& what) { return std::invalid_argument(file + ": " + what); };
+  json meta;
+  try {
+    // The callback sees each value's depth as it is opened: a deep one is refused before it is built.
+    meta = json::parse(text.begin(), text.end(), [](int depth, json::parse_event_t, json&) {
+      if (depth > kMaxMetaDepth) throw TooDeep{};
+      return true;
+    });
+  } catch (const TooDeep&) {
+    throw bad("nested more than " + std::to_string(kMaxMetaDepth) + " deep, not a checkpoint's metadata");
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number past a double's range
+    throw bad("not valid JSON: " + parse_message(e));
+  }
+  if (!meta.is_object()) throw bad("expected a JSON object, got " + std::string(meta.type_name()));
+  auto key = [&](const std::string& k, const std::string& what) { return bad("key '" + k + "': " + what); };
+  auto got = [](const json& v) {
+    std::string s = v.dump();
+    return " (got " + (s.size() > 40 ? s.substr(0, 37) + "..." : s) + ")";
+  };
+  // A small non-negative integer: what the trainer writes for both keys.
+  auto count = [](const json& v) {
+    return v.is_number_unsigned() ? v.get<uint64_t>() <= INT_MAX : v.is_number_integer() && v.get<int64_t>() >= 0 && v.get<int64_t>() <= INT_MAX;
+  };
+  if (meta.contains("version")) {
+    const json& v = meta["version"];
+    if (!count(v) || v.get<int64_t>() < 1 || v.get<int64_t>() > kCheckpointVersion)
+      throw key("version", "expected 1 to " + std::to_string(kCheckpointVersion) + got(v));
+  }
+  if (!meta.contains("step")) throw key("step", "missing");
+  if (!count(meta["step"])) throw key("step", "expected a non-negative integer" + got(meta["step"]));
+  if (expected_step >= 0 && meta["step"].get<int64_t>() != expected_step)
+    throw key("step", std::to_string(meta["step"].get<int64_t>()) + ", but the folder is step_" + std::to_string(expected_step));
+  if (!meta.contains("config")) throw key("config", "missing");
+  if (!meta["config"].is_object()) throw key("config", "expected an object" + got(meta["config"]));
+  if (meta["config"].contains("model") && !meta["config"]["model"].is_object())
+    throw key("config.model", "expected an object" + got(meta["config"]["model"]));
+  if (meta.contains("run") && !meta["run"].is_object()) throw key("run", "expected an object" + got(meta["run"]));
+  return meta;
+}
+
+int meta_version(const json& meta) { return meta.contains("version") ? meta["version"].get<int>() : 1; }
+
+uint64_t shard_magic(int version) {
+  return 0x7373636b70743030ULL + uint64_t(version);  // the text "ssckpt0N" read as a big-endian number
+}
+
+ShardLayout check_shard(std::istream& in, uint64_t size, const std::string& file) {
+  auto bad = [&](const std::string& what) { return std::invalid_argument(file + ": " + what); };
+  uint32_t crc = crc_update(0, nullptr, 0);
+  uint64_t pos = 0;
+  auto read = [&](void* p, uint64_t n) {
+    in.read(static_cast<char*>(p), std::streamsize(n));
+    if (!in) throw bad("damaged: truncated at byte " + std::to_string(pos) + " of " + std::to_string(size));
+    crc = crc_update(crc, p, n);
+    pos += n;
+  };
+  ShardLayout layout;
+  uint64_t magic = 0;
+  if (size < 16) throw bad("damaged: " + std::to_string(size) + " bytes, shorter than a shard's header");
+  read(&magic, 8);
+  if (magic == shard_magic(1)) layout.version = 1;
+  else if (magic == shard_magic(2)) layout.version = 2;
+  else throw bad("not a shardscope-train checkpoint shard (unknown magic number)");
+  const uint64_t trailer = layout.version >= 2 ? 4 : 0;
+  if (size < 16 + trailer) throw bad("damaged: " + std::to_string(size) + " bytes, shorter than a shard's header and checksum");
+  const uint64_t end = size - trailer;
+  read(&layout.units, 8);
+  if (layout.units > (end - pos) / 24)  // each tensor has at least its 8-byte length
+    throw bad("damaged: it claims " + std::to_string(layout.units) + " units, more than its " + std::to_string(size) + " bytes hold");
+  layout.lengths.reserve(size_t(layout.units) * 3);
+  char buf[1 << 16];
+  for (uint64_t i = 0; i < layout.units * 3; ++i) {
+    uint64_t len = 0;
+    if (end - pos < 8) throw bad("damaged: truncated at tensor " + std::to_string(i));
+    read(&len, 8);
+    if (len > (end - pos) / 4)
+      throw bad("damaged: tensor " + std::to_string(i) + " claims " + std::to_string(len) + " values, past the end of the file");
+    for (uint64_t left = len * 4; left > 0;) {
+      const uint64_t n = std::min<uint64_t>(left, sizeof buf);
+      read(buf, n);
+      left -= n;
+    }
+    layout.lengths.push_back(len);
+  }
+  if (pos != end) throw bad("damaged: " + std::to_string(end - pos) + " bytes after the last tensor");
+  if (layout.version >= 2) {
+    uint32_t stored = 0;
+    in.read(reinterpret_cast<char*>(&stored), 4);
+    if (!in) throw bad("damaged: truncated before its checksum");
+    if (stored != crc) {
+      char msg[96];
+      std::snprintf(msg, sizeof msg, "damaged: checksum mismatch (stored %08x, contents %08x)", unsigned(stored), unsigned(crc));
+      throw bad(msg);
+    }
+  }
+  return layout;
+}
+
+ShardWriter::ShardWriter(std::ostream& out, uint64_t units) : out_(out), crc_(crc_update(0, nullptr, 0)) {
+  const uint64_t magic = shard_magic(kCheckpointVersion);
+  put(&magic, 8);
+  put(&units, 8);
+}
+
+void ShardWriter::tensor(const void* data, uint64_t elements) {
+  put(&elements, 8);
+  put(data, elements * 4);
+}
+
+void ShardWriter::finish() { out_.write(reinterpret_cast<const char*>(&crc_), 4); }
+
+void ShardWriter::put(const void* p, uint64_t bytes) {
+  out_.write(static_cast<const char*>(p), std::streamsize(bytes));
+  crc_ = crc_update(crc_, p, bytes);
+}
+
+}  // namespace shardscope::train

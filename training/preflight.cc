@@ -1,0 +1,71 @@
+#include "training/preflight.h"
+
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+
+#include "sizing/activations.h"
+#include "sizing/zero_model.h"
+
+namespace shardscope::train {
+namespace {
+
+std::string gb(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f GB", bytes / 1e9);
+  return buf;
+}
+
+// sizing::padded_numel in doubles: a count near INT64_MAX plus the shard count would overflow.
+double padded(int64_t numel, int64_t shards) { return std::ceil(double(numel) / double(shards)) * double(shards); }
+
+}  // namespace
+
+void check_run_fits(const RunShape& r, bool host, double available, int ranks_here) {
+  const sizing::ModelConfig& m = r.model;
+  auto flags = [](std::initializer_list<std::pair<const char*, int64_t>> fs) {
+    std::string s;
+    for (const auto& [flag, value] : fs) s += (s.empty() ? "" : ", ") + std::string(flag) + " " + std::to_string(value);
+    return s;
+  };
+  const auto counts = sizing::checked_counts(m);
+  if (!counts)
+    throw std::invalid_argument(flags({{"--layers", m.layers}, {"--dim", m.dim}, {"--ffn-dim", m.ffn_dim}, {"--vocab", m.vocab}}) +
+                                ": the parameter count does not fit in 64 bits; no machine holds this model");
+  const auto act = sizing::checked_activation_elements(m.seq_len, r.batch, m.dim, m.heads, m.layers);
+  if (!act)
+    throw std::invalid_argument(flags({{"--seq-len", m.seq_len}, {"--batch-size", r.batch}, {"--dim", m.dim}, {"--heads", m.heads},
+                                       {"--layers", m.layers}}) +
+                                ": the activation count does not fit in 64 bits; no machine holds these activations");
+  if (!host || available <= 0) return;
+
+  // As sizing::config_from_run reads the trainer's run_config: every block one unit, the root kept gathered.
+  sizing::MemoryConfig mc;
+  mc.params = double(counts->total);
+  mc.padded_params = padded(counts->root, r.shard_size) + double(m.layers) * padded(counts->block, r.shard_size);
+  mc.world = int(r.shard_size);
+  mc.stage = r.stage;
+  if (!sizing::apply_dtype(mc, r.param_dtype)) sizing::apply_dtype(mc, "fp32");
+  mc.precision = sizing::Precision::Fsdp;
+  mc.offload = r.offload;
+  mc.largest_unit_params = padded(counts->block, r.shard_size);
+  mc.root_unit_params = padded(counts->root, r.shard_size);
+  mc.units_in_flight = sizing::units_in_flight(r.prefetching, r.forward_prefetch);
+  const sizing::MemoryPrediction p = sizing::predict(mc);
+
+  sizing::ActivationConfig ac;
+  ac.seq_len = double(m.seq_len), ac.batch = double(r.batch), ac.hidden = double(m.dim), ac.heads = double(m.heads);
+  ac.layers = double(m.layers);
+  ac.bytes_per_element = r.param_dtype == "fp32" ? 4 : 2;
+  ac.checkpointing = r.checkpointing;
+
+  const double states = p.model_states() + p.gathered, activations = sizing::predict_activations(ac).bytes;
+  const double per_rank = states + activations;
+  const int here = ranks_here < 1 ? 1 : ranks_here;
+  if (per_rank * here <= available) return;
+  throw std::invalid_argument("this run needs about " + gb(per_rank) + " per rank (model states " + gb(states) + ", activations " +
+                              gb(activations) + ") and " + std::to_string(here) + " rank(s) on this machine, but only " + gb(available) +
+                              " is available; try a smaller --preset, more ranks (full_shard divides the states), a smaller --batch-size or --activation-checkpointing");
+}
+
+}  // namespace shardscope::train
