@@ -15,6 +15,12 @@ bool has(std::string_view s, std::string_view p) { return s.find(p) != std::stri
 }  // namespace
 
 IntervalClass classify_device_name(std::string_view n) {
+  // Not in HTA's pattern, which counts these as compute: collectives that do not run as NCCL kernels.
+  if (other_collective_kernel(n) != CollectiveKind::None) return IntervalClass::Communication;
+  return hta_device_class(n);
+}
+
+IntervalClass hta_device_class(std::string_view n) {
   // CommunicateKernelGroupingPattern: (^nccl.*)|(^hip)|(^hccl)|(.*ncclKernel.*)
   if (starts(n, "nccl") || starts(n, "hip") || starts(n, "hccl") || has(n, "ncclKernel")) return IntervalClass::Communication;
   // MemoryKernelGroupingPattern: (^(hip)?Memcpy)|(^(hip)?Memset)|(^dma)  ("hip" already went to communication)
@@ -30,9 +36,76 @@ IntervalClass classify_device_name(std::string_view n) {
 }
 
 CollectiveKind collective_from_kernel_name(std::string_view n) {
-  if (!trace::is_nccl_kernel(n)) return CollectiveKind::Unknown;
+  if (!trace::is_nccl_kernel(n)) {
+    CollectiveKind k = other_collective_kernel(n);
+    return k == CollectiveKind::None ? CollectiveKind::Unknown : k;
+  }
   CollectiveKind k = collective_from_op_name(trace::nccl_kernel_collective(n));
   return k == CollectiveKind::None ? CollectiveKind::Unknown : k;
+}
+
+namespace {
+
+struct KnownKernel {
+  std::string_view needle;  // found anywhere in the (demangled) name
+  CollectiveKind kind;
+};
+// Longer needles first where one contains another.
+constexpr KnownKernel kOtherCollectiveKernels[] = {
+    // PyTorch symmetric memory (torch/csrc/distributed/c10d/symm_mem), CUDA and Triton kernels.
+    {"multimem_one_shot_all_reduce", CollectiveKind::AllReduce},
+    {"multimem_one_shot_reduce", CollectiveKind::Reduce},
+    {"multimem_all_reduce", CollectiveKind::AllReduce},
+    {"multimem_all_gather", CollectiveKind::AllGather},
+    {"multimem_reduce_scatter", CollectiveKind::ReduceScatter},
+    {"one_shot_all_reduce", CollectiveKind::AllReduce},
+    {"two_shot_all_reduce", CollectiveKind::AllReduce},
+    // vLLM's custom all-reduce (csrc/custom_all_reduce.cuh), which SGLang carries too.
+    {"cross_device_reduce_1stage", CollectiveKind::AllReduce},
+    {"cross_device_reduce_2stage", CollectiveKind::AllReduce},
+    // RCCL's MSCCL kernels ("mscclKernel_Sum_float_LL..."): a collective of a kind the name does not say.
+    {"mscclKernel", CollectiveKind::Unknown},
+};
+
+// NVSHMEM's collective kernels name the collective after "nvshmem": fcollect is its all-gather.
+CollectiveKind nvshmem_kernel(std::string_view n) {
+  size_t at = n.find("nvshmem");
+  if (at == std::string_view::npos) return CollectiveKind::None;
+  std::string_view rest = n.substr(at);
+  if (has(rest, "alltoall")) return CollectiveKind::AllToAll;
+  if (has(rest, "fcollect") || has(rest, "allgather")) return CollectiveKind::AllGather;
+  if (has(rest, "reducescatter")) return CollectiveKind::ReduceScatter;
+  if (has(rest, "allreduce") || has(rest, "reduce")) return CollectiveKind::AllReduce;
+  if (has(rest, "broadcast")) return CollectiveKind::Broadcast;
+  if (has(rest, "barrier") || has(rest, "sync_all")) return CollectiveKind::Barrier;
+  return CollectiveKind::None;  // put/get/signal kernels move data but are no collective
+}
+
+}  // namespace
+
+CollectiveKind other_collective_kernel(std::string_view n) {
+  for (const KnownKernel& k : kOtherCollectiveKernels)
+    if (has(n, k.needle)) return k.kind;
+  return nvshmem_kernel(n);
+}
+
+CollectiveKind collective_from_launching_op(std::string_view op) {
+  // The libraries whose ops are collectives when their name says one.
+  static constexpr std::string_view kNamespaces[] = {"c10d::", "_c10d_functional::", "c10d_functional::", "symm_mem::",
+                                                     "vllm::",  "_C_custom_ar::",     "sgl_kernel::",      "sglang::"};
+  bool known = false;
+  for (std::string_view ns : kNamespaces)
+    if (starts(op, ns)) {
+      op.remove_prefix(ns.size());
+      known = true;
+      break;
+    }
+  if (!known) return CollectiveKind::None;
+  // How the op does it is not what it does: "multimem_one_shot_all_reduce" is an all-reduce.
+  for (std::string_view how : {"multimem_", "one_shot_", "two_shot_", "fused_"})
+    if (starts(op, how)) op.remove_prefix(how.size());
+  CollectiveKind k = collective_from_op_name(op);
+  return k == CollectiveKind::Unknown ? CollectiveKind::None : k;
 }
 
 CollectiveKind collective_from_op_name(std::string_view name) {

@@ -11,14 +11,31 @@
 namespace shardscope::model {
 
 // Classifies a device activity (kernel, memcpy, memset, sync) by name. Communication is checked first:
-// names starting "nccl", "hip" or "hccl", or containing "ncclKernel"; memory: starting "Memcpy", "Memset"
+// names starting "nccl", "hip" or "hccl", or containing "ncclKernel" (HTA's rule), and the collective
+// kernels that are not NCCL's (other_collective_kernel below); memory: starting "Memcpy", "Memset"
 // (optionally after "hip") or "dma"; sync: "...Sync..." or "Stream Wait Event"; compute: any other kernel
 // whose name contains none of HTA's excluded patterns; anything else is Other.
 IntervalClass classify_device_name(std::string_view name);
 
+// HTA's rule alone (hta/common/types.py), without the other collective kernels: what HTA's own numbers
+// count as compute, for the breakdown that is compared with HTA's.
+IntervalClass hta_device_class(std::string_view name);
+
 // The collective a kernel name says: "ncclKernel_AllReduce_RING_LL_Sum_float(...)" (NCCL < 2.19),
 // "ncclDevKernel_AllGather_RING_LL(...)" (newer). Unknown for "ncclDevKernel_Generic" and names with no kind.
 CollectiveKind collective_from_kernel_name(std::string_view name);
+
+// The collective a kernel that is not NCCL's carries out, from a table of known names: PyTorch symmetric
+// memory ("multimem_all_reduce_kernel", "one_shot_all_reduce_kernel", ...), vLLM's and SGLang's custom
+// all-reduce ("cross_device_reduce_1stage"), NVSHMEM's collectives ("nvshmem...alltoall"), RCCL's MSCCL
+// kernels. None for any other name (so Unknown means a collective of no known kind).
+CollectiveKind other_collective_kernel(std::string_view name);
+
+// The collective a CPU op that launches one carries out, by the op's name: c10d's, functional c10d's,
+// symmetric memory's and vLLM's/SGLang's ops ("c10d::allreduce_", "_c10d_functional::all_gather_into_tensor",
+// "symm_mem::multimem_all_reduce_", "vllm::all_reduce", "_C_custom_ar::all_reduce"). None for any other op,
+// and for ops of those libraries that are no collective ("vllm::unified_attention", "c10d::wait").
+CollectiveKind collective_from_launching_op(std::string_view op);
 
 // The collective a c10d "Collective name" argument, a ProcessGroupNCCL "nccl:..." label or the trainer's
 // range name says: "allreduce", "_allgather_base", "reduce_scatter_tensor_coalesced", "all_gather", ...

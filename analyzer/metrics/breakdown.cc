@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "model/classify.h"
 #include "model/saturating.h"
 
 namespace shardscope::metrics {
@@ -123,6 +124,7 @@ double HtaBreakdown::compute_pct() const { return *pct(compute_us, window_us); }
 double HtaBreakdown::non_compute_pct() const { return *pct(busy_us - compute_us, window_us); }
 
 std::optional<HtaBreakdown> hta_breakdown(const model::Rank& rank) {
+  const bool kineto = rank.format == "kineto";
   std::vector<Interval> c, m, a;
   size_t left_out = 0;
   for (const model::Track& t : rank.tracks)
@@ -134,8 +136,13 @@ std::optional<HtaBreakdown> hta_breakdown(const model::Rank& rank) {
       }
       Interval i{ceil_div(e.ts_ns, 1000), floor_div(e.end_ns(), 1000)};
       a.push_back(i);
-      if (e.cls == model::IntervalClass::Compute) c.push_back(i);
-      else if (e.cls == model::IntervalClass::Communication) m.push_back(i);
+      // On PyTorch profiler traces (the ones HTA reads) HTA takes collectives it does not know by name
+      // (symmetric memory, custom all-reduce, those found by their launching op) for compute; so does the
+      // breakdown compared with HTA's.
+      model::IntervalClass cls = e.cls;
+      if (kineto && cls == model::IntervalClass::Communication) cls = model::hta_device_class(rank.str(e.name));
+      if (cls == model::IntervalClass::Compute) c.push_back(i);
+      else if (cls == model::IntervalClass::Communication) m.push_back(i);
     }
   if (a.empty()) return std::nullopt;
   HtaBreakdown b;

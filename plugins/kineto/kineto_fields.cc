@@ -1,5 +1,6 @@
 #include "plugins/kineto/kineto_fields.h"
 
+#include "model/classify.h"
 #include "plugins/kineto/kineto_keys.h"
 #include "tracer/format/serialize.h"
 
@@ -35,6 +36,52 @@ std::optional<int64_t> get_us(od::value& v) {
   return trace::parse_us(trim(v.raw_json_token()));
 }
 
+std::string_view skip_ws(std::string_view s) {
+  while (!s.empty() && (s[0] == ' ' || s[0] == '\n' || s[0] == '\r' || s[0] == '\t')) s.remove_prefix(1);
+  return s;
+}
+
+// Whether the event is a CPU op that launches a collective; its name is read before its args in Kineto's
+// files (an op whose name comes later goes without its input's size).
+bool launches_collective(const Fields& f) { return model::collective_from_launching_op(f.name) != model::CollectiveKind::None; }
+
+// The first tensor's element count in an "Input Dims" arg's JSON text ("[[888, 2880], []]": 2557440;
+// "[[], ...]" is a scalar: 1); -1 when the text is not so shaped or the count overflows.
+int64_t first_input_numel(std::string_view json) {
+  json = skip_ws(json);
+  if (json.empty() || json[0] != '[') return -1;
+  json = skip_ws(json.substr(1));
+  if (json.empty() || json[0] != '[') return -1;
+  json.remove_prefix(1);
+  int64_t numel = 1;
+  for (bool first = true;; first = false) {
+    json = skip_ws(json);
+    if (json.empty()) return -1;
+    if (json[0] == ']') return numel;
+    if (!first) {
+      if (json[0] != ',') return -1;
+      json = skip_ws(json.substr(1));
+    }
+    int64_t dim = 0;
+    size_t digits = 0;
+    for (; digits < json.size() && json[digits] >= '0' && json[digits] <= '9'; ++digits)
+      if (__builtin_mul_overflow(dim, int64_t(10), &dim) || __builtin_add_overflow(dim, int64_t(json[digits] - '0'), &dim)) return -1;
+    if (digits == 0 || __builtin_mul_overflow(numel, dim, &numel)) return -1;
+    json.remove_prefix(digits);
+  }
+}
+
+// The first string of an "Input type" arg's JSON text (["c10::BFloat16", ""]); "" when there is none or it
+// is escaped.
+std::string_view first_input_type(std::string_view json) {
+  size_t open = json.find('"');
+  if (open == std::string_view::npos) return {};
+  size_t close = json.find('"', open + 1);
+  if (close == std::string_view::npos) return {};
+  std::string_view t = json.substr(open + 1, close - open - 1);
+  return t.find('\\') == std::string_view::npos ? t : std::string_view{};
+}
+
 void read_args(od::object args, Fields& f) {
   for (auto field : args) {
     std::string_view k = field.unescaped_key();
@@ -60,6 +107,12 @@ void read_args(od::object args, Fields& f) {
         break;
       case 10:
         if (k == kk::kGroupSize) get_int(v, f.group);
+        else if ((k == kk::kInputDims || k == kk::kInputType) && launches_collective(f)) {
+          std::string_view text;
+          if (simdjson::to_json_string(v).get(text) != simdjson::SUCCESS) break;
+          if (k == kk::kInputDims) f.op_in_numel = first_input_numel(text);
+          else f.op_in_type = first_input_type(text);
+        }
         break;
       case 5:
         if (k == kk::kDtype) try_get(v.get_string(), f.dtype);
@@ -123,6 +176,8 @@ void read_args_keeping(od::object args, Fields& f) {
     else if (str && k == kk::kDtype) f.dtype = a.text;
     else if (whole && k == kk::kBytes) f.bytes = n;
     else if (str && k == kk::kMetaName) f.meta_name = a.text;
+    else if (a.kind == model::ArgKind::Json && k == kk::kInputDims && launches_collective(f)) f.op_in_numel = first_input_numel(a.text);
+    else if (a.kind == model::ArgKind::Json && k == kk::kInputType && launches_collective(f)) f.op_in_type = first_input_type(a.text);
   }
 }
 

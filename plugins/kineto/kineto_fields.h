@@ -33,6 +33,10 @@ struct Fields {
   bool has_stream = false;
   int64_t stream = -1, correlation = -1, ext = -1;
   std::string_view coll_name, dtype, meta_name;
+  // A CPU op that launches a collective (model::collective_from_launching_op): its first tensor input's
+  // element count and dtype, as "Input Dims" and "Input type" give them. Read for no other op.
+  int64_t op_in_numel = -1;
+  std::string_view op_in_type;
   int64_t in_nelems = -1, out_nelems = -1, group = -1, bytes = -1, device_type = -1;
   double total_allocated = NAN;
   std::vector<RawArg>* raw = nullptr;  // set while parsing: every arg is kept here too

@@ -105,7 +105,10 @@ class Builder {
       device_refs_.push_back({uint32_t(events_.size()), f.correlation, f.ext, !f.coll_name.empty()});
     } else {
       if (f.correlation >= 0 && (f.cat == kk::kCatCudaRuntime || f.cat == kk::kCatCudaDriver)) launch_[f.correlation] = {ts, track};
-      if (f.ext >= 0 && f.name == kk::kRecordParamComms && !f.coll_name.empty()) comm_by_ext_[f.ext] = coll_args(f);
+      if (f.ext >= 0) {
+        if (f.name == kk::kRecordParamComms && !f.coll_name.empty()) comm_by_ext_[f.ext] = coll_args(f);
+        else if (CollectiveKind k = model::collective_from_launching_op(f.name); k != CollectiveKind::None) comm_by_ext_[f.ext] = op_args(f, k);
+      }
       if (f.cat != kk::kCatGpuUserAnnotation)
         if (auto n = profiler_step_number(f.name)) steps_.push_back({*n, ts, end});
     }
@@ -142,6 +145,7 @@ class Builder {
     CollectiveKind kind = CollectiveKind::None;
     int64_t bytes = model::kUnknown;
     int32_t group = 0;
+    bool by_op = false;  // from a collective op's name, not from record_param_comms' args
   };
   struct DeviceRef {
     uint32_t index;
@@ -180,6 +184,18 @@ class Builder {
     // A hostile element count may overflow the product: the bytes then stay unknown.
     if (int64_t bytes = 0; nelems >= 0 && size > 0 && !__builtin_mul_overflow(nelems, int64_t(size), &bytes)) a.bytes = bytes;
     if (f.group > 0) a.group = int32_t(f.group);
+    return a;
+  }
+
+  // A collective op's own args: its first input's size is the payload where nccl-tests counts the input
+  // and the input is the whole of it (all-reduce, broadcast, reduce); otherwise the bytes stay unknown.
+  static CollArgs op_args(const Fields& f, CollectiveKind kind) {
+    CollArgs a;
+    a.kind = kind;
+    a.by_op = true;
+    const bool input_sized = kind == CollectiveKind::AllReduce || kind == CollectiveKind::Broadcast || kind == CollectiveKind::Reduce;
+    int size = model::dtype_size(f.op_in_type);
+    if (int64_t bytes = 0; input_sized && f.op_in_numel >= 0 && size > 0 && !__builtin_mul_overflow(f.op_in_numel, int64_t(size), &bytes)) a.bytes = bytes;
     return a;
   }
 
@@ -243,9 +259,13 @@ class Builder {
         launches_.push_back({r.index, launch->second.track});
       }
       if (hta_filter && (launch == launch_.end() || ceil_us(launch->second.ts) > last_end_us)) e.flags |= model::kOutsideHtaWindow;
-      if (e.cls == IntervalClass::Communication && !r.has_coll_args && r.ext >= 0) {
+      if ((e.cls == IntervalClass::Communication || e.cls == IntervalClass::Compute) && !r.has_coll_args && r.ext >= 0) {
         // Older traces carry the collective's arguments only on the record_param_comms op that launched it.
-        if (auto c = comm_by_ext_.find(r.ext); c != comm_by_ext_.end()) {
+        // A kernel launched by a collective op of symmetric memory, functional c10d or vLLM is that
+        // collective whatever its name (record_param_comms keeps to the kernels named as communication, as
+        // HTA does, since it also wraps copies on some releases).
+        if (auto c = comm_by_ext_.find(r.ext); c != comm_by_ext_.end() && (e.cls == IntervalClass::Communication || c->second.by_op)) {
+          e.cls = IntervalClass::Communication;
           if (c->second.kind != CollectiveKind::None && c->second.kind != CollectiveKind::Unknown) e.coll = c->second.kind;
           e.bytes = c->second.bytes;
           e.group_size = c->second.group;

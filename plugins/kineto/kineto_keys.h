@@ -35,6 +35,8 @@ inline constexpr const char* kGroupSize = "Group size";
 inline constexpr const char* kDtype = "dtype";
 inline constexpr const char* kBytes = "bytes";
 inline constexpr const char* kDeviceType = "Device Type";
+inline constexpr const char* kInputDims = "Input Dims";  // CPU ops: one shape a tensor input, "[[888, 2880], []]"
+inline constexpr const char* kInputType = "Input type";  // CPU ops: one dtype a tensor input, ["c10::BFloat16", ""]
 inline constexpr const char* kTotalAllocated = "Total Allocated";
 inline constexpr const char* kMetaName = "name";  // args.name of process_name / thread_name
 
