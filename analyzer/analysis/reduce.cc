@@ -23,13 +23,14 @@ report::Report RunReducer::finish(std::vector<std::string> inputs, std::vector<s
   std::map<size_t, std::vector<int>> step_counts;
   for (auto& [key, rr] : ranks_) {
     table_.name_late_peers(rr.prefetch, key);
+    for (metrics::CollectiveStats& c : rr.collectives) c.link_ns = table_.fastest_time(c.kind, uint64_t(c.count));
     r.prefetch_verdict = metrics::combine(r.prefetch_verdict, rr.prefetch.verdict);
     step_counts[rr.trace_steps].push_back(rr.rank);
     r.ranks.push_back(std::move(rr));
   }
   ranks_.clear();
   if (step_counts.size() > 1) r.step_counts = step_counts;
-  if (scope == Scope::Everything) r.stragglers = table_.stragglers();
+  if (scope == Scope::Everything) r.stragglers = table_.stragglers(), r.links = table_.links();
   return r;
 }
 

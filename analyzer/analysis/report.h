@@ -9,6 +9,7 @@
 
 #include "analyzer/metrics/breakdown.h"
 #include "analyzer/metrics/collectives.h"
+#include "analyzer/metrics/instances.h"
 #include "analyzer/metrics/memory_model.h"
 #include "analyzer/analysis/na.h"
 #include "analyzer/metrics/prefetch.h"
@@ -52,6 +53,7 @@ struct Report {
   std::map<size_t, std::vector<int>> step_counts;
   std::vector<RankReport> ranks;
   metrics::Stragglers stragglers;
+  std::vector<metrics::LinkStats> links;  // per kind across ranks, each instance timed by its fastest rank
   metrics::Verdict prefetch_verdict = metrics::Verdict::NotApplicable;  // the run's, across ranks
 };
 

@@ -46,7 +46,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankPrefetch, rank, configured, limit, steps,
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MemoryRow, category, measured, predicted, measured_na, predicted_na)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankMemory, rank, rows, config, departs_most, all_agree, activations, activations_na, no_counters, states_na)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankKey, rank, order)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankArrivals, key, clock_mapped, wall_start)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(InstanceSize, dur_ns, bytes, group_size)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankArrivals, key, clock_mapped, wall_start, size)
 }  // namespace shardscope::metrics
 namespace shardscope::plugins {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankHeader, rank, world_size, source, run_config, wall_start, rank_given)

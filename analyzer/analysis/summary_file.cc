@@ -1,5 +1,7 @@
 #include "analyzer/analysis/summary_file.h"
 
+#include "model/saturating.h"
+
 #include <algorithm>
 #include <cstring>
 #include <fstream>
@@ -274,6 +276,7 @@ RankSummary read_summary(const fs::path& path, uint64_t order) {
     std::vector<int64_t>& starts = s.arrivals.wall_start[c.kind];
     if (c.ordinal != int64_t(starts.size())) throw trace::TraceError(file, 0, fmt::format("summary: collectives of kind {} skip ordinal {}", model::to_string(c.kind), starts.size()));
     starts.push_back(c.wall_start_ns);
+    s.arrivals.size[c.kind].push_back({model::sat_sub(c.end_ns, c.start_ns), c.bytes, c.group_size});
     s.collectives.push_back(c);
   }
   Stmt wa(db.get(), "SELECT message FROM warnings ORDER BY rowid", file);

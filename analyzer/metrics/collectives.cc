@@ -17,6 +17,11 @@ using model::CollectiveKind;
 using model::sat_add;
 using model::sat_sub;
 
+std::optional<double> CollectiveStats::wait_pct() const {
+  if (!link_ns || time_ns <= 0) return std::nullopt;
+  return std::clamp(100.0 * double(sat_sub(time_ns, *link_ns)) / double(time_ns), 0.0, 100.0);
+}
+
 std::optional<double> CollectiveStats::algbw_gbps() const {
   if (sized_count == 0 || sized_time_ns <= 0) return std::nullopt;
   return double(bytes) / double(sized_time_ns);  // bytes per ns = GB/s
@@ -56,7 +61,7 @@ std::vector<CollectiveStats> collective_stats(const model::Rank& rank, int64_t l
         s.sized_time_ns = sat_add(s.sized_time_ns, e.dur_ns);
         s.bus_bytes += double(e.bytes) * model::busbw_factor(k, e.group_size);
         // busbw_factor takes an unknown group as 1: right for kinds whose factor is 1, not for these.
-        if (e.group_size <= 0 && (k == CollectiveKind::AllGather || k == CollectiveKind::ReduceScatter || k == CollectiveKind::AllReduce))
+        if (e.group_size <= 0 && (k == CollectiveKind::AllGather || k == CollectiveKind::ReduceScatter || k == CollectiveKind::AllReduce || k == CollectiveKind::AllToAll))
           ++s.sized_without_group;
       }
     }

@@ -25,6 +25,11 @@ struct CollectiveStats {
   double bus_bytes = 0;        // Σ bytes × busbw_factor(kind, group size)
   int group_size = 0;          // the largest group seen
   int64_t sized_without_group = 0;  // sized instances whose bus factor needs the group size the trace does not give
+  // Set by the reduce across ranks (InstanceTable::fastest_time): Σ over these instances of the fastest
+  // rank's time. Unset with one rank, or when the ranks' instance counts differ.
+  std::optional<int64_t> link_ns;
+  // Share of this rank's collective time spent beyond the fastest rank's: waiting for peers, not transfer.
+  std::optional<double> wait_pct() const;
   std::optional<double> algbw_gbps() const;  // GB/s (1e9 bytes), n/a when no sizes are known
   std::optional<double> busbw_gbps() const;
   CollectiveNa bytes_na() const;

@@ -4,6 +4,7 @@
 
 #include "analyzer/metrics/clock_map.h"
 #include "analyzer/metrics/prefetch_internal.h"
+#include "model/classify.h"
 #include "model/saturating.h"
 
 namespace shardscope::metrics {
@@ -21,12 +22,18 @@ RankArrivals arrivals(const model::Rank& rank, RankKey key) {
   out.key = key;
   ClockMap clock(rank.clock_sync);
   out.clock_mapped = clock.mapped();
+  std::map<CollectiveKind, std::vector<const model::Event*>> by_kind;
   for (const model::Track& t : rank.tracks)
     for (const model::Event& e : t.events)
-      if (is_collective(e)) out.wall_start[e.coll].push_back(e.ts_ns);
-  for (auto& [kind, starts] : out.wall_start) {
-    std::sort(starts.begin(), starts.end());
-    for (int64_t& ts : starts) ts = clock.to_realtime(ts);
+      if (is_collective(e)) by_kind[e.coll].push_back(&e);
+  for (auto& [kind, events] : by_kind) {
+    std::stable_sort(events.begin(), events.end(), [](const model::Event* a, const model::Event* b) { return a->ts_ns < b->ts_ns; });
+    std::vector<int64_t>& starts = out.wall_start[kind];
+    std::vector<InstanceSize>& sizes = out.size[kind];
+    for (const model::Event* e : events) {
+      starts.push_back(clock.to_realtime(e->ts_ns));
+      sizes.push_back({e->dur_ns, e->bytes, e->group_size});
+    }
   }
   return out;
 }
@@ -56,11 +63,14 @@ void locate_all_gathers(const model::Rank& rank, RankPrefetch& prefetch) {
     }
 }
 
-void Instance::add(int64_t ns, RankKey key) {
+void Instance::add(int64_t ns, RankKey key, const InstanceSize& size) {
   Instance one;
   one.first_ns = one.last_ns = ns;
   one.last_lo = one.last_hi = key;
   one.ranks = 1;
+  one.fastest_ns = size.dur_ns >= 0 ? size.dur_ns : INT64_MAX;
+  one.bytes = size.bytes >= 0 ? size.bytes : model::kUnknown;
+  one.group_size = size.group_size;
   merge(one);
 }
 
@@ -81,6 +91,9 @@ void Instance::merge(const Instance& o) {
     last_lo = std::min(last_lo, o.last_lo), last_hi = std::max(last_hi, o.last_hi);
   }
   ranks += o.ranks;
+  fastest_ns = std::min(fastest_ns, o.fastest_ns);
+  bytes = std::max(bytes, o.bytes);
+  group_size = std::max(group_size, o.group_size);
 }
 
 void InstanceTable::add(const RankArrivals& rank) {
@@ -91,7 +104,10 @@ void InstanceTable::add(const RankArrivals& rank) {
     c.count[kind] = starts.size();
     std::vector<Instance>& row = instances_[kind];
     if (row.size() < starts.size()) row.resize(starts.size());
-    for (size_t n = 0; n < starts.size(); ++n) row[n].add(starts[n], rank.key);
+    auto sizes = rank.size.find(kind);
+    for (size_t n = 0; n < starts.size(); ++n)
+      if (sizes != rank.size.end() && n < sizes->second.size()) row[n].add(starts[n], rank.key, sizes->second[n]);
+      else row[n].add(starts[n], rank.key);
   }
 }
 
@@ -151,6 +167,77 @@ Stragglers InstanceTable::stragglers() const {
   }
   if (out.instances.empty()) out.not_applicable = StragglersNa::NoCommonCollective;
   return out;
+}
+
+std::optional<double> LinkStats::algbw_gbps() const {
+  if (sized == 0 || sized_fastest_ns <= 0) return std::nullopt;
+  return double(bytes) / double(sized_fastest_ns);  // bytes per ns = GB/s
+}
+std::optional<double> LinkStats::busbw_gbps() const {
+  if (sized == 0 || sized_fastest_ns <= 0 || sized_without_group > 0) return std::nullopt;
+  return bus_bytes / double(sized_fastest_ns);
+}
+
+namespace {
+
+// Per kind, how many instances every rank has (0 for a kind some rank lacks).
+std::map<CollectiveKind, uint64_t> common_counts(const std::vector<InstanceTable::RankCounts>& ranks) {
+  std::map<CollectiveKind, uint64_t> common;
+  if (ranks.empty()) return common;
+  common = ranks.front().count;
+  for (const auto& r : ranks)
+    for (auto& [k, n] : common) {
+      auto it = r.count.find(k);
+      n = std::min(n, it == r.count.end() ? uint64_t(0) : it->second);
+    }
+  return common;
+}
+
+}  // namespace
+
+std::vector<LinkStats> InstanceTable::links() const {
+  std::vector<LinkStats> out;
+  if (ranks_.size() < 2) return out;
+  for (const auto& [kind, n] : common_counts(ranks_)) {
+    auto row = instances_.find(kind);
+    if (n == 0 || row == instances_.end()) continue;
+    LinkStats l;
+    l.kind = kind;
+    for (size_t i = 0; i < n && i < row->second.size(); ++i) {
+      const Instance& in = row->second[i];
+      if (in.fastest_ns == INT64_MAX) continue;  // no rank said how long it ran
+      ++l.instances;
+      l.fastest_ns = model::sat_add(l.fastest_ns, in.fastest_ns);
+      l.group_size = std::max(l.group_size, int(in.group_size));
+      if (in.bytes != model::kUnknown) {
+        ++l.sized;
+        l.bytes = model::sat_add(l.bytes, in.bytes);
+        l.sized_fastest_ns = model::sat_add(l.sized_fastest_ns, in.fastest_ns);
+        l.bus_bytes += double(in.bytes) * model::busbw_factor(kind, in.group_size);
+        if (in.group_size <= 0 && (kind == CollectiveKind::AllGather || kind == CollectiveKind::ReduceScatter || kind == CollectiveKind::AllReduce ||
+                                   kind == CollectiveKind::AllToAll))
+          ++l.sized_without_group;
+      }
+    }
+    if (l.instances) out.push_back(l);
+  }
+  return out;
+}
+
+std::optional<int64_t> InstanceTable::fastest_time(CollectiveKind kind, uint64_t count) const {
+  if (ranks_.size() < 2 || count == 0) return std::nullopt;
+  for (const RankCounts& r : ranks_) {
+    auto it = r.count.find(kind);
+    if (it == r.count.end() || it->second != count) return std::nullopt;
+  }
+  auto row = instances_.find(kind);
+  if (row == instances_.end() || row->second.size() < count) return std::nullopt;
+  int64_t sum = 0;
+  for (size_t i = 0; i < count; ++i) {
+    if (row->second[i].fastest_ns == INT64_MAX) return std::nullopt;
+    sum = model::sat_add(sum, row->second[i].fastest_ns);
+  }
+  return sum;
 }
 
 void InstanceTable::name_late_peers(RankPrefetch& prefetch, RankKey key) const {

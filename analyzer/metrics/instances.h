@@ -8,6 +8,7 @@
 #include <compare>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "analyzer/metrics/collectives.h"
@@ -24,10 +25,35 @@ struct RankKey {
   auto operator<=>(const RankKey&) const = default;
 };
 
+// One collective instance on one rank, beside its arrival: how long its kernel ran there and what it moved.
+struct InstanceSize {
+  int64_t dur_ns = 0;
+  int64_t bytes = model::kUnknown;
+  int32_t group_size = 0;  // 0 unknown
+};
+
 struct RankArrivals {
   RankKey key;
   bool clock_mapped = false;
   std::map<model::CollectiveKind, std::vector<int64_t>> wall_start;  // per kind, in issue (start) order
+  std::map<model::CollectiveKind, std::vector<InstanceSize>> size;   // per kind, in the same order (may be absent)
+};
+
+// A collective kind across the ranks of a run, each instance timed by its fastest rank: that rank's kernel
+// spent (almost) no time waiting for peers, so its time is the link's, as nccl-tests and TraceLens time an
+// instance. A rank's time beyond the fastest is waiting for peers (skew), not transfer.
+struct LinkStats {
+  model::CollectiveKind kind = model::CollectiveKind::None;
+  uint64_t instances = 0;         // those every rank has
+  int64_t fastest_ns = 0;         // Σ the fastest rank's kernel time
+  int64_t bytes = 0;              // Σ over the instances whose size a rank says
+  uint64_t sized = 0;             // how many those are
+  int64_t sized_fastest_ns = 0;   // and their fastest times
+  double bus_bytes = 0;           // Σ bytes × busbw_factor(kind, group size)
+  uint64_t sized_without_group = 0;
+  int group_size = 0;             // the largest group seen
+  std::optional<double> algbw_gbps() const;  // bytes / fastest time, 1e9 bytes a second
+  std::optional<double> busbw_gbps() const;
 };
 
 // The rank's device collectives, per kind, in start order, on the wall clock.
@@ -42,7 +68,10 @@ struct Instance {
   int64_t last_ns = INT64_MIN, next_last_ns = INT64_MIN;  // the latest and the next-latest (equal on a tie)
   RankKey last_lo, last_hi;  // the first and the last rank (in rank order) that arrived at last_ns
   uint32_t ranks = 0;
-  void add(int64_t ns, RankKey key);
+  int64_t fastest_ns = INT64_MAX;   // the shortest kernel time any rank had (INT64_MAX: none said)
+  int64_t bytes = model::kUnknown;  // the largest size a rank says
+  int32_t group_size = 0;
+  void add(int64_t ns, RankKey key, const InstanceSize& size = {INT64_MAX, model::kUnknown, 0});
   void merge(const Instance& other);
 };
 
@@ -53,6 +82,12 @@ class InstanceTable {
 
   // The rank that arrives last at each instance every rank has, and how often each rank is that one.
   Stragglers stragglers() const;
+  // Per kind, the instances every rank has, each timed by its fastest rank; empty with fewer than two ranks.
+  std::vector<LinkStats> links() const;
+  // Σ the fastest rank's time over a rank's `count` instances of `kind`, when every rank has exactly that
+  // many and each instance's time is known: the part of the rank's collective time the link accounts for.
+  std::optional<int64_t> fastest_time(model::CollectiveKind kind, uint64_t count) const;
+
   // Names the rank that arrived last at each of this rank's backward all-gathers (when not this one) and
   // re-judges what a late peer explains (kLatePeerShare).
   void name_late_peers(RankPrefetch& prefetch, RankKey key) const;

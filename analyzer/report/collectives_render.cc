@@ -16,6 +16,8 @@ std::string na_text(metrics::CollectiveNa why, model::CollectiveKind kind) {
   return "";
 }
 
+std::string wait_na_text() { return "n/a: the ranks have different numbers of these instances, so no instance is matched with certainty"; }
+
 std::string partly_sized_text(const metrics::CollectiveStats& c) {
   if (!c.partly_sized()) return "";
   return fmt::format("{} of {} instances carry a message size: MB and bandwidths count those only", c.sized_count, c.count);

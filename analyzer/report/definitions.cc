@@ -25,7 +25,12 @@ const std::map<std::string, Columns>& tables() {
         {"time ms", "the kernels' summed durations"},
         {"algbw GB/s", "bytes / time, 1e9 bytes a second"},
         {"busbw GB/s", "algbw x the bus factor: all-reduce 2(n-1)/n, all-gather, reduce-scatter and all-to-all (n-1)/n, others 1 (nccl-tests)"},
-        {"group", "n, the ranks in the collective's group"}}},
+        {"group", "n, the ranks in the collective's group"},
+        {"wait %", "(time - the fastest rank's time at the same instances) / time: waiting for peers (skew), not transfer"}}},
+      // The other columns read as in the collective table.
+      {"link",
+       {{"instances", "those every rank has"},
+        {"fastest ms", "Σ of each instance's fastest rank's time: the link's time without waiting for peers; algbw and busbw over it"}}},
       {"unit i",
        {{"AG of unit", "i-1, the unit whose all-gather unit i's backward compute should hide"},
         {"issue lead µs", "when unit i's backward compute was issued minus when the all-gather was; above 0 is prefetch order"},

@@ -175,7 +175,9 @@ details>summary{cursor:pointer;font-weight:bold;margin:.6em 0}td.name{max-width:
       if (std::string o = outside_steps_sentence(rr.outside); !o.empty()) h += "<p>" + html_escape(o) + "</p>\n";
     }
     if (!rr.collectives.empty()) {
-      h += "<table><tr><th>collective</th><th>count</th><th>MB</th><th>time ms</th><th>algbw GB/s</th><th>busbw GB/s</th><th>group</th></tr>\n";
+      const bool waits = std::any_of(rr.collectives.begin(), rr.collectives.end(), [](const metrics::CollectiveStats& c) { return c.link_ns.has_value(); });
+      h += std::string("<table><tr><th>collective</th><th>count</th><th>MB</th><th>time ms</th><th>algbw GB/s</th><th>busbw GB/s</th><th>group</th>") +
+           (waits ? "<th>wait %</th>" : "") + "</tr>\n";
       NaNotes na;
       for (const metrics::CollectiveStats& c : rr.collectives) {
         const std::string kind(model::to_string(c.kind));
@@ -185,7 +187,7 @@ details>summary{cursor:pointer;font-weight:bold;margin:.6em 0}td.name{max-width:
                                                 na.value_or(num(c.busbw_gbps()), kind, "busbw GB/s", na_text(c.busbw_na(), c.kind)),
                                                 na.value_or(c.group_size ? std::to_string(c.group_size) : "", kind, "group", na_text(c.group_na(), c.kind))};
         h += "<tr>" + td(kind) + td(std::to_string(c.count), true) + td(cells[0], true) + td(ms(c.time_ns), true) + td(cells[1], true) + td(cells[2], true) +
-             td(cells[3], true) + "</tr>\n";
+             td(cells[3], true) + (waits ? td(na.value_or(num(c.wait_pct()), kind, "wait %", wait_na_text()), true) : "") + "</tr>\n";
       }
       h += "</table>\n" + na_lines(na);
       for (const metrics::CollectiveStats& c : rr.collectives)
@@ -279,6 +281,15 @@ details>summary{cursor:pointer;font-weight:bold;margin:.6em 0}td.name{max-width:
     h += "<table><tr><th>rank</th><th>times last</th><th>total late ms</th><th>max late ms</th></tr>\n";
     for (const metrics::StragglerRank& s : r.stragglers.ranks)
       h += "<tr>" + td(std::to_string(s.rank)) + td(std::to_string(s.times_last), true) + td(s.total_late_by_ns == INT64_MAX ? "over 2^63 ns" : ms(s.total_late_by_ns), true) + td(s.max_late_by_ns == INT64_MAX ? "over 2^63 ns" : ms(s.max_late_by_ns), true) + "</tr>\n";
+    h += "</table>\n";
+  }
+  if (!r.links.empty()) {
+    h += "<h2>Links</h2>\n<p>Collectives across ranks, each instance timed by its fastest rank (the link's time, without waiting for peers).</p>\n";
+    h += "<table><tr><th>link</th><th>instances</th><th>MB</th><th>fastest ms</th><th>algbw GB/s</th><th>busbw GB/s</th><th>group</th></tr>\n";
+    for (const metrics::LinkStats& l : r.links)
+      h += "<tr>" + td(std::string(model::to_string(l.kind))) + td(std::to_string(l.instances), true) + td(l.sized ? fmt::format("{:.3f}", l.bytes / 1e6) : "n/a", true) +
+           td(ms(l.fastest_ns), true) + td(l.algbw_gbps() ? num(l.algbw_gbps()) : "n/a", true) + td(l.busbw_gbps() ? num(l.busbw_gbps()) : "n/a", true) +
+           td(l.group_size ? std::to_string(l.group_size) : "n/a", true) + "</tr>\n";
     h += "</table>\n";
   }
   h += "</body></html>\n";

@@ -112,6 +112,10 @@ json render_json(const Report& r) {
       co[k::kAlgbwGbps] = optional_number(c.algbw_gbps());
       co[k::kBusbwGbps] = optional_number(c.busbw_gbps());
       co[rk::kSizedCount] = c.sized_count;
+      if (c.link_ns) {  // the reduce timed these instances across ranks
+        co[rk::kLinkNs] = *c.link_ns;
+        co[rk::kWaitPct] = optional_number(c.wait_pct());
+      }
       for (auto [key, why] : {std::pair(k::kBytes, na_text(c.bytes_na(), c.kind)), std::pair(k::kGroupSize, na_text(c.group_na(), c.kind)), std::pair(k::kAlgbwGbps, na_text(c.bandwidth_na(), c.kind)),
                               std::pair(k::kBusbwGbps, na_text(c.busbw_na(), c.kind))})
         if (!why.empty()) co[k::kNa][key] = why;
@@ -147,6 +151,12 @@ json render_json(const Report& r) {
   for (const metrics::StragglerInstance& i : r.stragglers.instances)
     s[k::kInstances].push_back({{k::kKind, model::to_string(i.kind)}, {k::kOrdinal, i.ordinal}, {k::kLastRank, i.last_rank}, {k::kLateByNs, ns_or_null(i.late_by_ns)}, {k::kSpreadNs, ns_or_null(i.spread_ns)}});
   out[k::kStragglers] = s;
+  out[rk::kLinks] = json::array();
+  for (const metrics::LinkStats& l : r.links)
+    out[rk::kLinks].push_back({{k::kKind, model::to_string(l.kind)}, {k::kInstances, l.instances}, {rk::kFastestNs, l.fastest_ns},
+                               {k::kBytes, l.sized ? json(l.bytes) : json(nullptr)}, {rk::kSizedCount, l.sized},
+                               {k::kAlgbwGbps, optional_number(l.algbw_gbps())}, {k::kBusbwGbps, optional_number(l.busbw_gbps())},
+                               {k::kGroupSize, l.group_size ? json(l.group_size) : json(nullptr)}});
   return out;
 }
 

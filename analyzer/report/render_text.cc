@@ -80,7 +80,10 @@ std::string render_text(const Report& r, bool md, const Selection& sel) {
     if (rr.collectives.empty()) {
       para("collectives: n/a: no communication");
     } else {
+      // The wait column where the reduce timed instances across ranks (two or more ranks of one run).
+      const bool waits = std::any_of(rr.collectives.begin(), rr.collectives.end(), [](const metrics::CollectiveStats& c) { return c.link_ns.has_value(); });
       Table t{{"collective", "count", "MB", "time ms", "algbw GB/s", "busbw GB/s", "group"}, {}, 1};
+      if (waits) t.header.push_back("wait %");
       NaNotes na;
       for (const metrics::CollectiveStats& c : rr.collectives) {
         const std::string kind(model::to_string(c.kind));
@@ -88,6 +91,7 @@ std::string render_text(const Report& r, bool md, const Selection& sel) {
                           ms(c.time_ns), na.value_or(num(c.algbw_gbps()), kind, "algbw GB/s", na_text(c.bandwidth_na(), c.kind)),
                           na.value_or(num(c.busbw_gbps()), kind, "busbw GB/s", na_text(c.busbw_na(), c.kind)),
                           na.value_or(c.group_size ? std::to_string(c.group_size) : "", kind, "group", na_text(c.group_na(), c.kind))});
+        if (waits) t.rows.back().push_back(na.value_or(num(c.wait_pct()), kind, "wait %", wait_na_text()));
       }
       para("collectives:");
       table(t, na);
@@ -139,6 +143,22 @@ std::string render_text(const Report& r, bool md, const Selection& sel) {
     para(fmt::format("{} collective instances matched across ranks; the last rank to arrive, and by how much it trailed the next-latest{}:",
                      r.stragglers.instances.size(), t.rows.size() < r.stragglers.ranks.size() ? " (the ranks shown and the straggler; --ranks all for every rank)" : ""));
     table(t);
+    out += legend(t.header, md ? "" : "    ") + (md ? "\n" : "");
+  }
+  if (!r.links.empty()) {
+    // The link apart from the skew: each instance timed by the rank that waited least for its peers.
+    Table t{{"link", "instances", "MB", "fastest ms", "algbw GB/s", "busbw GB/s", "group"}, {}, 1};
+    NaNotes na;
+    for (const metrics::LinkStats& l : r.links) {
+      const std::string kind(model::to_string(l.kind));
+      t.rows.push_back({kind, std::to_string(l.instances), na.value_or(l.sized ? fmt::format("{:.3f}", l.bytes / 1e6) : "", kind, "MB", na_text(metrics::CollectiveNa::NoMessageSize, l.kind)),
+                        ms(l.fastest_ns), na.value_or(num(l.algbw_gbps()), kind, "algbw GB/s", na_text(metrics::CollectiveNa::NoMessageSize, l.kind)),
+                        na.value_or(num(l.busbw_gbps()), kind, "busbw GB/s", na_text(l.sized ? metrics::CollectiveNa::NoGroupSizeForBusbw : metrics::CollectiveNa::NoMessageSize, l.kind)),
+                        na.value_or(l.group_size ? std::to_string(l.group_size) : "", kind, "group", na_text(metrics::CollectiveNa::NoGroupSize, l.kind))});
+    }
+    out += md ? "" : "\n";
+    heading(2, "links: each collective instance timed by its fastest rank");
+    table(t, na);
     out += legend(t.header, md ? "" : "    ") + (md ? "\n" : "");
   }
   return out;

@@ -115,6 +115,11 @@ inline constexpr const char* kAborted = "aborted";              // on such a ste
 inline constexpr const char* kAbortedSteps = "aborted_steps";   // {steps: [N, ...], reason}
 // report: collectives of which only some instances carry a size.
 inline constexpr const char* kSizedCount = "sized_count";
+// Collectives across ranks (#26): a rank's time beyond the fastest rank's, and the link's own numbers.
+inline constexpr const char* kLinkNs = "link_ns";
+inline constexpr const char* kWaitPct = "wait_pct";
+inline constexpr const char* kLinks = "links";
+inline constexpr const char* kFastestNs = "fastest_ns";
 // memory (report rows and `shardscope memory`).
 inline constexpr const char* kSource = "source";  // how the prediction was made
 inline constexpr const char* kMemoryCommand = "memory_command";

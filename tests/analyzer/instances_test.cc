@@ -23,8 +23,15 @@ std::vector<RankArrivals> run(size_t ranks, uint32_t seed) {
     RankArrivals a;
     a.key = {int(r), r};
     a.clock_mapped = r != 1;
-    for (size_t i = 0; i < (r == 3 ? 39u : 40u); ++i) a.wall_start[CollectiveKind::AllGather].push_back(int64_t(i) * 100 + jitter(gen) * 10);
-    for (size_t i = 0; i < 12; ++i) a.wall_start[CollectiveKind::ReduceScatter].push_back(5000 + int64_t(i) * 100 + jitter(gen) * 10);
+    for (size_t i = 0; i < (r == 3 ? 39u : 40u); ++i) {
+      a.wall_start[CollectiveKind::AllGather].push_back(int64_t(i) * 100 + jitter(gen) * 10);
+      // Kernel times 40-70 ns, the first five instances of unknown size.
+      a.size[CollectiveKind::AllGather].push_back({40 + jitter(gen) * 10, i < 5 ? model::kUnknown : int64_t(1000 * (i + 1)), 4});
+    }
+    for (size_t i = 0; i < 12; ++i) {
+      a.wall_start[CollectiveKind::ReduceScatter].push_back(5000 + int64_t(i) * 100 + jitter(gen) * 10);
+      a.size[CollectiveKind::ReduceScatter].push_back({20 + jitter(gen) * 10, 4000, 4});
+    }
     out.push_back(a);
   }
   return out;
@@ -46,6 +53,17 @@ void expect_same(const Stragglers& a, const Stragglers& b) {
     EXPECT_EQ(a.ranks[r].total_late_by_ns, b.ranks[r].total_late_by_ns);
   }
   ASSERT_EQ(a.notes.size(), b.notes.size());
+}
+
+void expect_same(const std::vector<LinkStats>& a, const std::vector<LinkStats>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].kind, b[i].kind);
+    EXPECT_EQ(a[i].instances, b[i].instances);
+    EXPECT_EQ(a[i].fastest_ns, b[i].fastest_ns);
+    EXPECT_EQ(a[i].bytes, b[i].bytes);
+    EXPECT_EQ(a[i].sized_fastest_ns, b[i].sized_fastest_ns);
+  }
 }
 
 TEST(InstanceTable, StragglersFollowTheDefinition) {
@@ -90,6 +108,7 @@ TEST(InstanceTable, AnyGroupingAndOrderGivesTheSameTable) {
     part[1].merge(part[2]);
     part[0].merge(part[1]);
     expect_same(part[0].stragglers(), expected);
+    expect_same(part[0].links(), all.links());
   }
 }
 
@@ -117,6 +136,73 @@ TEST(InstanceTable, ALatePeerIsTheFirstOfTheRanksThatArrivedLast) {
   q.steps[0].units[0].all_gather_wall_ns = 900;
   t.name_late_peers(q, {2, 2});
   EXPECT_EQ(q.steps[0].units[0].late_peer, -1);
+}
+
+}  // namespace
+}  // namespace shardscope::metrics
+
+namespace shardscope::metrics {
+namespace {
+
+// The link's time per instance is the fastest rank's kernel time, worked out here from every rank at once;
+// only the instances every rank has count, and bandwidth only over the sized ones.
+TEST(InstanceTable, LinksTimeEachInstanceByItsFastestRank) {
+  const std::vector<RankArrivals> ranks = run(6, 5);
+  InstanceTable t;
+  for (const RankArrivals& a : ranks) t.add(a);
+  const std::vector<LinkStats> links = t.links();
+  ASSERT_EQ(links.size(), 2u);
+  for (const LinkStats& l : links) {
+    const size_t n = l.kind == CollectiveKind::AllGather ? 39 : 12;  // rank 3 has 39 all-gathers
+    EXPECT_EQ(l.instances, n);
+    int64_t fastest = 0, sized_fastest = 0, bytes = 0;
+    for (size_t i = 0; i < n; ++i) {
+      int64_t f = INT64_MAX;
+      for (const RankArrivals& a : ranks) f = std::min(f, a.size.at(l.kind)[i].dur_ns);
+      fastest += f;
+      if (ranks[0].size.at(l.kind)[i].bytes != model::kUnknown) sized_fastest += f, bytes += ranks[0].size.at(l.kind)[i].bytes;
+    }
+    EXPECT_EQ(l.fastest_ns, fastest);
+    EXPECT_EQ(l.sized_fastest_ns, sized_fastest);
+    EXPECT_EQ(l.bytes, bytes);
+    ASSERT_TRUE(l.busbw_gbps().has_value());
+    EXPECT_DOUBLE_EQ(*l.algbw_gbps(), double(bytes) / double(sized_fastest));
+    EXPECT_DOUBLE_EQ(*l.busbw_gbps(), double(bytes) * 0.75 / double(sized_fastest));  // (n-1)/n at n = 4
+  }
+  // A rank's own time against the link's: only where every rank has the same number of instances.
+  EXPECT_FALSE(t.fastest_time(CollectiveKind::AllGather, 40).has_value());
+  EXPECT_FALSE(t.fastest_time(CollectiveKind::AllGather, 39).has_value());
+  ASSERT_TRUE(t.fastest_time(CollectiveKind::ReduceScatter, 12).has_value());
+  EXPECT_EQ(*t.fastest_time(CollectiveKind::ReduceScatter, 12), links[1].fastest_ns);
+}
+
+// Two ranks, one all-gather each: 100 µs on rank 0, 150 µs on rank 1 (which waited 50 µs for rank 0).
+TEST(InstanceTable, AWaitShareIsTheTimeBeyondTheFastestRank) {
+  InstanceTable t;
+  for (int r = 0; r < 2; ++r) {
+    RankArrivals a;
+    a.key = {r, uint64_t(r)};
+    a.wall_start[CollectiveKind::AllGather] = {r == 0 ? 1000 : 950};
+    a.size[CollectiveKind::AllGather] = {{r == 0 ? 100'000 : 150'000, 8'000'000, 2}};
+    t.add(a);
+  }
+  ASSERT_EQ(t.fastest_time(CollectiveKind::AllGather, 1), 100'000);
+  CollectiveStats slow;
+  slow.kind = CollectiveKind::AllGather, slow.count = 1, slow.time_ns = 150'000;
+  slow.link_ns = t.fastest_time(CollectiveKind::AllGather, 1);
+  EXPECT_NEAR(*slow.wait_pct(), 100.0 / 3.0, 1e-9);
+  const std::vector<LinkStats> links = t.links();
+  ASSERT_EQ(links.size(), 1u);
+  EXPECT_DOUBLE_EQ(*links[0].algbw_gbps(), 80.0);  // 8 MB in 100 µs
+  EXPECT_DOUBLE_EQ(*links[0].busbw_gbps(), 40.0);  // x (2-1)/2
+  // One rank alone has no link apart from itself.
+  InstanceTable one;
+  RankArrivals a;
+  a.wall_start[CollectiveKind::AllGather] = {1};
+  a.size[CollectiveKind::AllGather] = {{5, 10, 1}};
+  one.add(a);
+  EXPECT_TRUE(one.links().empty());
+  EXPECT_FALSE(one.fastest_time(CollectiveKind::AllGather, 1).has_value());
 }
 
 }  // namespace
