@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "tests/support/run.h"
 #include "tests/support/temp_dir.h"
@@ -89,9 +90,31 @@ TEST(Output, RangeErrorsReadAsSentencesAndNaNIsRefused) {
     RunResult p = run({SHARDSCOPE_BIN, "memory", "--params", v, "--world", "8"});
     SCOPED_TRACE(v);
     EXPECT_NE(p.rc, 0);
-    EXPECT_NE(p.err.find("--params: must be a finite number above 0"), std::string::npos) << p.err;
+    EXPECT_NE(p.err.find("--params: must be a whole parameter count from 1 to 1e+15"), std::string::npos) << p.err;
     EXPECT_EQ(p.out.find("nan"), std::string::npos);
   }
+}
+
+// Issue #25: counts whose byte totals leave a sane range (inf, 300-digit numbers) or that are no whole count
+// are refused with the bound said, for --params, --largest-unit and --root-unit.
+TEST(Output, ParameterCountsBeyondTheBoundAreRefused) {
+  const std::vector<std::vector<std::string>> refused = {
+      {"--params", "1e308"}, {"--params", "1e-300"}, {"--params", "2e15"}, {"--params", "7.5"},
+      {"--largest-unit", "1e300"}, {"--root-unit", "1e16"}, {"--largest-unit", "0.5"}, {"--root-unit", "-1"}};
+  for (const auto& flag : refused) {
+    std::vector<std::string> argv = {SHARDSCOPE_BIN, "memory", "--world", "8"};
+    if (flag[0] != "--params") argv.insert(argv.end(), {"--params", "1e9"});
+    argv.insert(argv.end(), flag.begin(), flag.end());
+    RunResult r = run(argv);
+    SCOPED_TRACE(flag[0] + " " + flag[1]);
+    EXPECT_NE(r.rc, 0);
+    EXPECT_NE(r.err.find(flag[0] + ": must be a whole parameter count from"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("to 1e+15"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out.find("inf"), std::string::npos) << r.out;
+  }
+  RunResult top = run({SHARDSCOPE_BIN, "memory", "--world", "8", "--params", "1e15", "--largest-unit", "1e15", "--root-unit", "0"});
+  EXPECT_EQ(top.rc, 0) << top.err;
+  EXPECT_EQ(top.out.find("inf"), std::string::npos) << top.out;
 }
 
 TEST(Output, DiffNeverPrintsNegativeZero) {
