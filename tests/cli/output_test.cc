@@ -67,6 +67,37 @@ TEST(Output, ControlCharactersInNamesAreShownNotObeyed) {
   EXPECT_EQ(bad.err.find('\n'), bad.err.size() - 1) << "one line: " << bad.err;
 }
 
+// Issue #25: a line break, a tab, a C1 control (U+0085, U+009B) in a file or event name is shown as a code in
+// the text report's header and tables and in HTML, never printed raw; a very long name is clipped in an
+// HTML cell and in its tooltip.
+TEST(Output, HostileNamesStayOnTheirLineInTextAndHtml) {
+  TempDir dir;
+  const fs::path f = dir.path() / "a\nb\xC2\x85" "c.json";
+  const std::string long_name(5000, 'z');
+  std::ofstream(f) << R"({"traceEvents":[{"ph":"X","cat":"kernel","name":"k\nx\tx\u0085y\u009b","pid":1,"tid":7,"ts":1,"dur":5,"args":{"stream":7}},)"
+                   << R"({"ph":"X","cat":"kernel","name":")" << long_name << R"(","pid":1,"tid":7,"ts":10,"dur":5,"args":{"stream":7}}]})";
+  for (const char* format : {"text", "md"}) {
+    RunResult text = run({SHARDSCOPE_BIN, "report", "--format", format, f.string()});
+    SCOPED_TRACE(format);
+    ASSERT_EQ(text.rc, 0) << text.err;
+    EXPECT_EQ(text.out.find("\xC2\x85"), std::string::npos);
+    EXPECT_EQ(text.out.find("\xC2\x9b"), std::string::npos);
+    EXPECT_EQ(text.out.find("a\nb"), std::string::npos) << text.out.substr(0, 400);
+    EXPECT_NE(text.out.find("a\\nb\\u0085c.json"), std::string::npos) << text.out.substr(0, 400);
+    EXPECT_NE(text.out.find("k\\nx\\tx\\u0085y\\u009b"), std::string::npos) << text.out;
+  }
+  RunResult html = run({SHARDSCOPE_BIN, "report", "--format", "html", f.string()});
+  ASSERT_EQ(html.rc, 0) << html.err;
+  EXPECT_EQ(html.out.find("\xC2\x85"), std::string::npos);
+  EXPECT_EQ(html.out.find("\xC2\x9b"), std::string::npos);
+  EXPECT_EQ(html.out.find("a\nb"), std::string::npos);
+  EXPECT_NE(html.out.find("a\\nb\\u0085c.json"), std::string::npos);
+  EXPECT_NE(html.out.find("k\\nx\\tx\\u0085y\\u009b"), std::string::npos);
+  EXPECT_EQ(html.out.find(std::string(1001, 'z')), std::string::npos) << "a long name is clipped, in its cell and its title";
+  EXPECT_NE(html.out.find(std::string(160, 'z') + "... (4840 more bytes)</td>"), std::string::npos);
+  EXPECT_NE(html.out.find(std::string(1000, 'z') + "... (4000 more bytes)\""), std::string::npos);
+}
+
 TEST(Output, AFolderThatCannotBeListedSaysSo) {
   TempDir dir;
   const fs::path locked = dir.path() / "locked";
