@@ -25,7 +25,7 @@ TEST(Output, EveryCommandFailsWhenStdoutCannotBeWritten) {
   const std::string bin = SHARDSCOPE_BIN;
   for (const std::string& args : {"inspect " + kGolden + "/pre/trace.rank0.json.gz", "report " + kGolden + "/pre", "check-prefetch " + kGolden + "/pre",
                                    "diff " + kGolden + "/pre " + kGolden + "/none", std::string("memory --params 1e9 --world 8"),
-                                   "summarize " + kGolden + "/pre -o " + (dir.path() / "s").string()}) {
+                                   "summarize " + kGolden + "/pre -o " + (dir.path() / "s").string(), std::string("launch -n 1 -- /bin/echo hi")}) {
     RunResult r = sh(bin + " " + args + " > /dev/full");
     SCOPED_TRACE(args);
     EXPECT_EQ(r.rc, 2);
