@@ -33,6 +33,66 @@ TEST(Output, EveryCommandFailsWhenStdoutCannotBeWritten) {
   }
 }
 
+// Issue #25: -o to a file that cannot be written is one line naming it and exit 2, in every format.
+TEST(Output, AnOutputFileThatCannotBeWrittenIsOneLineAndExitTwo) {
+  for (const char* format : {"text", "md", "json", "html"}) {
+    RunResult r = run({SHARDSCOPE_BIN, "report", kGolden + "/pre", "--format", format, "-o", "/dev/full"});
+    SCOPED_TRACE(format);
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_EQ(r.err, "shardscope: error: cannot write /dev/full: No space left on device\n");
+  }
+  RunResult s = run({SHARDSCOPE_BIN, "summarize", kGolden + "/pre", "-o", "/dev/full"});
+  EXPECT_NE(s.rc, 0);
+  EXPECT_EQ(s.err.rfind("shardscope: error: ", 0), 0u) << s.err;
+  EXPECT_EQ(s.err.find('\n'), s.err.size() - 1) << "one line: " << s.err;
+}
+
+// Issue #25: a UTF-8 byte order mark in front of each trace changes nothing any command says about it.
+TEST(Output, AByteOrderMarkChangesNothingInAnyCommand) {
+  TempDir dir;
+  const std::string source = std::string(SHARDSCOPE_SOURCE_DIR) + "/tests/golden";
+  for (const char* run_dir : {"plain", "bom"}) {
+    for (const char* sub : {"own", "kineto"}) fs::create_directories(dir.path() / run_dir / sub);
+    const std::string bom = std::string(run_dir) == "bom" ? "printf '\\357\\273\\277' > $2; " : ": > $2; ";
+    const std::string copy = "copy() { " + bom + "gzip -dc $1 >> $2; }; ";
+    const std::string out = (dir.path() / run_dir).string();
+    ASSERT_EQ(sh(copy + "copy " + kGolden + "/pre/trace.rank0.json.gz " + out + "/own/trace.rank0.json && copy " + kGolden + "/pre/trace.rank1.json.gz " + out +
+                 "/own/trace.rank1.json && copy " + source + "/kineto_two_ranks/sampled_rank-0.json.gz " + out + "/kineto/rank-0.json && copy " + source +
+                 "/kineto_two_ranks/sampled_rank-1.json.gz " + out + "/kineto/rank-1.json")
+                  .rc,
+              0);
+  }
+  auto same = [&](const std::vector<std::string>& args) {
+    std::vector<RunResult> results;
+    for (const char* run_dir : {"plain", "bom"}) {
+      std::vector<std::string> argv = {SHARDSCOPE_BIN};
+      for (const std::string& a : args) argv.push_back(a.find("RUN") == 0 ? (dir.path() / run_dir).string() + a.substr(3) : a);
+      RunResult r = run(argv);
+      for (std::string* text : {&r.out, &r.err})
+        for (size_t at; (at = text->find((dir.path() / run_dir).string())) != std::string::npos;) text->replace(at, (dir.path() / run_dir).string().size(), "RUN");
+      results.push_back(r);
+    }
+    SCOPED_TRACE(args[0] + " " + args[1]);
+    EXPECT_EQ(results[0].rc, results[1].rc) << results[1].err;
+    EXPECT_EQ(results[0].out, results[1].out);
+    EXPECT_EQ(results[0].err, results[1].err);
+    return results[1];
+  };
+  for (const char* sub : {"RUN/own", "RUN/kineto"}) {
+    EXPECT_EQ(same({"report", sub, "--format", "json"}).rc, 0);
+    same({"report", sub});
+    same({"check-prefetch", sub});
+    same({"diff", sub, sub});
+  }
+  EXPECT_EQ(same({"summarize", "RUN/own", "-o", "RUN/summaries"}).rc, 0);
+  // inspect says the size of the JSON (3 bytes more with the mark): it reads the file as shardscope either way.
+  RunResult plain = run({SHARDSCOPE_BIN, "inspect", (dir.path() / "plain/own/trace.rank0.json").string()});
+  RunResult bom = run({SHARDSCOPE_BIN, "inspect", (dir.path() / "bom/own/trace.rank0.json").string()});
+  ASSERT_EQ(bom.rc, 0) << bom.err;
+  EXPECT_EQ(plain.rc, 0) << plain.err;
+  EXPECT_NE(bom.out.find("format      shardscope schema"), std::string::npos) << bom.out;
+}
+
 TEST(Output, AHugeNumberInATraceGivesAShortErrorLine) {
   TempDir dir;
   const fs::path f = dir.path() / "big.json";
