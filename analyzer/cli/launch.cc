@@ -10,6 +10,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -21,6 +22,10 @@ namespace shardscope::cli {
 namespace {
 
 volatile sig_atomic_t g_interrupted = 0;
+// Set when stdout could not be written (a full disk, a closed pipe, /dev/full): the errno, or -1 when none was
+// set. The ranks' lines are then read and dropped, so that no rank blocks on a full pipe, and the launch
+// ends in one error line and exit 2, as every other command does.
+int g_stdout_failed = 0;
 
 int free_port() {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -48,12 +53,13 @@ struct Child {
 void emit(Child& c, const char* data, size_t n) {
   c.partial.append(data, n);
   size_t start = 0, nl;
+  errno = 0;
   while ((nl = c.partial.find('\n', start)) != std::string::npos) {
-    std::printf("[rank %d] %.*s\n", c.rank, int(nl - start), c.partial.data() + start);
+    if (!g_stdout_failed) std::printf("[rank %d] %.*s\n", c.rank, int(nl - start), c.partial.data() + start);
     start = nl + 1;
   }
   c.partial.erase(0, start);
-  std::fflush(stdout);
+  if (!g_stdout_failed && (std::fflush(stdout) != 0 || std::ferror(stdout))) g_stdout_failed = errno ? errno : -1;
 }
 
 // The rank's output channel: a pseudo-terminal when one can be had, since a program writing to a pipe
@@ -208,6 +214,12 @@ int launch(const LaunchOptions& o) {
         if (c.running) kill(c.pid, SIGKILL);
       stop_deadline = std::chrono::steady_clock::time_point::max();
     }
+  }
+  if (!g_stdout_failed && (std::fflush(stdout) != 0 || std::ferror(stdout))) g_stdout_failed = errno ? errno : -1;
+  if (g_stdout_failed) {
+    std::fprintf(stderr, "shardscope: error: cannot write to standard output%s%s\n", g_stdout_failed > 0 ? ": " : "",
+                 g_stdout_failed > 0 ? std::strerror(g_stdout_failed) : "");
+    return 2;
   }
   return result;
 }

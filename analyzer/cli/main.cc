@@ -33,15 +33,19 @@ CLI::Validator positive() {
       },
       "POSITIVE");
 }
-CLI::Validator non_negative() {
+// A parameter count: a whole number from `lo` to 1e15 (a thousand times the largest models), so every byte
+// count the memory calculator prints stays a plain number rather than inf or 300 digits.
+constexpr double kMaxParams = 1e15;
+CLI::Validator parameter_count(double lo) {
   return CLI::Validator(
-      [](std::string& s) -> std::string {
+      [=](std::string& s) -> std::string {
         char* end = nullptr;
         const double v = std::strtod(s.c_str(), &end);
-        if (end == s.c_str() || *end || !std::isfinite(v) || v < 0) return fmt::format("must be a finite number, 0 or more, not '{}'", s.substr(0, 40));
+        if (end == s.c_str() || *end || !std::isfinite(v) || v < lo || v > kMaxParams || v != std::floor(v))
+          return fmt::format("must be a whole parameter count from {} to {:g}, not '{}'", lo, kMaxParams, s.substr(0, 40));
         return {};
       },
-      "NON-NEGATIVE");
+      fmt::format("{}-{:g}", lo, kMaxParams));
 }
 CLI::Validator between(long lo, long hi) {
   return CLI::Validator(
@@ -121,7 +125,7 @@ int main(int argc, char** argv) {
   double params = 0, largest_unit = 0, root_unit = 0;
   CLI::App* memory = app.add_subcommand("memory", "The ZeRO memory calculator: model-state bytes per rank for each stage (the model the report predicts with)");
   auto* preset = memory->add_option("--preset", m.preset, "A trainer preset (its units give the gathered bytes under stage 3)")->check(CLI::IsMember({"tiny", "small", "1b", "8b"}));
-  auto* params_opt = memory->add_option("--params", params, "Parameter count (e.g. 7.5e9)")->check(positive());
+  auto* params_opt = memory->add_option("--params", params, "Parameter count (e.g. 7.5e9)")->check(parameter_count(1));
   preset->excludes(params_opt);
   memory->add_option("--world", m.world, "Ranks in the sharding group (all ranks with --hybrid-shard)")->required()->check(between(1, 1 << 30));
   memory->add_option("--stage", stage, "ZeRO stage (all four when absent)")->check(between(0, 3));
@@ -131,8 +135,8 @@ int main(int argc, char** argv) {
   memory->add_option("--backward-prefetch", m.backward_prefetch, "pre or post: stage 3 holds two units gathered (the running one and the prefetched one); none: one")
       ->check(CLI::IsMember({"none", "pre", "post"}));
   memory->add_option("--hybrid-shard", m.hybrid_shard, "HYBRID_SHARD: shard within nodes of this many ranks, replicate across nodes")->check(between(1, 1 << 30));
-  auto* largest_opt = memory->add_option("--largest-unit", largest_unit, "Parameters of the largest FSDP unit (gathered while it runs, stage 3)")->check(non_negative());
-  auto* root_opt = memory->add_option("--root-unit", root_unit, "Parameters of the root unit (kept gathered, stage 3)")->check(non_negative());
+  auto* largest_opt = memory->add_option("--largest-unit", largest_unit, "Parameters of the largest FSDP unit (gathered while it runs, stage 3)")->check(parameter_count(0));
+  auto* root_opt = memory->add_option("--root-unit", root_unit, "Parameters of the root unit (kept gathered, stage 3)")->check(parameter_count(0));
   memory->add_flag("--offload", m.offload, "Sharded state offloaded to the host (stages 2 and 3)");
   memory->add_option("--format", m.format, "Output format")->check(CLI::IsMember({"text", "json"}));
 

@@ -36,9 +36,22 @@ void print_error(std::ostream& err, const std::string& message) {
 }
 
 std::string shown_as_text(std::string text) {
-  if (std::none_of(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) < 0x20 && c != '\n') || c == 0x7f; })) return text;
+  auto control = [](std::string_view t) {
+    for (size_t i = 0; i < t.size(); ++i) {
+      const unsigned char c = static_cast<unsigned char>(t[i]);
+      if ((c < 0x20 && c != '\n') || c == 0x7f) return true;
+      if (c == 0xc2 && i + 1 < t.size() && static_cast<unsigned char>(t[i + 1]) <= 0x9f && static_cast<unsigned char>(t[i + 1]) >= 0x80) return true;
+    }
+    return false;
+  };
+  if (!control(text)) return text;
   std::string out;
-  for (char c : text) out += c == '\n' ? std::string(1, c) : trace::printable(std::string_view(&c, 1));
+  for (size_t at = 0; at <= text.size();) {
+    const size_t nl = std::min(text.find('\n', at), text.size());
+    out += trace::printable(std::string_view(text).substr(at, nl - at));
+    if (nl < text.size()) out += '\n';
+    at = nl + 1;
+  }
   return out;
 }
 

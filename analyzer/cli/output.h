@@ -15,8 +15,8 @@ bool write_output(const std::string& output, const std::string& text, std::ostre
 void print_warnings(const std::vector<std::string>& warnings, std::ostream& err);
 void print_error(std::ostream& err, const std::string& message);
 
-// Text output with every control character but the line breaks shown as \xNN: a terminal escape that a
-// trace put in a name reaches the terminal as text.
+// Text output with every control character but the line breaks shown as \xNN (C1 controls such as U+0085
+// as \uNNNN): a terminal escape that a trace put in a name reaches the terminal as text.
 std::string shown_as_text(std::string text);
 
 // After a command: stdout that could not be written (a full disk, a closed pipe, /dev/full) is an error, said

@@ -5,6 +5,7 @@
 #include "analyzer/report/collectives_render.h"
 #include "analyzer/report/memory_render.h"
 #include "analyzer/report/render.h"
+#include "tracer/format/printable.h"
 #include "analyzer/report/summary_render.h"
 #include "analyzer/report/definitions.h"
 #include "analyzer/report/sentences.h"
@@ -64,7 +65,16 @@ std::string legend() {
   return s + "</p>";
 }
 
-std::string td(const std::string& s, bool num = false) { return (num ? "<td class=\"n\">" : "<td>") + html_escape(s) + "</td>"; }
+// A name from a trace in a table cell: at most kCellBytes shown, the whole name (to kTitleBytes) in its
+// tooltip, so a megabyte-long kernel name neither stretches the page nor bloats the file.
+constexpr size_t kCellBytes = 160, kTitleBytes = 1000;
+std::string name_cell(const std::string& s, const char* cls, bool title_always = false) {
+  const bool clipped = s.size() > kCellBytes;
+  std::string open = fmt::format("<td{}", *cls ? fmt::format(" class=\"{}\"", cls) : "");
+  if (clipped || title_always) open += " title=\"" + html_escape(trace::printable(s, kTitleBytes)) + "\"";
+  return open + ">" + html_escape(clipped ? trace::printable(s, kCellBytes) : s) + "</td>";
+}
+std::string td(const std::string& s, bool num = false) { return name_cell(s, num ? "n" : ""); }
 std::string ms(int64_t ns) { return fmt::format("{:.3f}", double(ns) / 1e6); }
 // The value, or "" for NaNotes to fill in with "n/a" and its reason.
 std::string num(const std::optional<double>& v) { return v ? fmt::format("{:.2f}", *v) : ""; }
@@ -79,16 +89,24 @@ std::string na_lines(const NaNotes& na) {
 std::string html_escape(std::string_view in) {
   std::string o;
   o.reserve(in.size());
-  for (char c : in) {
+  for (size_t i = 0; i < in.size(); ++i) {
+    const char c = in[i];
     switch (c) {
       case '&': o += "&amp;"; break;
       case '<': o += "&lt;"; break;
       case '>': o += "&gt;"; break;
       case '"': o += "&quot;"; break;
       case '\'': o += "&#39;"; break;
-      // A control character from a trace (a terminal escape in a name) is shown as a code, not passed on.
+      // A line break or tab in a name would show as a space: shown as \n and \t, as the text report does.
+      case '\n': o += "\\n"; break;
+      case '\t': o += "\\t"; break;
+      // A control character from a trace (a terminal escape in a name) is shown as a code, not passed on;
+      // so is a C1 control (U+0080 to U+009F, UTF-8 C2 80 to C2 9F), U+0085 a line break to some readers.
       default:
-        if ((static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') || c == 0x7f) o += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) o += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+        else if (static_cast<unsigned char>(c) == 0xc2 && i + 1 < in.size() && static_cast<unsigned char>(in[i + 1]) >= 0x80 &&
+                 static_cast<unsigned char>(in[i + 1]) <= 0x9f)
+          o += fmt::format("\\u{:04x}", static_cast<unsigned char>(in[++i]));
         else o += c;
     }
   }
@@ -196,7 +214,7 @@ details>summary{cursor:pointer;font-weight:bold;margin:.6em 0}td.name{max-width:
     if (!rr.top_device.empty()) {
       h += "<table><tr><th>top device activity</th><th>class</th><th>count</th><th>time ms</th></tr>\n";
       for (const KernelTime& k : rr.top_device)
-        h += "<tr><td class=\"name\" title=\"" + html_escape(k.name) + "\">" + html_escape(k.name) + "</td>" + td(std::string(model::to_string(k.cls))) +
+        h += "<tr>" + name_cell(k.name, "name", true) + td(std::string(model::to_string(k.cls))) +
              td(std::to_string(k.count), true) + td(ms(k.time_ns), true) + "</tr>\n";
       h += "</table>\n";
     }

@@ -35,15 +35,23 @@ std::string render_text(const Report& r, bool md, const Selection& sel) {
   const std::vector<int> shown = selected_ranks(r, sel);
   auto steps_shown = [&](int64_t step) { return sel.steps.empty() || std::find(sel.steps.begin(), sel.steps.end(), step) != sel.steps.end(); };
   std::string out;
-  auto heading = [&](int level, const std::string& s) { out += md ? std::string(size_t(level), '#') + " " + s + "\n\n" : s + "\n"; };
-  auto para = [&](const std::string& s) { out += md ? s + "\n\n" : "  " + s + "\n"; };
+  // Each heading and paragraph is one line: a line break (or any control) that a file or event name brings
+  // into one is shown, not obeyed.
+  auto heading = [&](int level, const std::string& raw) {
+    const std::string s = trace::printable(raw);
+    out += md ? std::string(size_t(level), '#') + " " + s + "\n\n" : s + "\n";
+  };
+  auto para = [&](const std::string& raw) {
+    const std::string s = trace::printable(raw);
+    out += md ? s + "\n\n" : "  " + s + "\n";
+  };
   auto table = [&](const Table& t, const NaNotes& na = {}) {
     out += t.render(md, "    ");
     if (md) out += "\n";
     for (const std::string& l : na.lines()) out += md ? l + "\n\n" : "    " + l + "\n";
   };
   heading(1, fmt::format("shardscope report: {} rank(s) from {}", r.ranks.size(), fmt::join(r.inputs, ", ")));
-  for (const std::string& l : summary_lines(summary)) out += md ? "- " + l + "\n" : "  " + l + "\n";
+  for (const std::string& l : summary_lines(summary)) out += md ? "- " + trace::printable(l) + "\n" : "  " + trace::printable(l) + "\n";
   if (md) out += "\n";
   for (const std::string& w : r.warnings) para("warning: " + w);
   for (const std::string& n : report_notes(r)) para("note: " + n);

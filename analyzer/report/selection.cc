@@ -1,5 +1,7 @@
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
+#include <limits>
 #include <set>
 #include <stdexcept>
 
@@ -11,21 +13,38 @@
 namespace shardscope::report {
 namespace {
 
+// At most this many numbers in one --ranks or --steps list: a range wider than any run (0-9223372036854775807)
+// is refused rather than expanded into gigabytes.
+constexpr uint64_t kMaxListed = 1'000'000;
+
 // "0,2,5-7" as the numbers it names.
 template <class T>
 std::vector<T> parse_list(const std::string& what, const std::string& arg) {
   std::vector<T> out;
+  const std::string shown = arg.substr(0, 60);
+  auto usage = [&] { return std::invalid_argument(fmt::format("{} '{}': give all, worst, worst:N or numbers and ranges like 0,2,5-7", what, shown)); };
   size_t at = 0;
   while (at <= arg.size()) {
     const size_t comma = std::min(arg.find(',', at), arg.size());
     const std::string item = arg.substr(at, comma - at);
     const size_t dash = item.find('-', 1);
     T lo{}, hi{};
-    auto num = [&](std::string_view s, T& v) { return !s.empty() && std::from_chars(s.data(), s.data() + s.size(), v).ptr == s.data() + s.size(); };
+    auto num = [&](std::string_view s, T& v) {
+      if (s.empty()) return false;
+      const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+      if (ptr != s.data() + s.size()) return false;
+      if (ec == std::errc::result_out_of_range)
+        throw std::invalid_argument(fmt::format("{} '{}': {} is out of range ({} to {})", what, shown, s.substr(0, 40),
+                                                std::numeric_limits<T>::min(), std::numeric_limits<T>::max()));
+      return ec == std::errc();
+    };
     const bool ok = dash == std::string::npos ? num(item, lo) && (hi = lo, true) : num(std::string_view(item).substr(0, dash), lo) && num(std::string_view(item).substr(dash + 1), hi);
-    if (!ok || hi < lo || hi - lo > 1'000'000)
-      throw std::invalid_argument(fmt::format("{} '{}': give all, worst, worst:N or numbers and ranges like 0,2,5-7", what, arg.substr(0, 60)));
-    for (T v = lo; v <= hi; ++v) out.push_back(v);
+    if (!ok || hi < lo) throw usage();
+    // hi - lo + 1 in unsigned arithmetic: it fits uint64_t for every T here, where the signed difference may not.
+    const uint64_t count = uint64_t(hi) - uint64_t(lo) + 1;
+    if (count == 0 || count > kMaxListed - std::min<uint64_t>(out.size(), kMaxListed))
+      throw std::invalid_argument(fmt::format("{} '{}': names more than {} numbers; give a narrower range", what, shown, kMaxListed));
+    for (uint64_t k = 0; k < count; ++k) out.push_back(T(uint64_t(lo) + k));
     at = comma + 1;
   }
   return out;

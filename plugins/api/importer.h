@@ -3,6 +3,7 @@
 // ranks in parallel and reporting progress are the loader's job, not the importer's.
 #pragma once
 
+#include <exception>
 #include <memory>
 #include <optional>
 #include <string>
@@ -35,6 +36,16 @@ struct Input {
     data = nullptr;
     size = 0;
   }
+};
+
+// Thrown by a built-in importer that finds, past the head it was chosen by, that the file is another
+// importer's format (a shardscope trace whose "shardscope" header follows more than the head's worth of
+// events): the loader reads the file again with the importer named here. Nothing an importer returned is
+// kept, so the choice never depends on where in the file a top-level key falls.
+struct ReadAs : std::exception {
+  explicit ReadAs(std::string importer) : importer(std::move(importer)) {}
+  const char* what() const noexcept override { return "read as another format"; }
+  std::string importer;
 };
 
 class Importer {

@@ -74,6 +74,12 @@ const Importer* Registry::find(std::string_view head) const {
   return nullptr;
 }
 
+const Importer* Registry::named(std::string_view name) const {
+  for (const auto& i : importers_)
+    if (i->name() == name) return i.get();
+  return nullptr;
+}
+
 std::vector<std::string> Registry::names() const {
   std::vector<std::string> out;
   for (const auto& i : importers_) out.push_back(i->name());

@@ -21,6 +21,8 @@ class Registry {
   void load_plugins(std::string_view path_list, std::vector<std::string>& refusals);
   // The first importer (plugins first, so a user's plugin can claim a format) that reads this head.
   const Importer* find(std::string_view head) const;
+  // The importer of that name(), or nullptr.
+  const Importer* named(std::string_view name) const;
   std::vector<std::string> names() const;
 
  private:

@@ -91,7 +91,7 @@ TopLevel scan_top_level(std::string_view text, const std::string& name, const Ev
   auto at = [&](const char* p) { return uint64_t(p - base); };
   auto fail = [&](const char* p, const std::string& what) { throw trace::TraceError(name, at(p), what); };
 
-  const char* p = skip_space(base, end);
+  const char* p = skip_space(text.starts_with("\xEF\xBB\xBF") ? base + 3 : base, end);  // after a UTF-8 byte order mark
   if (p == end) fail(p, text.empty() ? "empty file" : "file holds only whitespace");
   if (*p != '{') fail(p, *p == '[' ? "the top level is an array; expected a Chrome-trace JSON object with \"traceEvents\"" : "not JSON: the top level is not an object");
   ++p;

@@ -306,13 +306,23 @@ LoadResult load_each(const std::vector<fs::path>& paths, const LoadOptions& opti
               throw trace::TraceError(files[i].string(), 0,
                                       fmt::format("unknown format: no importer reads it (tried: {})", fmt::join(registry->names(), ", ")));
             sizes[i] = t.size;
-            Input in{files[i].string(), t.data, t.size, std::move(t.owner), t.gzip, t.gzip_cut_at};
-            const auto* with_args = options.keep_args ? dynamic_cast<const ArgsImporter*>(imp) : nullptr;
-            const auto* parallel = dynamic_cast<const ParallelImporter*>(imp);
-            if (parallel && (with_args || !options.keep_args))
-              rank = parallel->read_parallel(std::move(in), per_file, with_args ? &args : nullptr);
-            else
-              rank = with_args ? with_args->read_with_args(std::move(in), args) : imp->read(std::move(in));
+            auto read_with = [&](const Importer* by, FileText text) {
+              Input in{files[i].string(), text.data, text.size, std::move(text.owner), text.gzip, text.gzip_cut_at};
+              const auto* with_args = options.keep_args ? dynamic_cast<const ArgsImporter*>(by) : nullptr;
+              const auto* parallel = dynamic_cast<const ParallelImporter*>(by);
+              if (parallel && (with_args || !options.keep_args))
+                return parallel->read_parallel(std::move(in), per_file, with_args ? &args : nullptr);
+              return with_args ? with_args->read_with_args(std::move(in), args) : by->read(std::move(in));
+            };
+            try {
+              rank = read_with(imp, std::move(t));
+            } catch (const ReadAs& again) {
+              // The head chose one importer, the whole file says another (its header after its events).
+              const Importer* other = registry->named(again.importer);
+              if (!other || other == imp) throw trace::TraceError(files[i].string(), 0, "unknown format: the importers disagree about it");
+              args = {};
+              rank = read_with(other, read_text(files[i]));
+            }
           }
           if (rank && rank->steps.empty()) {
             // An injected program's own step ranges (NVTX "step 3"): steps the importer did not know to look for.

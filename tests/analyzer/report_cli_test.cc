@@ -277,6 +277,28 @@ TEST(ReportCli, BadInputExitsTwoWithAClearMessage) {
   EXPECT_NE(corrupt.err.find("corrupt.json.gz"), std::string::npos) << corrupt.err;
 }
 
+// Issue #25: --ranks and --steps as wide as their type, or beyond it, are one line and exit 2, not an abort
+// from bad_alloc and not a silent 0.
+TEST(ReportCli, SelectionsBeyondTheirRangeExitTwoWithOneLine) {
+  TempDir d;
+  fs::path dir = two_ranks(d, "pre", "run");
+  const std::vector<std::vector<std::string>> cases = {
+      {kBin, "report", dir.string(), "--steps=-9223372036854775808-9223372036854775807"},
+      {kBin, "check-prefetch", dir.string(), "--ranks=-2147483648-2147483647"},
+      {kBin, "report", dir.string(), "--ranks=99999999999999999999"},
+      {kBin, "report", dir.string(), "--ranks=2147483648"},
+      {kBin, "check-prefetch", dir.string(), "--steps=99999999999999999999"},
+  };
+  for (const auto& argv : cases) {
+    SCOPED_TRACE(argv[3]);
+    auto r = run(argv);
+    EXPECT_EQ(r.rc, 2) << r.err;
+    EXPECT_EQ(r.err.rfind("shardscope: error: --", 0), 0u) << r.err;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+    EXPECT_TRUE(r.err.find("out of range") != std::string::npos || r.err.find("more than 1000000 numbers") != std::string::npos) << r.err;
+  }
+}
+
 TEST(ReportCli, TruncatedFilesLoadWithAWarning) {
   TempDir d;
   std::string k = kKineto;

@@ -91,5 +91,30 @@ TEST(RunSummary, RanksAsRangesAndSelections) {
   EXPECT_EQ(report::parse_selection("all", "1,4-6").steps, (std::vector<int64_t>{1, 4, 5, 6}));
 }
 
+// Issue #25: a range as wide as the type is refused (its width used to overflow and then allocate without
+// bound), and a number beyond the type is refused rather than read as 0.
+TEST(RunSummary, SelectionsOutOfRangeOrTooWideAreRefusedByValue) {
+  auto message = [](const std::string& ranks, const std::string& steps) {
+    try {
+      report::parse_selection(ranks, steps);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  EXPECT_NE(message("all", "-9223372036854775808-9223372036854775807").find("more than 1000000 numbers"), std::string::npos);
+  EXPECT_NE(message("-2147483648-2147483647", "").find("--ranks '-2147483648-2147483647': names more than 1000000"), std::string::npos);
+  EXPECT_NE(message("0-600000,0-600000", "").find("more than 1000000"), std::string::npos);
+  EXPECT_NE(message("worst:18446744073709551615-0", "").find("--ranks"), std::string::npos);
+  EXPECT_NE(message("all", "0-18446744073709551615").find("out of range"), std::string::npos);
+  EXPECT_NE(message("2147483648", "").find("--ranks '2147483648': 2147483648 is out of range (-2147483648 to 2147483647)"), std::string::npos);
+  EXPECT_NE(message("all", "99999999999999999999").find("--steps '99999999999999999999': 99999999999999999999 is out of range"), std::string::npos);
+  EXPECT_NE(message("worst:99999999999999999999999", "").find("out of range"), std::string::npos);
+  EXPECT_EQ(report::parse_selection("2147483647", "9223372036854775806-9223372036854775807").steps,
+            (std::vector<int64_t>{9223372036854775806, 9223372036854775807}));
+  EXPECT_EQ(report::parse_selection("-3--1", "").list, (std::vector<int>{-3, -2, -1}));
+  EXPECT_EQ(report::parse_selection("all", "0-999999").steps.size(), 1'000'000u);
+}
+
 }  // namespace
 }  // namespace shardscope::analysis

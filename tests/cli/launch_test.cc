@@ -106,6 +106,16 @@ TEST(Launch, OneFailingRankStopsTheOthersAndSetsTheExitCode) {
   EXPECT_NE(r.err.find("rank 1 exited with code 7; stopping the other ranks"), std::string::npos) << r.err;
 }
 
+// Issue #25: ranks whose lines cannot be written (stdout on a full disk) still run to their end without
+// blocking, and the launch ends in one error line and exit 2.
+TEST(Launch, StdoutThatCannotBeWrittenIsAnErrorAndNoRankBlocks) {
+  auto t0 = std::chrono::steady_clock::now();
+  RunResult r = run({"/bin/sh", "-c", std::string(SHARDSCOPE_BIN) + " launch -n 2 -- /bin/sh -c 'seq 1 200000' > /dev/full"});
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20));
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err, "shardscope: error: cannot write to standard output: No space left on device\n");
+}
+
 TEST(Launch, AProgramThatCannotRunIsReported) {
   RunResult r = run({SHARDSCOPE_BIN, "launch", "-n", "2", "--", "/nonexistent/program"});
   EXPECT_EQ(r.rc, 127);

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "tests/support/run.h"
 #include "tests/support/temp_dir.h"
@@ -24,12 +25,72 @@ TEST(Output, EveryCommandFailsWhenStdoutCannotBeWritten) {
   const std::string bin = SHARDSCOPE_BIN;
   for (const std::string& args : {"inspect " + kGolden + "/pre/trace.rank0.json.gz", "report " + kGolden + "/pre", "check-prefetch " + kGolden + "/pre",
                                    "diff " + kGolden + "/pre " + kGolden + "/none", std::string("memory --params 1e9 --world 8"),
-                                   "summarize " + kGolden + "/pre -o " + (dir.path() / "s").string()}) {
+                                   "summarize " + kGolden + "/pre -o " + (dir.path() / "s").string(), std::string("launch -n 1 -- /bin/echo hi")}) {
     RunResult r = sh(bin + " " + args + " > /dev/full");
     SCOPED_TRACE(args);
     EXPECT_EQ(r.rc, 2);
     EXPECT_EQ(r.err, "shardscope: error: cannot write to standard output: No space left on device\n");
   }
+}
+
+// Issue #25: -o to a file that cannot be written is one line naming it and exit 2, in every format.
+TEST(Output, AnOutputFileThatCannotBeWrittenIsOneLineAndExitTwo) {
+  for (const char* format : {"text", "md", "json", "html"}) {
+    RunResult r = run({SHARDSCOPE_BIN, "report", kGolden + "/pre", "--format", format, "-o", "/dev/full"});
+    SCOPED_TRACE(format);
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_EQ(r.err, "shardscope: error: cannot write /dev/full: No space left on device\n");
+  }
+  RunResult s = run({SHARDSCOPE_BIN, "summarize", kGolden + "/pre", "-o", "/dev/full"});
+  EXPECT_NE(s.rc, 0);
+  EXPECT_EQ(s.err.rfind("shardscope: error: ", 0), 0u) << s.err;
+  EXPECT_EQ(s.err.find('\n'), s.err.size() - 1) << "one line: " << s.err;
+}
+
+// Issue #25: a UTF-8 byte order mark in front of each trace changes nothing any command says about it.
+TEST(Output, AByteOrderMarkChangesNothingInAnyCommand) {
+  TempDir dir;
+  const std::string source = std::string(SHARDSCOPE_SOURCE_DIR) + "/tests/golden";
+  for (const char* run_dir : {"plain", "bom"}) {
+    for (const char* sub : {"own", "kineto"}) fs::create_directories(dir.path() / run_dir / sub);
+    const std::string bom = std::string(run_dir) == "bom" ? "printf '\\357\\273\\277' > $2; " : ": > $2; ";
+    const std::string copy = "copy() { " + bom + "gzip -dc $1 >> $2; }; ";
+    const std::string out = (dir.path() / run_dir).string();
+    ASSERT_EQ(sh(copy + "copy " + kGolden + "/pre/trace.rank0.json.gz " + out + "/own/trace.rank0.json && copy " + kGolden + "/pre/trace.rank1.json.gz " + out +
+                 "/own/trace.rank1.json && copy " + source + "/kineto_two_ranks/sampled_rank-0.json.gz " + out + "/kineto/rank-0.json && copy " + source +
+                 "/kineto_two_ranks/sampled_rank-1.json.gz " + out + "/kineto/rank-1.json")
+                  .rc,
+              0);
+  }
+  auto same = [&](const std::vector<std::string>& args) {
+    std::vector<RunResult> results;
+    for (const char* run_dir : {"plain", "bom"}) {
+      std::vector<std::string> argv = {SHARDSCOPE_BIN};
+      for (const std::string& a : args) argv.push_back(a.find("RUN") == 0 ? (dir.path() / run_dir).string() + a.substr(3) : a);
+      RunResult r = run(argv);
+      for (std::string* text : {&r.out, &r.err})
+        for (size_t at; (at = text->find((dir.path() / run_dir).string())) != std::string::npos;) text->replace(at, (dir.path() / run_dir).string().size(), "RUN");
+      results.push_back(r);
+    }
+    SCOPED_TRACE(args[0] + " " + args[1]);
+    EXPECT_EQ(results[0].rc, results[1].rc) << results[1].err;
+    EXPECT_EQ(results[0].out, results[1].out);
+    EXPECT_EQ(results[0].err, results[1].err);
+    return results[1];
+  };
+  for (const char* sub : {"RUN/own", "RUN/kineto"}) {
+    EXPECT_EQ(same({"report", sub, "--format", "json"}).rc, 0);
+    same({"report", sub});
+    same({"check-prefetch", sub});
+    same({"diff", sub, sub});
+  }
+  EXPECT_EQ(same({"summarize", "RUN/own", "-o", "RUN/summaries"}).rc, 0);
+  // inspect says the size of the JSON (3 bytes more with the mark): it reads the file as shardscope either way.
+  RunResult plain = run({SHARDSCOPE_BIN, "inspect", (dir.path() / "plain/own/trace.rank0.json").string()});
+  RunResult bom = run({SHARDSCOPE_BIN, "inspect", (dir.path() / "bom/own/trace.rank0.json").string()});
+  ASSERT_EQ(bom.rc, 0) << bom.err;
+  EXPECT_EQ(plain.rc, 0) << plain.err;
+  EXPECT_NE(bom.out.find("format      shardscope schema"), std::string::npos) << bom.out;
 }
 
 TEST(Output, AHugeNumberInATraceGivesAShortErrorLine) {
@@ -66,6 +127,37 @@ TEST(Output, ControlCharactersInNamesAreShownNotObeyed) {
   EXPECT_EQ(bad.err.find('\n'), bad.err.size() - 1) << "one line: " << bad.err;
 }
 
+// Issue #25: a line break, a tab, a C1 control (U+0085, U+009B) in a file or event name is shown as a code in
+// the text report's header and tables and in HTML, never printed raw; a very long name is clipped in an
+// HTML cell and in its tooltip.
+TEST(Output, HostileNamesStayOnTheirLineInTextAndHtml) {
+  TempDir dir;
+  const fs::path f = dir.path() / "a\nb\xC2\x85" "c.json";
+  const std::string long_name(5000, 'z');
+  std::ofstream(f) << R"({"traceEvents":[{"ph":"X","cat":"kernel","name":"k\nx\tx\u0085y\u009b","pid":1,"tid":7,"ts":1,"dur":5,"args":{"stream":7}},)"
+                   << R"({"ph":"X","cat":"kernel","name":")" << long_name << R"(","pid":1,"tid":7,"ts":10,"dur":5,"args":{"stream":7}}]})";
+  for (const char* format : {"text", "md"}) {
+    RunResult text = run({SHARDSCOPE_BIN, "report", "--format", format, f.string()});
+    SCOPED_TRACE(format);
+    ASSERT_EQ(text.rc, 0) << text.err;
+    EXPECT_EQ(text.out.find("\xC2\x85"), std::string::npos);
+    EXPECT_EQ(text.out.find("\xC2\x9b"), std::string::npos);
+    EXPECT_EQ(text.out.find("a\nb"), std::string::npos) << text.out.substr(0, 400);
+    EXPECT_NE(text.out.find("a\\nb\\u0085c.json"), std::string::npos) << text.out.substr(0, 400);
+    EXPECT_NE(text.out.find("k\\nx\\tx\\u0085y\\u009b"), std::string::npos) << text.out;
+  }
+  RunResult html = run({SHARDSCOPE_BIN, "report", "--format", "html", f.string()});
+  ASSERT_EQ(html.rc, 0) << html.err;
+  EXPECT_EQ(html.out.find("\xC2\x85"), std::string::npos);
+  EXPECT_EQ(html.out.find("\xC2\x9b"), std::string::npos);
+  EXPECT_EQ(html.out.find("a\nb"), std::string::npos);
+  EXPECT_NE(html.out.find("a\\nb\\u0085c.json"), std::string::npos);
+  EXPECT_NE(html.out.find("k\\nx\\tx\\u0085y\\u009b"), std::string::npos);
+  EXPECT_EQ(html.out.find(std::string(1001, 'z')), std::string::npos) << "a long name is clipped, in its cell and its title";
+  EXPECT_NE(html.out.find(std::string(160, 'z') + "... (4840 more bytes)</td>"), std::string::npos);
+  EXPECT_NE(html.out.find(std::string(1000, 'z') + "... (4000 more bytes)\""), std::string::npos);
+}
+
 TEST(Output, AFolderThatCannotBeListedSaysSo) {
   TempDir dir;
   const fs::path locked = dir.path() / "locked";
@@ -89,9 +181,31 @@ TEST(Output, RangeErrorsReadAsSentencesAndNaNIsRefused) {
     RunResult p = run({SHARDSCOPE_BIN, "memory", "--params", v, "--world", "8"});
     SCOPED_TRACE(v);
     EXPECT_NE(p.rc, 0);
-    EXPECT_NE(p.err.find("--params: must be a finite number above 0"), std::string::npos) << p.err;
+    EXPECT_NE(p.err.find("--params: must be a whole parameter count from 1 to 1e+15"), std::string::npos) << p.err;
     EXPECT_EQ(p.out.find("nan"), std::string::npos);
   }
+}
+
+// Issue #25: counts whose byte totals leave a sane range (inf, 300-digit numbers) or that are no whole count
+// are refused with the bound said, for --params, --largest-unit and --root-unit.
+TEST(Output, ParameterCountsBeyondTheBoundAreRefused) {
+  const std::vector<std::vector<std::string>> refused = {
+      {"--params", "1e308"}, {"--params", "1e-300"}, {"--params", "2e15"}, {"--params", "7.5"},
+      {"--largest-unit", "1e300"}, {"--root-unit", "1e16"}, {"--largest-unit", "0.5"}, {"--root-unit", "-1"}};
+  for (const auto& flag : refused) {
+    std::vector<std::string> argv = {SHARDSCOPE_BIN, "memory", "--world", "8"};
+    if (flag[0] != "--params") argv.insert(argv.end(), {"--params", "1e9"});
+    argv.insert(argv.end(), flag.begin(), flag.end());
+    RunResult r = run(argv);
+    SCOPED_TRACE(flag[0] + " " + flag[1]);
+    EXPECT_NE(r.rc, 0);
+    EXPECT_NE(r.err.find(flag[0] + ": must be a whole parameter count from"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("to 1e+15"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out.find("inf"), std::string::npos) << r.out;
+  }
+  RunResult top = run({SHARDSCOPE_BIN, "memory", "--world", "8", "--params", "1e15", "--largest-unit", "1e15", "--root-unit", "0"});
+  EXPECT_EQ(top.rc, 0) << top.err;
+  EXPECT_EQ(top.out.find("inf"), std::string::npos) << top.out;
 }
 
 TEST(Output, DiffNeverPrintsNegativeZero) {

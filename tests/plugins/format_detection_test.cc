@@ -59,4 +59,54 @@ TEST(FormatDetection, AKinetoTraceIsNotTakenForShardscopeByANestedKey) {
   EXPECT_EQ(r.trace.ranks[0].format, "kineto");
 }
 
+// Issue #25: a PyTorch profiler trace with a byte order mark in front is read as the same trace without it.
+TEST(FormatDetection, AKinetoTraceWithAByteOrderMarkReadsAsWithout) {
+  test::TempDir d;
+  const std::string kineto = R"J({"schemaVersion": 1, "traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 10, "dur": 20, "args": {"stream": 7}},
+    {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)", "pid": 0, "tid": 9, "ts": 20, "dur": 20, "args": {"stream": 9}}
+  ], "distributedInfo": {"rank": 3, "world_size": 4}})J";
+  std::ofstream(d.path() / "plain.json", std::ios::binary) << kineto;
+  std::ofstream(d.path() / "bom.json", std::ios::binary) << "\xEF\xBB\xBF" << kineto;
+  const model::Rank plain = std::move(plugins::load({d.path() / "plain.json"}).trace.ranks.at(0));
+  plugins::LoadResult r = plugins::load({d.path() / "bom.json"});
+  ASSERT_EQ(r.trace.ranks.size(), 1u);
+  EXPECT_EQ(r.trace.ranks[0].format, "kineto");
+  EXPECT_EQ(r.trace.ranks[0].rank, 3);
+  EXPECT_EQ(events(r.trace.ranks[0]), events(plain));
+  EXPECT_EQ(events(plain), 2u);
+}
+
+// Issue #25: a shardscope trace whose "shardscope" header comes after more than the detection head's worth
+// of events (here 70 KiB) is still read as shardscope, as `inspect` reads it, not as a PyTorch profiler trace.
+TEST(FormatDetection, AHeaderAfterTheFirst64KiBStillReadsAsShardscope) {
+  const model::Rank as_written = std::move(plugins::load({kGolden}).trace.ranks.at(0));
+  plugins::FileText text = plugins::read_text(kGolden);
+  nlohmann::json doc = nlohmann::json::parse(text.text());
+  std::string events_first = "{\"traceEvents\": [" + std::string(70 * 1024, ' ');
+  for (size_t k = 0; k < doc["traceEvents"].size(); ++k) events_first += (k ? "," : "") + doc["traceEvents"][k].dump();
+  events_first += "]";
+  for (auto it = doc.begin(); it != doc.end(); ++it)
+    if (it.key() != "traceEvents") events_first += ", \"" + it.key() + "\": " + it.value().dump();
+  events_first += "}";
+  ASSERT_GT(events_first.find("\"shardscope\""), size_t(64 * 1024));
+
+  test::TempDir d;
+  std::ofstream(d.path() / "late.json", std::ios::binary) << events_first;
+  std::ofstream(d.path() / "late_bom.json", std::ios::binary) << "\xEF\xBB\xBF" << events_first;
+  for (const char* name : {"late.json", "late_bom.json"}) {
+    for (bool keep_args : {false, true}) {
+      plugins::LoadOptions o;
+      o.keep_args = keep_args;
+      plugins::LoadResult r = plugins::load({d.path() / name}, o);
+      ASSERT_EQ(r.trace.ranks.size(), 1u) << name;
+      const model::Rank& rank = r.trace.ranks[0];
+      EXPECT_EQ(rank.format, "shardscope") << name;
+      EXPECT_EQ(rank.rank, as_written.rank) << name;
+      EXPECT_EQ(events(rank), events(as_written)) << name;
+      EXPECT_EQ(rank.steps.size(), as_written.steps.size()) << name;
+    }
+  }
+}
+
 }  // namespace

@@ -1,5 +1,5 @@
 // Text from a file or a user, made safe to print on one line: control characters (a newline in a file name,
-// a terminal escape in an event name) shown as \n, \t, \xNN, and at most `max` bytes kept, the rest said as
+// a terminal escape in an event name) shown as \n, \t, \xNN (C0 controls and DEL), \uNNNN (C1 controls, U+0085), and at most `max` bytes kept, the rest said as
 // a count. Every line shardscope prints that quotes input goes through it.
 #pragma once
 
@@ -21,6 +21,14 @@ inline std::string printable(std::string_view s, size_t max = std::string_view::
   size_t i = 0;
   for (; i < s.size() && out.size() < max; ++i) {
     const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c == 0xc2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) >= 0x80 && static_cast<unsigned char>(s[i + 1]) <= 0x9f) {
+      // A C1 control (U+0080 to U+009F, UTF-8 C2 80 to C2 9F): U+0085 is a line break to some terminals and
+      // editors, U+009B a terminal escape.
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned char>(s[++i]));
+      out += buf;
+      continue;
+    }
     if (c >= 0x20 && c != 0x7f) {
       out += char(c);
       continue;
