@@ -1,4 +1,4 @@
-// One event of the in-memory model: 56 bytes, names interned, times in integer nanoseconds. The viewer
+// One event of the in-memory model: 64 bytes, names interned, times in integer nanoseconds. The viewer
 // draws ten-million-event traces from these, so nothing here may grow without a reason.
 #pragma once
 
@@ -21,6 +21,7 @@ std::string_view to_string(IntervalClass c);
 std::string_view to_string(CollectiveKind k);  // SPEC's names: "all_gather", ...
 
 inline constexpr int64_t kUnknown = std::numeric_limits<int64_t>::min();
+inline constexpr uint32_t kNoSeq = std::numeric_limits<uint32_t>::max();
 
 enum EventFlags : uint8_t {
   // Kineto: a device event whose launch is not among the CPU events HTA keeps (HTA's step filter drops it
@@ -40,6 +41,11 @@ struct Event {
   int32_t unit = -1;        // FSDP unit
   int32_t group_size = 0;   // ranks in the collective's group, 0 unknown
   int32_t step = -1;        // index into Rank::steps of the step that issued it, -1 none
+  // A collective's place in its process group's sequence (PyTorch's "Seq", the trainer's issue count), the
+  // instance every rank of the group shares; kNoSeq when the trace does not say (instances then pair by
+  // position). With the group's name (interned, 0 none) it names the instance across ranks.
+  uint32_t seq = kNoSeq;
+  StringId group = 0;
   IntervalClass cls = IntervalClass::Host;
   CollectiveKind coll = CollectiveKind::None;
   char ph = 'X';

@@ -1,7 +1,9 @@
 #include "analyzer/analysis/summary.h"
 
 #include <algorithm>
+#include <tuple>
 
+#include "analyzer/metrics/clock_map.h"
 #include "model/saturating.h"
 #include "tracer/format/error.h"
 #include "tracer/format/printable.h"
@@ -54,19 +56,17 @@ RankSummary summarize(const model::Rank& rank, uint64_t order, Scope scope) {
     throw trace::TraceError(rank.source, 0, fmt::format("the {} add up to more than 64-bit nanoseconds hold (about 292 years): not a real run's times", what));
   s.arrivals = metrics::arrivals(rank, {rank.rank, order});
   s.header = plugins::header_of(rank, true);
-  // The instances, each with its place among its kind (the same order arrivals() numbers them in).
-  std::map<model::CollectiveKind, std::vector<const model::Event*>> by_kind;
-  for (const model::Track& t : rank.tracks)
-    for (const model::Event& e : t.events)
-      if (e.cls == model::IntervalClass::Communication && e.ph == 'X') by_kind[e.coll].push_back(&e);
-  for (auto& [kind, events] : by_kind) {
-    std::stable_sort(events.begin(), events.end(), [](const model::Event* a, const model::Event* b) { return a->ts_ns < b->ts_ns; });
-    const std::vector<int64_t>& wall = s.arrivals.wall_start.at(kind);
-    for (size_t n = 0; n < events.size(); ++n) {
-      const model::Event& e = *events[n];
-      s.collectives.push_back({kind, int64_t(n), e.unit, e.group_size, e.bytes, e.issued_ns, e.ts_ns, model::sat_add(e.ts_ns, e.dur_ns), wall[n]});
-    }
+  // The instances, each with its place among its kind in its group (as arrivals() numbers them).
+  const metrics::ClockMap clock(rank.clock_sync);
+  std::map<std::tuple<model::CollectiveKind, std::string, int64_t>, CollectiveRecord> by_place;
+  std::map<std::pair<model::CollectiveKind, std::string>, int64_t> place;
+  for (const metrics::CollectiveRef& r : metrics::instance_ids(rank)) {
+    const model::Event& e = rank.tracks[r.track].events[r.index];
+    const int64_t ordinal = place[{r.id.kind, r.id.group}]++;
+    by_place[{r.id.kind, r.id.group, ordinal}] = {r.id.kind,   ordinal,   r.id.by_seq ? r.id.n : -1, r.id.group, e.unit, e.group_size, e.bytes, e.issued_ns,
+                                                  e.ts_ns,     model::sat_add(e.ts_ns, e.dur_ns), clock.to_realtime(e.ts_ns)};
   }
+  for (auto& [k, c] : by_place) s.collectives.push_back(std::move(c));
   return s;
 }
 

@@ -19,10 +19,13 @@ enum class Scope {
   PrefetchOnly,  // only the prefetch check: `check-prefetch` pays for nothing else
 };
 
-// One collective instance of the rank: the n-th of its kind (by start), as the trace gives it.
+// One collective instance of the rank: the n-th of its kind in its process group (by start), as the trace
+// gives it.
 struct CollectiveRecord {
   model::CollectiveKind kind = model::CollectiveKind::Unknown;
   int64_t ordinal = 0;
+  int64_t seq = -1;   // the process group's sequence number, -1 when the trace does not say
+  std::string group;  // the process group's name, "" when the trace does not say
   int32_t unit = -1, group_size = 0;
   int64_t bytes = model::kUnknown, issued_ns = model::kUnknown;
   int64_t start_ns = 0, end_ns = 0;  // on the trace's clock
@@ -32,7 +35,7 @@ struct CollectiveRecord {
 struct RankSummary {
   report::RankReport report;                  // the prefetch check judged on this rank alone until the reduce
   metrics::RankArrivals arrivals;             // the reduce's input
-  std::vector<CollectiveRecord> collectives;  // by kind, then ordinal
+  std::vector<CollectiveRecord> collectives;  // by kind, group, then ordinal
   std::map<std::string, int64_t> device_time;  // every device activity's total time, by name (`diff`)
   // From the loader: what check_one_run needs, the file's warnings, its size and the text parsed.
   plugins::RankHeader header;

@@ -38,7 +38,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(EventRef, track, index)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(UnitPrefetch, unit, next_unit, compute, all_gather, next_compute, reduce_scatter, compute_start_ns, compute_end_ns,
                                    next_compute_start_ns, compute_issued_ns, issued_ns, ag_start_ns, ag_end_ns, issue_lead_ns, ag_ns, hidden_ns,
                                    exposed_wait_ns, queued_ns, serialized_behind_rs, throttled, throttled_from_ns, all_gather_ordinal,
-                                   all_gather_wall_ns, late_peer, late_peer_ns, cause)
+                                   all_gather_group, all_gather_by_seq, all_gather_wall_ns, late_peer, late_peer_ns, cause)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StepPrefetch, step, warm_up, aborted, units, verdict, na, na_count, cause, missing_pairs, ag_ns, hidden_ns,
                                    exposed_wait_ns)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankPrefetch, rank, configured, limit, steps, na, unit_identity, forward_all_gathers, forward_throttled, verdict,
@@ -47,7 +47,9 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MemoryRow, category, measured, predicted, mea
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankMemory, rank, rows, config, departs_most, all_agree, activations, activations_na, no_counters, states_na)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankKey, rank, order)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(InstanceSize, dur_ns, bytes, group_size)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankArrivals, key, clock_mapped, wall_start, size)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(InstanceId, kind, group, by_seq, n)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(KeyedArrival, id, wall_ns, size)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankArrivals, key, clock_mapped, wall_start, size, keyed)
 }  // namespace shardscope::metrics
 namespace shardscope::plugins {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankHeader, rank, world_size, source, run_config, wall_start, rank_given)

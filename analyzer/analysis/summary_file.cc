@@ -28,12 +28,12 @@ CREATE TABLE meta(key TEXT PRIMARY KEY, value) WITHOUT ROWID;
 CREATE TABLE steps(step INTEGER, start_ns INTEGER, end_ns INTEGER, aborted INTEGER, window_ns INTEGER, compute_ns INTEGER, comm_ns INTEGER,
                    overlap_ns INTEGER, exposed_ns INTEGER, busy_ns INTEGER, idle_ns INTEGER);
 CREATE TABLE collectives(kind TEXT, ordinal INTEGER, unit INTEGER, group_size INTEGER, bytes INTEGER, issued_ns INTEGER, start_ns INTEGER,
-                         end_ns INTEGER, wall_start_ns INTEGER);
+                         end_ns INTEGER, wall_start_ns INTEGER, seq INTEGER, process_group TEXT);
 CREATE TABLE collective_stats(kind TEXT, count INTEGER, time_ns INTEGER, bytes INTEGER, sized_count INTEGER, sized_time_ns INTEGER,
                               algbw_gbps REAL, busbw_gbps REAL, group_size INTEGER);
 CREATE TABLE prefetch_units(step INTEGER, unit INTEGER, next_unit INTEGER, issued_ns INTEGER, ag_start_ns INTEGER, ag_end_ns INTEGER,
                             issue_lead_ns INTEGER, ag_ns INTEGER, hidden_ns INTEGER, exposed_wait_ns INTEGER, cause INTEGER,
-                            all_gather_ordinal INTEGER);
+                            all_gather_ordinal INTEGER, all_gather_group TEXT, all_gather_by_seq INTEGER);
 CREATE TABLE memory(category TEXT, measured_bytes REAL, predicted_bytes REAL);
 CREATE TABLE device_time(name TEXT, total_ns INTEGER);
 CREATE TABLE warnings(message TEXT);
@@ -160,20 +160,21 @@ void write_tables(sqlite3* db, const RankSummary& s, const std::string& file) {
     st.bind(1, row.step.number).bind(2, row.step.start_ns).bind(3, row.step.end_ns).bind(4, int64_t(row.step.aborted)).bind(5, row.m.window_ns)
         .bind(6, row.m.compute_ns).bind(7, row.m.comm_ns).bind(8, row.m.overlap_ns).bind(9, row.m.exposed_ns()).bind(10, row.m.busy_ns)
         .bind(11, row.m.idle_ns()).run();
-  Stmt co(db, "INSERT INTO collectives VALUES (?,?,?,?,?,?,?,?,?)", file);
+  Stmt co(db, "INSERT INTO collectives VALUES (?,?,?,?,?,?,?,?,?,?,?)", file);
   for (const CollectiveRecord& c : s.collectives)
     co.bind(1, model::to_string(c.kind)).bind(2, c.ordinal).bind(3, int64_t(c.unit)).bind(4, int64_t(c.group_size)).bind_known(5, c.bytes)
-        .bind_known(6, c.issued_ns).bind(7, c.start_ns).bind(8, c.end_ns).bind(9, c.wall_start_ns).run();
+        .bind_known(6, c.issued_ns).bind(7, c.start_ns).bind(8, c.end_ns).bind(9, c.wall_start_ns).bind_known(10, c.seq >= 0 ? c.seq : model::kUnknown)
+        .bind(11, std::string_view(c.group)).run();
   Stmt cs(db, "INSERT INTO collective_stats VALUES (?,?,?,?,?,?,?,?,?)", file);
   for (const metrics::CollectiveStats& c : r.collectives)
     cs.bind(1, model::to_string(c.kind)).bind(2, c.count).bind(3, c.time_ns).bind(4, c.bytes).bind(5, c.sized_count).bind(6, c.sized_time_ns)
         .bind(7, c.algbw_gbps()).bind(8, c.busbw_gbps()).bind(9, int64_t(c.group_size)).run();
-  Stmt pu(db, "INSERT INTO prefetch_units VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", file);
+  Stmt pu(db, "INSERT INTO prefetch_units VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", file);
   for (const metrics::StepPrefetch& sp : r.prefetch.steps)
     for (const metrics::UnitPrefetch& u : sp.units)
       pu.bind(1, sp.step).bind(2, int64_t(u.unit)).bind(3, int64_t(u.next_unit)).bind(4, u.issued_ns).bind(5, u.ag_start_ns).bind(6, u.ag_end_ns)
           .bind(7, u.issue_lead_ns).bind(8, u.ag_ns).bind(9, u.hidden_ns).bind(10, u.exposed_wait_ns).bind(11, int64_t(u.cause))
-          .bind(12, u.all_gather_ordinal).run();
+          .bind(12, u.all_gather_ordinal).bind(13, std::string_view(u.all_gather_group)).bind(14, int64_t(u.all_gather_by_seq)).run();
   Stmt me(db, "INSERT INTO memory VALUES (?,?,?)", file);
   for (const metrics::MemoryRow& row : r.memory.rows) me.bind(1, std::string_view(row.category)).bind(2, row.measured).bind(3, row.predicted).run();
   // The table keeps the activities that took the most time (kernel names run to hundreds of characters, and a
@@ -270,13 +271,24 @@ RankSummary read_summary(const fs::path& path, uint64_t order) {
   // meta.rank is the rank (what a user edits to renumber a summary); the record follows it.
   s.report.rank = s.report.prefetch.rank = s.report.memory.rank = s.header.rank;
   s.arrivals.key = {s.header.rank, order};
-  Stmt co(db.get(), "SELECT kind, ordinal, unit, group_size, bytes, issued_ns, start_ns, end_ns, wall_start_ns FROM collectives ORDER BY kind, ordinal", file);
+  Stmt co(db.get(), "SELECT kind, ordinal, unit, group_size, bytes, issued_ns, start_ns, end_ns, wall_start_ns, seq, process_group FROM collectives "
+                    "ORDER BY kind, process_group, ordinal", file);
+  std::map<std::pair<model::CollectiveKind, std::string>, int64_t> next;  // the ordinal each (kind, group) is at
   while (co.row()) {
-    CollectiveRecord c{kind_named(co.text(0), file), co.i64(1), int32_t(co.i64(2)), int32_t(co.i64(3)), co.known(4), co.known(5), co.i64(6), co.i64(7), co.i64(8)};
-    std::vector<int64_t>& starts = s.arrivals.wall_start[c.kind];
-    if (c.ordinal != int64_t(starts.size())) throw trace::TraceError(file, 0, fmt::format("summary: collectives of kind {} skip ordinal {}", model::to_string(c.kind), starts.size()));
-    starts.push_back(c.wall_start_ns);
-    s.arrivals.size[c.kind].push_back({model::sat_sub(c.end_ns, c.start_ns), c.bytes, c.group_size});
+    const int64_t seq = co.known(9);
+    CollectiveRecord c{kind_named(co.text(0), file), co.i64(1), seq == model::kUnknown ? -1 : seq, co.text(10), int32_t(co.i64(2)), int32_t(co.i64(3)),
+                       co.known(4), co.known(5), co.i64(6), co.i64(7), co.i64(8)};
+    int64_t& expected = next[{c.kind, c.group}];
+    if (c.ordinal != expected)
+      throw trace::TraceError(file, 0, fmt::format("summary: collectives of kind {} skip ordinal {}", model::to_string(c.kind), expected));
+    ++expected;
+    const metrics::InstanceSize size{model::sat_sub(c.end_ns, c.start_ns), c.bytes, c.group_size};
+    if (c.seq >= 0 || !c.group.empty()) {
+      s.arrivals.keyed.push_back({{c.kind, c.group, c.seq >= 0, c.seq >= 0 ? c.seq : c.ordinal}, c.wall_start_ns, size});
+    } else {
+      s.arrivals.wall_start[c.kind].push_back(c.wall_start_ns);
+      s.arrivals.size[c.kind].push_back(size);
+    }
     s.collectives.push_back(c);
   }
   Stmt wa(db.get(), "SELECT message FROM warnings ORDER BY rowid", file);

@@ -45,10 +45,11 @@ std::vector<CollectiveStats> collective_stats(const model::Rank& rank, int64_t l
 
 struct StragglerInstance {
   model::CollectiveKind kind;
-  size_t ordinal = 0;       // the n-th collective of this kind on every rank
+  size_t ordinal = 0;       // the n-th collective of this kind (of its group) on every rank, or its sequence number
   int last_rank = 0;        // whose kernel started last
   int64_t late_by_ns = 0;   // its start minus the next-latest rank's start (both on the wall clock)
   int64_t spread_ns = 0;    // its start minus the earliest rank's start
+  bool by_seq = false;      // `ordinal` is the process group's sequence number
 };
 
 struct StragglerRank {
@@ -73,7 +74,13 @@ struct StragglerNote {
 
 enum class StragglersNa : uint8_t { None, OneRank, NoCommonCollective };
 
+// How collective instances were matched across ranks: by (process group, sequence number) where the traces
+// carry them, by place among each rank's collectives of a kind (within its process group, where named)
+// otherwise; Mixed when some were matched each way.
+enum class Pairing : uint8_t { None, Position, Sequence, Mixed };
+
 struct Stragglers {
+  Pairing pairing = Pairing::None;
   std::vector<StragglerInstance> instances;  // every matched instance
   std::vector<StragglerRank> ranks;          // every rank, in rank order
   std::vector<StragglerNote> notes;          // why some instances could not be matched

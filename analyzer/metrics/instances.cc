@@ -17,22 +17,49 @@ bool is_collective(const model::Event& e) { return e.cls == model::IntervalClass
 
 }  // namespace
 
+std::vector<CollectiveRef> instance_ids(const model::Rank& rank) {
+  std::vector<std::pair<int64_t, CollectiveRef>> all;  // (start, ref)
+  for (size_t t = 0; t < rank.tracks.size(); ++t)
+    for (size_t i = 0; i < rank.tracks[t].events.size(); ++i) {
+      const model::Event& e = rank.tracks[t].events[i];
+      if (!is_collective(e)) continue;
+      CollectiveRef r{uint32_t(t), uint32_t(i), {}};
+      r.id.kind = e.coll;
+      r.id.group = std::string(rank.str(e.group));
+      r.id.by_seq = e.seq != model::kNoSeq;
+      r.id.n = r.id.by_seq ? int64_t(e.seq) : 0;
+      all.push_back({e.ts_ns, std::move(r)});
+    }
+  // Places by start within each (kind, group), ties by track and index so that any order of reading agrees.
+  std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : std::pair(a.second.track, a.second.index) < std::pair(b.second.track, b.second.index);
+  });
+  std::map<std::pair<CollectiveKind, std::string>, int64_t> place;
+  std::vector<CollectiveRef> out;
+  out.reserve(all.size());
+  for (auto& [ts, r] : all) {
+    int64_t& p = place[{r.id.kind, r.id.group}];
+    if (!r.id.by_seq) r.id.n = p;
+    ++p;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 RankArrivals arrivals(const model::Rank& rank, RankKey key) {
   RankArrivals out;
   out.key = key;
   ClockMap clock(rank.clock_sync);
   out.clock_mapped = clock.mapped();
-  std::map<CollectiveKind, std::vector<const model::Event*>> by_kind;
-  for (const model::Track& t : rank.tracks)
-    for (const model::Event& e : t.events)
-      if (is_collective(e)) by_kind[e.coll].push_back(&e);
-  for (auto& [kind, events] : by_kind) {
-    std::stable_sort(events.begin(), events.end(), [](const model::Event* a, const model::Event* b) { return a->ts_ns < b->ts_ns; });
-    std::vector<int64_t>& starts = out.wall_start[kind];
-    std::vector<InstanceSize>& sizes = out.size[kind];
-    for (const model::Event* e : events) {
-      starts.push_back(clock.to_realtime(e->ts_ns));
-      sizes.push_back({e->dur_ns, e->bytes, e->group_size});
+  for (const CollectiveRef& r : instance_ids(rank)) {
+    const model::Event& e = rank.tracks[r.track].events[r.index];
+    const InstanceSize size{e.dur_ns, e.bytes, e.group_size};
+    const int64_t wall = clock.to_realtime(e.ts_ns);
+    if (r.id.by_seq || !r.id.group.empty()) {
+      out.keyed.push_back({r.id, wall, size});
+    } else {
+      out.wall_start[r.id.kind].push_back(wall);
+      out.size[r.id.kind].push_back(size);
     }
   }
   return out;
@@ -40,26 +67,19 @@ RankArrivals arrivals(const model::Rank& rank, RankKey key) {
 
 void locate_all_gathers(const model::Rank& rank, RankPrefetch& prefetch) {
   ClockMap clock(rank.clock_sync);
-  std::vector<std::pair<int64_t, std::pair<int32_t, int32_t>>> all;  // (start, (track, index))
-  for (size_t t = 0; t < rank.tracks.size(); ++t)
-    for (size_t i = 0; i < rank.tracks[t].events.size(); ++i) {
-      const model::Event& e = rank.tracks[t].events[i];
-      if (is_collective(e) && e.coll == CollectiveKind::AllGather) all.push_back({e.ts_ns, {int32_t(t), int32_t(i)}});
-    }
-  std::sort(all.begin(), all.end());
+  std::map<std::pair<uint32_t, uint32_t>, const InstanceId*> id_of;
+  const std::vector<CollectiveRef> ids = instance_ids(rank);
+  for (const CollectiveRef& r : ids)
+    if (r.id.kind == CollectiveKind::AllGather) id_of[{r.track, r.index}] = &r.id;
   for (StepPrefetch& s : prefetch.steps)
     for (UnitPrefetch& u : s.units) {
       if (!u.all_gather.valid()) continue;
-      const std::pair<int32_t, int32_t> at{u.all_gather.track, u.all_gather.index};
-      // By the pair's start, then among the few all-gathers that start with it.
-      const int64_t ts = rank.tracks[size_t(at.first)].events[size_t(at.second)].ts_ns;
-      auto it = std::lower_bound(all.begin(), all.end(), std::pair{ts, std::pair{INT32_MIN, INT32_MIN}});
-      for (; it != all.end() && it->first == ts; ++it)
-        if (it->second == at) {
-          u.all_gather_ordinal = int64_t(it - all.begin());
-          u.all_gather_wall_ns = clock.to_realtime(ts);
-          break;
-        }
+      auto it = id_of.find({uint32_t(u.all_gather.track), uint32_t(u.all_gather.index)});
+      if (it == id_of.end()) continue;
+      u.all_gather_ordinal = it->second->n;
+      u.all_gather_group = it->second->group;
+      u.all_gather_by_seq = it->second->by_seq;
+      u.all_gather_wall_ns = clock.to_realtime(rank.tracks[size_t(u.all_gather.track)].events[size_t(u.all_gather.index)].ts_ns);
     }
 }
 
@@ -101,30 +121,37 @@ void InstanceTable::add(const RankArrivals& rank) {
   c.key = rank.key;
   c.clock_mapped = rank.clock_mapped;
   for (const auto& [kind, starts] : rank.wall_start) {
-    c.count[kind] = starts.size();
-    std::vector<Instance>& row = instances_[kind];
-    if (row.size() < starts.size()) row.resize(starts.size());
+    c.count[kind] += starts.size();
     auto sizes = rank.size.find(kind);
-    for (size_t n = 0; n < starts.size(); ++n)
-      if (sizes != rank.size.end() && n < sizes->second.size()) row[n].add(starts[n], rank.key, sizes->second[n]);
-      else row[n].add(starts[n], rank.key);
+    for (size_t n = 0; n < starts.size(); ++n) {
+      Instance& in = instances_[InstanceId{kind, "", false, int64_t(n)}];
+      if (sizes != rank.size.end() && n < sizes->second.size()) in.add(starts[n], rank.key, sizes->second[n]);
+      else in.add(starts[n], rank.key);
+    }
+  }
+  for (const KeyedArrival& a : rank.keyed) {
+    ++c.count[a.id.kind];
+    instances_[a.id].add(a.wall_ns, rank.key, a.size);
   }
 }
 
 void InstanceTable::merge(const InstanceTable& other) {
-  for (const auto& [kind, theirs] : other.instances_) {
-    std::vector<Instance>& row = instances_[kind];
-    if (row.size() < theirs.size()) row.resize(theirs.size());
-    for (size_t n = 0; n < theirs.size(); ++n) row[n].merge(theirs[n]);
-  }
+  for (const auto& [id, theirs] : other.instances_) instances_[id].merge(theirs);
   ranks_.insert(ranks_.end(), other.ranks_.begin(), other.ranks_.end());
 }
 
-InstanceTable InstanceTable::from_parts(std::map<CollectiveKind, std::vector<Instance>> instances, std::vector<RankCounts> ranks) {
+InstanceTable InstanceTable::from_parts(Row instances, std::vector<RankCounts> ranks) {
   InstanceTable t;
   t.instances_ = std::move(instances);
   t.ranks_ = std::move(ranks);
   return t;
+}
+
+bool InstanceTable::complete(const InstanceId& id, const Instance& in) const {
+  // A named group smaller than the run (hybrid sharding's shard groups) is complete with its own ranks; a
+  // group larger than the ranks analysed, with all of those. Unnamed, every rank is in it.
+  const size_t expected = !id.group.empty() && in.group_size > 0 ? std::min(size_t(in.group_size), ranks_.size()) : ranks_.size();
+  return in.ranks >= expected;
 }
 
 Stragglers InstanceTable::stragglers() const {
@@ -140,31 +167,30 @@ Stragglers InstanceTable::stragglers() const {
     if (!r.clock_mapped) unmapped.push_back(r.key.rank);
   if (unmapped.size() == ranks.size()) out.notes.push_back({StragglerNote::Code::NoClockSync});
   else if (!unmapped.empty()) out.notes.push_back({StragglerNote::Code::SomeUnmapped, unmapped});
-  // The kinds of the first rank, each up to the fewest instances any rank has; a rank whose count differs
-  // from the first rank's is named.
-  std::map<CollectiveKind, uint64_t> common = ranks[0].count;
+  // A rank whose count of a kind differs from the first rank's is named: some of its instances have no
+  // match. The instances matched are those every rank of their group has (complete()).
+  const std::map<CollectiveKind, uint64_t>& common = ranks[0].count;
   for (size_t r = 1; r < ranks.size(); ++r)
-    for (auto& [k, n] : common) {
+    for (const auto& [k, n] : common) {
       auto it = ranks[r].count.find(k);
       const uint64_t here = it == ranks[r].count.end() ? 0 : it->second, there = ranks[0].count.at(k);
       if (here != there) out.notes.push_back({StragglerNote::Code::CountsDiffer, {}, ranks[r].key.rank, ranks[0].key.rank, here, there, k});
-      n = std::min(n, here);
     }
   std::map<RankKey, size_t> place;
   out.ranks.resize(ranks.size());
   for (size_t r = 0; r < ranks.size(); ++r) out.ranks[r].rank = ranks[r].key.rank, place[ranks[r].key] = r;
-  for (const auto& [k, n] : common) {
-    auto row = instances_.find(k);
-    for (size_t i = 0; i < n && row != instances_.end(); ++i) {
-      const Instance& in = row->second[i];
-      StragglerInstance s{k, i, in.last_hi.rank, model::sat_sub(in.last_ns, in.next_last_ns), model::sat_sub(in.last_ns, in.first_ns)};
-      StragglerRank& sr = out.ranks[place.at(in.last_hi)];
-      ++sr.times_last;
-      sr.total_late_by_ns = model::sat_add(sr.total_late_by_ns, s.late_by_ns);
-      sr.max_late_by_ns = std::max(sr.max_late_by_ns, s.late_by_ns);
-      out.instances.push_back(s);
-    }
+  bool by_seq = false, by_place = false;
+  for (const auto& [id, in] : instances_) {
+    if (!complete(id, in)) continue;
+    (id.by_seq ? by_seq : by_place) = true;
+    StragglerInstance s{id.kind, size_t(id.n), in.last_hi.rank, model::sat_sub(in.last_ns, in.next_last_ns), model::sat_sub(in.last_ns, in.first_ns), id.by_seq};
+    StragglerRank& sr = out.ranks[place.at(in.last_hi)];
+    ++sr.times_last;
+    sr.total_late_by_ns = model::sat_add(sr.total_late_by_ns, s.late_by_ns);
+    sr.max_late_by_ns = std::max(sr.max_late_by_ns, s.late_by_ns);
+    out.instances.push_back(s);
   }
+  out.pairing = by_seq && by_place ? Pairing::Mixed : by_seq ? Pairing::Sequence : by_place ? Pairing::Position : Pairing::None;
   if (out.instances.empty()) out.not_applicable = StragglersNa::NoCommonCollective;
   return out;
 }
@@ -178,49 +204,28 @@ std::optional<double> LinkStats::busbw_gbps() const {
   return bus_bytes / double(sized_fastest_ns);
 }
 
-namespace {
-
-// Per kind, how many instances every rank has (0 for a kind some rank lacks).
-std::map<CollectiveKind, uint64_t> common_counts(const std::vector<InstanceTable::RankCounts>& ranks) {
-  std::map<CollectiveKind, uint64_t> common;
-  if (ranks.empty()) return common;
-  common = ranks.front().count;
-  for (const auto& r : ranks)
-    for (auto& [k, n] : common) {
-      auto it = r.count.find(k);
-      n = std::min(n, it == r.count.end() ? uint64_t(0) : it->second);
-    }
-  return common;
-}
-
-}  // namespace
-
 std::vector<LinkStats> InstanceTable::links() const {
   std::vector<LinkStats> out;
   if (ranks_.size() < 2) return out;
-  for (const auto& [kind, n] : common_counts(ranks_)) {
-    auto row = instances_.find(kind);
-    if (n == 0 || row == instances_.end()) continue;
-    LinkStats l;
-    l.kind = kind;
-    for (size_t i = 0; i < n && i < row->second.size(); ++i) {
-      const Instance& in = row->second[i];
-      if (in.fastest_ns == INT64_MAX) continue;  // no rank said how long it ran
-      ++l.instances;
-      l.fastest_ns = model::sat_add(l.fastest_ns, in.fastest_ns);
-      l.group_size = std::max(l.group_size, int(in.group_size));
-      if (in.bytes != model::kUnknown) {
-        ++l.sized;
-        l.bytes = model::sat_add(l.bytes, in.bytes);
-        l.sized_fastest_ns = model::sat_add(l.sized_fastest_ns, in.fastest_ns);
-        l.bus_bytes += double(in.bytes) * model::busbw_factor(kind, in.group_size);
-        if (in.group_size <= 0 && (kind == CollectiveKind::AllGather || kind == CollectiveKind::ReduceScatter || kind == CollectiveKind::AllReduce ||
-                                   kind == CollectiveKind::AllToAll))
-          ++l.sized_without_group;
-      }
+  std::map<CollectiveKind, LinkStats> by;
+  for (const auto& [id, in] : instances_) {
+    if (!complete(id, in) || in.fastest_ns == INT64_MAX) continue;  // not every rank has it, or none said how long it ran
+    LinkStats& l = by[id.kind];
+    l.kind = id.kind;
+    ++l.instances;
+    l.fastest_ns = model::sat_add(l.fastest_ns, in.fastest_ns);
+    l.group_size = std::max(l.group_size, int(in.group_size));
+    if (in.bytes != model::kUnknown) {
+      ++l.sized;
+      l.bytes = model::sat_add(l.bytes, in.bytes);
+      l.sized_fastest_ns = model::sat_add(l.sized_fastest_ns, in.fastest_ns);
+      l.bus_bytes += double(in.bytes) * model::busbw_factor(id.kind, in.group_size);
+      if (in.group_size <= 0 && (id.kind == CollectiveKind::AllGather || id.kind == CollectiveKind::ReduceScatter || id.kind == CollectiveKind::AllReduce ||
+                                 id.kind == CollectiveKind::AllToAll))
+        ++l.sized_without_group;
     }
-    if (l.instances) out.push_back(l);
   }
+  for (auto& [k, l] : by) out.push_back(l);
   return out;
 }
 
@@ -230,26 +235,28 @@ std::optional<int64_t> InstanceTable::fastest_time(CollectiveKind kind, uint64_t
     auto it = r.count.find(kind);
     if (it == r.count.end() || it->second != count) return std::nullopt;
   }
-  auto row = instances_.find(kind);
-  if (row == instances_.end() || row->second.size() < count) return std::nullopt;
+  // Every rank has `count` of the kind: the sum holds only when each instance is every rank's.
   int64_t sum = 0;
-  for (size_t i = 0; i < count; ++i) {
-    if (row->second[i].fastest_ns == INT64_MAX) return std::nullopt;
-    sum = model::sat_add(sum, row->second[i].fastest_ns);
+  uint64_t seen = 0;
+  for (auto it = instances_.lower_bound(InstanceId{kind, "", false, INT64_MIN}); it != instances_.end() && it->first.kind == kind; ++it) {
+    if (!complete(it->first, it->second) || it->second.fastest_ns == INT64_MAX) return std::nullopt;
+    sum = model::sat_add(sum, it->second.fastest_ns);
+    ++seen;
   }
+  if (seen != count) return std::nullopt;
   return sum;
 }
 
 void InstanceTable::name_late_peers(RankPrefetch& prefetch, RankKey key) const {
   if (ranks_.size() < 2) return;
-  auto row = instances_.find(CollectiveKind::AllGather);
-  if (row == instances_.end()) return;
   bool rank_changed = false;
   for (StepPrefetch& s : prefetch.steps) {
     bool changed = false;
     for (UnitPrefetch& u : s.units) {
-      if (u.all_gather_ordinal < 0 || size_t(u.all_gather_ordinal) >= row->second.size()) continue;
-      const Instance& in = row->second[size_t(u.all_gather_ordinal)];
+      if (u.all_gather_ordinal < 0) continue;
+      auto found = instances_.find(InstanceId{CollectiveKind::AllGather, u.all_gather_group, u.all_gather_by_seq, u.all_gather_ordinal});
+      if (found == instances_.end()) continue;
+      const Instance& in = found->second;
       const int64_t mine = u.all_gather_wall_ns;
       // The peer that arrived last, when after this rank: the first in rank order of those that did.
       if (in.last_ns > mine && !(in.last_lo == key)) {

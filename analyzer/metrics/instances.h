@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "analyzer/metrics/collectives.h"
@@ -32,12 +33,40 @@ struct InstanceSize {
   int32_t group_size = 0;  // 0 unknown
 };
 
+// Which instance a collective is across ranks: its process group and sequence number where the trace says
+// them (PyTorch's "Seq"), otherwise its place among the rank's collectives of its kind in its group (by
+// start): a rank whose trace begins one collective late, or two groups interleaved differently on two
+// ranks, still pair right when the sequence numbers are there.
+struct InstanceId {
+  model::CollectiveKind kind = model::CollectiveKind::None;
+  std::string group;    // the process group's name, "" unknown
+  bool by_seq = false;  // n is the group's sequence number (else the place)
+  int64_t n = 0;
+  auto operator<=>(const InstanceId&) const = default;
+};
+
+// A collective of a group, or with a sequence number, on one rank.
+struct KeyedArrival {
+  InstanceId id;
+  int64_t wall_ns = 0;
+  InstanceSize size;
+};
+
 struct RankArrivals {
   RankKey key;
   bool clock_mapped = false;
+  // Collectives with neither group nor sequence number, matched by place.
   std::map<model::CollectiveKind, std::vector<int64_t>> wall_start;  // per kind, in issue (start) order
   std::map<model::CollectiveKind, std::vector<InstanceSize>> size;   // per kind, in the same order (may be absent)
+  std::vector<KeyedArrival> keyed;  // the others
 };
+
+// Each collective event of the rank (by track and index) with its instance, in start order per kind.
+struct CollectiveRef {
+  uint32_t track, index;
+  InstanceId id;
+};
+std::vector<CollectiveRef> instance_ids(const model::Rank& rank);
 
 // A collective kind across the ranks of a run, each instance timed by its fastest rank: that rank's kernel
 // spent (almost) no time waiting for peers, so its time is the link's, as nccl-tests and TraceLens time an
@@ -77,6 +106,7 @@ struct Instance {
 
 class InstanceTable {
  public:
+  using Row = std::map<InstanceId, Instance>;
   void add(const RankArrivals& rank);
   void merge(const InstanceTable& other);
 
@@ -93,7 +123,7 @@ class InstanceTable {
   void name_late_peers(RankPrefetch& prefetch, RankKey key) const;
 
   size_t rank_count() const { return ranks_.size(); }
-  const std::map<model::CollectiveKind, std::vector<Instance>>& instances() const { return instances_; }
+  const Row& instances() const { return instances_; }
 
   // Per rank: how many instances of each kind it has (the straggler notes compare them) and whether its
   // clock maps onto the wall clock.
@@ -104,10 +134,13 @@ class InstanceTable {
   };
   const std::vector<RankCounts>& ranks() const { return ranks_; }
   // For transport (MPI): rebuilt from its parts.
-  static InstanceTable from_parts(std::map<model::CollectiveKind, std::vector<Instance>> instances, std::vector<RankCounts> ranks);
+  static InstanceTable from_parts(Row instances, std::vector<RankCounts> ranks);
 
  private:
-  std::map<model::CollectiveKind, std::vector<Instance>> instances_;
+  // Whether every rank of the instance's group (of those in the table) arrived at it.
+  bool complete(const InstanceId& id, const Instance& in) const;
+
+  Row instances_;
   std::vector<RankCounts> ranks_;
 };
 

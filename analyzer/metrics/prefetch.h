@@ -63,7 +63,11 @@ struct UnitPrefetch {
   bool serialized_behind_rs = false;
   bool throttled = false;
   int64_t throttled_from_ns = 0;  // when throttled: the limiter's hit
-  int64_t all_gather_ordinal = -1;  // AG_{i-1}'s place among the rank's all-gathers: the instance matched across ranks
+  // AG_{i-1}'s instance across ranks (metrics::InstanceId): its place among the rank's all-gathers of its
+  // process group, or that group's sequence number.
+  int64_t all_gather_ordinal = -1;
+  std::string all_gather_group;
+  bool all_gather_by_seq = false;
   int64_t all_gather_wall_ns = 0;   // its start on the wall clock
   int late_peer = -1;           // the rank that arrived last at this all-gather, when it was not this one
   int64_t late_peer_ns = 0;     // by how much after this rank (wall clock)

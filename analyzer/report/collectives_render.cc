@@ -16,6 +16,16 @@ std::string na_text(metrics::CollectiveNa why, model::CollectiveKind kind) {
   return "";
 }
 
+std::string pairing_text(metrics::Pairing p) {
+  switch (p) {
+    case metrics::Pairing::None: return "";
+    case metrics::Pairing::Sequence: return "by process group and sequence number";
+    case metrics::Pairing::Position: return "by position, the n-th of a kind on each rank (the traces carry no sequence numbers)";
+    case metrics::Pairing::Mixed: return "by sequence number where the traces carry one, by position elsewhere";
+  }
+  return "";
+}
+
 std::string wait_na_text() { return "n/a: the ranks have different numbers of these instances, so no instance is matched with certainty"; }
 
 std::string partly_sized_text(const metrics::CollectiveStats& c) {

@@ -296,6 +296,7 @@ details>summary{cursor:pointer;font-weight:bold;margin:.6em 0}td.name{max-width:
   if (r.stragglers.not_applicable != metrics::StragglersNa::None) {
     h += "<p>" + html_escape(na_text(r.stragglers.not_applicable)) + "</p>\n";
   } else {
+    h += "<p>" + html_escape(fmt::format("{} collective instances matched across ranks, {}.", r.stragglers.instances.size(), pairing_text(r.stragglers.pairing))) + "</p>\n";
     h += "<table><tr><th>rank</th><th>times last</th><th>total late ms</th><th>max late ms</th></tr>\n";
     for (const metrics::StragglerRank& s : r.stragglers.ranks)
       h += "<tr>" + td(std::to_string(s.rank)) + td(std::to_string(s.times_last), true) + td(s.total_late_by_ns == INT64_MAX ? "over 2^63 ns" : ms(s.total_late_by_ns), true) + td(s.max_late_by_ns == INT64_MAX ? "over 2^63 ns" : ms(s.max_late_by_ns), true) + "</tr>\n";

@@ -147,9 +147,13 @@ json render_json(const Report& r) {
   s[k::kRanks] = json::array();
   for (const metrics::StragglerRank& sr : r.stragglers.ranks)
     s[k::kRanks].push_back({{k::kRank, sr.rank}, {k::kTimesLast, sr.times_last}, {k::kTotalLateByNs, ns_or_null(sr.total_late_by_ns)}, {k::kMaxLateByNs, ns_or_null(sr.max_late_by_ns)}});
+  static constexpr const char* kPairings[] = {nullptr, "position", "sequence", "mixed"};
+  const char* pairing = kPairings[size_t(r.stragglers.pairing)];
+  s[rk::kPairing] = pairing ? json(pairing) : json(nullptr);
   s[k::kInstances] = json::array();
   for (const metrics::StragglerInstance& i : r.stragglers.instances)
-    s[k::kInstances].push_back({{k::kKind, model::to_string(i.kind)}, {k::kOrdinal, i.ordinal}, {k::kLastRank, i.last_rank}, {k::kLateByNs, ns_or_null(i.late_by_ns)}, {k::kSpreadNs, ns_or_null(i.spread_ns)}});
+    s[k::kInstances].push_back({{k::kKind, model::to_string(i.kind)}, {k::kOrdinal, i.ordinal}, {rk::kBySeq, i.by_seq}, {k::kLastRank, i.last_rank},
+                                {k::kLateByNs, ns_or_null(i.late_by_ns)}, {k::kSpreadNs, ns_or_null(i.spread_ns)}});
   out[k::kStragglers] = s;
   out[rk::kLinks] = json::array();
   for (const metrics::LinkStats& l : r.links)

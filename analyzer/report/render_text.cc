@@ -148,8 +148,8 @@ std::string render_text(const Report& r, bool md, const Selection& sel) {
     for (const metrics::StragglerRank& s : r.stragglers.ranks)
       if (std::binary_search(shown.begin(), shown.end(), s.rank) || (summary.straggler && summary.straggler->rank == s.rank))
         t.rows.push_back({std::to_string(s.rank), std::to_string(s.times_last), late_ms(s.total_late_by_ns), late_ms(s.max_late_by_ns)});
-    para(fmt::format("{} collective instances matched across ranks; the last rank to arrive, and by how much it trailed the next-latest{}:",
-                     r.stragglers.instances.size(), t.rows.size() < r.stragglers.ranks.size() ? " (the ranks shown and the straggler; --ranks all for every rank)" : ""));
+    para(fmt::format("{} collective instances matched across ranks {}; the last rank to arrive, and by how much it trailed the next-latest{}:",
+                     r.stragglers.instances.size(), pairing_text(r.stragglers.pairing), t.rows.size() < r.stragglers.ranks.size() ? " (the ranks shown and the straggler; --ranks all for every rank)" : ""));
     table(t);
     out += legend(t.header, md ? "" : "    ") + (md ? "\n" : "");
   }

@@ -117,6 +117,8 @@ inline constexpr const char* kAbortedSteps = "aborted_steps";   // {steps: [N, .
 inline constexpr const char* kSizedCount = "sized_count";
 // Collectives across ranks (#26): a rank's time beyond the fastest rank's, and the link's own numbers.
 inline constexpr const char* kLinkNs = "link_ns";
+inline constexpr const char* kPairing = "pairing";  // "sequence", "position", "mixed"
+inline constexpr const char* kBySeq = "by_seq";
 inline constexpr const char* kWaitPct = "wait_pct";
 inline constexpr const char* kLinks = "links";
 inline constexpr const char* kFastestNs = "fastest_ns";

@@ -13,11 +13,12 @@
 
 namespace shardscope::plugins {
 
-// Bumped whenever Importer, Input or model::Rank change layout (2: Rank::unit_identity). What a timeline
+// Bumped whenever Importer, Input, model::Event or model::Rank change layout (2: Rank::unit_identity; 3: a
+// collective's sequence number and process group on model::Event). What a timeline
 // needs beyond the events is derived after import into side tables (model/index.h), or kept by importers
 // that also implement ArgsImporter (below), so it grows without a bump. A third-party plugin exports `int shardscope_importer_abi_version()` returning the version it was
 // built against, and is refused unless it equals this one.
-inline constexpr int kImporterAbiVersion = 2;
+inline constexpr int kImporterAbiVersion = 3;
 
 struct Input {
   std::string path;

@@ -102,7 +102,7 @@ class BatchParser {
  private:
   void store(Fields& f, Chunk& c) {
     Arena& a = c.arena;
-    for (std::string_view* s : {&f.ph, &f.cat, &f.name, &f.coll_name, &f.dtype, &f.meta_name, &f.op_in_type}) *s = a.keep(*s);
+    for (std::string_view* s : {&f.ph, &f.cat, &f.name, &f.coll_name, &f.dtype, &f.meta_name, &f.op_in_type, &f.pg_name}) *s = a.keep(*s);
     if (f.raw) {
       f.raw_begin = uint32_t(c.raw.size()), f.raw_count = uint32_t(f.raw->size());
       for (RawArg r : *f.raw) {

@@ -121,6 +121,12 @@ void read_args(od::object args, Fields& f) {
       case 4:
         if (k == kk::kMetaName) try_get(v.get_string(), f.meta_name);
         break;
+      case 3:
+        if (k == kk::kSeq) get_int(v, f.seq);
+        break;
+      case 18:
+        if (k == kk::kProcessGroupName) try_get(v.get_string(), f.pg_name);
+        break;
       default:
         break;
     }
@@ -176,6 +182,8 @@ void read_args_keeping(od::object args, Fields& f) {
     else if (str && k == kk::kDtype) f.dtype = a.text;
     else if (whole && k == kk::kBytes) f.bytes = n;
     else if (str && k == kk::kMetaName) f.meta_name = a.text;
+    else if (whole && k == kk::kSeq) f.seq = n;
+    else if (str && k == kk::kProcessGroupName) f.pg_name = a.text;
     else if (a.kind == model::ArgKind::Json && k == kk::kInputDims && launches_collective(f)) f.op_in_numel = first_input_numel(a.text);
     else if (a.kind == model::ArgKind::Json && k == kk::kInputType && launches_collective(f)) f.op_in_type = first_input_type(a.text);
   }

@@ -32,7 +32,8 @@ struct Fields {
   std::optional<int64_t> ts, dur;
   bool has_stream = false;
   int64_t stream = -1, correlation = -1, ext = -1;
-  std::string_view coll_name, dtype, meta_name;
+  std::string_view coll_name, dtype, meta_name, pg_name;
+  int64_t seq = -1;
   // A CPU op that launches a collective (model::collective_from_launching_op): its first tensor input's
   // element count and dtype, as "Input Dims" and "Input type" give them. Read for no other op.
   int64_t op_in_numel = -1;

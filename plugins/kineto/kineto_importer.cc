@@ -101,6 +101,8 @@ class Builder {
         e.coll = a.kind != CollectiveKind::None ? a.kind : model::collective_from_kernel_name(f.name);
         e.bytes = a.bytes;
         e.group_size = a.group;
+        e.seq = a.seq;
+        e.group = a.pg;
       }
       device_refs_.push_back({uint32_t(events_.size()), f.correlation, f.ext, !f.coll_name.empty()});
     } else {
@@ -146,6 +148,8 @@ class Builder {
     int64_t bytes = model::kUnknown;
     int32_t group = 0;
     bool by_op = false;  // from a collective op's name, not from record_param_comms' args
+    uint32_t seq = model::kNoSeq;
+    model::StringId pg = 0;  // the process group's name
   };
   struct DeviceRef {
     uint32_t index;
@@ -175,8 +179,11 @@ class Builder {
       }
   }
 
-  static CollArgs coll_args(const Fields& f) {
+  CollArgs coll_args(const Fields& f) {
     CollArgs a;
+    // A sequence number beyond 32 bits (never seen) pairs by position instead.
+    if (f.seq >= 0 && f.seq < int64_t(model::kNoSeq)) a.seq = uint32_t(f.seq);
+    if (!f.pg_name.empty()) a.pg = rank_.strings.intern(f.pg_name);
     if (!f.coll_name.empty()) a.kind = model::collective_from_op_name(f.coll_name);
     // nccl-tests count all_gather by its output, everything else by its input.
     int64_t nelems = a.kind == CollectiveKind::AllGather ? f.out_nelems : f.in_nelems;
@@ -269,6 +276,15 @@ class Builder {
           if (c->second.kind != CollectiveKind::None && c->second.kind != CollectiveKind::Unknown) e.coll = c->second.kind;
           e.bytes = c->second.bytes;
           e.group_size = c->second.group;
+          e.seq = c->second.seq;
+          e.group = c->second.pg;
+        }
+      }
+      if (e.cls == IntervalClass::Communication && r.has_coll_args && e.seq == model::kNoSeq && r.ext >= 0) {
+        // The kernel names its collective but its sequence number is on the op that launched it.
+        if (auto c = comm_by_ext_.find(r.ext); c != comm_by_ext_.end() && c->second.seq != model::kNoSeq) {
+          e.seq = c->second.seq;
+          if (!e.group) e.group = c->second.pg;
         }
       }
       if (e.issued_ns != model::kUnknown && !steps_.empty()) {

@@ -207,3 +207,74 @@ TEST(InstanceTable, AWaitShareIsTheTimeBeyondTheFastestRank) {
 
 }  // namespace
 }  // namespace shardscope::metrics
+
+namespace shardscope::metrics {
+namespace {
+
+KeyedArrival keyed(CollectiveKind kind, const char* group, int64_t seq, int64_t wall) { return {{kind, group, true, seq}, wall, {10, 100, 2}}; }
+
+// Rank 1's trace starts one collective late: it holds sequence numbers 1-4 where rank 0 holds 0-4. By
+// position its first all-gather would be taken for rank 0's first; by sequence number it is rank 0's second.
+// Rank 1 arrives 5 ns after rank 0 at every instance they share.
+TEST(InstanceTable, ARankWhoseTraceStartsOneCollectiveLatePairsBySequenceNumber) {
+  RankArrivals r0, r1;
+  r0.key = {0, 0}, r1.key = {1, 1};
+  for (int64_t seq = 0; seq < 5; ++seq) r0.keyed.push_back(keyed(CollectiveKind::AllGather, "0", seq, 1000 * seq));
+  for (int64_t seq = 1; seq < 5; ++seq) r1.keyed.push_back(keyed(CollectiveKind::AllGather, "0", seq, 1000 * seq + 5));
+  InstanceTable t;
+  t.add(r0), t.add(r1);
+  const Stragglers s = t.stragglers();
+  EXPECT_EQ(s.pairing, Pairing::Sequence);
+  ASSERT_EQ(s.instances.size(), 4u);  // seq 0 is rank 0's alone
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(s.instances[i].ordinal, i + 1);
+    EXPECT_TRUE(s.instances[i].by_seq);
+    EXPECT_EQ(s.instances[i].last_rank, 1);
+    EXPECT_EQ(s.instances[i].late_by_ns, 5);
+  }
+  // The same arrivals paired by position say rank 1 is 1,005 ns late at every instance (a whole collective).
+  RankArrivals p0 = r0, p1 = r1;
+  for (RankArrivals* p : {&p0, &p1}) {
+    for (const KeyedArrival& a : p->keyed) p->wall_start[CollectiveKind::AllGather].push_back(a.wall_ns);
+    p->keyed.clear();
+  }
+  InstanceTable by_place;
+  by_place.add(p0), by_place.add(p1);
+  const Stragglers wrong = by_place.stragglers();
+  EXPECT_EQ(wrong.pairing, Pairing::Position);
+  ASSERT_EQ(wrong.instances.size(), 4u);
+  EXPECT_EQ(wrong.instances[0].last_rank, 1);
+  EXPECT_EQ(wrong.instances[0].late_by_ns, 1005);
+}
+
+// Two process groups (say data-parallel "dp" and tensor-parallel "tp") whose collectives the two ranks issue
+// in different interleavings: each instance is its group's sequence number, whatever the order on a rank.
+TEST(InstanceTable, TwoProcessGroupsInterleavedDifferentlyPairByGroup) {
+  RankArrivals r0, r1;
+  r0.key = {0, 0}, r1.key = {1, 1};
+  // Rank 0: dp0 tp0 dp1 tp1; rank 1: tp0 tp1 dp0 dp1 (rank 1 is 7 ns late on dp, rank 0 3 ns late on tp).
+  r0.keyed = {keyed(CollectiveKind::AllReduce, "dp", 0, 100), keyed(CollectiveKind::AllReduce, "tp", 0, 200), keyed(CollectiveKind::AllReduce, "dp", 1, 300),
+              keyed(CollectiveKind::AllReduce, "tp", 1, 400)};
+  r1.keyed = {keyed(CollectiveKind::AllReduce, "tp", 0, 197), keyed(CollectiveKind::AllReduce, "tp", 1, 397), keyed(CollectiveKind::AllReduce, "dp", 0, 107),
+              keyed(CollectiveKind::AllReduce, "dp", 1, 307)};
+  InstanceTable t;
+  t.add(r1), t.add(r0);
+  const Stragglers s = t.stragglers();
+  ASSERT_EQ(s.instances.size(), 4u);
+  std::map<int, int64_t> late;  // rank -> total lateness
+  for (const StragglerInstance& in : s.instances) late[in.last_rank] += in.late_by_ns;
+  EXPECT_EQ(late[1], 14);  // dp 0 and 1
+  EXPECT_EQ(late[0], 6);   // tp 0 and 1
+  ASSERT_EQ(s.ranks.size(), 2u);
+  EXPECT_EQ(s.ranks[0].times_last, 2u);
+  EXPECT_EQ(s.ranks[1].times_last, 2u);
+  // A group smaller than the run is complete with its own ranks: a third rank outside "dp" and "tp".
+  RankArrivals r2;
+  r2.key = {2, 2};
+  r2.keyed = {keyed(CollectiveKind::AllGather, "other", 0, 50)};
+  t.add(r2);
+  EXPECT_EQ(t.stragglers().instances.size(), 4u);  // dp and tp (group size 2) still matched; "other" has one rank of 2
+}
+
+}  // namespace
+}  // namespace shardscope::metrics

@@ -4,6 +4,7 @@
 
 #include <fstream>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "tests/analyzer/trainer_trace.h"
@@ -668,3 +669,45 @@ TEST(ReportDetails, DeviceEventsOutsideTheStepTableAreCountedAndSaid) {
 }
 
 }  // namespace
+
+namespace {
+
+// Two ranks of a PyTorch profiler run whose record_param_comms carry "Seq" and "Process Group Name": rank 1's
+// trace starts one all-gather late (it holds Seq 1 and 2, rank 0 holds 0, 1 and 2), and rank 1 starts each
+// shared all-gather 3 µs after rank 0 (both clocks are the same base). The report pairs by sequence number
+// and says so; rank 1 is last at both shared instances, 3 µs late.
+std::string seq_rank(int rank, std::vector<int> seqs) {
+  std::string ev;
+  for (int seq : seqs) {
+    const int ts = 100 * seq + (rank == 1 ? 3 : 0);
+    ev += fmt::format(R"({{"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 1, "ts": {}, "dur": 1, "args": {{"External id": {}, "Seq": {}, )"
+                      R"("Process Group Name": "0", "Collective name": "_allgather_base", "Out msg nelems": 1000, "Group size": 2, "dtype": "Float"}}}},)",
+                      ts, 10 + seq, seq);
+    ev += fmt::format(R"J({{"ph": "X", "cat": "kernel", "name": "ncclDevKernel_Generic(x)", "pid": 0, "tid": 7, "ts": {}, "dur": 20, "args": {{"stream": 7, "External id": {}}}}},)J",
+                      ts + 1, 10 + seq);
+  }
+  ev.pop_back();
+  return fmt::format(R"({{"distributedInfo": {{"rank": {}, "world_size": 2}}, "traceEvents": [{}]}})", rank, ev);
+}
+
+}  // namespace
+
+TEST(ReportCli, CollectiveInstancesPairBySequenceNumberWhereTheTraceHasOne) {
+  TempDir d;
+  std::ofstream(d.path() / "rank0.json") << seq_rank(0, {0, 1, 2});
+  std::ofstream(d.path() / "rank1.json") << seq_rank(1, {1, 2});
+  shardscope::test::RunResult r = run({SHARDSCOPE_BIN, "report", d.path().string(), "--format", "json"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const nlohmann::json& s = j.at("stragglers");
+  EXPECT_EQ(s.at("pairing"), "sequence");
+  ASSERT_EQ(s.at("instances").size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(s["instances"][i]["ordinal"], i + 1);
+    EXPECT_EQ(s["instances"][i]["by_seq"], true);
+    EXPECT_EQ(s["instances"][i]["last_rank"], 1);
+    EXPECT_EQ(s["instances"][i]["late_by_ns"], 3000);
+  }
+  shardscope::test::RunResult text = run({SHARDSCOPE_BIN, "report", d.path().string(), "--ranks", "all"});
+  EXPECT_NE(text.out.find("2 collective instances matched across ranks by process group and sequence number"), std::string::npos) << text.out;
+}

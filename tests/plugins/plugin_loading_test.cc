@@ -20,7 +20,7 @@ TEST(PluginLoading, GoodPluginLoadsWrongAbiIsRefused) {
   reg.load_plugins(std::string(TOY_PLUGIN) + ":" + TOY_PLUGIN_BAD_ABI + ":/nonexistent/dir", refusals);
   ASSERT_EQ(refusals.size(), 2u);
   std::string all = refusals[0] + "\n" + refusals[1];
-  EXPECT_NE(all.find("built for importer ABI version 999, this shardscope needs version 2"), std::string::npos) << all;
+  EXPECT_NE(all.find("built for importer ABI version 999, this shardscope needs version 3"), std::string::npos) << all;
   EXPECT_NE(all.find("rebuild"), std::string::npos) << all;
   EXPECT_NE(all.find("/nonexistent/dir: no such plugin"), std::string::npos) << all;
   auto names = reg.names();
