@@ -35,6 +35,19 @@ TEST(HostileFlags, AnAbsurdLayerCountIsRefusedByTheMemoryCheck) {
   expect_refused({"--layers", "99999999999"}, "this run needs about", std::chrono::seconds(5));
 }
 
+// The activation formula does not read --ffn-dim: this shape tried a 65.5 GB tensor (at --batch-size 64) and
+// was reported as "a collective failed". The FFN's intermediates are now counted before anything is allocated.
+TEST(HostileFlags, AnAbsurdFfnWidthIsRefusedByTheMemoryCheck) {
+  const std::string err = expect_refused({"--steps", "1", "--dim", "2", "--heads", "1", "--kv-heads", "1", "--ffn-dim", "1000000",
+                                          "--seq-len", "256", "--batch-size", "640"},
+                                         "the FFN's intermediates at --ffn-dim 1000000", std::chrono::seconds(5));
+  EXPECT_NE(err.find("this run needs about"), std::string::npos) << err;
+  EXPECT_NE(err.find("try a smaller --ffn-dim"), std::string::npos) << err;
+  // Counts past int64 are refused by name as the other counts are.
+  expect_refused({"--layers", "1", "--dim", "2", "--heads", "1", "--kv-heads", "1", "--ffn-dim", "1000000000000000000", "--seq-len", "64"},
+                 "--ffn-dim 1000000000000000000, --seq-len 64, --batch-size 2, --layers 1: the FFN's activation count does not fit in 64 bits");
+}
+
 TEST(HostileFlags, CountsBeyond64BitsAreRefusedNotPassedToLibtorch) {
   expect_refused({"--dim", "2000000000000000000"}, "--dim 2000000000000000000, --ffn-dim 344, --vocab 256: the parameter count does not fit in 64 bits");
   expect_refused({"--seq-len", "4000000000000"}, "the activation count does not fit in 64 bits");
