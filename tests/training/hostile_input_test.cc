@@ -91,6 +91,17 @@ class HostileCheckpoint : public ::testing::Test {
   fs::path ckpt() const { return dir_.path() / "ckpt"; }
   fs::path meta() const { return ckpt() / "step_1" / "meta.json"; }
   void write_meta(const std::string& text) const { std::ofstream(meta(), std::ios::trunc) << text; }
+  // The real meta.json with `edit` applied.
+  template <class F>
+  void edit_meta(F edit) const {
+    nlohmann::json m = read_meta();
+    edit(m);
+    write_meta(m.dump());
+  }
+  nlohmann::json read_meta() const {
+    std::ifstream in(meta());
+    return nlohmann::json::parse(in);
+  }
   std::string resume_refused(const std::string& message) const {
     return expect_refused({"--steps", "2", "--resume", "--checkpoint-dir", ckpt().string()}, message);
   }
@@ -121,6 +132,30 @@ TEST_F(HostileCheckpoint, DamagedMetaIsOneLineNamingTheFileAndKey) {
   resume_refused(meta().string() + ": key 'config.model': expected an object (got 3)");
   write_meta("{\"version\": 9, \"step\": 1, \"config\": {}}");
   resume_refused(meta().string() + ": key 'version': expected 1 to 2 (got 9)");
+}
+
+// 1e300 was compared as a setting ("a different layout"), a negative unit size hidden in "checkpoint 5 units,
+// flags 5 units": the schema check now names the key.
+TEST_F(HostileCheckpoint, OutOfRangeNumbersAreNamedByKey) {
+  const nlohmann::json original = read_meta();
+  const std::string whole = "expected a whole number from 1 to 9223372036854775807 (got ";
+  edit_meta([](nlohmann::json& m) { m["config"]["model"]["dim"] = 1e300; });
+  resume_refused(meta().string() + ": key 'config.model.dim': " + whole + "1e+300)");
+  write_meta(original.dump());
+  edit_meta([](nlohmann::json& m) { m["config"]["model"]["layers"] = 4.5; });
+  resume_refused(meta().string() + ": key 'config.model.layers': " + whole + "4.5)");
+  write_meta(original.dump());
+  edit_meta([](nlohmann::json& m) { m["config"]["units"][1]["params"] = -5; });
+  resume_refused(meta().string() + ": key 'config.units[1].params': " + whole + "-5)");
+  write_meta(original.dump());
+  edit_meta([](nlohmann::json& m) { m["config"]["units"][0]["padded_params"] = "many"; });
+  resume_refused(meta().string() + ": key 'config.units[0].padded_params': " + whole + "\"many\")");
+  write_meta(original.dump());
+  edit_meta([](nlohmann::json& m) { m["config"]["units"] = 5; });
+  resume_refused(meta().string() + ": key 'config.units': expected an array (got 5)");
+  write_meta(original.dump());
+  edit_meta([](nlohmann::json& m) { m["config"]["world_size"] = 0; });
+  resume_refused(meta().string() + ": key 'config.world_size': expected a whole number from 1 to 2147483647 (got 0)");
 }
 
 // 90,000 levels overflowed the stack (SIGSEGV) when the configurations were compared.
