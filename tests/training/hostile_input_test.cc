@@ -67,6 +67,46 @@ TEST(HostileFlags, NumbersMustBeFiniteAndSentinelsAreNotValues) {
   expect_refused({"--rendezvous-timeout", "100000000"}, "--rendezvous-timeout must be at most 86400 (got 100000000)");
 }
 
+// 1e300 is a double but inf as the optimizer's float: it failed in the first step as "a collective failed".
+TEST(HostileFlags, LearningRateMustFitAFloat) {
+  expect_refused({"--lr", "1e300"}, "--lr must be at most 3.40282e+38, a float's range (got 1e+300)", std::chrono::seconds(5));
+  expect_refused({"--lr", "3.5e38"}, "--lr must be at most 3.40282e+38", std::chrono::seconds(5));
+}
+
+// These were stored as UINT64_MAX and the run went on (exit 0).
+TEST(HostileFlags, SeedIsAWholeNumberIn64Bits) {
+  const std::string range = "--seed must be a whole number from 0 to 18446744073709551615 (got ";
+  expect_refused({"--seed", "-1"}, range + "-1)", std::chrono::seconds(5));
+  expect_refused({"--seed", "18446744073709551616"}, range + "18446744073709551616)", std::chrono::seconds(5));
+  expect_refused({"--seed", "1e20"}, range + "1e20)", std::chrono::seconds(5));
+  expect_refused({"--seed", "+3"}, range + "+3)", std::chrono::seconds(5));
+  expect_refused({"--seed", ""}, range + ")", std::chrono::seconds(5));
+  TempDir dir;
+  auto r = run_ranks(1, {"--steps", "1", "--seed", "18446744073709551615", "--log-json", (dir.path() / "log.json").string()}, dir.path());
+  ASSERT_EQ(r[0].rc, 0) << r[0].stderr_text();
+}
+
+// A log that cannot be written ended the run with exit 0 and no word; now one line naming the file.
+TEST(HostileFlags, AnUnwritableLogIsAnError) {
+  expect_refused({"--steps", "1", "--log-json", "/dev/full"}, "--log-json /dev/full: cannot write");
+}
+
+// A checkpoint folder that is a file failed only after training, as "a collective failed".
+TEST(HostileFlags, CheckpointDirMustBeAFolder) {
+  TempDir dir;
+  const fs::path file = dir.path() / "file";
+  std::ofstream(file) << "x";
+  expect_refused({"--steps", "1", "--checkpoint-dir", "/dev/null"}, "--checkpoint-dir /dev/null is not a folder", std::chrono::seconds(5));
+  expect_refused({"--steps", "1", "--checkpoint-dir", file.string()}, "--checkpoint-dir " + file.string() + " is not a folder",
+                 std::chrono::seconds(5));
+  expect_refused({"--steps", "1", "--checkpoint-dir", (file / "sub").string()},
+                 "--checkpoint-dir " + (file / "sub").string() + ": cannot create the folder", std::chrono::seconds(5));
+  // A missing one is made up front.
+  auto r = run_ranks(1, {"--steps", "1", "--checkpoint-dir", (dir.path() / "new" / "ckpt").string()}, dir.path());
+  ASSERT_EQ(r[0].rc, 0) << r[0].stderr_text();
+  EXPECT_TRUE(fs::exists(dir.path() / "new" / "ckpt" / "step_0" / "meta.json"));
+}
+
 TEST(HostileData, OnlyARegularFileIsRead) {
   TempDir dir;
   const fs::path fifo = dir.path() / "fifo";
