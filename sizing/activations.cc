@@ -25,6 +25,13 @@ std::optional<int64_t> checked_activation_elements(int64_t s, int64_t b, int64_t
   return all;
 }
 
+std::optional<int64_t> checked_ffn_activation_elements(int64_t s, int64_t b, int64_t ffn, int64_t layers) {
+  int64_t sb = 0, layer = 0, all = 0;
+  if (__builtin_mul_overflow(s, b, &sb) || __builtin_mul_overflow(sb, ffn, &layer) || __builtin_mul_overflow(layer, layers, &all))
+    return std::nullopt;
+  return all;
+}
+
 ActivationPrediction predict_activations(const ActivationConfig& c) {
   const double scale = c.bytes_per_element / 2;
   const double layer = layer_activation_bytes_16bit(c);

@@ -37,6 +37,12 @@ ActivationPrediction predict_activations(const ActivationConfig& c);
 // nullopt when it leaves the range, a shape the doubles above would still price without saying so.
 std::optional<int64_t> checked_activation_elements(int64_t seq_len, int64_t batch, int64_t hidden, int64_t heads, int64_t layers);
 
+// The SwiGLU FFN's intermediate activations, which the formula above leaves out (it prices a 4h-wide MLP
+// inside its 34 and never reads the FFN's width): s·b·ffn_dim elements per layer over `layers` layers, in
+// checked int64 arithmetic. Not part of predict_activations (whose value `shardscope memory` and the report
+// print): a bound the trainer adds before it allocates, so that an absurd --ffn-dim is refused up front.
+std::optional<int64_t> checked_ffn_activation_elements(int64_t seq_len, int64_t batch, int64_t ffn_dim, int64_t layers);
+
 // From run_config: model.{seq_len, dim, heads, layers}, batch_size, activation_checkpointing and
 // param_dtype (the dtype the blocks compute in); nullopt with what is missing.
 struct MemoryNa;

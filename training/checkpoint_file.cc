@@ -73,6 +73,34 @@ json parse_checkpoint_meta(std::string_view text, const std::string& file, int64
   if (!meta["config"].is_object()) throw key("config", "expected an object" + got(meta["config"]));
   if (meta["config"].contains("model") && !meta["config"]["model"].is_object())
     throw key("config.model", "expected an object" + got(meta["config"]["model"]));
+  // The numbers the trainer writes: whole, in range. Otherwise 1e300 or -5 would be compared as a setting and
+  // reported as a different layout, or hidden in "5 units".
+  auto whole = [&](const json& obj, const std::string& path, const char* name, int64_t min, int64_t max) {
+    if (!obj.contains(name)) return;
+    const json& v = obj[name];
+    const bool ok = v.is_number_unsigned()   ? v.get<uint64_t>() >= uint64_t(std::max<int64_t>(min, 0)) && v.get<uint64_t>() <= uint64_t(max)
+                    : v.is_number_integer() ? v.get<int64_t>() >= min && v.get<int64_t>() <= max
+                                            : false;
+    if (!ok) throw key(path + name, "expected a whole number from " + std::to_string(min) + " to " + std::to_string(max) + got(v));
+  };
+  const json& config = meta["config"];
+  for (const char* name : {"world_size", "shard_size", "ranks_per_node", "batch_size", "limit_all_gathers"})
+    whole(config, "config.", name, 1, INT_MAX);
+  if (config.contains("model")) {
+    for (const char* name : {"layers", "dim", "heads", "kv_heads", "ffn_dim", "vocab", "seq_len", "params"})
+      whole(config["model"], "config.model.", name, 1, INT64_MAX);
+  }
+  if (config.contains("units")) {
+    const json& units = config["units"];
+    if (!units.is_array()) throw key("config.units", "expected an array" + got(units));
+    for (size_t i = 0; i < units.size(); ++i) {
+      const std::string at = "config.units[" + std::to_string(i) + "]";
+      if (!units[i].is_object()) throw key(at, "expected an object" + got(units[i]));
+      whole(units[i], at + ".", "id", 0, INT_MAX);
+      whole(units[i], at + ".", "params", 1, INT64_MAX);
+      whole(units[i], at + ".", "padded_params", 1, INT64_MAX);
+    }
+  }
   if (meta.contains("run") && !meta["run"].is_object()) throw key("run", "expected an object" + got(meta["run"]));
   return meta;
 }

@@ -19,7 +19,8 @@ inline constexpr int kCheckpointVersion = 2;
 inline constexpr int kMaxMetaDepth = 32;
 
 // meta.json's text, parsed and checked: an object with "version" (1 or 2; absent: 1), "step" (an integer,
-// `expected_step` unless that is negative), "config" (an object, "model" in it an object when present) and
+// `expected_step` unless that is negative), "config" (an object, "model" in it an object when present, its
+// counts and the unit table's "id", "params" and "padded_params" whole numbers in range when present) and
 // "run" (an object, when present). Throws std::invalid_argument: one line naming `file` and the key.
 nlohmann::json parse_checkpoint_meta(std::string_view text, const std::string& file, int64_t expected_step);
 int meta_version(const nlohmann::json& meta);  // of a checked meta

@@ -5,12 +5,16 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cfloat>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -174,6 +178,38 @@ void finite(const char* flag, double value) {
   if (!std::isfinite(value)) throw std::invalid_argument(std::string(flag) + " must be a finite number (got " + number(value) + ")");
 }
 
+// A flag's text as given, on one line and not too long for it.
+std::string shown_text(std::string s) {
+  if (s.size() > 40) s = s.substr(0, 37) + "...";
+  for (char& c : s)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return s;
+}
+
+// --checkpoint-dir, before anything is trained: a folder, made now when missing, where files can be made.
+// Otherwise the first save fails after the training it was to keep.
+void check_checkpoint_dir(const std::string& dir) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(dir, ec);
+  if (fs::exists(st) && !fs::is_directory(st)) throw std::invalid_argument("--checkpoint-dir " + dir + " is not a folder");
+  if (!fs::exists(st)) {
+    fs::create_directories(dir, ec);
+    if (ec) throw std::invalid_argument("--checkpoint-dir " + dir + ": cannot create the folder (" + ec.message() + ")");
+  }
+  if (access(dir.c_str(), W_OK | X_OK) != 0)
+    throw std::invalid_argument("--checkpoint-dir " + dir + ": cannot write in the folder (" + std::strerror(errno) + ")");
+}
+
+// --seed: digits only (no sign, exponent or fraction), at most 2^64-1.
+uint64_t parse_seed(const std::string& text) {
+  uint64_t v = 0;
+  const char* end = text.data() + text.size();
+  const bool digits = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (auto [p, ec] = std::from_chars(text.data(), end, v); !digits || ec != std::errc() || p != end)
+    throw std::invalid_argument("--seed must be a whole number from 0 to 18446744073709551615 (got " + shown_text(text) + ")");
+  return v;
+}
+
 // MemAvailable from /proc/meminfo, in bytes; 0 when it cannot be read.
 double available_host_bytes() {
   std::ifstream in("/proc/meminfo");
@@ -216,7 +252,9 @@ int main(int argc, char** argv) {
   app.add_option("--lr", a.lr, "Peak learning rate");
   auto* warmup_opt = app.add_option("--warmup", a.warmup, "Warmup steps (default: a tenth of --steps)");
   app.add_option("--max-grad-norm", a.max_grad_norm, "Global gradient-norm clip (0: off)");
-  app.add_option("--seed", a.seed, "Initialization and data seed");
+  // Read as text: CLI11 stores -1, 2^64 and 1e20 in a uint64_t as UINT64_MAX without a word.
+  std::string seed_text = "0";
+  app.add_option("--seed", seed_text, "Initialization and data seed (a whole number from 0 to 2^64-1)");
   app.add_option("--device", a.device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
   app.add_option("--sharding", a.sharding, "no_shard | zero1 | shard_grad_op | full_shard | hybrid_shard");
   app.add_option("--backward-prefetch", a.prefetch, "none | pre | post");
@@ -261,6 +299,9 @@ int main(int argc, char** argv) {
     at_least("--stop-after", a.stop_after, 1, !*stop_after);
     if (!(a.lr > 0)) throw std::invalid_argument("--lr must be greater than 0 (got " + number(a.lr) + ")");
     finite("--lr", a.lr);  // inf would train to nan
+    // The optimizer computes in float: a larger rate is inf there (and fails in the first step).
+    if (a.lr > double(FLT_MAX)) throw std::invalid_argument("--lr must be at most " + number(FLT_MAX) + ", a float's range (got " + number(a.lr) + ")");
+    a.seed = parse_seed(seed_text);
     if (!(a.max_grad_norm >= 0)) throw std::invalid_argument("--max-grad-norm must be 0 (off) or more (got " + number(a.max_grad_norm) + ")");
     finite("--max-grad-norm", a.max_grad_norm);
     at_least("--warmup", a.warmup, 0, !*warmup_opt);
@@ -326,6 +367,7 @@ int main(int argc, char** argv) {
       throw std::invalid_argument("hybrid_shard needs --ranks-per-node dividing WORLD_SIZE=" + std::to_string(world.world_size) +
                                   (a.ranks_per_node ? " (got " + std::to_string(a.ranks_per_node) + ")" : " (none given)"));
     if (a.resume && a.checkpoint_dir.empty()) throw std::invalid_argument("--resume needs --checkpoint-dir");
+    if (!a.checkpoint_dir.empty() && !a.resume) check_checkpoint_dir(a.checkpoint_dir);
     shard_size = o.sharding == Sharding::NoShard ? 1 : o.sharding == Sharding::HybridShard ? a.ranks_per_node : world.world_size;
     // Before the unit table, the data or any tensor: counts in checked arithmetic, then the host's memory.
     check_run_fits({.model = a.model, .batch = a.batch, .shard_size = shard_size, .stage = zero_stage(o.sharding),
@@ -504,17 +546,24 @@ int main(int argc, char** argv) {
                     {"end_bytes", bytes_json(mem, false)}}.dump()
             << "\n"
             << std::flush;
+        // A full disk (or /dev/full) fails here, at the flush: one line naming the file, not a silent run.
+        if (!log) throw std::invalid_argument("--log-json " + log_path + ": cannot write (" + std::strerror(errno) + ")");
       }
       bool last = step + 1 == end_step;
       if (!a.checkpoint_dir.empty() && ((a.save_every > 0 && (step + 1) % a.save_every == 0) || (last && a.save_every == 0)))
         save_checkpoint(a.checkpoint_dir, step, engine, world.rank, ckpt_config, barrier, ckpt_run);
       tr::flush();
     }
+    if (log.is_open()) {
+      log.close();
+      if (log.fail()) throw std::invalid_argument("--log-json " + log_path + ": cannot write (" + std::strerror(errno) + ")");
+    }
     if (!a.dump_params.empty()) {
       torch::Tensor params = engine.full_parameters();  // collective: every rank takes part, rank 0 writes
       if (world.rank == 0) {
         std::ofstream out(a.dump_params, std::ios::binary);
         out.write(static_cast<const char*>(params.data_ptr()), std::streamsize(params.numel() * 4));
+        out.close();  // what is still buffered fails here on a full disk
         if (!out) throw std::invalid_argument("--dump-params " + a.dump_params + ": cannot write");
       }
     }

@@ -37,6 +37,13 @@ void check_run_fits(const RunShape& r, bool host, double available, int ranks_he
     throw std::invalid_argument(flags({{"--seq-len", m.seq_len}, {"--batch-size", r.batch}, {"--dim", m.dim}, {"--heads", m.heads},
                                        {"--layers", m.layers}}) +
                                 ": the activation count does not fit in 64 bits; no machine holds these activations");
+  // The FFN's intermediates (batch x seq x ffn_dim a layer; one layer's under checkpointing, which recomputes
+  // a block at a time), which the activation formula does not count: an absurd --ffn-dim is otherwise
+  // allocated before anything says so.
+  const auto ffn = sizing::checked_ffn_activation_elements(m.seq_len, r.batch, m.ffn_dim, r.checkpointing ? 1 : m.layers);
+  if (!ffn)
+    throw std::invalid_argument(flags({{"--ffn-dim", m.ffn_dim}, {"--seq-len", m.seq_len}, {"--batch-size", r.batch}, {"--layers", m.layers}}) +
+                                ": the FFN's activation count does not fit in 64 bits; no machine holds these activations");
   if (!host || available <= 0) return;
 
   // As sizing::config_from_run reads the trainer's run_config: every block one unit, the root kept gathered.
@@ -59,13 +66,18 @@ void check_run_fits(const RunShape& r, bool host, double available, int ranks_he
   ac.bytes_per_element = r.param_dtype == "fp32" ? 4 : 2;
   ac.checkpointing = r.checkpointing;
 
-  const double states = p.model_states() + p.gathered, activations = sizing::predict_activations(ac).bytes;
+  const double ffn_bytes = double(*ffn) * ac.bytes_per_element;
+  const double states = p.model_states() + p.gathered, activations = sizing::predict_activations(ac).bytes + ffn_bytes;
   const double per_rank = states + activations;
   const int here = ranks_here < 1 ? 1 : ranks_here;
   if (per_rank * here <= available) return;
+  // When the FFN's width is what does not fit, the line says so by its flag.
+  const bool ffn_most = ffn_bytes > activations / 2;
+  const std::string ffn_part = ffn_most ? ", of which " + gb(ffn_bytes) + " the FFN's intermediates at --ffn-dim " + std::to_string(m.ffn_dim) : "";
   throw std::invalid_argument("this run needs about " + gb(per_rank) + " per rank (model states " + gb(states) + ", activations " +
-                              gb(activations) + ") and " + std::to_string(here) + " rank(s) on this machine, but only " + gb(available) +
-                              " is available; try a smaller --preset, more ranks (full_shard divides the states), a smaller --batch-size or --activation-checkpointing");
+                              gb(activations) + ffn_part + ") and " + std::to_string(here) + " rank(s) on this machine, but only " + gb(available) +
+                              " is available; try " + (ffn_most ? "a smaller --ffn-dim, " : "") +
+                              "a smaller --preset, more ranks (full_shard divides the states), a smaller --batch-size or --activation-checkpointing");
 }
 
 }  // namespace shardscope::train

@@ -35,6 +35,19 @@ TEST(HostileFlags, AnAbsurdLayerCountIsRefusedByTheMemoryCheck) {
   expect_refused({"--layers", "99999999999"}, "this run needs about", std::chrono::seconds(5));
 }
 
+// The activation formula does not read --ffn-dim: this shape tried a 65.5 GB tensor (at --batch-size 64) and
+// was reported as "a collective failed". The FFN's intermediates are now counted before anything is allocated.
+TEST(HostileFlags, AnAbsurdFfnWidthIsRefusedByTheMemoryCheck) {
+  const std::string err = expect_refused({"--steps", "1", "--dim", "2", "--heads", "1", "--kv-heads", "1", "--ffn-dim", "1000000",
+                                          "--seq-len", "256", "--batch-size", "640"},
+                                         "the FFN's intermediates at --ffn-dim 1000000", std::chrono::seconds(5));
+  EXPECT_NE(err.find("this run needs about"), std::string::npos) << err;
+  EXPECT_NE(err.find("try a smaller --ffn-dim"), std::string::npos) << err;
+  // Counts past int64 are refused by name as the other counts are.
+  expect_refused({"--layers", "1", "--dim", "2", "--heads", "1", "--kv-heads", "1", "--ffn-dim", "1000000000000000000", "--seq-len", "64"},
+                 "--ffn-dim 1000000000000000000, --seq-len 64, --batch-size 2, --layers 1: the FFN's activation count does not fit in 64 bits");
+}
+
 TEST(HostileFlags, CountsBeyond64BitsAreRefusedNotPassedToLibtorch) {
   expect_refused({"--dim", "2000000000000000000"}, "--dim 2000000000000000000, --ffn-dim 344, --vocab 256: the parameter count does not fit in 64 bits");
   expect_refused({"--seq-len", "4000000000000"}, "the activation count does not fit in 64 bits");
@@ -52,6 +65,46 @@ TEST(HostileFlags, NumbersMustBeFiniteAndSentinelsAreNotValues) {
   expect_refused({"--warmup", "-1"}, "--warmup must be at least 0 (got -1)");
   expect_refused({"--ranks-per-node", "-3"}, "--ranks-per-node must be at least 1 (got -3)");
   expect_refused({"--rendezvous-timeout", "100000000"}, "--rendezvous-timeout must be at most 86400 (got 100000000)");
+}
+
+// 1e300 is a double but inf as the optimizer's float: it failed in the first step as "a collective failed".
+TEST(HostileFlags, LearningRateMustFitAFloat) {
+  expect_refused({"--lr", "1e300"}, "--lr must be at most 3.40282e+38, a float's range (got 1e+300)", std::chrono::seconds(5));
+  expect_refused({"--lr", "3.5e38"}, "--lr must be at most 3.40282e+38", std::chrono::seconds(5));
+}
+
+// These were stored as UINT64_MAX and the run went on (exit 0).
+TEST(HostileFlags, SeedIsAWholeNumberIn64Bits) {
+  const std::string range = "--seed must be a whole number from 0 to 18446744073709551615 (got ";
+  expect_refused({"--seed", "-1"}, range + "-1)", std::chrono::seconds(5));
+  expect_refused({"--seed", "18446744073709551616"}, range + "18446744073709551616)", std::chrono::seconds(5));
+  expect_refused({"--seed", "1e20"}, range + "1e20)", std::chrono::seconds(5));
+  expect_refused({"--seed", "+3"}, range + "+3)", std::chrono::seconds(5));
+  expect_refused({"--seed", ""}, range + ")", std::chrono::seconds(5));
+  TempDir dir;
+  auto r = run_ranks(1, {"--steps", "1", "--seed", "18446744073709551615", "--log-json", (dir.path() / "log.json").string()}, dir.path());
+  ASSERT_EQ(r[0].rc, 0) << r[0].stderr_text();
+}
+
+// A log that cannot be written ended the run with exit 0 and no word; now one line naming the file.
+TEST(HostileFlags, AnUnwritableLogIsAnError) {
+  expect_refused({"--steps", "1", "--log-json", "/dev/full"}, "--log-json /dev/full: cannot write");
+}
+
+// A checkpoint folder that is a file failed only after training, as "a collective failed".
+TEST(HostileFlags, CheckpointDirMustBeAFolder) {
+  TempDir dir;
+  const fs::path file = dir.path() / "file";
+  std::ofstream(file) << "x";
+  expect_refused({"--steps", "1", "--checkpoint-dir", "/dev/null"}, "--checkpoint-dir /dev/null is not a folder", std::chrono::seconds(5));
+  expect_refused({"--steps", "1", "--checkpoint-dir", file.string()}, "--checkpoint-dir " + file.string() + " is not a folder",
+                 std::chrono::seconds(5));
+  expect_refused({"--steps", "1", "--checkpoint-dir", (file / "sub").string()},
+                 "--checkpoint-dir " + (file / "sub").string() + ": cannot create the folder", std::chrono::seconds(5));
+  // A missing one is made up front.
+  auto r = run_ranks(1, {"--steps", "1", "--checkpoint-dir", (dir.path() / "new" / "ckpt").string()}, dir.path());
+  ASSERT_EQ(r[0].rc, 0) << r[0].stderr_text();
+  EXPECT_TRUE(fs::exists(dir.path() / "new" / "ckpt" / "step_0" / "meta.json"));
 }
 
 TEST(HostileData, OnlyARegularFileIsRead) {
@@ -78,6 +131,17 @@ class HostileCheckpoint : public ::testing::Test {
   fs::path ckpt() const { return dir_.path() / "ckpt"; }
   fs::path meta() const { return ckpt() / "step_1" / "meta.json"; }
   void write_meta(const std::string& text) const { std::ofstream(meta(), std::ios::trunc) << text; }
+  // The real meta.json with `edit` applied.
+  template <class F>
+  void edit_meta(F edit) const {
+    nlohmann::json m = read_meta();
+    edit(m);
+    write_meta(m.dump());
+  }
+  nlohmann::json read_meta() const {
+    std::ifstream in(meta());
+    return nlohmann::json::parse(in);
+  }
   std::string resume_refused(const std::string& message) const {
     return expect_refused({"--steps", "2", "--resume", "--checkpoint-dir", ckpt().string()}, message);
   }
@@ -108,6 +172,30 @@ TEST_F(HostileCheckpoint, DamagedMetaIsOneLineNamingTheFileAndKey) {
   resume_refused(meta().string() + ": key 'config.model': expected an object (got 3)");
   write_meta("{\"version\": 9, \"step\": 1, \"config\": {}}");
   resume_refused(meta().string() + ": key 'version': expected 1 to 2 (got 9)");
+}
+
+// 1e300 was compared as a setting ("a different layout"), a negative unit size hidden in "checkpoint 5 units,
+// flags 5 units": the schema check now names the key.
+TEST_F(HostileCheckpoint, OutOfRangeNumbersAreNamedByKey) {
+  const nlohmann::json original = read_meta();
+  const std::string whole = "expected a whole number from 1 to 9223372036854775807 (got ";
+  edit_meta([](nlohmann::json& m) { m["config"]["model"]["dim"] = 1e300; });
+  resume_refused(meta().string() + ": key 'config.model.dim': " + whole + "1e+300)");
+  write_meta(original.dump());
+  edit_meta([](nlohmann::json& m) { m["config"]["model"]["layers"] = 4.5; });
+  resume_refused(meta().string() + ": key 'config.model.layers': " + whole + "4.5)");
+  write_meta(original.dump());
+  edit_meta([](nlohmann::json& m) { m["config"]["units"][1]["params"] = -5; });
+  resume_refused(meta().string() + ": key 'config.units[1].params': " + whole + "-5)");
+  write_meta(original.dump());
+  edit_meta([](nlohmann::json& m) { m["config"]["units"][0]["padded_params"] = "many"; });
+  resume_refused(meta().string() + ": key 'config.units[0].padded_params': " + whole + "\"many\")");
+  write_meta(original.dump());
+  edit_meta([](nlohmann::json& m) { m["config"]["units"] = 5; });
+  resume_refused(meta().string() + ": key 'config.units': expected an array (got 5)");
+  write_meta(original.dump());
+  edit_meta([](nlohmann::json& m) { m["config"]["world_size"] = 0; });
+  resume_refused(meta().string() + ": key 'config.world_size': expected a whole number from 1 to 2147483647 (got 0)");
 }
 
 // 90,000 levels overflowed the stack (SIGSEGV) when the configurations were compared.
