@@ -15,6 +15,13 @@ void RunReducer::merge(RunReducer&& other) {
   for (auto& r : other.ranks_) ranks_.push_back(std::move(r));
 }
 
+RunReducer RunReducer::from_parts(metrics::InstanceTable table, std::vector<std::pair<metrics::RankKey, report::RankReport>> ranks) {
+  RunReducer r;
+  r.table_ = std::move(table);
+  r.ranks_ = std::move(ranks);
+  return r;
+}
+
 report::Report RunReducer::finish(std::vector<std::string> inputs, std::vector<std::string> warnings, Scope scope) && {
   report::Report r;
   r.inputs = std::move(inputs);

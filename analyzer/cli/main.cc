@@ -74,14 +74,22 @@ int main(int argc, char** argv) {
   std::vector<std::string> paths;
   std::string output = "-";
   CLI::App* report = app.add_subcommand("report", "Where each step went: compute, communication (overlapped and exposed), idle; collectives, prefetch, memory");
-  report->add_option("PATH", paths, "Trace files, rank summaries or directories of them (shardscope or PyTorch profiler JSON, .json or .json.gz; summaries .sqlite)")->required();
+  CLI::Option* report_paths =
+      report->add_option("PATH", paths, "Trace files, rank summaries or directories of them (shardscope or PyTorch profiler JSON, .json or .json.gz; summaries .sqlite)");
   report->add_option("--format", format, "Output format")->check(CLI::IsMember({"text", "md", "json", "html"}));
   report->add_option("-o,--output", output, "Write to FILE instead of stdout (- for stdout)");
   std::string ranks_arg = "worst", steps_arg;
   report->add_option("--ranks", ranks_arg, "Whose tables follow the run summary: worst (the most exposed communication; the default), worst:N, all, or a list like 0,2,5-7");
   report->add_option("--steps", steps_arg, "Which steps the per-step tables show: all (the default) or a list like 0,2,5-7");
   bool mpi = false;
-  report->add_flag("--mpi", mpi, "Run as one process of an MPI job (mpirun -n P, srun): each process summarises its share of the files, process 0 writes the report");
+  CLI::Option* mpi_flag =
+      report->add_flag("--mpi", mpi, "Run as one process of an MPI job (mpirun -n P, srun): each process summarises its share of the files, process 0 writes the report");
+  std::string files_per_process;
+  report->add_option("--files-per-process", files_per_process,
+                     "With --mpi, instead of PATH: the file or directory each process reads, {rank} its MPI rank and {local_rank} its rank on its node "
+                     "(e.g. /local/job42/traces.{local_rank}); the report is that of all of them in process order")
+      ->needs(mpi_flag)
+      ->excludes(report_paths);
 
   CLI::App* check = app.add_subcommand("check-prefetch", "Verify BACKWARD_PRE prefetch per unit and step; exit 0 effective, 1 not effective, 2 error");
   check->add_option("PATH", paths, "Trace files, rank summaries or directories of them")->required();
@@ -168,7 +176,11 @@ int main(int argc, char** argv) {
         shardscope::cli::print_error(std::cerr, e.what());
         return 2;
       }
-    if (*report && mpi) return shardscope::cli::report_mpi(paths, format, output, std::cout, std::cerr, step_pattern, *sel);
+    if (*report && paths.empty() && files_per_process.empty()) {
+      shardscope::cli::print_error(std::cerr, "report: PATH is required (or, with --mpi, --files-per-process PATTERN)");
+      return 2;
+    }
+    if (*report && mpi) return shardscope::cli::report_mpi(paths, format, output, std::cout, std::cerr, step_pattern, *sel, files_per_process);
     if (*report) return shardscope::cli::report(paths, format, output, std::cout, std::cerr, step_pattern, *sel);
     if (*check) return shardscope::cli::check_prefetch(paths, format, std::cout, std::cerr, step_pattern, *sel, units);
     if (*summarize) return shardscope::cli::summarize(paths, summary_dir, std::cout, std::cerr, step_pattern);

@@ -18,9 +18,10 @@ int report(const std::vector<std::string>& paths, const std::string& format, con
 std::string render(const report::Report& r, const std::string& format, const report::Selection& sel = {});
 
 // `report --mpi`, in every process of an MPI job (mpirun, srun): each process summarises its share of the
-// rank files, process 0 reduces them and writes the report. Every process returns the same exit code; an
-// error on any process is printed by process 0. Returns 2 with a message when built without MPI.
+// rank files (or, with `files_per_process`, the files that pattern names for it: {rank}, {local_rank}),
+// the processes reduce them to process 0, which writes the report. Every process returns the same exit
+// code; an error on any process is printed by process 0. Returns 2 with a message when built without MPI.
 int report_mpi(const std::vector<std::string>& paths, const std::string& format, const std::string& output, std::ostream& out, std::ostream& err,
-    const std::string& step_pattern = "", const report::Selection& sel = {});
+    const std::string& step_pattern = "", const report::Selection& sel = {}, const std::string& files_per_process = "");
 
 }  // namespace shardscope::cli

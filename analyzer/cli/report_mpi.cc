@@ -1,15 +1,24 @@
 // `report --mpi`. The map runs where the files are: process p summarises the files whose place among the
-// inputs is p modulo the process count. The summaries (CBOR) are gathered to process 0, which puts them
-// through the same load-and-reduce as a one-process report (so the output is the same, byte for byte), writes
-// it, and sends every process the exit code. A process that fails sends its error instead of summaries: no
-// process waits on one that gave up.
+// inputs is p modulo the process count (or, with --files-per-process, the files its own path names). Each
+// process folds its ranks' collective arrivals into its own instance table as it summarises them and keeps
+// only each rank's report; the tables are reduced to process 0 over a binomial tree (a message grows with
+// the collective instances, never with ranks), then the ranks' reports are sent to process 0 one at a time
+// in file order. Process 0 checks the ranks are one run, re-judges each rank's prefetch against the final
+// table and writes the report: the one-process report, byte for byte. Nothing anywhere holds ranks x
+// collectives. A process that fails says so before any table moves: no process waits on one that gave up.
 #include <mpi.h>
 
+#include <algorithm>
+#include <climits>
+#include <cstring>
 #include <mutex>
+#include <optional>
 #include <ostream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "analyzer/analysis/reduce.h"
 #include "analyzer/analysis/run.h"
 #include "analyzer/analysis/summary_codec.h"
 #include "analyzer/cli/output.h"
@@ -18,84 +27,293 @@
 namespace shardscope::cli {
 namespace {
 
-// This process's share, as CBOR: {"summaries": [...]} or {"error": "..."}.
-std::vector<uint8_t> map_share(const std::vector<std::string>& paths, const std::string& step_pattern, int me, int procs) {
-  nlohmann::json out;
-  try {
-    nlohmann::json summaries = nlohmann::json::array();
-    std::mutex mu;
-    plugins::LoadOptions options{.step_pattern = step_pattern, .mine = [&](uint64_t order) { return order % uint64_t(procs) == uint64_t(me); }};
-    analysis::summarize_each(paths, options, analysis::Scope::Everything, [&](analysis::RankSummary&& s) {
-      nlohmann::json j = analysis::encode(s);
-      std::lock_guard lock(mu);
-      summaries.push_back(std::move(j));
-    });
-    out["summaries"] = std::move(summaries);
-  } catch (const std::exception& e) {
-    out["error"] = e.what();
-  }
-  return nlohmann::json::to_cbor(out);
+namespace fs = std::filesystem;
+using Bytes = std::vector<uint8_t>;
+
+enum Tag : int { kError = 1, kTable = 2, kRank = 3, kPath = 4 };
+// Messages go in pieces of at most this many bytes (MPI counts are int).
+constexpr uint64_t kChunk = uint64_t(1) << 30;
+
+// A size (uint64) and then the bytes; synchronous, so a sender waits for its receiver rather than piling
+// messages up in the receiver's memory.
+void send_bytes(const Bytes& b, int to, Tag tag) {
+  uint64_t n = b.size();
+  MPI_Ssend(&n, 1, MPI_UINT64_T, to, tag, MPI_COMM_WORLD);
+  for (uint64_t at = 0; at < n; at += kChunk)
+    MPI_Ssend(b.data() + at, int(std::min(kChunk, n - at)), MPI_BYTE, to, tag, MPI_COMM_WORLD);
 }
 
-// Process 0: every process's share, in process order.
-std::vector<std::vector<uint8_t>> gather(const std::vector<uint8_t>& mine, int me, int procs) {
-  // Sizes first (a share is far below 2 GiB: a summary is a few kB a rank).
-  int size = int(mine.size());
-  std::vector<int> sizes(size_t(me == 0 ? procs : 0)), offsets(sizes.size());
-  MPI_Gather(&size, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
-  std::vector<uint8_t> all;
-  if (me == 0) {
-    size_t total = 0;
-    for (int p = 0; p < procs; ++p) offsets[size_t(p)] = int(total), total += size_t(sizes[size_t(p)]);
-    all.resize(total);
-  }
-  MPI_Gatherv(mine.data(), size, MPI_BYTE, all.data(), sizes.data(), offsets.data(), MPI_BYTE, 0, MPI_COMM_WORLD);
-  std::vector<std::vector<uint8_t>> out;
-  for (int p = 0; p < (me == 0 ? procs : 0); ++p)
-    out.emplace_back(all.begin() + offsets[size_t(p)], all.begin() + offsets[size_t(p)] + sizes[size_t(p)]);
-  return out;
+Bytes recv_bytes(int from, Tag tag) {
+  uint64_t n = 0;
+  MPI_Recv(&n, 1, MPI_UINT64_T, from, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  Bytes b(n);
+  for (uint64_t at = 0; at < n; at += kChunk)
+    MPI_Recv(b.data() + at, int(std::min(kChunk, n - at)), MPI_BYTE, from, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  return b;
 }
 
-// Process 0: the reduce and the report; the exit code.
-int reduce_and_write(const std::vector<std::string>& paths, const std::string& format, const std::string& output, std::ostream& out,
-                     std::ostream& err, const std::string& step_pattern, const report::Selection& sel, const std::vector<std::vector<uint8_t>>& shares) {
-  try {
-    std::map<uint64_t, analysis::RankSummary> given;
-    for (size_t p = 0; p < shares.size(); ++p) {
-      const nlohmann::json share = nlohmann::json::from_cbor(shares[p]);
-      if (share.contains("error")) {
-        err << fmt::format("shardscope: error: {} (MPI process {} of {})\n", share["error"].get<std::string>(), p, shares.size());
-        return 2;
-      }
-      for (const nlohmann::json& j : share.at("summaries")) {
-        analysis::RankSummary s = analysis::decode_summary(j);
-        given.emplace(s.key().order, std::move(s));
-      }
+// The instances of a table (not its per-rank counts, which travel with each rank's report), as fixed-width
+// fields: what the tree sends.
+template <typename T>
+void put(Bytes& b, T v) {
+  const size_t at = b.size();
+  b.resize(at + sizeof v);
+  std::memcpy(b.data() + at, &v, sizeof v);
+}
+template <typename T>
+T take(const Bytes& b, size_t& at) {
+  T v;
+  if (b.size() - at < sizeof v) throw std::runtime_error("MPI: a truncated instance table");
+  std::memcpy(&v, b.data() + at, sizeof v);
+  at += sizeof v;
+  return v;
+}
+
+Bytes encode_instances(const metrics::InstanceTable& t) {
+  Bytes b;
+  put<uint64_t>(b, t.instances().size());
+  for (const auto& [kind, row] : t.instances()) {
+    put<uint8_t>(b, uint8_t(kind));
+    put<uint64_t>(b, row.size());
+    for (const metrics::Instance& in : row) {
+      put(b, in.first_ns), put(b, in.last_ns), put(b, in.next_last_ns);
+      for (const metrics::RankKey& k : {in.last_lo, in.last_hi}) put<int32_t>(b, k.rank), put<uint64_t>(b, k.order);
+      put<uint32_t>(b, in.ranks);
     }
-    analysis::AnalysedRun run = analysis::analyse_stream(paths, {.step_pattern = step_pattern}, analysis::Scope::Everything, false,
-                                                         [&](uint64_t order) -> std::optional<analysis::RankSummary> {
-                                                           auto it = given.find(order);
-                                                           if (it == given.end()) return std::nullopt;
-                                                           return std::move(it->second);
-                                                         });
-    print_warnings(run.warnings, err);
-    return write_output(output, render(run.report, format, sel), out, err) ? 0 : 2;
-  } catch (const std::exception& e) {
-    print_error(err, e.what());
-    return 2;
+  }
+  return b;
+}
+
+metrics::InstanceTable decode_instances(const Bytes& b) {
+  std::map<model::CollectiveKind, std::vector<metrics::Instance>> instances;
+  size_t at = 0;
+  for (uint64_t kinds = take<uint64_t>(b, at); kinds > 0; --kinds) {
+    std::vector<metrics::Instance>& row = instances[model::CollectiveKind(take<uint8_t>(b, at))];
+    row.resize(take<uint64_t>(b, at));
+    for (metrics::Instance& in : row) {
+      in.first_ns = take<int64_t>(b, at), in.last_ns = take<int64_t>(b, at), in.next_last_ns = take<int64_t>(b, at);
+      for (metrics::RankKey* k : {&in.last_lo, &in.last_hi}) k->rank = take<int32_t>(b, at), k->order = take<uint64_t>(b, at);
+      in.ranks = take<uint32_t>(b, at);
+    }
+  }
+  return metrics::InstanceTable::from_parts(std::move(instances), {});
+}
+
+// One file of the run as process 0 needs it, CBOR: {"order", "skipped": true} for a file no importer reads,
+// else the rank's summary without its arrivals (report, header, warnings) and its instance count per kind.
+Bytes encode_rank(analysis::RankSummary&& s) {
+  nlohmann::json counts = nlohmann::json::array();
+  for (const auto& [kind, starts] : s.arrivals.wall_start) counts.push_back({int(kind), starts.size()});
+  s.arrivals.wall_start.clear();
+  nlohmann::json j = analysis::encode(s);
+  j["order"] = s.key().order;
+  j["counts"] = std::move(counts);
+  return nlohmann::json::to_cbor(j);
+}
+
+// A file its process found that no importer reads (a training log in the traces' directory): passed over.
+Bytes skipped(uint64_t order, const std::string& path) { return nlohmann::json::to_cbor({{"order", order}, {"skipped", true}, {"path", path}}); }
+
+// This process's part of the map.
+struct Share {
+  std::string error;              // the first thing that went wrong here, if anything did
+  uint64_t first = 0, count = 0;  // its files: orders first, first + procs, ... (count of them), or first .. first + count - 1
+  uint64_t run_files = 0;         // the run's
+  std::vector<fs::path> files;    // those it expanded: the run's, or (--files-per-process) its own
+  metrics::InstanceTable table;   // its ranks' arrivals, folded
+  std::map<uint64_t, Bytes> ranks;  // by order: encode_rank
+};
+
+// The path a process reads with --files-per-process: {rank} and {local_rank} replaced.
+std::string own_path(std::string pattern, int me, int local) {
+  for (auto [name, value] : {std::pair<std::string, int>{"{rank}", me}, {"{local_rank}", local}})
+    for (size_t at; (at = pattern.find(name)) != std::string::npos;) pattern.replace(at, name.size(), std::to_string(value));
+  return pattern;
+}
+
+// The process that summarised the file at `order`.
+struct Owners {
+  bool own_paths = false;         // --files-per-process: process p has the files from offsets[p] on
+  std::vector<uint64_t> offsets;  // own_paths: procs + 1 of them
+  int procs = 1;
+  int of(uint64_t order) const {
+    if (!own_paths) return int(order % uint64_t(procs));
+    return int(std::upper_bound(offsets.begin(), offsets.end(), order) - offsets.begin()) - 1;
+  }
+};
+
+// The lowest-numbered process that failed (procs: none did), known to every process; process 0 gets its error.
+int agree_on_failure(const std::string& error, int me, int procs, std::string& first_error) {
+  int failed = error.empty() ? procs : me;
+  MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (failed == procs) return failed;
+  if (me == failed && me != 0) send_bytes(Bytes(error.begin(), error.end()), 0, kError);
+  if (me == 0) {
+    if (failed == 0) first_error = error;
+    else {
+      const Bytes b = recv_bytes(failed, kError);
+      first_error.assign(b.begin(), b.end());
+    }
+  }
+  return failed;
+}
+
+// The tables of every process folded into process 0's: process p takes in those of p + 1, p + 2, p + 4, ...
+// (while p's bit at that step is 0) and then sends its own to p minus its lowest set bit.
+void reduce_tables(metrics::InstanceTable& table, int me, int procs) {
+  for (int step = 1; step < procs; step <<= 1) {
+    if (me & step) {
+      send_bytes(encode_instances(table), me - step, kTable);
+      return;
+    }
+    if (me + step < procs) table.merge(decode_instances(recv_bytes(me + step, kTable)));
   }
 }
 
 }  // namespace
 
-int report_mpi(const std::vector<std::string>& paths, const std::string& format, const std::string& output, std::ostream& out, std::ostream& err,
-               const std::string& step_pattern, const report::Selection& sel) {
+int report_mpi(const std::vector<std::string>& paths_given, const std::string& format, const std::string& output, std::ostream& out,
+               std::ostream& err, const std::string& step_pattern, const report::Selection& sel, const std::string& files_per_process) {
   MPI_Init(nullptr, nullptr);
   int me = 0, procs = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm_size(MPI_COMM_WORLD, &procs);
-  const std::vector<std::vector<uint8_t>> shares = gather(map_share(paths, step_pattern, me, procs), me, procs);
-  int rc = me == 0 ? reduce_and_write(paths, format, output, out, err, step_pattern, sel, shares) : 0;
+  Owners owners{.own_paths = !files_per_process.empty(), .procs = procs};
+  std::vector<std::string> paths = paths_given;
+  if (owners.own_paths) {
+    MPI_Comm node;  // the processes that share this one's memory: its node
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL, &node);
+    int local = 0;
+    MPI_Comm_rank(node, &local);
+    MPI_Comm_free(&node);
+    paths = {own_path(files_per_process, me, local)};
+  }
+
+  // The map: this process's files summarised, each rank's arrivals folded as it is made.
+  Share share;
+  std::vector<std::string> refusals;  // process 0's: the plugins refused, the first of the report's warnings
+  std::optional<plugins::Registry> registry;
+  try {
+    registry = plugins::default_registry(refusals);
+    share.files = plugins::expand_inputs(std::vector<fs::path>(paths.begin(), paths.end()));
+  } catch (const std::exception& e) {
+    share.error = e.what();
+  }
+  // How many files each process sees: every process the run's (a shared file system), or its own.
+  constexpr uint64_t kFailed = UINT64_MAX;
+  std::vector<uint64_t> counts(static_cast<size_t>(procs));
+  const uint64_t n = share.error.empty() ? share.files.size() : kFailed;
+  MPI_Allgather(&n, 1, MPI_UINT64_T, counts.data(), 1, MPI_UINT64_T, MPI_COMM_WORLD);
+  try {
+    if (share.error.empty()) {
+      const bool any_failed = std::count(counts.begin(), counts.end(), kFailed) > 0;
+      if (owners.own_paths) {
+        owners.offsets.assign(1, 0);
+        for (uint64_t c : counts) owners.offsets.push_back(owners.offsets.back() + (c == kFailed ? 0 : c));
+      } else {
+        for (int p = 0; p < procs; ++p)
+          if (counts[size_t(p)] != n && counts[size_t(p)] != kFailed)
+            throw std::runtime_error(fmt::format("MPI process {} finds {} files in {} and MPI process {} finds {}: every process must see the "
+                                                 "same files (a shared file system), or each name its own with --files-per-process",
+                                                 p, counts[size_t(p)], fmt::join(paths, " "), me, n));
+      }
+      share.run_files = owners.own_paths ? owners.offsets.back() : n;
+      share.first = owners.own_paths ? owners.offsets[size_t(me)] : uint64_t(me);
+      share.count = owners.own_paths ? n : (n + uint64_t(procs) - 1 - uint64_t(me)) / uint64_t(procs);
+      std::mutex mu;
+      plugins::LoadOptions options{.registry = &*registry, .step_pattern = step_pattern};
+      if (owners.own_paths) options.first_order = share.first, options.run_files = share.run_files;
+      else options.mine = [&](uint64_t order) { return owners.of(order) == me; };
+      // Another process failed before reading: this one need not read (the job ends with that error).
+      if (!any_failed)
+        analysis::summarize_each(paths, options, analysis::Scope::Everything, [&](analysis::RankSummary&& s) {
+          const uint64_t order = s.key().order;
+          metrics::InstanceTable one;
+          one.add(s.arrivals);
+          Bytes rank = encode_rank(std::move(s));
+          std::lock_guard lock(mu);
+          share.table.merge(one);
+          share.ranks.emplace(order, std::move(rank));
+        });
+    }
+  } catch (const std::exception& e) {
+    share.error = e.what();
+  }
+  std::string first_error;
+  if (const int failed = agree_on_failure(share.error, me, procs, first_error); failed < procs) {
+    if (me == 0) err << fmt::format("shardscope: error: {} (MPI process {} of {})\n", first_error, failed, procs);
+    MPI_Finalize();
+    return 2;
+  }
+
+  // The reduce: the tables, then each rank's report, in file order, to process 0.
+  reduce_tables(share.table, me, procs);
+  int rc = 0;
+  if (me != 0) {
+    const uint64_t step = owners.own_paths ? 1 : uint64_t(procs);
+    for (uint64_t k = 0, order = share.first; k < share.count; ++k, order += step) {
+      auto it = share.ranks.find(order);
+      send_bytes(it == share.ranks.end() ? skipped(order, share.files.at(owners.own_paths ? k : order).string()) : std::move(it->second), 0, kRank);
+      if (it != share.ranks.end()) share.ranks.erase(it);
+    }
+    if (owners.own_paths) send_bytes(Bytes(paths[0].begin(), paths[0].end()), 0, kPath);
+  } else {
+    // Process 0: what the loader checks and warns of (as plugins::load_each does at its end), then the report.
+    std::vector<std::string> warnings = std::move(refusals);
+    std::vector<plugins::RankHeader> headers;
+    std::vector<std::pair<metrics::RankKey, report::RankReport>> reports;
+    std::vector<metrics::InstanceTable::RankCounts> rank_counts;
+    std::string error;  // the first; every message is still taken in, so no sender waits forever
+    for (uint64_t order = 0; order < share.run_files; ++order) {
+      const int from = owners.of(order);
+      Bytes b;
+      if (from == 0) {
+        auto it = share.ranks.find(order);
+        if (it != share.ranks.end()) b = std::move(it->second), share.ranks.erase(it);
+      } else {
+        b = recv_bytes(from, kRank);
+      }
+      if (!error.empty()) continue;
+      try {
+        if (b.empty()) {  // a file of process 0's that no importer reads
+          warnings.push_back(plugins::passed_over(share.files.at(order).string()));
+          continue;
+        }
+        const nlohmann::json j = nlohmann::json::from_cbor(b);
+        if (j.at("order").get<uint64_t>() != order) throw std::runtime_error(fmt::format("MPI: file {} came from process {} out of order", order, from));
+        if (j.contains("skipped")) {
+          warnings.push_back(plugins::passed_over(j.at("path").get<std::string>()));
+          continue;
+        }
+        analysis::RankSummary s = analysis::decode_summary(j);
+        for (std::string& w : s.warnings) warnings.push_back(std::move(w));
+        headers.push_back(std::move(s.header));
+        metrics::InstanceTable::RankCounts& c = rank_counts.emplace_back();
+        c.key = s.key(), c.clock_mapped = s.arrivals.clock_mapped;
+        for (const nlohmann::json& kc : j.at("counts")) c.count[model::CollectiveKind(kc.at(0).get<int>())] = kc.at(1).get<uint64_t>();
+        reports.emplace_back(s.key(), std::move(s.report));
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+    }
+    if (owners.own_paths)
+      for (int p = 1; p < procs; ++p) {
+        const Bytes b = recv_bytes(p, kPath);
+        paths.emplace_back(b.begin(), b.end());
+      }
+    try {
+      if (!error.empty()) throw std::runtime_error(error);
+      plugins::check_one_run(headers, warnings);
+      analysis::RunReducer reducer = analysis::RunReducer::from_parts(
+          metrics::InstanceTable::from_parts(share.table.instances(), std::move(rank_counts)), std::move(reports));
+      report::Report r = std::move(reducer).finish(paths, warnings, analysis::Scope::Everything);
+      print_warnings(r.warnings, err);
+      rc = write_output(output, render(r, format, sel), out, err) ? 0 : 2;
+    } catch (const std::exception& e) {
+      print_error(err, e.what());
+      rc = 2;
+    }
+  }
   MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
   MPI_Finalize();
   return rc;

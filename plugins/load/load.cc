@@ -272,7 +272,7 @@ LoadResult load_each(const std::vector<fs::path>& paths, const LoadOptions& opti
   std::vector<uint64_t> sizes(files.size());
   std::vector<char> ours(files.size(), 1);
   if (options.mine)
-    for (size_t i = 0; i < files.size(); ++i) ours[i] = options.mine(i);
+    for (size_t i = 0; i < files.size(); ++i) ours[i] = options.mine(options.first_order + i);
   std::atomic<size_t> next{0};
   // Files in parallel, and the cores they leave idle to each file's own parse (one big file: all of them).
   const unsigned budget = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
@@ -284,7 +284,7 @@ LoadResult load_each(const std::vector<fs::path>& paths, const LoadOptions& opti
       for (size_t i; (i = next++) < files.size();) {
         if (!ours[i]) continue;
         try {
-          std::optional<Claimed> claimed = options.claim ? options.claim(i, files[i]) : std::nullopt;
+          std::optional<Claimed> claimed = options.claim ? options.claim(options.first_order + i, files[i]) : std::nullopt;
           if (claimed) {
             headers[i] = std::move(claimed->header);
             file_warnings[i] = std::move(claimed->warnings);
@@ -335,13 +335,14 @@ LoadResult load_each(const std::vector<fs::path>& paths, const LoadOptions& opti
           if (rank) {
             const bool given = rank->rank >= 0;
             if (!given) {
-              rank->rank = int(i);
-              if (files.size() > 1)
-                file_warnings[i].push_back(fmt::format("{}: the trace does not say its rank; using {} (its place among the files)", rank->source, i));
+              const uint64_t place = options.first_order + i;
+              rank->rank = int(place);
+              if ((options.run_files ? options.run_files : files.size()) > 1)
+                file_warnings[i].push_back(fmt::format("{}: the trace does not say its rank; using {} (its place among the files)", rank->source, place));
             }
             for (std::string& w : rank->warnings) file_warnings[i].push_back(w);
             headers[i] = header_of(*rank, given);
-            LoadedRank loaded{i, *rank, args, *headers[i], file_warnings[i], sizes[i]};
+            LoadedRank loaded{options.first_order + i, *rank, args, *headers[i], file_warnings[i], sizes[i]};
             sink(loaded);
           }
         } catch (const std::bad_alloc&) {
@@ -383,7 +384,7 @@ LoadResult load_each(const std::vector<fs::path>& paths, const LoadOptions& opti
   for (size_t i = 0; i < files.size(); ++i) {
     if (errors[i] || !ours[i]) continue;
     if (skipped[i]) {
-      result.warnings.push_back(fmt::format("{}: passed over: not a trace (no importer reads it)", files[i].string()));
+      result.warnings.push_back(passed_over(files[i].string()));
       continue;
     }
     result.json_bytes += sizes[i];
@@ -393,6 +394,8 @@ LoadResult load_each(const std::vector<fs::path>& paths, const LoadOptions& opti
   check_one_run(loaded, result.warnings);
   return result;
 }
+
+std::string passed_over(const std::string& path) { return fmt::format("{}: passed over: not a trace (no importer reads it)", path); }
 
 LoadResult load(const std::vector<fs::path>& paths, const LoadOptions& options) {
   std::mutex mu;

@@ -64,6 +64,11 @@ struct LoadOptions {
   // Set: only the files for which it is true are this process's to read (MPI: each process takes a share);
   // the others are neither read nor checked here. Empty: all.
   std::function<bool(uint64_t order)> mine;
+  // The files given are a part of a run's (MPI --files-per-process: this process's): the first one's place
+  // among the run's files, and how many files the run has (0: these are all). Orders, and the rank a file
+  // that does not say its own is given, count from first_order.
+  uint64_t first_order = 0;
+  uint64_t run_files = 0;
 };
 
 struct LoadResult {
@@ -89,6 +94,9 @@ std::vector<std::filesystem::path> expand_inputs(const std::vector<std::filesyst
 LoadResult load(const std::vector<std::filesystem::path>& paths, const LoadOptions& options = {});
 
 RankHeader header_of(const model::Rank& rank, bool rank_given);
+
+// The warning for a file found in a directory that no importer reads.
+std::string passed_over(const std::string& path);
 
 // Checks that ranks read from one set of files belong to one run. Errors (MixedRunsError): world sizes
 // differ; a run_config key that shapes the run (sharding, dtypes, prefetch, model, units, batch size, world

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # `report --mpi` under 1, 2 and 4 processes writes the one-process report byte for byte (JSON), on runs of
 # 1, 2 and 5 rank files (more processes than files too), traces and summaries mixed; a bad file on any
-# process makes every process exit non-zero with the file named once, by process 0, and no hang.
+# process makes every process exit non-zero with the file named once, by process 0, and no hang; with
+# --files-per-process, each of 2 processes reads its own directory and the report is the one-process report
+# of both.
 # usage: same_as_one_process.sh SHARDSCOPE MPIEXEC SOURCE_DIR
 set -uo pipefail
 bin=$1
@@ -51,6 +53,37 @@ check "the trainer's 2 ranks" "$src/tests/golden/trainer_cpu_2ranks" pre
 check "PyTorch FSDP2 on an H100, 2 ranks" "$src/tests/data/h100_nccl2" pytorch_fsdp2
 check "one rank" "$src/tests/data" hta_nccl_parser_config
 check "5 ranks from summaries" "$tmp" five
+
+# --files-per-process: each process reads the directory its pattern names ({rank}, {local_rank}: one node, so
+# the same), and the report is the one-process report of those directories in process order.
+check_own() {  # check_own NAME PATTERN DIR0 DIR1
+  local name=$1 pattern=$2
+  shift 2
+  "$bin" report "$@" --format json >"$tmp/one.json" 2>"$tmp/one.err" || { echo "FAIL: $name: one process: $(cat "$tmp/one.err")"; fail=1; return; }
+  if ! run_mpi 2 "$bin" report --mpi --files-per-process "$pattern" --format json >"$tmp/mpi.json" 2>"$tmp/mpi.err"; then
+    echo "FAIL: $name: exited non-zero: $(head -3 "$tmp/mpi.err")"; fail=1; return
+  fi
+  cmp -s "$tmp/one.json" "$tmp/mpi.json" || { echo "FAIL: $name: another report:"; diff "$tmp/one.json" "$tmp/mpi.json" | head; fail=1; }
+  diff <(grep '^shardscope' "$tmp/one.err") <(grep '^shardscope' "$tmp/mpi.err") >/dev/null ||
+    { echo "FAIL: $name: warned otherwise:"; diff "$tmp/one.err" "$tmp/mpi.err" | head -20; fail=1; }
+  echo "ok: $name, 2 processes"
+}
+mkdir -p "$tmp/own/node0" "$tmp/own/node1" "$tmp/mixed/node0" "$tmp/mixed/node1"
+cp "$tmp"/five/trace.rank[01].sqlite "$tmp/own/node0/"
+cp "$tmp"/five/trace.rank[234].sqlite "$tmp/own/node1/"
+check_own "--files-per-process {rank}, 5 ranks as 2 + 3 summaries" "$tmp/own/node{rank}" "$tmp/own/node0" "$tmp/own/node1"
+check_own "--files-per-process {local_rank}, 5 ranks as 2 + 3 summaries" "$tmp/own/node{local_rank}" "$tmp/own/node0" "$tmp/own/node1"
+cp "$src"/tests/golden/trainer_cpu_2ranks/pre/trace.rank1.json.gz "$tmp/mixed/node0/"
+cp "$src"/tests/golden/trainer_cpu_2ranks/pre/trace.rank0.json.gz "$tmp/mixed/node1/"
+check_own "--files-per-process, the trainer's 2 traces, rank 1 first" "$tmp/mixed/node{rank}" "$tmp/mixed/node0" "$tmp/mixed/node1"
+# A process whose pattern names nothing: every process exits non-zero, the path named once by process 0.
+run_mpi 2 "$bin" report --mpi --files-per-process "$tmp/own/node{rank}x" >"$tmp/own.out" 2>"$tmp/own.err"
+rc=$?
+if [[ $rc == 0 ]]; then echo "FAIL: --files-per-process naming nothing: the job exited 0"; fail=1; fi
+if [[ $(grep -c "shardscope: error: .*node0x.*(MPI process 0 of 2)" "$tmp/own.err") != 1 ]]; then
+  echo "FAIL: --files-per-process naming nothing: not named once by process 0:"; cat "$tmp/own.err"; fail=1
+fi
+echo "ok: --files-per-process naming nothing (job exit $rc)"
 
 # A damaged file: in the share of process 1 of 2 (its place among the files is 1).
 mkdir -p "$tmp/bad"
