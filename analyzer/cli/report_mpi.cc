@@ -72,29 +72,35 @@ T take(const Bytes& b, size_t& at) {
 Bytes encode_instances(const metrics::InstanceTable& t) {
   Bytes b;
   put<uint64_t>(b, t.instances().size());
-  for (const auto& [kind, row] : t.instances()) {
-    put<uint8_t>(b, uint8_t(kind));
-    put<uint64_t>(b, row.size());
-    for (const metrics::Instance& in : row) {
-      put(b, in.first_ns), put(b, in.last_ns), put(b, in.next_last_ns);
-      for (const metrics::RankKey& k : {in.last_lo, in.last_hi}) put<int32_t>(b, k.rank), put<uint64_t>(b, k.order);
-      put<uint32_t>(b, in.ranks);
-    }
+  for (const auto& [id, in] : t.instances()) {
+    put<uint8_t>(b, uint8_t(id.kind)), put<uint8_t>(b, uint8_t(id.by_seq)), put<int64_t>(b, id.n);
+    put<uint64_t>(b, id.group.size());
+    b.insert(b.end(), id.group.begin(), id.group.end());
+    put(b, in.first_ns), put(b, in.last_ns), put(b, in.next_last_ns);
+    for (const metrics::RankKey& k : {in.last_lo, in.last_hi}) put<int32_t>(b, k.rank), put<uint64_t>(b, k.order);
+    put<uint32_t>(b, in.ranks);
+    put<int64_t>(b, in.fastest_ns), put<int64_t>(b, in.bytes), put<int32_t>(b, in.group_size);
   }
   return b;
 }
 
 metrics::InstanceTable decode_instances(const Bytes& b) {
-  std::map<model::CollectiveKind, std::vector<metrics::Instance>> instances;
+  metrics::InstanceTable::Row instances;
   size_t at = 0;
-  for (uint64_t kinds = take<uint64_t>(b, at); kinds > 0; --kinds) {
-    std::vector<metrics::Instance>& row = instances[model::CollectiveKind(take<uint8_t>(b, at))];
-    row.resize(take<uint64_t>(b, at));
-    for (metrics::Instance& in : row) {
-      in.first_ns = take<int64_t>(b, at), in.last_ns = take<int64_t>(b, at), in.next_last_ns = take<int64_t>(b, at);
-      for (metrics::RankKey* k : {&in.last_lo, &in.last_hi}) k->rank = take<int32_t>(b, at), k->order = take<uint64_t>(b, at);
-      in.ranks = take<uint32_t>(b, at);
-    }
+  for (uint64_t count = take<uint64_t>(b, at); count > 0; --count) {
+    metrics::InstanceId id;
+    id.kind = model::CollectiveKind(take<uint8_t>(b, at));
+    id.by_seq = take<uint8_t>(b, at) != 0;
+    id.n = take<int64_t>(b, at);
+    const uint64_t group = take<uint64_t>(b, at);
+    if (b.size() - at < group) throw std::runtime_error("MPI: a truncated instance table");
+    id.group.assign(reinterpret_cast<const char*>(b.data() + at), size_t(group));
+    at += size_t(group);
+    metrics::Instance& in = instances[std::move(id)];
+    in.first_ns = take<int64_t>(b, at), in.last_ns = take<int64_t>(b, at), in.next_last_ns = take<int64_t>(b, at);
+    for (metrics::RankKey* k : {&in.last_lo, &in.last_hi}) k->rank = take<int32_t>(b, at), k->order = take<uint64_t>(b, at);
+    in.ranks = take<uint32_t>(b, at);
+    in.fastest_ns = take<int64_t>(b, at), in.bytes = take<int64_t>(b, at), in.group_size = take<int32_t>(b, at);
   }
   return metrics::InstanceTable::from_parts(std::move(instances), {});
 }
@@ -102,9 +108,14 @@ metrics::InstanceTable decode_instances(const Bytes& b) {
 // One file of the run as process 0 needs it, CBOR: {"order", "skipped": true} for a file no importer reads,
 // else the rank's summary without its arrivals (report, header, warnings) and its instance count per kind.
 Bytes encode_rank(analysis::RankSummary&& s) {
+  std::map<model::CollectiveKind, uint64_t> per_kind;
+  for (const auto& [kind, starts] : s.arrivals.wall_start) per_kind[kind] += starts.size();
+  for (const metrics::KeyedArrival& a : s.arrivals.keyed) ++per_kind[a.id.kind];
   nlohmann::json counts = nlohmann::json::array();
-  for (const auto& [kind, starts] : s.arrivals.wall_start) counts.push_back({int(kind), starts.size()});
+  for (const auto& [kind, n] : per_kind) counts.push_back({int(kind), n});
   s.arrivals.wall_start.clear();
+  s.arrivals.size.clear();
+  s.arrivals.keyed.clear();
   nlohmann::json j = analysis::encode(s);
   j["order"] = s.key().order;
   j["counts"] = std::move(counts);
