@@ -33,14 +33,17 @@ bool steady(const report::RankReport& rr, size_t i) { return !rr.steps[i].step.a
 
 }  // namespace
 
-std::string rank_ranges(std::vector<int> ranks) {
+std::string rank_ranges(std::vector<int> ranks, size_t max_ranges) {
   std::sort(ranks.begin(), ranks.end());
   ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
   std::string out;
+  size_t listed = 0;
   for (size_t i = 0; i < ranks.size();) {
+    if (listed == max_ranges) return out + fmt::format(" and {} more", ranks.size() - i);
     size_t j = i;
     while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
     out += (out.empty() ? "" : ", ") + (j == i ? std::to_string(ranks[i]) : fmt::format("{}-{}", ranks[i], ranks[j]));
+    ++listed;
     i = j + 1;
   }
   return out;

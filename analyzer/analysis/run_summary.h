@@ -77,7 +77,8 @@ struct RunSummary {
 
 RunSummary summarize_run(const report::Report& r);
 
-// "0-3, 5, 7-9": ranks as ranges.
-std::string rank_ranges(std::vector<int> ranks);
+// "0-3, 5, 7-9": ranks as ranges. At most `max_ranges` of them, then "and N more" (N counts ranks), so a
+// list stays short at any rank count.
+std::string rank_ranges(std::vector<int> ranks, size_t max_ranges = SIZE_MAX);
 
 }  // namespace shardscope::analysis

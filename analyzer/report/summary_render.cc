@@ -11,6 +11,10 @@
 namespace shardscope::report {
 namespace {
 
+// The most ranges of ranks (or units) a summary line lists before "and N more": the line stays one line at
+// any rank count; the JSON's summary lists them all.
+constexpr size_t kListedRanges = 6;
+
 std::string ms(int64_t ns) { return fmt::format("{:.3f} ms", double(ns) / 1e6); }
 
 // "24.0 % (min 20.1 % rank 3, median 24.0 %, max 30.2 % rank 5)", or the one value when ranks agree.
@@ -21,7 +25,7 @@ std::string spread(const analysis::AcrossRanks& a) {
 
 std::string units_text(const std::vector<int>& units) {
   if (units.empty()) return "";
-  std::string u = analysis::rank_ranges(units);
+  std::string u = analysis::rank_ranges(units, kListedRanges);
   return fmt::format(", unit{} {}", units.size() == 1 ? "" : "s", u);
 }
 
@@ -31,7 +35,7 @@ std::string missing_text(const analysis::RunSummary::Missing& m) {
   else if (m.part == "stragglers") why = na_text(m.stragglers_na);
   else if (m.part == "memory") why = "n/a: no category with both a measured peak and a ZeRO prediction";
   else why = na_text(m.na);
-  const std::string where = m.ranks.empty() ? "" : fmt::format(" on rank{} {}", m.ranks.size() == 1 ? "" : "s", analysis::rank_ranges(m.ranks));
+  const std::string where = m.ranks.empty() ? "" : fmt::format(" on rank{} {}", m.ranks.size() == 1 ? "" : "s", analysis::rank_ranges(m.ranks, kListedRanges));
   if (why.rfind("n/a: ", 0) == 0) why = why.substr(5);  // the line already says "not computed"
   return fmt::format("{}{}: {}", m.part, where, why);
 }
@@ -61,7 +65,7 @@ std::vector<std::string> summary_lines(const analysis::RunSummary& s) {
                                 s.prefetch_ranks, s.prefetch_ranks == 1 ? "" : "s", s.prefetch_steps_effective, s.prefetch_steps, s.prefetch_steps == 1 ? "" : "s");
     if (s.common_cause != metrics::Cause::None)
       p += fmt::format("; most often {} ({} step{}{}, rank{} {})", cause_name(s.common_cause), s.common_cause_steps, s.common_cause_steps == 1 ? "" : "s",
-                       units_text(s.cause_units), s.cause_ranks.size() == 1 ? "" : "s", analysis::rank_ranges(s.cause_ranks));
+                       units_text(s.cause_units), s.cause_ranks.size() == 1 ? "" : "s", analysis::rank_ranges(s.cause_ranks, kListedRanges));
     out.push_back(p);
   }
   // The straggler.
