@@ -33,14 +33,17 @@ bool steady(const report::RankReport& rr, size_t i) { return !rr.steps[i].step.a
 
 }  // namespace
 
-std::string rank_ranges(std::vector<int> ranks) {
+std::string rank_ranges(std::vector<int> ranks, size_t max_ranges) {
   std::sort(ranks.begin(), ranks.end());
   ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
   std::string out;
+  size_t listed = 0;
   for (size_t i = 0; i < ranks.size();) {
+    if (listed == max_ranges) return out + fmt::format(" and {} more", ranks.size() - i);
     size_t j = i;
     while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
     out += (out.empty() ? "" : ", ") + (j == i ? std::to_string(ranks[i]) : fmt::format("{}-{}", ranks[i], ranks[j]));
+    ++listed;
     i = j + 1;
   }
   return out;
@@ -161,6 +164,16 @@ RunSummary summarize_run(const report::Report& r) {
   for (std::vector<int>* v : {&s.cause_units, &s.cause_ranks}) {
     std::sort(v->begin(), v->end());
     v->erase(std::unique(v->begin(), v->end()), v->end());
+  }
+  // The links, and the ranks' waiting.
+  for (const metrics::LinkStats& l : r.links) s.links.push_back({l.kind, l.busbw_gbps(), l.algbw_gbps()});
+  std::vector<double> waits;
+  for (const report::RankReport& rr : r.ranks)
+    for (const metrics::CollectiveStats& c : rr.collectives)
+      if (auto w = c.wait_pct()) waits.push_back(*w);
+  if (!waits.empty()) {
+    std::sort(waits.begin(), waits.end());
+    s.median_wait_pct = waits[(waits.size() - 1) / 2];
   }
   // The straggler: most often last; its lateness is the median over the instances it was last at.
   const metrics::Stragglers& st = r.stragglers;

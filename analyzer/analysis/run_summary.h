@@ -55,6 +55,15 @@ struct RunSummary {
   };
   std::optional<Straggler> straggler;
 
+  // The links (each collective instance timed by its fastest rank), per kind, and how much of a rank's
+  // collective time is waiting for peers (median over ranks and kinds with a wait share).
+  struct Link {
+    model::CollectiveKind kind = model::CollectiveKind::None;
+    std::optional<double> busbw_gbps, algbw_gbps;
+  };
+  std::vector<Link> links;
+  std::optional<double> median_wait_pct;
+
   // Memory against the ZeRO model.
   size_t memory_ranks = 0, memory_ranks_agree = 0;  // ranks with a measured and predicted category
   struct Departure {
@@ -77,7 +86,8 @@ struct RunSummary {
 
 RunSummary summarize_run(const report::Report& r);
 
-// "0-3, 5, 7-9": ranks as ranges.
-std::string rank_ranges(std::vector<int> ranks);
+// "0-3, 5, 7-9": ranks as ranges. At most `max_ranges` of them, then "and N more" (N counts ranks), so a
+// list stays short at any rank count.
+std::string rank_ranges(std::vector<int> ranks, size_t max_ranges = SIZE_MAX);
 
 }  // namespace shardscope::analysis

@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
   report->add_option("-o,--output", output, "Write to FILE instead of stdout (- for stdout)");
   std::string ranks_arg = "worst", steps_arg;
   report->add_option("--ranks", ranks_arg, "Whose tables follow the run summary: worst (the most exposed communication; the default), worst:N, all, or a list like 0,2,5-7");
-  report->add_option("--steps", steps_arg, "Which steps the per-step tables show: all (the default) or a list like 0,2,5-7");
+  report->add_option("--steps", steps_arg, "Which steps the per-step tables show: all or a list like 0,2,5-7 (default: the 2 slowest steady steps, and the 3 longest device activities)");
   bool mpi = false;
   CLI::Option* mpi_flag =
       report->add_flag("--mpi", mpi, "Run as one process of an MPI job (mpirun -n P, srun): each process summarises its share of the files, process 0 writes the report");

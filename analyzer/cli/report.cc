@@ -12,7 +12,7 @@ namespace shardscope::cli {
 
 std::string render(const report::Report& r, const std::string& format, const report::Selection& sel) {
   if (format == "json") return report::render_json(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  if (format == "html") return report::render_html(r);
+  if (format == "html") return report::render_html(r, sel);
   return shown_as_text(report::render_text(r, format == "md", sel));
 }
 

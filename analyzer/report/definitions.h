@@ -11,7 +11,7 @@
 namespace shardscope::report {
 
 // A table is named by its first column: "step" (per step), "collective", "unit i" (prefetch units), "rank"
-// (stragglers). The definition of one of its columns; "" for a column that needs none.
+// (stragglers), "memory", "top device activity". The definition of one of its columns; "" for a column that needs none.
 const std::string& definition(const std::string& table, const std::string& column);
 // The legend of a table with this header: "legend: exposed ms = ...; ..." in lines of at most about 160
 // characters, each ending in a newline and starting with `indent`; "" when no column has a definition.

@@ -11,6 +11,7 @@
 #include "analyzer/analysis/run_summary.h"
 
 #include <algorithm>
+#include <span>
 
 namespace shardscope::report {
 namespace {
@@ -33,7 +34,6 @@ std::vector<std::string> window_cells(const std::string& label, const std::strin
 std::string render_text(const Report& r, bool md, const Selection& sel) {
   const analysis::RunSummary summary = analysis::summarize_run(r);
   const std::vector<int> shown = selected_ranks(r, sel);
-  auto steps_shown = [&](int64_t step) { return sel.steps.empty() || std::find(sel.steps.begin(), sel.steps.end(), step) != sel.steps.end(); };
   std::string out;
   // Each heading and paragraph is one line: a line break (or any control) that a file or event name brings
   // into one is shown, not obeyed.
@@ -64,6 +64,9 @@ std::string render_text(const Report& r, bool md, const Selection& sel) {
     if (!std::binary_search(shown.begin(), shown.end(), rr.rank)) continue;
     out += md ? "" : "\n";
     heading(2, fmt::format("rank {}: {} ({}, {} events, {} on the device timeline)", rr.rank, trace::printable(rr.source), rr.format, rr.events, rr.device_events));
+    const std::vector<int64_t> steps = selected_steps(rr, sel);
+    auto steps_shown = [&](int64_t step) { return std::binary_search(steps.begin(), steps.end(), step); };
+    const std::string left_out = steps_left_out(rr, steps, sel);
     if (rr.whole) {
       const metrics::HtaBreakdown& w = *rr.whole;
       para(fmt::format("whole trace ({}): window {:.3f} ms | overlap {} | idle {:.2f} % | compute {:.2f} % | non-compute {:.2f} %", whole_trace_setting(w),
@@ -79,7 +82,7 @@ std::string render_text(const Report& r, bool md, const Selection& sel) {
       for (const StepRow& s : rr.steps)
         if (steps_shown(s.step.number)) t.rows.push_back(window_cells(step_label(s.step), fmt::format("step {}", s.step.number), s.m, na));
       t.rows.push_back(window_cells("all", "all steps", rr.all_steps, na));
-      para("per step:");
+      para(left_out.empty() ? std::string("per step:") : "per step (" + left_out + "):");
       table(t, na);
       out += legend(t.header, md ? "" : "    ") + (md ? "\n" : "");
       if (std::string a = aborted_steps_sentence(rr.aborted_steps); !a.empty()) para(a);
@@ -109,9 +112,15 @@ std::string render_text(const Report& r, bool md, const Selection& sel) {
     }
     if (!rr.top_device.empty()) {
       Table t{{"top device activity", "class", "count", "time ms"}, {}, 2};
-      for (const KernelTime& k : rr.top_device) t.rows.push_back({k.name.size() > 90 ? k.name.substr(0, 87) + "..." : k.name, std::string(model::to_string(k.cls)), std::to_string(k.count), ms(k.time_ns)});
-      para("device time by name:");
+      const size_t n = sel.bounded ? std::min(sel.max_top_device, rr.top_device.size()) : rr.top_device.size();
+      for (const KernelTime& k : std::span(rr.top_device).first(n)) t.rows.push_back({k.name.size() > 90 ? k.name.substr(0, 87) + "..." : k.name, std::string(model::to_string(k.cls)), std::to_string(k.count), ms(k.time_ns)});
+      // Bounded, what was left out is said on the legend's line, not a line of its own.
+      if (n == rr.top_device.size()) para("device time by name:");
       table(t);
+      std::string l = legend(t.header, md ? "" : "    ");
+      if (n < rr.top_device.size())
+        l.replace(l.find("legend: "), 8, fmt::format("device time by name, the {} longest of {} (--steps all for all); legend: ", n, rr.top_device.size()));
+      if (!l.empty()) out += l + (md ? "\n" : "");
     }
     const metrics::RankPrefetch& p = rr.prefetch;
     para(fmt::format("backward prefetch (configured: {}): {}", p.configured.empty() ? "unknown" : p.configured, run_sentence(p)));
@@ -133,7 +142,9 @@ std::string render_text(const Report& r, bool md, const Selection& sel) {
                           na.value_or(row.predicted ? fmt::format("{:.3f}", *row.predicted / 1e6) : "", row.category, "predicted MB", na_text(row.predicted_na))});
       para("memory (peak per category vs the ZeRO model):");
       table(t, na);
-      if (const std::string s = states_model(m); !s.empty()) para("model states: " + s);
+      out += legend(t.header, md ? "" : "    ") + (md ? "\n" : "");
+      // How the model predicted: detail, shown beside every selection but the default.
+      if (const std::string s = states_model(m); !s.empty() && !sel.is_default()) para("model states: " + s);
       if (m.activations) para("activations: " + activations_how(*m.activations));
       if (const std::string d = departs_most(m); !d.empty()) para("departs most: " + d);
       if (const std::string why = memory_not_applicable(m); !why.empty()) para(why);
@@ -153,7 +164,7 @@ std::string render_text(const Report& r, bool md, const Selection& sel) {
     table(t);
     out += legend(t.header, md ? "" : "    ") + (md ? "\n" : "");
   }
-  if (!r.links.empty()) {
+  if (!r.links.empty() && !sel.is_default()) {  // the default view has the summary's links line
     // The link apart from the skew: each instance timed by the rank that waited least for its peers.
     Table t{{"link", "instances", "MB", "fastest ms", "algbw GB/s", "busbw GB/s", "group"}, {}, 1};
     NaNotes na;

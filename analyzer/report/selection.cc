@@ -64,6 +64,7 @@ Selection parse_selection(const std::string& ranks, const std::string& steps) {
     s.ranks = Selection::Ranks::List;
     s.list = parse_list<int>("--ranks", ranks);
   }
+  if (!steps.empty()) s.bounded = false;
   if (!steps.empty() && steps != "all") s.steps = parse_list<int64_t>("--steps", steps);
   return s;
 }
@@ -85,6 +86,47 @@ std::vector<int> selected_ranks(const Report& r, const Selection& sel, const std
     for (size_t i = 0; i < order.size() && i < sel.worst; ++i) shown.insert(order[i]);
   }
   return {shown.begin(), shown.end()};
+}
+
+std::vector<int64_t> selected_steps(const RankReport& rr, const Selection& sel) {
+  std::vector<int64_t> out;
+  if (!sel.steps.empty()) {
+    for (const StepRow& s : rr.steps)
+      if (std::find(sel.steps.begin(), sel.steps.end(), s.step.number) != sel.steps.end()) out.push_back(s.step.number);
+    // Prefetch steps the tables lack (a step with no device activity) are still named.
+    for (const metrics::StepPrefetch& s : rr.prefetch.steps)
+      if (std::find(sel.steps.begin(), sel.steps.end(), s.step) != sel.steps.end()) out.push_back(s.step);
+  } else {
+    std::vector<const StepRow*> by_time;
+    for (const StepRow& s : rr.steps) by_time.push_back(&s);
+    if (sel.bounded && by_time.size() > sel.max_steps) {
+      // Steady steps first (not aborted, not the warm-up step 0), then by time.
+      auto steady = [&](const StepRow* s) { return !s->step.aborted && s != &rr.steps.front(); };
+      std::stable_sort(by_time.begin(), by_time.end(), [&](const StepRow* a, const StepRow* b) {
+        return steady(a) != steady(b) ? steady(a) : a->m.window_ns > b->m.window_ns;
+      });
+      by_time.resize(sel.max_steps);
+    }
+    for (const StepRow* s : by_time) out.push_back(s->step.number);
+    // Without per-step rows, the prefetch steps are the steps (bounded the same way, first ones first).
+    if (rr.steps.empty())
+      for (const metrics::StepPrefetch& s : rr.prefetch.steps)
+        if (!sel.bounded || out.size() < sel.max_steps) out.push_back(s.step);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::string steps_left_out(const RankReport& rr, const std::vector<int64_t>& shown, const Selection& sel) {
+  std::set<int64_t> all;
+  for (const StepRow& s : rr.steps) all.insert(s.step.number);
+  for (const metrics::StepPrefetch& s : rr.prefetch.steps) all.insert(s.step);
+  // Steps listed with --steps are what was asked for: nothing to say.
+  if (!sel.steps.empty() || all.size() <= shown.size()) return "";
+  const size_t more = all.size() - shown.size();
+  const std::string range = fmt::format("{}-{}", *all.begin(), *all.rbegin());
+  return fmt::format("the {} slowest of {} steps; {} more: --steps all or a list like {}", shown.size(), all.size(), more, range);
 }
 
 }  // namespace shardscope::report

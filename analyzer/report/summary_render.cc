@@ -11,6 +11,10 @@
 namespace shardscope::report {
 namespace {
 
+// The most ranges of ranks (or units) a summary line lists before "and N more": the line stays one line at
+// any rank count; the JSON's summary lists them all.
+constexpr size_t kListedRanges = 6;
+
 std::string ms(int64_t ns) { return fmt::format("{:.3f} ms", double(ns) / 1e6); }
 
 // "24.0 % (min 20.1 % rank 3, median 24.0 %, max 30.2 % rank 5)", or the one value when ranks agree.
@@ -21,7 +25,7 @@ std::string spread(const analysis::AcrossRanks& a) {
 
 std::string units_text(const std::vector<int>& units) {
   if (units.empty()) return "";
-  std::string u = analysis::rank_ranges(units);
+  std::string u = analysis::rank_ranges(units, kListedRanges);
   return fmt::format(", unit{} {}", units.size() == 1 ? "" : "s", u);
 }
 
@@ -31,7 +35,7 @@ std::string missing_text(const analysis::RunSummary::Missing& m) {
   else if (m.part == "stragglers") why = na_text(m.stragglers_na);
   else if (m.part == "memory") why = "n/a: no category with both a measured peak and a ZeRO prediction";
   else why = na_text(m.na);
-  const std::string where = m.ranks.empty() ? "" : fmt::format(" on rank{} {}", m.ranks.size() == 1 ? "" : "s", analysis::rank_ranges(m.ranks));
+  const std::string where = m.ranks.empty() ? "" : fmt::format(" on rank{} {}", m.ranks.size() == 1 ? "" : "s", analysis::rank_ranges(m.ranks, kListedRanges));
   if (why.rfind("n/a: ", 0) == 0) why = why.substr(5);  // the line already says "not computed"
   return fmt::format("{}{}: {}", m.part, where, why);
 }
@@ -61,8 +65,21 @@ std::vector<std::string> summary_lines(const analysis::RunSummary& s) {
                                 s.prefetch_ranks, s.prefetch_ranks == 1 ? "" : "s", s.prefetch_steps_effective, s.prefetch_steps, s.prefetch_steps == 1 ? "" : "s");
     if (s.common_cause != metrics::Cause::None)
       p += fmt::format("; most often {} ({} step{}{}, rank{} {})", cause_name(s.common_cause), s.common_cause_steps, s.common_cause_steps == 1 ? "" : "s",
-                       units_text(s.cause_units), s.cause_ranks.size() == 1 ? "" : "s", analysis::rank_ranges(s.cause_ranks));
+                       units_text(s.cause_units), s.cause_ranks.size() == 1 ? "" : "s", analysis::rank_ranges(s.cause_ranks, kListedRanges));
     out.push_back(p);
+  }
+  // The links apart from the skew.
+  if (!s.links.empty()) {
+    std::string line = "links (each instance timed by its fastest rank):";
+    for (size_t i = 0; i < s.links.size(); ++i) {
+      const auto& l = s.links[i];
+      line += fmt::format("{} {} busbw {}", i ? "," : "", model::to_string(l.kind),
+                          l.busbw_gbps   ? fmt::format("{:.2f} GB/s", *l.busbw_gbps)
+                          : l.algbw_gbps ? fmt::format("n/a: the trace does not say the group size (algbw {:.2f} GB/s)", *l.algbw_gbps)
+                                         : std::string("n/a: no message size in the trace"));
+    }
+    if (s.median_wait_pct) line += fmt::format("; ranks wait for peers {:.1f} % of their collective time (median)", *s.median_wait_pct);
+    out.push_back(line);
   }
   // The straggler.
   if (s.straggler)
@@ -104,6 +121,11 @@ nlohmann::json summary_json(const analysis::RunSummary& s) {
                    {"steady_steps", s.prefetch_steps}, {"steady_steps_effective", s.prefetch_steps_effective},
                    {"common_cause", s.common_cause == metrics::Cause::None ? nlohmann::json(nullptr) : nlohmann::json(cause_name(s.common_cause))},
                    {"common_cause_steps", s.common_cause_steps}, {"cause_units", s.cause_units}, {"cause_ranks", s.cause_ranks}};
+  j["links"] = nlohmann::json::array();
+  for (const auto& l : s.links)
+    j["links"].push_back({{"kind", model::to_string(l.kind)}, {"busbw_gbps", l.busbw_gbps ? nlohmann::json(*l.busbw_gbps) : nlohmann::json(nullptr)},
+                          {"algbw_gbps", l.algbw_gbps ? nlohmann::json(*l.algbw_gbps) : nlohmann::json(nullptr)}});
+  j["median_wait_pct"] = s.median_wait_pct ? nlohmann::json(*s.median_wait_pct) : nlohmann::json(nullptr);
   j["straggler"] = s.straggler ? nlohmann::json{{"rank", s.straggler->rank}, {"times_last", s.straggler->times_last}, {"instances", s.straggler->instances},
                                                 {"median_late_ms", s.straggler->median_late_ns == INT64_MAX ? nlohmann::json(nullptr) : nlohmann::json(double(s.straggler->median_late_ns) / 1e6)}}
                                : nlohmann::json(nullptr);

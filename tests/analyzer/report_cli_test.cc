@@ -130,7 +130,8 @@ TEST(ReportCli, HtmlIsSelfContainedAndEscapesHostileNames) {
   TrainerTraceOptions o;
   o.hostile_name = hostile;
   write_trainer_trace(d.path() / "t.json", o);
-  auto r = run({kBin, "report", (d.path() / "t.json").string(), "--format", "html"});
+  // --steps all: every row of the top device activity, the hostile name's among them.
+  auto r = run({kBin, "report", (d.path() / "t.json").string(), "--format", "html", "--steps", "all"});
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(r.out.find("<script"), std::string::npos);
   EXPECT_EQ(r.out.find("<img"), std::string::npos);
@@ -141,7 +142,7 @@ TEST(ReportCli, HtmlIsSelfContainedAndEscapesHostileNames) {
   EXPECT_EQ(r.out.find("href="), std::string::npos);
   EXPECT_EQ(r.out.find("https://"), std::string::npos);
   // Markdown tables escape it too (a renderer would otherwise run it as HTML).
-  auto md = run({kBin, "report", (d.path() / "t.json").string(), "--format", "md"});
+  auto md = run({kBin, "report", (d.path() / "t.json").string(), "--format", "md", "--steps", "all"});
   ASSERT_EQ(md.rc, 0) << md.err;
   EXPECT_EQ(md.out.find("<script"), std::string::npos);
   EXPECT_NE(md.out.find("&lt;script&gt;"), std::string::npos) << md.out;

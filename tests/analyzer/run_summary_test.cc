@@ -3,6 +3,7 @@
 
 #include "analyzer/analysis/run_summary.h"
 #include "analyzer/report/render.h"
+#include "analyzer/report/summary_render.h"
 
 namespace shardscope::analysis {
 namespace {
@@ -114,6 +115,38 @@ TEST(RunSummary, SelectionsOutOfRangeOrTooWideAreRefusedByValue) {
             (std::vector<int64_t>{9223372036854775806, 9223372036854775807}));
   EXPECT_EQ(report::parse_selection("-3--1", "").list, (std::vector<int>{-3, -2, -1}));
   EXPECT_EQ(report::parse_selection("all", "0-999999").steps.size(), 1'000'000u);
+}
+
+TEST(RunSummary, LongRankListsAreCapped) {
+  EXPECT_EQ(rank_ranges({0, 2, 4, 6, 7, 8}, 2), "0, 2 and 4 more");
+  EXPECT_EQ(rank_ranges({0, 2, 4}, 3), "0, 2, 4");
+  // A cause that hit every even rank of 1,024: the prefetch line names the first few and counts the rest.
+  RunSummary s;
+  s.ranks = 1024;
+  s.prefetch = metrics::Verdict::NotEffective;
+  s.prefetch_ranks = 1024;
+  s.prefetch_steps = 4096;
+  s.common_cause = metrics::Cause::IssuedLate;
+  s.common_cause_steps = 2048;
+  for (int k = 0; k < 1024; k += 2) s.cause_ranks.push_back(k), s.cause_units.push_back(k);
+  const std::vector<std::string> lines = report::summary_lines(s);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_NE(lines[1].find("ranks 0, 2, 4, 6, 8, 10 and 506 more"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[1].find("units 0, 2, 4, 6, 8, 10 and 506 more"), std::string::npos) << lines[1];
+  EXPECT_LT(lines[1].size(), 250u) << lines[1];
+}
+
+TEST(RunSummary, TheDefaultShowsTheSlowestStepsAndSaysHowToSeeTheRest) {
+  const report::RankReport rr = rank_with_steps(0, {50, 90, 70, 90, 10, 60}, 1, 0);
+  // The two longest steady windows (90, 90: steps 1, 3), in step order; step 0 is warm-up.
+  EXPECT_EQ(report::selected_steps(rr, {}), (std::vector<int64_t>{1, 3}));
+  const std::string line = report::steps_left_out(rr, report::selected_steps(rr, {}), {});
+  EXPECT_EQ(line, "the 2 slowest of 6 steps; 4 more: --steps all or a list like 0-5");
+  const report::RankReport warm = rank_with_steps(0, {500, 90, 70, 80}, 1, 0);
+  EXPECT_EQ(report::selected_steps(warm, {}), (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(report::selected_steps(rr, report::parse_selection("worst", "all")).size(), 6u);
+  EXPECT_EQ(report::selected_steps(rr, report::parse_selection("worst", "0,5")), (std::vector<int64_t>{0, 5}));
+  EXPECT_EQ(report::steps_left_out(rr, {0, 5}, report::parse_selection("worst", "0,5")), "");
 }
 
 }  // namespace
