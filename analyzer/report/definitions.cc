@@ -21,10 +21,10 @@ const std::map<std::string, Columns>& tables() {
         {"exposed %", "exposed / time"},
         {"idle ms", "|W| - |any device activity|"}}},
       {"collective",
-       {{"MB", "bytes moved (1e6): all-gather's gathered output, reduce-scatter's input, as nccl-tests counts"},
+       {{"MB (1e6 B)", "bytes moved (1e6): all-gather's gathered output, reduce-scatter's input, as nccl-tests counts"},
         {"time ms", "the kernels' summed durations"},
-        {"algbw GB/s", "bytes / time, 1e9 bytes a second"},
-        {"busbw GB/s", "algbw x the bus factor: all-reduce 2(n-1)/n, all-gather, reduce-scatter and all-to-all (n-1)/n, others 1 (nccl-tests)"},
+        {"algbw GB/s (1e9 B/s)", "bytes / time, 1e9 bytes a second"},
+        {"busbw GB/s (1e9 B/s)", "algbw x the bus factor: all-reduce 2(n-1)/n, all-gather, reduce-scatter and all-to-all (n-1)/n, others 1 (nccl-tests)"},
         {"group", "n, the ranks in the collective's group"},
         {"wait %", "(time - the fastest rank's time at the same instances) / time: waiting for peers (skew), not transfer"}}},
       // The other columns read as in the collective table.

@@ -329,15 +329,15 @@ details>summary{cursor:pointer;font-weight:bold;margin:.6em 0}td.name{max-width:
     }
     if (!rr.collectives.empty()) {
       const bool waits = std::any_of(rr.collectives.begin(), rr.collectives.end(), [](const metrics::CollectiveStats& c) { return c.link_ns.has_value(); });
-      h += std::string("<table><tr><th>collective</th><th>count</th><th>MB</th><th>time ms</th><th>algbw GB/s</th><th>busbw GB/s</th><th>group</th>") +
+      h += std::string("<table><tr><th>collective</th><th>count</th><th>MB (1e6 B)</th><th>time ms</th><th>algbw GB/s (1e9 B/s)</th><th>busbw GB/s (1e9 B/s)</th><th>group</th>") +
            (waits ? "<th>wait %</th>" : "") + "</tr>\n";
       NaNotes na;
       for (const metrics::CollectiveStats& c : rr.collectives) {
         const std::string kind(model::to_string(c.kind));
         // In a braced list, so the n/a notes are taken in column order.
-        const std::vector<std::string> cells = {na.value_or(c.sized_count ? fmt::format("{:.3f}", c.bytes / 1e6) : "", kind, "MB", na_text(c.bytes_na(), c.kind)),
-                                                na.value_or(num(c.algbw_gbps()), kind, "algbw GB/s", na_text(c.bandwidth_na(), c.kind)),
-                                                na.value_or(num(c.busbw_gbps()), kind, "busbw GB/s", na_text(c.busbw_na(), c.kind)),
+        const std::vector<std::string> cells = {na.value_or(c.sized_count ? fmt::format("{:.3f}", c.bytes / 1e6) : "", kind, "MB (1e6 B)", na_text(c.bytes_na(), c.kind)),
+                                                na.value_or(num(c.algbw_gbps()), kind, "algbw GB/s (1e9 B/s)", na_text(c.bandwidth_na(), c.kind)),
+                                                na.value_or(num(c.busbw_gbps()), kind, "busbw GB/s (1e9 B/s)", na_text(c.busbw_na(), c.kind)),
                                                 na.value_or(c.group_size ? std::to_string(c.group_size) : "", kind, "group", na_text(c.group_na(), c.kind))};
         h += "<tr>" + td(kind) + td(std::to_string(c.count), true) + td(cells[0], true) + td(ms(c.time_ns), true) + td(cells[1], true) + td(cells[2], true) +
              td(cells[3], true) + (waits ? td(na.value_or(num(c.wait_pct()), kind, "wait %", wait_na_text()), true) : "") + "</tr>\n";
@@ -450,7 +450,7 @@ details>summary{cursor:pointer;font-weight:bold;margin:.6em 0}td.name{max-width:
   }
   if (!r.links.empty()) {
     h += "<h2>Links</h2>\n<p>Collectives across ranks, each instance timed by its fastest rank (the link's time, without waiting for peers).</p>\n";
-    h += "<table><tr><th>link</th><th>instances</th><th>MB</th><th>fastest ms</th><th>algbw GB/s</th><th>busbw GB/s</th><th>group</th></tr>\n";
+    h += "<table><tr><th>link</th><th>instances</th><th>MB (1e6 B)</th><th>fastest ms</th><th>algbw GB/s (1e9 B/s)</th><th>busbw GB/s (1e9 B/s)</th><th>group</th></tr>\n";
     for (const metrics::LinkStats& l : r.links)
       h += "<tr>" + td(std::string(model::to_string(l.kind))) + td(std::to_string(l.instances), true) + td(l.sized ? fmt::format("{:.3f}", l.bytes / 1e6) : "n/a", true) +
            td(ms(l.fastest_ns), true) + td(l.algbw_gbps() ? num(l.algbw_gbps()) : "n/a", true) + td(l.busbw_gbps() ? num(l.busbw_gbps()) : "n/a", true) +

@@ -93,14 +93,14 @@ std::string render_text(const Report& r, bool md, const Selection& sel) {
     } else {
       // The wait column where the reduce timed instances across ranks (two or more ranks of one run).
       const bool waits = std::any_of(rr.collectives.begin(), rr.collectives.end(), [](const metrics::CollectiveStats& c) { return c.link_ns.has_value(); });
-      Table t{{"collective", "count", "MB", "time ms", "algbw GB/s", "busbw GB/s", "group"}, {}, 1};
+      Table t{{"collective", "count", "MB (1e6 B)", "time ms", "algbw GB/s (1e9 B/s)", "busbw GB/s (1e9 B/s)", "group"}, {}, 1};
       if (waits) t.header.push_back("wait %");
       NaNotes na;
       for (const metrics::CollectiveStats& c : rr.collectives) {
         const std::string kind(model::to_string(c.kind));
-        t.rows.push_back({kind, std::to_string(c.count), na.value_or(c.sized_count ? fmt::format("{:.3f}", c.bytes / 1e6) : "", kind, "MB", na_text(c.bytes_na(), c.kind)),
-                          ms(c.time_ns), na.value_or(num(c.algbw_gbps()), kind, "algbw GB/s", na_text(c.bandwidth_na(), c.kind)),
-                          na.value_or(num(c.busbw_gbps()), kind, "busbw GB/s", na_text(c.busbw_na(), c.kind)),
+        t.rows.push_back({kind, std::to_string(c.count), na.value_or(c.sized_count ? fmt::format("{:.3f}", c.bytes / 1e6) : "", kind, "MB (1e6 B)", na_text(c.bytes_na(), c.kind)),
+                          ms(c.time_ns), na.value_or(num(c.algbw_gbps()), kind, "algbw GB/s (1e9 B/s)", na_text(c.bandwidth_na(), c.kind)),
+                          na.value_or(num(c.busbw_gbps()), kind, "busbw GB/s (1e9 B/s)", na_text(c.busbw_na(), c.kind)),
                           na.value_or(c.group_size ? std::to_string(c.group_size) : "", kind, "group", na_text(c.group_na(), c.kind))});
         if (waits) t.rows.back().push_back(na.value_or(num(c.wait_pct()), kind, "wait %", wait_na_text()));
       }
@@ -166,13 +166,13 @@ std::string render_text(const Report& r, bool md, const Selection& sel) {
   }
   if (!r.links.empty() && !sel.is_default()) {  // the default view has the summary's links line
     // The link apart from the skew: each instance timed by the rank that waited least for its peers.
-    Table t{{"link", "instances", "MB", "fastest ms", "algbw GB/s", "busbw GB/s", "group"}, {}, 1};
+    Table t{{"link", "instances", "MB (1e6 B)", "fastest ms", "algbw GB/s (1e9 B/s)", "busbw GB/s (1e9 B/s)", "group"}, {}, 1};
     NaNotes na;
     for (const metrics::LinkStats& l : r.links) {
       const std::string kind(model::to_string(l.kind));
-      t.rows.push_back({kind, std::to_string(l.instances), na.value_or(l.sized ? fmt::format("{:.3f}", l.bytes / 1e6) : "", kind, "MB", na_text(metrics::CollectiveNa::NoMessageSize, l.kind)),
-                        ms(l.fastest_ns), na.value_or(num(l.algbw_gbps()), kind, "algbw GB/s", na_text(metrics::CollectiveNa::NoMessageSize, l.kind)),
-                        na.value_or(num(l.busbw_gbps()), kind, "busbw GB/s", na_text(l.sized ? metrics::CollectiveNa::NoGroupSizeForBusbw : metrics::CollectiveNa::NoMessageSize, l.kind)),
+      t.rows.push_back({kind, std::to_string(l.instances), na.value_or(l.sized ? fmt::format("{:.3f}", l.bytes / 1e6) : "", kind, "MB (1e6 B)", na_text(metrics::CollectiveNa::NoMessageSize, l.kind)),
+                        ms(l.fastest_ns), na.value_or(num(l.algbw_gbps()), kind, "algbw GB/s (1e9 B/s)", na_text(metrics::CollectiveNa::NoMessageSize, l.kind)),
+                        na.value_or(num(l.busbw_gbps()), kind, "busbw GB/s (1e9 B/s)", na_text(l.sized ? metrics::CollectiveNa::NoGroupSizeForBusbw : metrics::CollectiveNa::NoMessageSize, l.kind)),
                         na.value_or(l.group_size ? std::to_string(l.group_size) : "", kind, "group", na_text(metrics::CollectiveNa::NoGroupSize, l.kind))});
     }
     out += md ? "" : "\n";

@@ -593,7 +593,7 @@ TEST(ReportDetails, EveryNaSaysWhy) {
   auto r = run({kBin, "report", (d.path() / "k.json").string()});
   ASSERT_EQ(r.rc, 0) << r.err;
   // The legacy NCCL kernel carries no message size and no group size.
-  EXPECT_NE(r.out.find("n/a: no message size in the trace (MB, algbw GB/s, busbw GB/s of send_recv)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("n/a: no message size in the trace (MB (1e6 B), algbw GB/s (1e9 B/s), busbw GB/s (1e9 B/s) of send_recv)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("n/a: the trace does not say the group size (group of send_recv)"), std::string::npos) << r.out;
   // Step 3 has no communication: its overlap % is n/a, and says so.
   EXPECT_NE(r.out.find("n/a: no communication in the step (overlap % of step 3)"), std::string::npos) << r.out;
@@ -601,7 +601,7 @@ TEST(ReportDetails, EveryNaSaysWhy) {
   auto md = run({kBin, "report", (d.path() / "k.json").string(), "--format", "md"});
   expect_every_na_explained(md.out);
   auto html = run({kBin, "report", (d.path() / "k.json").string(), "--format", "html"});
-  EXPECT_NE(html.out.find("<p class=\"na\">n/a: no message size in the trace (MB, algbw GB/s, busbw GB/s of send_recv)</p>"), std::string::npos);
+  EXPECT_NE(html.out.find("<p class=\"na\">n/a: no message size in the trace (MB (1e6 B), algbw GB/s (1e9 B/s), busbw GB/s (1e9 B/s) of send_recv)</p>"), std::string::npos);
   auto j = run({kBin, "report", (d.path() / "k.json").string(), "--format", "json"});
   const json c = json::parse(j.out)["ranks"][0]["collectives"][0];
   EXPECT_TRUE(c["bytes"].is_null());
@@ -626,7 +626,7 @@ TEST(ReportDetails, LegacyTracesSayWhyTheCollectiveTableHasNoSizes) {
   ASSERT_TRUE(fs::exists(dir)) << dir << " is missing: tests/data holds it";
   auto r = run({kBin, "report", dir.string()});
   ASSERT_EQ(r.rc, 0) << r.err;
-  EXPECT_NE(r.out.find("n/a: no message size in the trace (MB, algbw GB/s, busbw GB/s of send_recv)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("n/a: no message size in the trace (MB (1e6 B), algbw GB/s (1e9 B/s), busbw GB/s (1e9 B/s) of send_recv)"), std::string::npos) << r.out;
   expect_every_na_explained(r.out);
 }
 
