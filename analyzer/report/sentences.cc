@@ -75,8 +75,11 @@ std::vector<std::string> report_notes(const Report& r) {
                                     fmt::join(n.ranks, ",")));
         break;
       case Code::CountsDiffer:
-        notes.push_back(fmt::format("stragglers: rank {} has {} {} and rank {} has {}: matched the first {}", n.rank, n.here, model::to_string(n.kind),
-                                    n.other_rank, n.there, std::min(n.here, n.there)));
+        // By sequence number the instances both have are matched whatever their place; by position, the first ones.
+        notes.push_back(fmt::format("stragglers: rank {} has {} {} and rank {} has {}: {}", n.rank, n.here, model::to_string(n.kind), n.other_rank, n.there,
+                                    r.stragglers.pairing == metrics::Pairing::Sequence
+                                        ? "matched those they share by sequence number"
+                                        : fmt::format("matched the first {}", std::min(n.here, n.there))));
         break;
     }
   }
