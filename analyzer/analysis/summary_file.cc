@@ -3,6 +3,10 @@
 #include "model/saturating.h"
 
 #include <algorithm>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -214,6 +218,12 @@ void write_summary(const fs::path& path, const RankSummary& s) {
   std::error_code ec;
   fs::remove(tmp, ec);
   try {
+    // Created here first: SQLite's "unable to open database file" would hide why (a folder not writable, a
+    // full disk); the system's error says it, about the summary asked for.
+    if (const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644); fd < 0)
+      throw trace::TraceError(path.string(), 0, fmt::format("cannot write the summary: {}", std::strerror(errno)));
+    else
+      ::close(fd);
     Db db = open(tmp, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
     // Small pages: a summary of a small trace stays small. No journal: a crash leaves only the temporary file.
     exec(db.get(), "PRAGMA page_size = 1024; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; BEGIN", tmp.string());

@@ -172,6 +172,27 @@ TEST(Output, AFolderThatCannotBeListedSaysSo) {
   EXPECT_NE(r.err.find(locked.string() + ": at byte 0: cannot list this directory: Permission denied"), std::string::npos) << r.err;
 }
 
+// A summary into a folder that cannot be written, and a trace that cannot be read: the system's reason.
+TEST(Output, PermissionErrorsAreNamedAsSuch) {
+  TempDir dir;
+  const fs::path locked = dir.path() / "locked";
+  fs::create_directories(locked);
+  fs::permissions(locked, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
+                              fs::perms::others_exec);
+  fs::permissions(dir.path(), fs::perms::all);
+  const fs::path unreadable = dir.path() / "t.json.gz";
+  fs::copy_file(fs::path(SHARDSCOPE_SOURCE_DIR) / "tests/golden/trainer_cpu_2ranks/pre/trace.rank0.json.gz", unreadable);
+  fs::permissions(unreadable, fs::perms::none);
+  const std::string as = geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups " : "";
+  RunResult w = sh(as + SHARDSCOPE_BIN + " summarize " + SHARDSCOPE_SOURCE_DIR + "/tests/golden/trainer_cpu_2ranks/pre -o " + locked.string());
+  EXPECT_EQ(w.rc, 2);
+  EXPECT_NE(w.err.find((locked / "trace.rank0.sqlite").string() + ": at byte 0: cannot write the summary: Permission denied"), std::string::npos) << w.err;
+  RunResult r = sh(as + SHARDSCOPE_BIN + " report " + unreadable.string());
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find(unreadable.string() + ": at byte 0: cannot open: Permission denied"), std::string::npos) << r.err;
+  fs::permissions(locked, fs::perms::owner_all);
+}
+
 TEST(Output, RangeErrorsReadAsSentencesAndNaNIsRefused) {
   RunResult world = run({SHARDSCOPE_BIN, "memory", "--params", "1e9", "--world", "0"});
   EXPECT_NE(world.rc, 0);
