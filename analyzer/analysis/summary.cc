@@ -51,16 +51,18 @@ RankSummary summarize(const model::Rank& rank, uint64_t order, Scope scope) {
     s.report.trace_steps = rank.steps.size();
   }
   s.report.prefetch = metrics::check_prefetch(rank);
-  metrics::locate_all_gathers(rank, s.report.prefetch);
+  // Each collective's instance, worked out once for the prefetch check, the arrivals and the records.
+  const std::vector<metrics::CollectiveRef> ids = metrics::instance_ids(rank);
+  metrics::locate_all_gathers(rank, s.report.prefetch, ids);
   if (const std::string what = saturated_total(s.report, s.device_time); !what.empty())
     throw trace::TraceError(rank.source, 0, fmt::format("the {} add up to more than 64-bit nanoseconds hold (about 292 years): not a real run's times", what));
-  s.arrivals = metrics::arrivals(rank, {rank.rank, order});
+  s.arrivals = metrics::arrivals(rank, {rank.rank, order}, ids);
   s.header = plugins::header_of(rank, true);
   // The instances, each with its place among its kind in its group (as arrivals() numbers them).
   const metrics::ClockMap clock(rank.clock_sync);
   std::map<std::tuple<model::CollectiveKind, std::string, int64_t>, CollectiveRecord> by_place;
   std::map<std::pair<model::CollectiveKind, std::string>, int64_t> place;
-  for (const metrics::CollectiveRef& r : metrics::instance_ids(rank)) {
+  for (const metrics::CollectiveRef& r : ids) {
     const model::Event& e = rank.tracks[r.track].events[r.index];
     const int64_t ordinal = place[{r.id.kind, r.id.group}]++;
     by_place[{r.id.kind, r.id.group, ordinal}] = {r.id.kind,   ordinal,   r.id.by_seq ? r.id.n : -1, r.id.group, e.unit, e.group_size, e.bytes, e.issued_ns,

@@ -46,12 +46,14 @@ std::vector<CollectiveRef> instance_ids(const model::Rank& rank) {
   return out;
 }
 
-RankArrivals arrivals(const model::Rank& rank, RankKey key) {
+RankArrivals arrivals(const model::Rank& rank, RankKey key) { return arrivals(rank, key, instance_ids(rank)); }
+
+RankArrivals arrivals(const model::Rank& rank, RankKey key, const std::vector<CollectiveRef>& ids) {
   RankArrivals out;
   out.key = key;
   ClockMap clock(rank.clock_sync);
   out.clock_mapped = clock.mapped();
-  for (const CollectiveRef& r : instance_ids(rank)) {
+  for (const CollectiveRef& r : ids) {
     const model::Event& e = rank.tracks[r.track].events[r.index];
     const InstanceSize size{e.dur_ns, e.bytes, e.group_size};
     const int64_t wall = clock.to_realtime(e.ts_ns);
@@ -65,10 +67,11 @@ RankArrivals arrivals(const model::Rank& rank, RankKey key) {
   return out;
 }
 
-void locate_all_gathers(const model::Rank& rank, RankPrefetch& prefetch) {
+void locate_all_gathers(const model::Rank& rank, RankPrefetch& prefetch) { locate_all_gathers(rank, prefetch, instance_ids(rank)); }
+
+void locate_all_gathers(const model::Rank& rank, RankPrefetch& prefetch, const std::vector<CollectiveRef>& ids) {
   ClockMap clock(rank.clock_sync);
   std::map<std::pair<uint32_t, uint32_t>, const InstanceId*> id_of;
-  const std::vector<CollectiveRef> ids = instance_ids(rank);
   for (const CollectiveRef& r : ids)
     if (r.id.kind == CollectiveKind::AllGather) id_of[{r.track, r.index}] = &r.id;
   for (StepPrefetch& s : prefetch.steps)

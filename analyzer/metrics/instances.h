@@ -87,10 +87,13 @@ struct LinkStats {
 
 // The rank's device collectives, per kind, in start order, on the wall clock.
 RankArrivals arrivals(const model::Rank& rank, RankKey key);
+// The same from the rank's instance_ids(), where the caller has them already.
+RankArrivals arrivals(const model::Rank& rank, RankKey key, const std::vector<CollectiveRef>& ids);
 
 // Sets each unit pair's all_gather_ordinal and all_gather_wall_ns: where its all-gather falls among the rank's
 // all-gathers, the instance the other ranks are compared at.
 void locate_all_gathers(const model::Rank& rank, RankPrefetch& prefetch);
+void locate_all_gathers(const model::Rank& rank, RankPrefetch& prefetch, const std::vector<CollectiveRef>& ids);
 
 struct Instance {
   int64_t first_ns = INT64_MAX;                          // the earliest arrival
