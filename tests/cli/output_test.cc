@@ -184,7 +184,11 @@ TEST(Output, PermissionErrorsAreNamedAsSuch) {
   fs::copy_file(fs::path(SHARDSCOPE_SOURCE_DIR) / "tests/golden/trainer_cpu_2ranks/pre/trace.rank0.json.gz", unreadable);
   fs::permissions(unreadable, fs::perms::none);
   const std::string as = geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups " : "";
-  RunResult w = sh(as + SHARDSCOPE_BIN + " summarize " + SHARDSCOPE_SOURCE_DIR + "/tests/golden/trainer_cpu_2ranks/pre -o " + locked.string());
+  // The input copied beside it: the checkout itself may be closed to nobody (a clone under mktemp -d is 0700).
+  const fs::path readable = dir.path() / "trace.rank0.json.gz";
+  fs::copy_file(fs::path(SHARDSCOPE_SOURCE_DIR) / "tests/golden/trainer_cpu_2ranks/pre/trace.rank0.json.gz", readable);
+  fs::permissions(readable, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  RunResult w = sh(as + SHARDSCOPE_BIN + " summarize " + readable.string() + " -o " + locked.string());
   EXPECT_EQ(w.rc, 2);
   EXPECT_NE(w.err.find((locked / "trace.rank0.sqlite").string() + ": at byte 0: cannot write the summary: Permission denied"), std::string::npos) << w.err;
   RunResult r = sh(as + SHARDSCOPE_BIN + " report " + unreadable.string());
