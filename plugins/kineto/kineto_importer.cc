@@ -94,11 +94,12 @@ class Builder {
     e.cat = rank_.strings.intern(f.cat);
     uint32_t track = track_for(f.pid, f.tid, device);
     if (device) {
-      e.cls = model::classify_device_name(f.name);
+      const NameClass& nc = name_class(e.name, f.name);
+      e.cls = nc.device;
       if (e.cls == IntervalClass::Memory && f.bytes >= 0) e.bytes = f.bytes;
       if (e.cls == IntervalClass::Communication) {
         CollArgs a = coll_args(f);
-        e.coll = a.kind != CollectiveKind::None ? a.kind : model::collective_from_kernel_name(f.name);
+        e.coll = a.kind != CollectiveKind::None ? a.kind : nc.kernel_coll;
         e.bytes = a.bytes;
         e.group_size = a.group;
         e.seq = a.seq;
@@ -109,7 +110,7 @@ class Builder {
       if (f.correlation >= 0 && (f.cat == kk::kCatCudaRuntime || f.cat == kk::kCatCudaDriver)) launch_[f.correlation] = {ts, track};
       if (f.ext >= 0) {
         if (f.name == kk::kRecordParamComms && !f.coll_name.empty()) comm_by_ext_[f.ext] = coll_args(f);
-        else if (CollectiveKind k = model::collective_from_launching_op(f.name); k != CollectiveKind::None) comm_by_ext_[f.ext] = op_args(f, k);
+        else if (CollectiveKind k = name_class(e.name, f.name).launching_op; k != CollectiveKind::None) comm_by_ext_[f.ext] = op_args(f, k);
       }
       if (f.cat != kk::kCatGpuUserAnnotation)
         if (auto n = profiler_step_number(f.name)) steps_.push_back({*n, ts, end});
@@ -165,6 +166,26 @@ class Builder {
   };
 
   void skip(uint64_t n = 1) { skipped_ += n; }
+
+  // What a name says, worked out once per distinct name: a trace repeats a few thousand kernel and op names
+  // millions of times, and matching each against the collective patterns was a tenth of the parse.
+  struct NameClass {
+    bool known = false;
+    IntervalClass device = IntervalClass::Compute;    // as a device event's name
+    CollectiveKind kernel_coll = CollectiveKind::None;  // as a communication kernel's
+    CollectiveKind launching_op = CollectiveKind::None;  // as a host op's
+  };
+  const NameClass& name_class(model::StringId id, std::string_view name) {
+    if (id >= names_.size()) names_.resize(id + 1);
+    NameClass& c = names_[id];
+    if (!c.known) {
+      c.known = true;
+      c.device = model::classify_device_name(name);
+      if (c.device == IntervalClass::Communication) c.kernel_coll = model::collective_from_kernel_name(name);
+      c.launching_op = model::collective_from_launching_op(name);
+    }
+    return c;
+  }
 
   // The args of the event just added, numbered by its place in events_ until distribute() deals it out.
   void keep_args(const Fields&) {
@@ -363,6 +384,7 @@ class Builder {
   std::unordered_map<int64_t, LaunchCall> launch_;
   std::vector<Launch> launches_;  // device events whose launch call is in the trace, with its thread
   std::unordered_map<int64_t, CollArgs> comm_by_ext_;
+  std::vector<NameClass> names_;  // by the name's StringId
   std::vector<DeviceRef> device_refs_;
   std::vector<HostStep> steps_;
   std::vector<model::CounterSample> memory_;
