@@ -3,8 +3,8 @@
 # is run, on the committed runs that stand in for the paths the docs use (the demo's run is the golden
 # 2-rank trainer run), and must exit 0, or 1 where a verdict says "not effective"; 2 (an error, a flag that
 # no longer parses) fails, unless the docs show that command's error (their next line is "shardscope: error:
-# ..."), which it must then give. `launch` lines are left out: they start the trainer (tests/cli and the trainer's
-# tests run it).
+# ..."), which it must then give. `launch` lines are left out here: run_doc_launches.sh runs them, and the viewer's
+# lines.
 #   tests/docs/run_doc_commands.sh SOURCE_DIR SHARDSCOPE_BIN
 set -uo pipefail
 src=${1:?usage: run_doc_commands.sh SOURCE_DIR SHARDSCOPE_BIN}
