@@ -1,5 +1,5 @@
-// The window's parts beyond the timeline's basics: the search bar, the memory and comparison docks, and
-// moving the view to an event.
+// The window's parts beyond the timeline's basics: the search bar, the memory and comparison docks, the Help
+// menu, and moving the view to an event.
 #include <QDockWidget>
 #include <QFontDatabase>
 #include <QKeyEvent>
@@ -9,6 +9,10 @@
 #include <QProgressBar>
 #include <QScrollArea>
 #include <QShortcut>
+#include <QAction>
+#include <QMenu>
+#include <QMenuBar>
+#include <QTextBrowser>
 #include <QToolBar>
 
 #include <algorithm>
@@ -18,6 +22,7 @@
 #include "viewer/app/main_window.h"
 #include "viewer/app/memory_chart_widget.h"
 #include "viewer/app/timeline_widget.h"
+#include "viewer/model/keymap.h"
 
 namespace shardscope::viewer {
 
@@ -111,7 +116,7 @@ void MainWindow::jumpToEvent(uint32_t r, model::EventRef ref) {
     lo = std::min(lo, rank.tracks[l->launch.track].events[l->launch.index].ts_ns);
   timeline_->zoomTo(lo, e.end_ns(), r, ref.track);
   timeline_->select(Selection{r, ref});
-  showEventDetails(r, ref.track, ref.index);
+  selection_->setEvent(EventSelection{r, ref});
 }
 
 void MainWindow::search(const QString& text) {
@@ -119,6 +124,7 @@ void MainWindow::search(const QString& text) {
   hit_.reset();
   search_ = layout_ ? search_names(*layout_, search_text_) : SearchResult{};
   timeline_->setHighlights(search_.hits.empty() ? nullptr : &search_);
+  selection_->setHighlights(search_.hits.empty() ? nullptr : &search_);
   if (search_.hits.empty()) {
     search_count_->setText(text.isEmpty() ? QString() : tr("no event matches"));
     return;
@@ -185,5 +191,31 @@ void MainWindow::presentComparison(LoadOutcome outcome, const QStringList& paths
 }
 
 QString MainWindow::diffText() const { return diff_->toPlainText(); }
+
+void MainWindow::buildHelpMenu() {
+  QMenu* help = menuBar()->addMenu(tr("&Help"));
+  help->setObjectName("helpMenu");
+  QAction* keys = help->addAction(tr("&Keyboard map"), QKeySequence::HelpContents, this, [this] { showKeyboardHelp(); });
+  keys->setObjectName("keyboardMapAction");
+}
+
+QWidget* MainWindow::showKeyboardHelp() {
+  if (!keyboard_help_) {
+    // A tool window, not a modal dialog: it can stay open beside the timeline while the keys are tried.
+    auto* browser = new QTextBrowser(this);
+    browser->setWindowFlags(Qt::Tool);
+    browser->setObjectName("keyboardHelp");
+    browser->setWindowTitle(tr("Keyboard map"));
+    QString html = "<table cellpadding=\"3\">";
+    for (const KeyBinding& k : keyboard_map())
+      html += "<tr><td><b>" + QString::fromUtf8(k.keys).toHtmlEscaped() + "</b></td><td>" + QString::fromUtf8(k.action).toHtmlEscaped() + "</td></tr>";
+    browser->setHtml(html + "</table>");
+    browser->resize(460, 420);
+    keyboard_help_ = browser;
+  }
+  keyboard_help_->show();
+  keyboard_help_->raise();
+  return keyboard_help_;
+}
 
 }  // namespace shardscope::viewer
