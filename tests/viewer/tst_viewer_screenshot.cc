@@ -101,6 +101,22 @@ class TestViewerScreenshot : public QObject {
     QVERIFY(count_colour(img, timeline, kMemory) > 50);  // memory activity (copies, sets) in sky blue
   }
 
+  void helpNeedsNoDisplay() {
+    // --help from a shell with no display: the usage on stdout and exit 0 (QApplication would abort first).
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.remove("DISPLAY");
+    env.remove("WAYLAND_DISPLAY");
+    env.insert("QT_QPA_PLATFORM", "xcb");  // a platform that needs a display
+    p.setProcessEnvironment(env);
+    p.start(SHARDSCOPE_VIEWER, {"--help"});
+    QVERIFY(p.waitForFinished(60'000));
+    QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+    QCOMPARE(p.exitCode(), 0);
+    const QString out = QString::fromLocal8Bit(p.readAllStandardOutput());
+    QVERIFY2(out.contains("Usage:") && out.contains("--screenshot") && out.contains("PATH"), qPrintable(out));
+  }
+
   void badInputExitsTwoNamingTheFile() {
     QTemporaryDir dir;
     QString bad = test::write_malformed_trace(dir, "broken.json");

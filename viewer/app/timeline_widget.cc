@@ -52,7 +52,12 @@ void TimelineWidget::setTimeline(const TimelineLayout* layout) {
   changed();
 }
 
+void TimelineWidget::clampView() {
+  if (layout_) vp_.clamp_to(layout_->start_ns(), std::max(layout_->end_ns(), model::sat_add(layout_->start_ns(), 1)));
+}
+
 void TimelineWidget::changed() {
+  clampView();
   update();
   emit viewportChanged();
 }
@@ -73,6 +78,7 @@ void TimelineWidget::resizeEvent(QResizeEvent*) {
   double span = vp_.ns_per_px * vp_.width_px;
   vp_.width_px = plotWidth();
   vp_.ns_per_px = span / vp_.width_px;
+  clampView();
   emit viewportChanged();
 }
 

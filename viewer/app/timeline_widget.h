@@ -1,5 +1,6 @@
 // The timeline: one group per rank, a row per track, painted from the level-of-detail marks of the rows in
-// view (viewer/model), rectangles batched by colour. Wheel and W/S zoom, drag and A/D pan, F zooms to the selection, 0 shows the whole run, Shift+wheel scrolls rows, Shift+drag
+// view (viewer/model), rectangles batched by colour. Wheel and W/S zoom, drag and A/D pan (both held to the
+// trace's ends), F zooms to the selection, 0 shows the whole run, Shift+wheel scrolls rows, Shift+drag
 // selects a time range and Esc clears it; a click selects an event. Search hits are outlined. Hovering
 // gives a tooltip (a slice's name, duration, class, unit and step; a counter's value) and reports the time
 // under the cursor (cursorMoved). Counter rows carry their y axis (bottom and top, in the counter's unit).
@@ -82,6 +83,7 @@ class TimelineWidget : public QWidget {
   void paintSelection(QPainter& p);
   void paintHighlights(QPainter& p);
   void changed();
+  void clampView();
   // The event under `pos` (a track row), as (layout rank, event).
   std::optional<Selection> eventAt(QPoint pos) const;
   void clickAt(QPoint pos);

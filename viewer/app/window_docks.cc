@@ -55,6 +55,10 @@ void MainWindow::buildSearchBar() {
     else searchStep(true);
   });
   search_edit_->installEventFilter(this);  // Shift+Enter: the previous hit
+  // Clearing the box (its clear button, or deleting the text) clears the hits, their outlines and the count.
+  connect(search_edit_, &QLineEdit::textChanged, this, [this](const QString& text) {
+    if (text.isEmpty() && !search_text_.empty()) search(QString());
+  });
 }
 
 bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
