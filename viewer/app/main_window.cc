@@ -182,7 +182,6 @@ void MainWindow::present(LoadOutcome outcome, const QStringList& paths) {
   layout_ = std::make_unique<TimelineLayout>(run_->trace);
   timeline_->setTimeline(layout_.get());
   overview_->setTimeline(layout_.get());
-  memory_chart_->setChart(memory_chart(run_->report));
   // A comparison made against the previous run no longer holds.
   comparison_timeline_->setTimeline(nullptr);
   comparison_layout_.reset();

@@ -7,7 +7,6 @@
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QProgressBar>
-#include <QScrollArea>
 #include <QShortcut>
 #include <QAction>
 #include <QMenu>
@@ -20,7 +19,7 @@
 #include "analyzer/analysis/diff.h"
 #include "analyzer/report/diff_render.h"
 #include "viewer/app/main_window.h"
-#include "viewer/app/memory_chart_widget.h"
+#include "viewer/app/docks/memory_dock.h"
 #include "viewer/app/timeline_widget.h"
 #include "viewer/model/keymap.h"
 
@@ -74,15 +73,9 @@ bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
 }
 
 void MainWindow::buildAnalysisDocks() {
-  memory_chart_ = new MemoryChartWidget(this);
-  memory_chart_->setObjectName("memoryChart");
-  auto* scroll = new QScrollArea(this);
-  scroll->setWidget(memory_chart_);
-  scroll->setWidgetResizable(true);
-  auto* md = new QDockWidget(tr("Memory"), this);
-  md->setObjectName("Memory");
-  md->setWidget(scroll);
-  addDockWidget(Qt::BottomDockWidgetArea, md);
+  auto* md = new MemoryDock(selection_, this);
+  memory_chart_ = md->chart();
+  addDock(md, Qt::BottomDockWidgetArea);
 
   diff_ = new QPlainTextEdit(this);
   diff_->setObjectName("diff");
