@@ -1,5 +1,6 @@
 // Small things that used to stick: clearing the search box clears the hits and their outlines; Esc clears a
-// measured range (timeline, shared selection and Range dock); pan and zoom stop at the trace's ends.
+// measured range (timeline, shared selection and Range dock); pan and zoom stop at the trace's ends; a
+// search matching most events, zoomed out, marks its hits without blacking out the marks under them.
 #include <QtTest>
 
 #include <QLabel>
@@ -117,6 +118,32 @@ class TestViewerFixes : public QObject {
     for (int i = 1; i <= 10; ++i) QTest::mouseMove(t, from - QPoint(i * 80, 0));  // dragging left pans right
     QTest::mouseRelease(t, Qt::LeftButton, {}, from - QPoint(800, 0));
     QVERIFY(t->viewport().end_ns() <= hi + eps);
+  }
+
+  void manyHitsDoNotBecomeBlobs() {
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(w.openSync({kGolden + "kineto_two_ranks"}, nullptr).isEmpty());
+    TimelineWidget* t = w.timeline();
+    auto dark_in_plot = [&] {
+      QImage img(t->size(), QImage::Format_RGB32);
+      t->render(&img);
+      int n = 0;
+      for (int y = TimelineWidget::kRulerHeight; y < img.height(); ++y)
+        for (int x = TimelineWidget::kLabelWidth; x < img.width(); ++x) n += qGray(img.pixel(x, y)) < 60;
+      return n;
+    };
+    const int before = dark_in_plot();
+    // "a" is in nearly every name: thousands of hits, most a pixel or two wide at this zoom.
+    w.search("a");
+    QVERIFY(w.searchResult().hits.size() > 5000);
+    t->zoomToAll();
+    const int after = dark_in_plot();
+    const int plot = (t->width() - TimelineWidget::kLabelWidth) * (t->height() - TimelineWidget::kRulerHeight);
+    QVERIFY2(after > before, "the hits are marked");
+    QVERIFY2(after - before < plot / 20, qPrintable(QString("%1 dark pixels added of %2").arg(after - before).arg(plot)));
   }
 };
 

@@ -313,15 +313,23 @@ void TimelineWidget::paintHighlights(QPainter& p) {
   // candidates run from the latest start back, so one long hit (a step) does not make every frame walk all
   // hits before the window.
   constexpr size_t kMaxOutlines = 4000, kMaxCandidates = 20000;
+  // A hit narrower than a few pixels gets a thin bar along its lane's top instead of an outline: dashed
+  // outlines a pixel apart (a common name zoomed out) merged into black blobs that hid the marks under them.
+  constexpr double kOutlineMinPx = 4;
+  std::vector<QRectF> bars;
   auto [first, last] = hits_near(*highlights_, vp_.start_ns, vp_.end_ns());
   size_t drawn = 0;
   for (size_t i = last, seen = 0; i > first && drawn < kMaxOutlines && seen < kMaxCandidates; ++seen) {
     const SearchHit& h = highlights_->hits[--i];
     if (auto r = eventRect(h.rank, h.event); r && r->right() >= kLabelWidth && r->bottom() >= kRulerHeight && r->top() <= height()) {
-      p.drawRect(*r);
+      if (r->width() >= kOutlineMinPx) p.drawRect(*r);
+      else bars.emplace_back(r->left(), r->top(), r->width(), 2.0);
       ++drawn;
     }
   }
+  p.setPen(Qt::NoPen);
+  p.setBrush(QColor(0x20, 0x20, 0x20));
+  p.drawRects(bars.data(), int(bars.size()));
   p.restore();
 }
 
