@@ -67,6 +67,8 @@ class TestViewerScreenshot : public QObject {
                count_colour(img, timeline, kAllReduce) + count_colour(img, timeline, kOtherCollective);
     QVERIFY2(comm > 200, "no communication colour in the timeline");
     QVERIFY(count_colour(img, timeline, kHost) > 1000);
+    // The CUDA API calls on the host threads have their own colour, apart from the CPU ops' grey.
+    QVERIFY2(count_colour(img, timeline, kCudaApi) > 200, "no CUDA API colour in the timeline");
     // The palette's colours stay out of the label column, which holds the rank and track names.
     QRect labels(0, 40, kLabelWidth - 2, 500);
     QCOMPARE(count_colour(img, labels, kCompute), 0);
@@ -97,6 +99,22 @@ class TestViewerScreenshot : public QObject {
     QRect timeline(kLabelWidth, 40, 600, 400);
     QVERIFY(count_colour(img, timeline, kCompute) + count_colour(img, timeline, folded) > 50);
     QVERIFY(count_colour(img, timeline, kMemory) > 50);  // memory activity (copies, sets) in sky blue
+  }
+
+  void helpNeedsNoDisplay() {
+    // --help from a shell with no display: the usage on stdout and exit 0 (QApplication would abort first).
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.remove("DISPLAY");
+    env.remove("WAYLAND_DISPLAY");
+    env.insert("QT_QPA_PLATFORM", "xcb");  // a platform that needs a display
+    p.setProcessEnvironment(env);
+    p.start(SHARDSCOPE_VIEWER, {"--help"});
+    QVERIFY(p.waitForFinished(60'000));
+    QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+    QCOMPARE(p.exitCode(), 0);
+    const QString out = QString::fromLocal8Bit(p.readAllStandardOutput());
+    QVERIFY2(out.contains("Usage:") && out.contains("--screenshot") && out.contains("PATH"), qPrintable(out));
   }
 
   void badInputExitsTwoNamingTheFile() {

@@ -1,16 +1,21 @@
 // The models behind the overview strip, the search bar and the memory dock, without widgets: busy shares
 // per bin on a hand-built rank, the strip's pixel/time mapping, search against a brute-force scan, hit
-// stepping, and the memory chart against the report's own rows.
+// stepping, the memory chart against the report's own rows, counter rows' axis, unit and value, the
+// viewport held to the trace's ends, and the host colours by category.
 #include <QtTest>
 
 #include <algorithm>
+#include <cmath>
 #include <cctype>
 
 #include "analyzer/analysis/run.h"
 #include "tests/viewer/viewer_test_support.h"
+#include "viewer/model/counter_track.h"
 #include "viewer/model/memory_chart.h"
 #include "viewer/model/overview.h"
+#include "viewer/model/palette.h"
 #include "viewer/model/search.h"
+#include "viewer/model/viewport.h"
 
 using namespace shardscope;
 using namespace shardscope::viewer;
@@ -234,6 +239,72 @@ class TestViewerViews : public QObject {
       QVERIFY(r.bars.empty());
       QVERIFY(r.memory->no_counters);
     }
+  }
+
+  void counterValueAxisAndUnit() {
+    model::CounterSeries s;
+    s.name = "gpu0.memory_allocated";
+    s.samples = {{100, 1024}, {200, 3 * 1024 * 1024}, {300, 512}};
+    QCOMPARE(counter_unit(s.name), CounterUnit::Bytes);
+    QCOMPARE(counter_unit("queue depth"), CounterUnit::Count);
+    // A counter holds its value until the next sample; nothing before the first.
+    QVERIFY(!counter_value_at(s, 99));
+    QCOMPARE(*counter_value_at(s, 100), 1024.0);
+    QCOMPARE(*counter_value_at(s, 199.5), 1024.0);
+    QCOMPARE(*counter_value_at(s, 250), 3.0 * 1024 * 1024);
+    QCOMPARE(*counter_value_at(s, 1e12), 512.0);
+    CounterAxis a = counter_axis(s);
+    QCOMPARE(a.min, 0.0);
+    QCOMPARE(a.max, 3.0 * 1024 * 1024);
+    s.samples.push_back({400, -5});
+    QCOMPARE(counter_axis(s).min, -5.0);
+    model::CounterSeries zeros;
+    zeros.samples = {{1, 0}, {2, 0}};
+    QVERIFY(counter_axis(zeros).max > counter_axis(zeros).min);  // an axis even when flat
+    QCOMPARE(format_counter(512, CounterUnit::Bytes), std::string("512 B"));
+    QCOMPARE(format_counter(3.0 * 1024 * 1024, CounterUnit::Bytes), std::string("3.00 MiB"));
+    QCOMPARE(format_counter(1.5 * 1024 * 1024 * 1024, CounterUnit::Bytes), std::string("1.50 GiB"));
+    QCOMPARE(format_counter(42, CounterUnit::Count), std::string("42"));
+  }
+
+  void viewportHeldToTheTrace() {
+    Viewport v = Viewport::fit(1000, 2000, 100);  // 10 ns a pixel
+    v.zoom_around(50, 4);                         // out past the whole
+    v.clamp_to(1000, 2000);
+    QCOMPARE(v.start_ns, 1000.0);
+    QCOMPARE(v.end_ns(), 2000.0);
+    v.zoom_around(0, 0.1);  // 100 ns wide
+    v.pan_px(-50);
+    v.clamp_to(1000, 2000);
+    QCOMPARE(v.start_ns, 1000.0);
+    v.pan_px(1e6);
+    v.clamp_to(1000, 2000);
+    QCOMPARE(v.end_ns(), 2000.0);
+    QVERIFY(std::abs(v.ns_per_px - 1.0) < 1e-9);  // the zoom stays
+    // Epoch-ns times (doubles keep 256 ns there): still inside.
+    const int64_t t0 = 1'700'000'000'000'000'000;
+    Viewport e = Viewport::fit(t0, t0 + 1'000'000, 1000);
+    e.pan_px(-1e6);
+    e.clamp_to(t0, t0 + 1'000'000);
+    QVERIFY(e.start_ns >= double(t0));
+  }
+
+  void hostColoursByCategory() {
+    model::StringTable strings;
+    model::StringId runtime = strings.intern("cuda_runtime"), annotation = strings.intern("user_annotation"), op = strings.intern("cpu_op");
+    std::vector<Rgb> by_cat = host_colours_by_category(strings);
+    model::Event e = test::event(0, 10, model::IntervalClass::Host);
+    e.cat = runtime;
+    QCOMPARE(colour_of(e, &by_cat), kCudaApi);
+    e.cat = annotation;
+    QCOMPARE(colour_of(e, &by_cat), kUserRange);
+    e.cat = op;
+    QCOMPARE(colour_of(e, &by_cat), kHost);
+    QCOMPARE(colour_of(e, nullptr), kHost);
+    // A device event keeps its class colour whatever its category says.
+    model::Event k = test::event(0, 10, model::IntervalClass::Compute);
+    k.cat = runtime;
+    QCOMPARE(colour_of(k, &by_cat), kCompute);
   }
 };
 

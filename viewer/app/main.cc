@@ -1,5 +1,6 @@
 // shardscope-viewer [PATH...]: the desktop timeline. With --screenshot it loads synchronously, renders the
 // window into a PNG and exits (2 when nothing loaded), which is how the tests and the demo look at it.
+// --help prints the usage and exits 0 without a display.
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDockWidget>
@@ -7,23 +8,52 @@
 #include <QRegularExpression>
 
 #include <cstdio>
+#include <cstring>
 
 #include "viewer/app/main_window.h"
 #include "viewer/app/timeline_widget.h"
 
-int main(int argc, char** argv) {
-  QApplication app(argc, argv);
-  QApplication::setApplicationName("shardscope-viewer");
-  QCommandLineParser parser;
+namespace {
+
+struct Options {
+  QCommandLineOption screenshot{"screenshot", "Render the window into FILE.png and exit.", "FILE"};
+  QCommandLineOption size{"size", "Window size for --screenshot (default 1400x900).", "WxH", "1400x900"};
+  QCommandLineOption select{"select", "Select the first event named NAME and zoom to it.", "NAME"};
+  QCommandLineOption raise{"raise", "Bring the dock titled NAME to the front (Prefetch, Steps, Memory, Legend, ...).", "NAME"};
+};
+
+void describe(QCommandLineParser& parser, const Options& o) {
   parser.setApplicationDescription("Timeline of a sharded data-parallel run (a run directory or trace files)");
   parser.addHelpOption();
   parser.addPositionalArgument("paths", "Run directories or trace files (.json, .json.gz)", "[PATH...]");
-  QCommandLineOption screenshot("screenshot", "Render the window into FILE.png and exit.", "FILE");
-  QCommandLineOption size("size", "Window size for --screenshot (default 1400x900).", "WxH", "1400x900");
-  QCommandLineOption select("select", "Select the first event named NAME and zoom to it.", "NAME");
-  QCommandLineOption raise("raise", "Bring the dock titled NAME to the front (Prefetch, Steps, Memory, ...).", "NAME");
-  parser.addOptions({screenshot, size, select, raise});
+  parser.addOptions({o.screenshot, o.size, o.select, o.raise});
+}
+
+bool wants_help(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    for (const char* h : {"--help", "-h", "-?", "--help-all"})
+      if (std::strcmp(argv[i], h) == 0) return true;
+  return false;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  if (wants_help(argc, argv)) {
+    // QApplication aborts when no display can be opened; the usage needs none.
+    QCoreApplication core(argc, argv);
+    QCoreApplication::setApplicationName("shardscope-viewer");
+    QCommandLineParser parser;
+    describe(parser, o);
+    parser.showHelp(0);  // exits
+  }
+  QApplication app(argc, argv);
+  QApplication::setApplicationName("shardscope-viewer");
+  QCommandLineParser parser;
+  describe(parser, o);
   parser.process(app);
+  const QCommandLineOption &screenshot = o.screenshot, &size = o.size, &select = o.select, &raise = o.raise;
 
   shardscope::viewer::MainWindow window;
   const QStringList paths = parser.positionalArguments();

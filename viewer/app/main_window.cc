@@ -3,7 +3,6 @@
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QFileDialog>
-#include <QHeaderView>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -11,33 +10,22 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QSettings>
-#include <QTableView>
+#include <QStatusBar>
 #include <QVBoxLayout>
 
+#include "viewer/app/docks/event_dock.h"
+#include "viewer/app/docks/legend_dock.h"
+#include "viewer/app/docks/prefetch_dock.h"
+#include "viewer/app/docks/range_dock.h"
+#include "viewer/app/docks/steps_dock.h"
 #include "viewer/app/memory_chart_widget.h"
 #include "viewer/app/overview_widget.h"
-#include "viewer/app/panels.h"
 #include "viewer/app/timeline_widget.h"
-#include "viewer/model/event_args.h"
-#include "viewer/model/palette.h"
-#include "viewer/model/viewport.h"
 
 namespace shardscope::viewer {
 
 namespace {
 constexpr int kMaxRecent = 8;
-
-QTableView* make_table(QAbstractItemModel* model, QWidget* parent) {
-  auto* view = new QTableView(parent);
-  view->setModel(model);
-  view->setSelectionBehavior(QAbstractItemView::SelectRows);
-  view->setEditTriggers(QAbstractItemView::NoEditTriggers);
-  view->verticalHeader()->hide();
-  view->horizontalHeader()->setStretchLastSection(true);
-  return view;
-}
-
-QString html_escape(std::string_view s) { return QString::fromUtf8(s.data(), qsizetype(s.size())).toHtmlEscaped(); }
 }  // namespace
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
@@ -88,40 +76,41 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   file->addSeparator();
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
-  auto add_dock = [this](const QString& title, QWidget* w, Qt::DockWidgetArea area) {
-    auto* dock = new QDockWidget(title, this);
-    dock->setObjectName(title);
-    dock->setWidget(w);
-    addDockWidget(area, dock);
-    return dock;
-  };
-  details_ = new QLabel(tr("Click an event to see it here."), this);
-  details_->setObjectName("details");
-  details_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
-  details_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  details_->setMinimumWidth(260);
-  details_->setWordWrap(true);
-  add_dock(tr("Event"), details_, Qt::RightDockWidgetArea);
-  stats_ = new QLabel(tr("Shift+drag on the timeline to measure a range."), this);
-  stats_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
-  stats_->setWordWrap(true);
-  add_dock(tr("Range"), stats_, Qt::RightDockWidgetArea);
+  selection_ = new SelectionModel(this);
+  cursor_ = new QLabel(this);
+  cursor_->setObjectName("cursorTime");
+  cursor_->setMinimumWidth(320);
+  statusBar()->addPermanentWidget(cursor_);
 
-  prefetch_ = new PrefetchModel(this);
-  steps_ = new StepModel(this);
-  prefetch_view_ = make_table(prefetch_, this);
-  step_view_ = make_table(steps_, this);
-  QDockWidget* pd = add_dock(tr("Prefetch"), prefetch_view_, Qt::BottomDockWidgetArea);
-  QDockWidget* sd = add_dock(tr("Steps"), step_view_, Qt::BottomDockWidgetArea);
+  // The docks: each observes the selection; one line each.
+  addDock(new EventDock(selection_, this), Qt::RightDockWidgetArea);
+  addDock(new RangeDock(selection_, this), Qt::RightDockWidgetArea);
+  addDock(new LegendDock(this), Qt::RightDockWidgetArea);
+  QDockWidget* sd = addDock(new StepsDock(selection_, this), Qt::BottomDockWidgetArea);
+  QDockWidget* pd = addDock(new PrefetchDock(selection_, this), Qt::BottomDockWidgetArea);
   tabifyDockWidget(sd, pd);
   pd->raise();
   buildSearchBar();
   buildAnalysisDocks();
+  buildHelpMenu();
 
-  connect(prefetch_view_, &QTableView::doubleClicked, this, [this](const QModelIndex& i) { jumpToPrefetch(i.row()); });
-  connect(step_view_, &QTableView::doubleClicked, this, [this](const QModelIndex& i) { jumpToStep(i.row()); });
-  connect(timeline_, &TimelineWidget::eventSelected, this, &MainWindow::showEventDetails);
-  connect(timeline_, &TimelineWidget::rangeSelected, this, &MainWindow::showRangeStats);
+  // The timeline writes the selection; a dock's jump moves the timeline.
+  connect(timeline_, &TimelineWidget::eventSelected, this, [this](uint32_t rank, uint32_t track, uint32_t index) {
+    selection_->setEvent(EventSelection{rank, {track, index}});
+  });
+  connect(timeline_, &TimelineWidget::selectionCleared, this, [this] { selection_->setEvent(std::nullopt); });
+  connect(timeline_, &TimelineWidget::rangeSelected, this,
+          [this](uint32_t rank, qint64 lo, qint64 hi) { selection_->setRange(TimeRange{rank, lo, hi}); });
+  connect(timeline_, &TimelineWidget::rangeCleared, this, [this] { selection_->setRange(std::nullopt); });
+  connect(timeline_, &TimelineWidget::cursorMoved, this, [this](const QString& text) { cursor_->setText(text); });
+  connect(selection_, &SelectionModel::jumpRequested, this,
+          [this](uint32_t rank, uint32_t track, qint64 lo, qint64 hi, std::optional<model::EventRef> ev) {
+            timeline_->zoomTo(lo, hi, rank, track);
+            if (ev) {
+              timeline_->select(Selection{rank, *ev});
+              selection_->setEvent(EventSelection{rank, *ev});
+            }
+          });
   connect(loader_, &Loader::progress, this, [this](qint64 done, qint64 total, int, int) {
     // Bytes on disk; scaled to the bar's int range.
     progress_->setRange(0, 1000);
@@ -188,23 +177,17 @@ void MainWindow::present(LoadOutcome outcome, const QStringList& paths) {
   search_ = {};
   search_text_.clear();
   hit_.reset();
-  prefetch_->setRun(nullptr);
-  steps_->setRun(nullptr);
+  selection_->setRun(nullptr, nullptr);
   run_ = std::move(outcome.run);
   layout_ = std::make_unique<TimelineLayout>(run_->trace);
-  range_index_.assign(run_->trace.ranks.size(), std::nullopt);
   timeline_->setTimeline(layout_.get());
   overview_->setTimeline(layout_.get());
-  memory_chart_->setChart(memory_chart(run_->report));
   // A comparison made against the previous run no longer holds.
   comparison_timeline_->setTimeline(nullptr);
   comparison_layout_.reset();
   comparison_.reset();
   diff_->setPlainText(tr("File > Open for comparison: a second run, diffed against this one."));
-  prefetch_->setRun(run_.get());
-  steps_->setRun(run_.get());
-  prefetch_view_->resizeColumnsToContents();
-  step_view_->resizeColumnsToContents();
+  selection_->setRun(run_.get(), layout_.get());
 
   // The banner: truncated ranks and the loader's warnings (ranks from different runs, guessed ranks, ...).
   QStringList lines;
@@ -214,80 +197,12 @@ void MainWindow::present(LoadOutcome outcome, const QStringList& paths) {
   for (const plugins::FileFailure& f : run_->failures) lines << tr("Not loaded: %1: %2").arg(QString::fromStdString(f.path), QString::fromStdString(f.message));
   banner_->setText(lines.join("\n"));
   banner_->setVisible(!lines.isEmpty());
-  details_->setText(tr("Click an event to see it here."));
   setWindowTitle(tr("shardscope viewer — %1 ranks, %2 events").arg(run_->trace.ranks.size()).arg(layout_->events()));
 }
 
-void MainWindow::showEventDetails(uint32_t rank, uint32_t track, uint32_t index) {
-  const RankView& rv = layout_->ranks()[rank];
-  const model::Rank& r = *rv.rank;
-  const model::Track& t = r.tracks[track];
-  const model::Event& e = t.events[index];
-  double origin = double(layout_->start_ns());
-  QString kind = QString::fromUtf8(model::to_string(e.cls).data());
-  if (e.coll != model::CollectiveKind::None) kind += " / " + QString::fromUtf8(model::to_string(e.coll).data());
-  QString html = QStringLiteral("<b>%1</b><table>").arg(html_escape(r.str(e.name)));
-  auto row = [&html](const QString& k, const QString& v) { html += "<tr><td>" + k + "</td><td>" + v + "</td></tr>"; };
-  row(tr("rank"), QString::number(r.rank));
-  row(tr("track"), QString::fromStdString(track_label(t)).toHtmlEscaped());
-  row(tr("start"), format_ns(double(e.ts_ns) - origin));
-  row(tr("duration"), format_ns(double(e.dur_ns)));
-  row(tr("class"), kind);
-  if (e.unit >= 0) row(tr("unit"), QString::number(e.unit));
-  if (e.bytes != model::kUnknown) row(tr("bytes"), QLocale().toString(qlonglong(e.bytes)));
-  if (e.group_size > 0) row(tr("group"), tr("%1 ranks").arg(e.group_size));
-  if (e.step >= 0 && size_t(e.step) < r.steps.size()) row(tr("step"), QString::number(r.steps[size_t(e.step)].number));
-  if (const model::LaunchLink* l = rv.index.launch_of({track, index})) {
-    const model::Event& h = r.tracks[l->launch.track].events[l->launch.index];
-    row(tr("launched by"), html_escape(r.str(h.name)) + " @ " + format_ns(double(h.ts_ns) - origin));
-  }
-  // The trace's own args, as it gave them.
-  std::vector<ArgRow> args = arg_rows(r, rv.args, track, index);
-  if (!args.empty()) html += "<tr><td colspan=\"2\"><b>" + tr("args") + "</b></td></tr>";
-  for (const ArgRow& a : args) row(html_escape(a.key), html_escape(a.value));
-  html += "</table>";
-  details_->setText(html);
-}
-
-void MainWindow::showRangeStats(uint32_t rank, qint64 lo, qint64 hi) {
-  if (!layout_ || rank >= range_index_.size()) return;
-  if (!range_index_[rank]) range_index_[rank] = build_range_index(*layout_->ranks()[rank].rank);
-  RangeStats s = range_stats(*range_index_[rank], lo, hi);
-  QString html = tr("<b>rank %1</b>, %2 from %3<table>")
-                     .arg(layout_->ranks()[rank].rank->rank)
-                     .arg(format_ns(ns_span(lo, hi)), format_ns(ns_span(layout_->start_ns(), lo)));
-  auto row = [&html](const QString& k, const QString& v) { html += "<tr><td>" + k + "</td><td>" + v + "</td></tr>"; };
-  for (size_t c = 0; c < kClassCount; ++c)
-    if (s.class_ns[c] > 0) row(QString::fromUtf8(model::to_string(model::IntervalClass(c)).data()), format_ns(double(s.class_ns[c])));
-  auto pct = [](std::optional<double> v) { return v ? QString::number(*v, 'f', 1) + " %" : QStringLiteral("n/a"); };
-  row(tr("overlap of comm."), pct(s.window.overlap_pct()));
-  row(tr("exposed comm."), format_ns(double(s.window.exposed_ns())));
-  row(tr("idle"), pct(s.window.idle_pct()));
-  html += "</table>";
-  stats_->setText(html);
-}
-
-void MainWindow::jumpToPrefetch(int row) {
-  const PrefetchModel::Item& it = prefetch_->item(row);
-  const metrics::UnitPrefetch& u = *it.unit;
-  int64_t lo = std::min(u.ag_start_ns, u.compute_start_ns), hi = std::max(u.ag_end_ns, u.compute_end_ns);
-  if (u.all_gather.valid()) {
-    model::EventRef ag{uint32_t(u.all_gather.track), uint32_t(u.all_gather.index)};
-    timeline_->zoomTo(lo, hi, it.rank, ag.track);
-    timeline_->select(Selection{it.rank, ag});
-    showEventDetails(it.rank, ag.track, ag.index);
-  }
-}
-
-void MainWindow::jumpToStep(int row) {
-  const StepModel::Item& it = steps_->item(row);
-  const RankView& rv = layout_->ranks()[it.rank];
-  // Scroll to the rank's first track row.
-  for (uint32_t t = 0; t < rv.rank->tracks.size(); ++t)
-    if (layout_->row_of_track(it.rank, t) >= 0) {
-      timeline_->zoomTo(it.step->step.start_ns, it.step->step.end_ns, it.rank, t);
-      break;
-    }
+QDockWidget* MainWindow::addDock(QDockWidget* dock, Qt::DockWidgetArea area) {
+  addDockWidget(area, dock);
+  return dock;
 }
 
 bool MainWindow::selectByName(const QString& name) {

@@ -1,7 +1,9 @@
-// The viewer's window: File menu (open files or a run directory, recent runs), drag and drop, a progress bar
-// while the loader works, a banner for truncated ranks and load warnings, the timeline, and docks for the
-// selected event, the selected range's statistics, the prefetch check, the step summary, memory against the
-// ZeRO model and the diff against a second run; an overview strip and a search bar above the timeline.
+// The viewer's window: File menu (open files or a run directory, recent runs), Help menu (the keyboard map),
+// drag and drop, a progress bar while the loader works, a banner for truncated ranks and load warnings, the
+// timeline with the cursor's time in the status bar, and docks for the selected event, the selected range's
+// statistics, the colour legend, the prefetch check, the step summary, memory against the ZeRO model and
+// the diff against a second run; an overview strip and a search bar above the timeline. The docks observe
+// one SelectionModel (selection_model.h); each is its own class under viewer/app/docks/.
 #pragma once
 
 #include <QMainWindow>
@@ -11,14 +13,14 @@
 #include <optional>
 
 #include "viewer/app/loader.h"
-#include "viewer/model/range_stats.h"
+#include "viewer/app/selection_model.h"
 #include "viewer/model/search.h"
 #include "viewer/model/timeline_layout.h"
 
+class QDockWidget;
 class QLabel;
 class QProgressBar;
 class QMenu;
-class QTableView;
 class QLineEdit;
 class QPlainTextEdit;
 
@@ -27,8 +29,6 @@ namespace shardscope::viewer {
 class TimelineWidget;
 class OverviewWidget;
 class MemoryChartWidget;
-class PrefetchModel;
-class StepModel;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -46,6 +46,10 @@ class MainWindow : public QMainWindow {
   OverviewWidget* overview() const { return overview_; }
   MemoryChartWidget* memoryChart() const { return memory_chart_; }
   const analysis::AnalysedRun* run() const { return run_.get(); }
+  SelectionModel* selection() const { return selection_; }
+  QLabel* cursorReadout() const { return cursor_; }
+  // Help > Keyboard map: a window listing every key (viewer/model/keymap.h); shown, not modal.
+  QWidget* showKeyboardHelp();
   bool loading() const;
 
   // How warnings reach the user: a modal QMessageBox unless a sink is set (tests read the text instead).
@@ -74,13 +78,12 @@ class MainWindow : public QMainWindow {
   void presentComparison(LoadOutcome outcome, const QStringList& paths);
   void buildSearchBar();
   void buildAnalysisDocks();
+  void buildHelpMenu();
+  // A dock beside the others: the one line a new dock costs.
+  QDockWidget* addDock(QDockWidget* dock, Qt::DockWidgetArea area);
   void warn(const QString& title, const QString& text);
   void jumpToEvent(uint32_t rank, model::EventRef ref);
   void showHit();
-  void showEventDetails(uint32_t rank, uint32_t track, uint32_t index);
-  void showRangeStats(uint32_t rank, qint64 lo, qint64 hi);
-  void jumpToPrefetch(int row);
-  void jumpToStep(int row);
   void rememberRecent(const QStringList& paths);
   void rebuildRecentMenu();
 
@@ -102,16 +105,12 @@ class MainWindow : public QMainWindow {
   QStringList run_paths_, comparison_paths_;
   QLabel* banner_ = nullptr;
   QProgressBar* progress_ = nullptr;
-  QLabel* details_ = nullptr;
-  QLabel* stats_ = nullptr;
-  QTableView* prefetch_view_ = nullptr;
-  QTableView* step_view_ = nullptr;
-  PrefetchModel* prefetch_ = nullptr;
-  StepModel* steps_ = nullptr;
+  QLabel* cursor_ = nullptr;  // the time under the mouse, in the status bar
+  SelectionModel* selection_ = nullptr;
+  QWidget* keyboard_help_ = nullptr;
   QMenu* recent_ = nullptr;
   std::shared_ptr<analysis::AnalysedRun> run_;
   std::unique_ptr<TimelineLayout> layout_;
-  std::vector<std::optional<RangeIndex>> range_index_;  // per rank, built on its first range selection
 };
 
 }  // namespace shardscope::viewer

@@ -1,14 +1,17 @@
 #include "viewer/app/timeline_widget.h"
 
+#include <QHelpEvent>
 #include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QToolTip>
 #include <QWheelEvent>
 
 #include <cmath>
 #include <unordered_map>
 
 #include "model/saturating.h"
+#include "viewer/model/counter_track.h"
 
 namespace shardscope::viewer {
 
@@ -34,7 +37,7 @@ QColor qcolour(Rgb c) { return QColor::fromRgb(QRgb(0xFF000000u | c)); }
 
 TimelineWidget::TimelineWidget(QWidget* parent) : QWidget(parent) {
   setFocusPolicy(Qt::StrongFocus);
-  setMouseTracking(false);
+  setMouseTracking(true);  // the cursor readout follows the mouse without a button held
   setMinimumSize(400, 200);
   setAutoFillBackground(false);
 }
@@ -49,7 +52,12 @@ void TimelineWidget::setTimeline(const TimelineLayout* layout) {
   changed();
 }
 
+void TimelineWidget::clampView() {
+  if (layout_) vp_.clamp_to(layout_->start_ns(), std::max(layout_->end_ns(), model::sat_add(layout_->start_ns(), 1)));
+}
+
 void TimelineWidget::changed() {
+  clampView();
   update();
   emit viewportChanged();
 }
@@ -70,6 +78,7 @@ void TimelineWidget::resizeEvent(QResizeEvent*) {
   double span = vp_.ns_per_px * vp_.width_px;
   vp_.width_px = plotWidth();
   vp_.ns_per_px = span / vp_.width_px;
+  clampView();
   emit viewportChanged();
 }
 
@@ -122,6 +131,19 @@ void TimelineWidget::zoomToSelection() {
     return;
   }
   changed();
+}
+
+void TimelineWidget::zoomToAll() {
+  if (!layout_) return;
+  vp_ = Viewport::fit(layout_->start_ns(), std::max(layout_->end_ns(), model::sat_add(layout_->start_ns(), 1)), plotWidth());
+  changed();
+}
+
+void TimelineWidget::clearRange() {
+  if (!range_) return;
+  range_.reset();
+  update();
+  emit rangeCleared();
 }
 
 void TimelineWidget::paintEvent(QPaintEvent*) {
@@ -180,7 +202,7 @@ void TimelineWidget::paintRows(QPainter& p) {
     const RankView& rv = layout_->ranks()[row.rank];
     const model::Track& track = rv.rank->tracks[size_t(row.item)];
     marks_.clear();
-    track_marks(track, rv.tracks[size_t(row.item)], vp_, marks_);
+    track_marks(track, rv.tracks[size_t(row.item)], vp_, marks_, {.host_colours = &rv.host_colours});
     for (const Mark& m : marks_) {
       QRectF r(kLabelWidth + m.x0, y + m.lane * lane_h + 1, std::max(1.0f, m.x1 - m.x0), lane_h - 2);
       (m.count > 1 ? merged_by_colour : by_colour)[m.colour].push_back(r);
@@ -229,31 +251,44 @@ void TimelineWidget::paintRows(QPainter& p) {
 void TimelineWidget::paintCounter(QPainter& p, const Row& row, int y) {
   const model::CounterSeries& series = layout_->ranks()[row.rank].rank->counters[size_t(row.item)];
   if (series.samples.empty()) return;
-  double peak = series.peak();
-  if (peak <= 0) return;
-  // An area chart: per pixel column the largest value that holds in it (a step function between samples).
+  const CounterAxis axis = counter_axis(series);
+  // An area chart: per pixel column the largest value that holds in it (a step function between samples),
+  // from the axis's bottom to its top.
   QPolygonF area;
   area.reserve(2 * vp_.width_px + 2);
   double base = y + row.height;
   area << QPointF(kLabelWidth, base);
-  auto value_at = [&](double ns) {
-    auto it = std::upper_bound(series.samples.begin(), series.samples.end(), ns,
-                               [](double v, const model::CounterSample& s) { return v < double(s.ts_ns); });
-    return it == series.samples.begin() ? 0.0 : std::prev(it)->value;
-  };
   for (int x = 0; x < vp_.width_px; ++x) {
     double lo = vp_.ns_at(x), hi = vp_.ns_at(x + 1);
-    double v = value_at(lo);
+    double v = counter_value_at(series, lo).value_or(axis.min);
     auto it = std::lower_bound(series.samples.begin(), series.samples.end(), lo,
                                [](const model::CounterSample& s, double t) { return double(s.ts_ns) < t; });
     for (int n = 0; it != series.samples.end() && double(it->ts_ns) < hi && n < 64; ++it, ++n) v = std::max(v, it->value);
-    double h = (row.height - 2) * v / peak;
+    double h = (row.height - 2) * (v - axis.min) / (axis.max - axis.min);
     area << QPointF(kLabelWidth + x, base - h) << QPointF(kLabelWidth + x + 1, base - h);
   }
   area << QPointF(kLabelWidth + vp_.width_px, base);
   p.setPen(Qt::NoPen);
   p.setBrush(QColor(0x56, 0xB4, 0xE9, 160));
   p.drawPolygon(area);
+  // The y axis at the plot's left edge: its top and bottom in the counter's unit, on a pale backing so the
+  // chart under them does not hide them.
+  const CounterUnit unit = counter_unit(series.name);
+  QFont small = font();
+  small.setPointSizeF(std::max(6.0, small.pointSizeF() * 0.8));
+  p.setFont(small);
+  QFontMetrics fm(small);
+  auto label = [&](const QString& text, int top) {
+    QRect r(kLabelWidth + 2, top, fm.horizontalAdvance(text) + 4, fm.height());
+    p.fillRect(r, QColor(0xFA, 0xFA, 0xFA, 200));
+    p.setPen(QColor(0x30, 0x30, 0x30));
+    p.drawText(r, Qt::AlignCenter, text);
+  };
+  label(QString::fromStdString(format_counter(axis.max, unit)), y);
+  label(QString::fromStdString(format_counter(axis.min, unit)), y + row.height - fm.height());
+  p.setPen(QColor(0x80, 0x80, 0x80));
+  p.drawLine(kLabelWidth, y, kLabelWidth, y + row.height);
+  p.setFont(font());
 }
 
 std::optional<QRectF> TimelineWidget::eventRect(uint32_t rank, model::EventRef ref) const {
@@ -278,15 +313,23 @@ void TimelineWidget::paintHighlights(QPainter& p) {
   // candidates run from the latest start back, so one long hit (a step) does not make every frame walk all
   // hits before the window.
   constexpr size_t kMaxOutlines = 4000, kMaxCandidates = 20000;
+  // A hit narrower than a few pixels gets a thin bar along its lane's top instead of an outline: dashed
+  // outlines a pixel apart (a common name zoomed out) merged into black blobs that hid the marks under them.
+  constexpr double kOutlineMinPx = 4;
+  std::vector<QRectF> bars;
   auto [first, last] = hits_near(*highlights_, vp_.start_ns, vp_.end_ns());
   size_t drawn = 0;
   for (size_t i = last, seen = 0; i > first && drawn < kMaxOutlines && seen < kMaxCandidates; ++seen) {
     const SearchHit& h = highlights_->hits[--i];
     if (auto r = eventRect(h.rank, h.event); r && r->right() >= kLabelWidth && r->bottom() >= kRulerHeight && r->top() <= height()) {
-      p.drawRect(*r);
+      if (r->width() >= kOutlineMinPx) p.drawRect(*r);
+      else bars.emplace_back(r->left(), r->top(), r->width(), 2.0);
       ++drawn;
     }
   }
+  p.setPen(Qt::NoPen);
+  p.setBrush(QColor(0x20, 0x20, 0x20));
+  p.drawRects(bars.data(), int(bars.size()));
   p.restore();
 }
 
@@ -338,6 +381,14 @@ void TimelineWidget::keyPressEvent(QKeyEvent* e) {
     case Qt::Key_A: panBy(-plotWidth() / 10.0); break;
     case Qt::Key_D: panBy(plotWidth() / 10.0); break;
     case Qt::Key_F: zoomToSelection(); break;
+    case Qt::Key_0: zoomToAll(); break;
+    case Qt::Key_Escape:
+      if (!range_) {
+        QWidget::keyPressEvent(e);
+        return;
+      }
+      clearRange();
+      break;
     default: QWidget::keyPressEvent(e); return;
   }
   e->accept();
@@ -345,6 +396,7 @@ void TimelineWidget::keyPressEvent(QKeyEvent* e) {
 
 void TimelineWidget::mousePressEvent(QMouseEvent* e) {
   press_ = last_ = e->position().toPoint();
+  pressed_ = true;
   dragging_ = false;
   selecting_ = (e->modifiers() & Qt::ShiftModifier) && layout_;
   if (selecting_) {
@@ -356,6 +408,8 @@ void TimelineWidget::mousePressEvent(QMouseEvent* e) {
 
 void TimelineWidget::mouseMoveEvent(QMouseEvent* e) {
   QPoint pos = e->position().toPoint();
+  emit cursorMoved(cursorTextAt(pos));
+  if (!pressed_) return;  // hovering: only the readout
   if ((pos - press_).manhattanLength() > 3) dragging_ = true;
   if (selecting_) {
     double a = vp_.ns_at(press_.x() - kLabelWidth), b = vp_.ns_at(pos.x() - kLabelWidth);
@@ -371,25 +425,97 @@ void TimelineWidget::mouseMoveEvent(QMouseEvent* e) {
 void TimelineWidget::mouseReleaseEvent(QMouseEvent* e) {
   if (selecting_ && range_ && range_rank_ >= 0) emit rangeSelected(uint32_t(range_rank_), range_->first, range_->second);
   else if (!dragging_) clickAt(e->position().toPoint());
-  selecting_ = dragging_ = false;
+  selecting_ = dragging_ = pressed_ = false;
 }
 
 void TimelineWidget::clickAt(QPoint pos) {
   if (!layout_ || pos.x() < kLabelWidth || pos.y() < kRulerHeight) return;
+  std::optional<Selection> hit = eventAt(pos);
+  select(hit);
+  if (hit) emit eventSelected(hit->rank, hit->event.track, hit->event.index);
+  else emit selectionCleared();
+}
+
+}  // namespace shardscope::viewer
+
+namespace shardscope::viewer {
+
+std::optional<Selection> TimelineWidget::eventAt(QPoint pos) const {
+  if (!layout_ || pos.x() < kLabelWidth || pos.y() < kRulerHeight) return std::nullopt;
   int lane = 0;
   int row = layout_->row_at(pos.y() - kRulerHeight + y_scroll_, &lane);
-  if (row < 0 || layout_->rows()[size_t(row)].kind != RowKind::Track) return;
+  if (row < 0 || layout_->rows()[size_t(row)].kind != RowKind::Track) return std::nullopt;
   const Row& r = layout_->rows()[size_t(row)];
   const RankView& rv = layout_->ranks()[r.rank];
   const TrackIndex& ti = rv.tracks[size_t(r.item)];
-  if (size_t(lane) >= ti.lanes.size()) return;
+  if (size_t(lane) >= ti.lanes.size()) return std::nullopt;
   auto hit = hit_test(rv.rank->tracks[size_t(r.item)], ti.lanes[size_t(lane)], vp_.ns_at(pos.x() - kLabelWidth), 3 * vp_.ns_per_px);
-  if (!hit) {
-    select(std::nullopt);
-    return;
+  if (!hit) return std::nullopt;
+  return Selection{r.rank, {uint32_t(r.item), *hit}};
+}
+
+QString TimelineWidget::cursorTextAt(QPoint pos) const {
+  if (!layout_ || pos.x() < kLabelWidth) return {};
+  QString text = tr("t = %1").arg(format_ns(vp_.ns_at(pos.x() - kLabelWidth) - double(layout_->start_ns())));
+  int row = pos.y() >= kRulerHeight ? layout_->row_at(pos.y() - kRulerHeight + y_scroll_) : -1;
+  if (row >= 0) {
+    const Row& r = layout_->rows()[size_t(row)];
+    text += tr("  ·  rank %1").arg(layout_->ranks()[r.rank].rank->rank);
+    if (r.kind != RowKind::RankHeader) text += "  ·  " + QString::fromStdString(r.label);
   }
-  select(Selection{r.rank, {uint32_t(r.item), *hit}});
-  emit eventSelected(r.rank, uint32_t(r.item), *hit);
+  return text;
+}
+
+QString TimelineWidget::toolTipAt(QPoint pos) const {
+  if (!layout_ || pos.y() < kRulerHeight) return {};
+  int row = layout_->row_at(pos.y() - kRulerHeight + y_scroll_);
+  if (row < 0) return {};
+  const Row& r = layout_->rows()[size_t(row)];
+  if (pos.x() < kLabelWidth) return QString::fromStdString(r.label).toHtmlEscaped();  // a label cut short
+  const model::Rank& rank = *layout_->ranks()[r.rank].rank;
+  const double t = vp_.ns_at(pos.x() - kLabelWidth);
+  if (r.kind == RowKind::Counter) {
+    const model::CounterSeries& series = rank.counters[size_t(r.item)];
+    const CounterUnit unit = counter_unit(series.name);
+    std::optional<double> v = counter_value_at(series, t);
+    QString value = v ? QString::fromStdString(format_counter(*v, unit)) : tr("no sample yet");
+    return tr("<b>%1</b><br>%2 (%3) at %4").arg(QString::fromStdString(series.name).toHtmlEscaped(), value,
+                                                   QString::fromUtf8(to_string(unit).data()), format_ns(t - double(layout_->start_ns())));
+  }
+  std::optional<Selection> hit = eventAt(pos);
+  if (!hit) return {};
+  const model::Event& e = rank.tracks[hit->event.track].events[hit->event.index];
+  // A template kernel name can run to hundreds of characters: the tooltip keeps its start and end; the
+  // Event dock has the whole name.
+  QString name = QString::fromUtf8(rank.str(e.name));
+  if (name.size() > 120) name = name.left(80) + QStringLiteral(" … ") + name.right(36);
+  QString kind = QString::fromUtf8(model::to_string(e.cls).data());
+  if (e.coll != model::CollectiveKind::None) kind += " / " + QString::fromUtf8(model::to_string(e.coll).data());
+  QString html = "<b>" + name.toHtmlEscaped() + "</b><br>" + tr("duration: %1").arg(format_ns(double(e.dur_ns))) + "<br>" +
+                 tr("class: %1").arg(kind);
+  if (e.unit >= 0) html += "<br>" + tr("unit: %1").arg(e.unit);
+  if (e.step >= 0 && size_t(e.step) < rank.steps.size()) html += "<br>" + tr("step: %1").arg(rank.steps[size_t(e.step)].number);
+  return html;
+}
+
+bool TimelineWidget::event(QEvent* e) {
+  if (e->type() == QEvent::ToolTip) {
+    auto* help = static_cast<QHelpEvent*>(e);
+    QString text = toolTipAt(help->pos());
+    if (text.isEmpty()) {
+      QToolTip::hideText();
+      e->ignore();
+    } else {
+      QToolTip::showText(help->globalPos(), text, this);
+    }
+    return true;
+  }
+  return QWidget::event(e);
+}
+
+void TimelineWidget::leaveEvent(QEvent* e) {
+  emit cursorMoved(QString());
+  QWidget::leaveEvent(e);
 }
 
 }  // namespace shardscope::viewer

@@ -1,7 +1,9 @@
 // The timeline: one group per rank, a row per track, painted from the level-of-detail marks of the rows in
-// view (viewer/model), rectangles batched by colour. Wheel and W/S zoom, drag and A/D pan, F zooms to the
-// selection, Shift+wheel scrolls rows, Shift+drag selects a time range; a click selects an event. Search
-// hits are outlined.
+// view (viewer/model), rectangles batched by colour. Wheel and W/S zoom, drag and A/D pan (both held to the
+// trace's ends), F zooms to the selection, 0 shows the whole run, Shift+wheel scrolls rows, Shift+drag
+// selects a time range and Esc clears it; a click selects an event. Search hits are outlined. Hovering
+// gives a tooltip (a slice's name, duration, class, unit and step; a counter's value) and reports the time
+// under the cursor (cursorMoved). Counter rows carry their y axis (bottom and top, in the counter's unit).
 #pragma once
 
 #include <QWidget>
@@ -33,6 +35,9 @@ class TimelineWidget : public QWidget {
   const Viewport& viewport() const { return vp_; }
   const TimelineLayout* timelineLayout() const { return layout_; }
   const std::optional<Selection>& selection() const { return selection_; }
+  int rowScroll() const { return y_scroll_; }  // pixels of rows scrolled off the top
+  // Where an event is drawn, in widget pixels (none when its row is not laid out).
+  std::optional<QRectF> eventRect(uint32_t rank, model::EventRef ref) const;
 
   void select(const std::optional<Selection>& s);
   // Shows [lo, hi) with a margin and scrolls the row of (rank, track) into view.
@@ -41,6 +46,13 @@ class TimelineWidget : public QWidget {
   void panBy(double px);
   void setViewport(const Viewport& vp);
   void zoomToSelection();  // F: the measured range, else the selected event
+  void zoomToAll();        // 0: the whole run
+  void clearRange();       // Esc
+  const std::optional<std::pair<int64_t, int64_t>>& range() const { return range_; }
+  // What the tooltip at `pos` says ("" over nothing); the ToolTip event shows this.
+  QString toolTipAt(QPoint pos) const;
+  // "t = 1.234 ms" and the row under `pos`: the status bar's readout.
+  QString cursorTextAt(QPoint pos) const;
   // Search hits to outline (nullptr: none); `result` must outlive its use here.
   void setHighlights(const SearchResult* result);
 
@@ -48,8 +60,13 @@ class TimelineWidget : public QWidget {
   void viewportChanged();
   void eventSelected(uint32_t rank, uint32_t track, uint32_t index);
   void rangeSelected(uint32_t rank, qint64 lo, qint64 hi);
+  void rangeCleared();
+  void selectionCleared();
+  void cursorMoved(const QString& text);
 
  protected:
+  bool event(QEvent*) override;
+  void leaveEvent(QEvent*) override;
   void paintEvent(QPaintEvent*) override;
   void resizeEvent(QResizeEvent*) override;
   void wheelEvent(QWheelEvent*) override;
@@ -66,7 +83,9 @@ class TimelineWidget : public QWidget {
   void paintSelection(QPainter& p);
   void paintHighlights(QPainter& p);
   void changed();
-  std::optional<QRectF> eventRect(uint32_t rank, model::EventRef ref) const;
+  void clampView();
+  // The event under `pos` (a track row), as (layout rank, event).
+  std::optional<Selection> eventAt(QPoint pos) const;
   void clickAt(QPoint pos);
   void scrollBy(int dy);
 
@@ -78,7 +97,7 @@ class TimelineWidget : public QWidget {
   std::optional<std::pair<int64_t, int64_t>> range_;
   std::vector<Mark> marks_;  // reused every frame
   QPoint press_{}, last_{};
-  bool dragging_ = false, selecting_ = false;
+  bool pressed_ = false, dragging_ = false, selecting_ = false;
   int range_rank_ = -1;
 };
 

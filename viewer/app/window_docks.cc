@@ -1,5 +1,5 @@
-// The window's parts beyond the timeline's basics: the search bar, the memory and comparison docks, and
-// moving the view to an event.
+// The window's parts beyond the timeline's basics: the search bar, the memory and comparison docks, the Help
+// menu, and moving the view to an event.
 #include <QDockWidget>
 #include <QFontDatabase>
 #include <QKeyEvent>
@@ -7,8 +7,11 @@
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QProgressBar>
-#include <QScrollArea>
 #include <QShortcut>
+#include <QAction>
+#include <QMenu>
+#include <QMenuBar>
+#include <QTextBrowser>
 #include <QToolBar>
 
 #include <algorithm>
@@ -16,8 +19,9 @@
 #include "analyzer/analysis/diff.h"
 #include "analyzer/report/diff_render.h"
 #include "viewer/app/main_window.h"
-#include "viewer/app/memory_chart_widget.h"
+#include "viewer/app/docks/memory_dock.h"
 #include "viewer/app/timeline_widget.h"
+#include "viewer/model/keymap.h"
 
 namespace shardscope::viewer {
 
@@ -50,6 +54,10 @@ void MainWindow::buildSearchBar() {
     else searchStep(true);
   });
   search_edit_->installEventFilter(this);  // Shift+Enter: the previous hit
+  // Clearing the box (its clear button, or deleting the text) clears the hits, their outlines and the count.
+  connect(search_edit_, &QLineEdit::textChanged, this, [this](const QString& text) {
+    if (text.isEmpty() && !search_text_.empty()) search(QString());
+  });
 }
 
 bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
@@ -65,15 +73,9 @@ bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
 }
 
 void MainWindow::buildAnalysisDocks() {
-  memory_chart_ = new MemoryChartWidget(this);
-  memory_chart_->setObjectName("memoryChart");
-  auto* scroll = new QScrollArea(this);
-  scroll->setWidget(memory_chart_);
-  scroll->setWidgetResizable(true);
-  auto* md = new QDockWidget(tr("Memory"), this);
-  md->setObjectName("Memory");
-  md->setWidget(scroll);
-  addDockWidget(Qt::BottomDockWidgetArea, md);
+  auto* md = new MemoryDock(selection_, this);
+  memory_chart_ = md->chart();
+  addDock(md, Qt::BottomDockWidgetArea);
 
   diff_ = new QPlainTextEdit(this);
   diff_->setObjectName("diff");
@@ -111,7 +113,7 @@ void MainWindow::jumpToEvent(uint32_t r, model::EventRef ref) {
     lo = std::min(lo, rank.tracks[l->launch.track].events[l->launch.index].ts_ns);
   timeline_->zoomTo(lo, e.end_ns(), r, ref.track);
   timeline_->select(Selection{r, ref});
-  showEventDetails(r, ref.track, ref.index);
+  selection_->setEvent(EventSelection{r, ref});
 }
 
 void MainWindow::search(const QString& text) {
@@ -119,6 +121,7 @@ void MainWindow::search(const QString& text) {
   hit_.reset();
   search_ = layout_ ? search_names(*layout_, search_text_) : SearchResult{};
   timeline_->setHighlights(search_.hits.empty() ? nullptr : &search_);
+  selection_->setHighlights(search_.hits.empty() ? nullptr : &search_);
   if (search_.hits.empty()) {
     search_count_->setText(text.isEmpty() ? QString() : tr("no event matches"));
     return;
@@ -185,5 +188,31 @@ void MainWindow::presentComparison(LoadOutcome outcome, const QStringList& paths
 }
 
 QString MainWindow::diffText() const { return diff_->toPlainText(); }
+
+void MainWindow::buildHelpMenu() {
+  QMenu* help = menuBar()->addMenu(tr("&Help"));
+  help->setObjectName("helpMenu");
+  QAction* keys = help->addAction(tr("&Keyboard map"), QKeySequence::HelpContents, this, [this] { showKeyboardHelp(); });
+  keys->setObjectName("keyboardMapAction");
+}
+
+QWidget* MainWindow::showKeyboardHelp() {
+  if (!keyboard_help_) {
+    // A tool window, not a modal dialog: it can stay open beside the timeline while the keys are tried.
+    auto* browser = new QTextBrowser(this);
+    browser->setWindowFlags(Qt::Tool);
+    browser->setObjectName("keyboardHelp");
+    browser->setWindowTitle(tr("Keyboard map"));
+    QString html = "<table cellpadding=\"3\">";
+    for (const KeyBinding& k : keyboard_map())
+      html += "<tr><td><b>" + QString::fromUtf8(k.keys).toHtmlEscaped() + "</b></td><td>" + QString::fromUtf8(k.action).toHtmlEscaped() + "</td></tr>";
+    browser->setHtml(html + "</table>");
+    browser->resize(460, 420);
+    keyboard_help_ = browser;
+  }
+  keyboard_help_->show();
+  keyboard_help_->raise();
+  return keyboard_help_;
+}
 
 }  // namespace shardscope::viewer

@@ -151,7 +151,7 @@ void lane_marks(const model::Track& track, const LaneIndex& lane, uint16_t lane_
     Mark m;
     m.event = lane.event(k);
     m.lane = lane_no;
-    m.colour = colour_of(e);
+    m.colour = colour_of(e, options.host_colours);
     if (double(e.dur_ns) >= min_ns) {
       m.x0 = clip_px(vp.x_of(double(e.ts_ns)), vp.width_px);
       m.x1 = clip_px(vp.x_of(double(e.end_ns())), vp.width_px);

@@ -53,6 +53,9 @@ struct LodOptions {
   double min_px = 1.0;      // narrower events merge with their neighbours
   double max_run_px = 8.0;  // a merged run ends with the event that reaches this far past its start: a colour
                             // sample every few pixels, and a frame of a few thousand rectangles
+  // The rank's host colours by category id (host_colours_by_category): CUDA API and user ranges apart from
+  // CPU ops. Null: host ranges take the class colour.
+  const std::vector<Rgb>* host_colours = nullptr;
 };
 
 // Appends the marks of one lane in viewport order.

@@ -8,7 +8,7 @@
 namespace shardscope::viewer {
 
 size_t RankView::bytes() const {
-  size_t b = sizeof(RankView) + tracks.capacity() * sizeof(TrackIndex);
+  size_t b = sizeof(RankView) + tracks.capacity() * sizeof(TrackIndex) + host_colours.capacity() * sizeof(Rgb);
   for (const TrackIndex& t : tracks) b += t.bytes();
   for (const auto& d : index.depth) b += d.capacity() * sizeof(uint16_t) + sizeof(d);
   b += index.launches.capacity() * sizeof(model::LaunchLink);
@@ -29,6 +29,7 @@ namespace {
 void build_view(const model::Rank& rank, RankView& view) {
   view.rank = &rank;
   view.index = model::index_rank(rank);
+  view.host_colours = host_colours_by_category(rank.strings);
   view.tracks.reserve(rank.tracks.size());
   for (size_t t = 0; t < rank.tracks.size(); ++t) view.tracks.push_back(build_track_index(rank.tracks[t], view.index.depth[t]));
 }

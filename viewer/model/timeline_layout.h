@@ -19,6 +19,7 @@ struct RankView {
   const model::EventArgs* args = nullptr;  // the events' args when the run was loaded with them (Trace::args)
   model::RankIndex index;
   std::vector<TrackIndex> tracks;  // one per rank->tracks entry
+  std::vector<Rgb> host_colours;   // per string id: the colour of a host range of that category (palette.h)
   size_t bytes() const;            // the side tables' heap size, the args table's included
 };
 

@@ -44,6 +44,15 @@ struct Viewport {
     start_ns = at - x * ns_per_px;
   }
   void pan_px(double dx) { start_ns += dx * ns_per_px; }
+  // Keeps the window inside [lo, hi]: zoomed out no further than the whole of it, panned no further than
+  // its ends (a wheel or a held D key otherwise runs off into empty time). An empty [lo, hi] leaves it.
+  void clamp_to(int64_t lo, int64_t hi) {
+    double span = ns_span(lo, hi);
+    if (!(span > 0)) return;
+    ns_per_px = std::min(ns_per_px, span / std::max(1, width_px));
+    double visible = ns_per_px * width_px;
+    start_ns = std::max(double(lo), std::min(start_ns, double(lo) + (span - visible)));
+  }
 };
 
 }  // namespace shardscope::viewer

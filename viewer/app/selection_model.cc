@@ -1,0 +1,33 @@
+#include "viewer/app/selection_model.h"
+
+namespace shardscope::viewer {
+
+void SelectionModel::setRun(const analysis::AnalysedRun* run, const TimelineLayout* layout) {
+  // A new run: nothing of the old one's selection holds.
+  run_ = run;
+  layout_ = layout;
+  event_.reset();
+  range_.reset();
+  highlights_ = nullptr;
+  emit runChanged();
+  emit eventChanged();
+  emit rangeChanged();
+  emit highlightsChanged();
+}
+
+void SelectionModel::setEvent(std::optional<EventSelection> e) {
+  event_ = e;
+  emit eventChanged();
+}
+
+void SelectionModel::setRange(std::optional<TimeRange> r) {
+  range_ = r;
+  emit rangeChanged();
+}
+
+void SelectionModel::setHighlights(const SearchResult* hits) {
+  highlights_ = hits;
+  emit highlightsChanged();
+}
+
+}  // namespace shardscope::viewer

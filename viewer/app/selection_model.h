@@ -1,0 +1,65 @@
+// What the window's parts share: the open run, the selected event, the measured time range and the search
+// hits. The timeline writes it, the docks observe it (each dock connects to the signals it needs), so a new
+// dock is one class that reads this and never reaches into the window or another dock.
+#pragma once
+
+#include <QObject>
+
+#include <optional>
+
+#include "analyzer/analysis/run.h"
+#include "model/index.h"
+#include "viewer/model/search.h"
+#include "viewer/model/timeline_layout.h"
+
+namespace shardscope::viewer {
+
+struct EventSelection {
+  uint32_t rank = 0;  // layout rank
+  model::EventRef event;
+};
+
+struct TimeRange {
+  uint32_t rank = 0;  // the rank measured
+  int64_t lo = 0, hi = 0;
+};
+
+class SelectionModel : public QObject {
+  Q_OBJECT
+ public:
+  explicit SelectionModel(QObject* parent = nullptr) : QObject(parent) {}
+
+  // Both null while nothing is open; they must outlive their use here (the window owns them).
+  void setRun(const analysis::AnalysedRun* run, const TimelineLayout* layout);
+  const analysis::AnalysedRun* run() const { return run_; }
+  const TimelineLayout* layout() const { return layout_; }
+
+  void setEvent(std::optional<EventSelection> e);
+  const std::optional<EventSelection>& event() const { return event_; }
+  void setRange(std::optional<TimeRange> r);
+  const std::optional<TimeRange>& range() const { return range_; }
+  // Search hits to outline; `hits` must outlive its use here (null: none).
+  void setHighlights(const SearchResult* hits);
+  const SearchResult* highlights() const { return highlights_; }
+
+  // A dock asks for the timeline to show [lo, hi) on (rank, track), and optionally to select an event there.
+  void requestJump(uint32_t rank, uint32_t track, int64_t lo, int64_t hi, std::optional<model::EventRef> select = {}) {
+    emit jumpRequested(rank, track, lo, hi, select);
+  }
+
+ signals:
+  void runChanged();
+  void eventChanged();
+  void rangeChanged();
+  void highlightsChanged();
+  void jumpRequested(uint32_t rank, uint32_t track, qint64 lo, qint64 hi, std::optional<model::EventRef> select);
+
+ private:
+  const analysis::AnalysedRun* run_ = nullptr;
+  const TimelineLayout* layout_ = nullptr;
+  std::optional<EventSelection> event_;
+  std::optional<TimeRange> range_;
+  const SearchResult* highlights_ = nullptr;
+};
+
+}  // namespace shardscope::viewer

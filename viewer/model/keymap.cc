@@ -1,0 +1,27 @@
+#include "viewer/model/keymap.h"
+
+namespace shardscope::viewer {
+
+const std::vector<KeyBinding>& keyboard_map() {
+  // Perfetto's WASD beside the mouse: a hand on the keys can zoom and pan without the wheel.
+  static const std::vector<KeyBinding> keys = {
+      {"W / S", "zoom in / out around the view's centre"},
+      {"A / D", "pan left / right by a tenth of the view"},
+      {"Wheel", "zoom around the cursor"},
+      {"Shift+Wheel", "scroll the rows"},
+      {"Drag", "pan (and scroll the rows)"},
+      {"Shift+Drag", "measure a range on one rank (Range dock)"},
+      {"Esc", "clear the measured range"},
+      {"Click", "select an event (Event dock)"},
+      {"F", "zoom to the measured range, else the selected event"},
+      {"0", "show the whole run"},
+      {"Ctrl+F", "search event names"},
+      {"Enter / F3", "next search hit"},
+      {"Shift+Enter / Shift+F3", "previous search hit"},
+      {"Ctrl+O", "open trace files"},
+      {"F1", "this keyboard map"},
+  };
+  return keys;
+}
+
+}  // namespace shardscope::viewer
