@@ -11,7 +11,7 @@
 namespace shardscope::cli {
 
 int diff(const std::string& a_path, const std::string& b_path, const std::string& format, std::ostream& out, std::ostream& err, const std::string& step_pattern) {
-  try {
+  return guarded(err, [&] {
     std::optional<analysis::AnalysedRun> a, b;
     {
       ProgressLine progress;
@@ -23,16 +23,12 @@ int diff(const std::string& a_path, const std::string& b_path, const std::string
     print_warnings(b->warnings, err);
     const analysis::RunDiff d = analysis::diff_runs(*a, *b);
     if (d.ranks.empty()) {
-      err << "shardscope: error: the two runs have no rank in common\n";
+      print_error(err, "the two runs have no rank in common");
       return 2;
     }
-    std::string s = format == "json" ? report::diff_json(d, a_path, b_path).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
-                                     : report::diff_text(d, a_path, b_path);
-    return write_output("-", s, out, err) ? 0 : 2;
-  } catch (const std::exception& e) {
-    print_error(err, e.what());
-    return 2;
-  }
+    const Result result{.text = [&](bool) { return report::diff_text(d, a_path, b_path); }, .json = [&] { return report::diff_json(d, a_path, b_path); }};
+    return write_result(format, result, "-", out, err) ? 0 : 2;
+  });
 }
 
 }  // namespace shardscope::cli

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <ostream>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -32,23 +33,18 @@ struct Unit {
   std::string name() const { return mb ? "MB" : "GB"; }
   std::string operator()(double b) const { return mb ? fmt::format("{:.3f}", b / 1e6) : fmt::format("{:.1f}", b / 1e9); }
 };
-}  // namespace
 
-int memory(const MemoryArgs& a, std::ostream& out, std::ostream& err) {
+// The calculator; a preset it cannot read throws, which memory() says as the error.
+int calculate(const MemoryArgs& a, std::ostream& out, std::ostream& err) {
   namespace k = report::report_keys;
   namespace rk = report::report_keys;
   sizing::MemoryConfig c;
   // A preset's units, unpadded: each stage pads them to its own shard count, as the trainer does.
   std::vector<int64_t> units;  // units[0] is the root
   if (!a.preset.empty()) {
-    try {
-      sizing::ModelConfig m = sizing::preset(a.preset);
-      c.params = double(sizing::parameter_count(m));
-      for (const sizing::UnitLayout& u : sizing::unit_layouts(m)) units.push_back(u.numel);
-    } catch (const std::exception& e) {
-      print_error(err, e.what());
-      return 2;
-    }
+    sizing::ModelConfig m = sizing::preset(a.preset);
+    c.params = double(sizing::parameter_count(m));
+    for (const sizing::UnitLayout& u : sizing::unit_layouts(m)) units.push_back(u.numel);
   }
   if (a.params) c.params = *a.params;
   if (c.params <= 0) {
@@ -138,46 +134,52 @@ int memory(const MemoryArgs& a, std::ostream& out, std::ostream& err) {
     if (a.stage) j[k::kModelStatesBytes] = p.model_states();
     lines.push_back({s, p, gathered_known});
   }
-  if (a.format == "json") {
-    out << j.dump(2) << "\n";
-    return 0;
-  }
-  Unit gb;
-  double largest = 0;
-  for (const Line& l : lines) largest = std::max({largest, l.p.model_states() + l.p.host_offloaded, l.p.gathered});
-  gb.mb = largest < 1e9;
-  const std::string u = " " + gb.name();
-  report::Table t{{"stage", "strategy", "fp32 master" + u, "params" + u, "grads" + u, "optimizer" + u, "model states" + u, "+ gathered" + u, "on host" + u}, {}, 2};
-  for (const Line& l : lines) {
-    const sizing::MemoryPrediction& p = l.p;
-    t.rows.push_back({std::to_string(l.stage), strategy(l.stage, hybrid), gb(p.master), gb(p.params + p.params_shard), gb(p.gradients), gb(p.optimizer_state),
-                      gb(p.model_states()), l.stage != 3 ? "-" : l.gathered_known ? gb(p.gathered) : "n/a", gb(p.host_offloaded)});
-  }
-  const bool mixed = c.param_bytes != 4;
-  out << fmt::format("ZeRO model states per rank: {:.4g} parameters{}, {} ranks{}, {} parameters, {} accounting (--precision {}): fp32 master, "
-                     "{:g}-byte parameters, {:g}-byte gradients, AdamW's two fp32 moments{}\n",
-                     c.params, a.preset.empty() ? "" : " (preset " + a.preset + ")", a.world,
-                     hybrid ? fmt::format(" (HYBRID_SHARD: sharded within nodes of {}, replicated across {} nodes)", a.hybrid_shard, a.world / a.hybrid_shard)
-                            : " in the sharding group",
-                     a.dtype, c.precision == sizing::Precision::Fsdp ? "PyTorch FSDP's and shardscope-train's" : "the ZeRO paper's", a.precision,
-                     c.param_bytes, c.grad_bytes(), mixed ? " (K = 4 + 8 = 12 bytes)" : "");
-  out << t.render(false, "  ");
-  out << "  (" << (gb.mb ? "MB = 1e6 bytes" : "GB = 1e9 bytes") << ". fp32 master: the optimizer's fp32 copy of the parameters, sharded from stage 1 on (in fp32 DDP it is the\n"
-         "   parameters themselves); params: the parameters kept in their dtype beside it";
-  if (mixed && c.precision == sizing::Precision::Zero) out << " (under stage 3, a shard of them)";
-  out << "; optimizer: the two moments.\n";
-  out << fmt::format("   + gathered: under stage 3, the units gathered while they run: the largest unit × {} ({}), and the root unit, kept gathered;\n"
-                     "   not part of the model states.",
-                     c.units_in_flight, c.units_in_flight >= 2 ? "the running one and the prefetched one" : "no prefetch: the running one");
-  if (gathered_unknown) out << " n/a: no unit sizes (give --preset, or --largest-unit and --root-unit).";
-  out << "\n";
-  if (mixed)
-    out << (c.precision == sizing::Precision::Zero
-                ? "   --precision fsdp counts as PyTorch FSDP and shardscope-train keep them: fp32 gradients, no shard in the parameters' dtype.\n"
-                : "   --precision zero counts as the ZeRO paper does: gradients in the parameters' dtype, and a shard of the parameters in it under stage 3.\n");
-  if (c.offload) out << "   --offload moves the sharded state (master, gradients, moments) to the host under stages 2 and 3; below stage 2 it changes nothing.\n";
-  out << "   Activations come on top.)\n";
-  return 0;
+  const auto text = [&](bool) {
+    std::ostringstream o;
+    Unit gb;
+    double largest = 0;
+    for (const Line& l : lines) largest = std::max({largest, l.p.model_states() + l.p.host_offloaded, l.p.gathered});
+    gb.mb = largest < 1e9;
+    const std::string u = " " + gb.name();
+    report::Table t{{"stage", "strategy", "fp32 master" + u, "params" + u, "grads" + u, "optimizer" + u, "model states" + u, "+ gathered" + u, "on host" + u}, {}, 2};
+    for (const Line& l : lines) {
+      const sizing::MemoryPrediction& p = l.p;
+      t.rows.push_back({std::to_string(l.stage), strategy(l.stage, hybrid), gb(p.master), gb(p.params + p.params_shard), gb(p.gradients), gb(p.optimizer_state),
+                        gb(p.model_states()), l.stage != 3 ? "-" : l.gathered_known ? gb(p.gathered) : "n/a", gb(p.host_offloaded)});
+    }
+    const bool mixed = c.param_bytes != 4;
+    o << fmt::format("ZeRO model states per rank: {:.4g} parameters{}, {} ranks{}, {} parameters, {} accounting (--precision {}): fp32 master, "
+                       "{:g}-byte parameters, {:g}-byte gradients, AdamW's two fp32 moments{}\n",
+                       c.params, a.preset.empty() ? "" : " (preset " + a.preset + ")", a.world,
+                       hybrid ? fmt::format(" (HYBRID_SHARD: sharded within nodes of {}, replicated across {} nodes)", a.hybrid_shard, a.world / a.hybrid_shard)
+                              : " in the sharding group",
+                       a.dtype, c.precision == sizing::Precision::Fsdp ? "PyTorch FSDP's and shardscope-train's" : "the ZeRO paper's", a.precision,
+                       c.param_bytes, c.grad_bytes(), mixed ? " (K = 4 + 8 = 12 bytes)" : "");
+    o << t.render(false, "  ");
+    o << "  (" << (gb.mb ? "MB = 1e6 bytes" : "GB = 1e9 bytes") << ". fp32 master: the optimizer's fp32 copy of the parameters, sharded from stage 1 on (in fp32 DDP it is the\n"
+           "   parameters themselves); params: the parameters kept in their dtype beside it";
+    if (mixed && c.precision == sizing::Precision::Zero) o << " (under stage 3, a shard of them)";
+    o << "; optimizer: the two moments.\n";
+    o << fmt::format("   + gathered: under stage 3, the units gathered while they run: the largest unit × {} ({}), and the root unit, kept gathered;\n"
+                       "   not part of the model states.",
+                       c.units_in_flight, c.units_in_flight >= 2 ? "the running one and the prefetched one" : "no prefetch: the running one");
+    if (gathered_unknown) o << " n/a: no unit sizes (give --preset, or --largest-unit and --root-unit).";
+    o << "\n";
+    if (mixed)
+      o << (c.precision == sizing::Precision::Zero
+                  ? "   --precision fsdp counts as PyTorch FSDP and shardscope-train keep them: fp32 gradients, no shard in the parameters' dtype.\n"
+                  : "   --precision zero counts as the ZeRO paper does: gradients in the parameters' dtype, and a shard of the parameters in it under stage 3.\n");
+    if (c.offload) o << "   --offload moves the sharded state (master, gradients, moments) to the host under stages 2 and 3; below stage 2 it changes nothing.\n";
+    o << "   Activations come on top.)\n";
+    return o.str();
+  };
+  return write_result(a.format, {.text = text, .json = [&] { return j; }}, "-", out, err) ? 0 : 2;
+}
+
+}  // namespace
+
+int memory(const MemoryArgs& a, std::ostream& out, std::ostream& err) {
+  return guarded(err, [&] { return calculate(a, out, err); });
 }
 
 }  // namespace shardscope::cli

@@ -27,6 +27,23 @@ bool write_output(const std::string& output, const std::string& text, std::ostre
   return true;
 }
 
+bool write_result(const std::string& format, const Result& result, const std::string& output, std::ostream& out, std::ostream& err) {
+  std::string text;
+  if (format == "json") text = result.json().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  else if (format == "html") text = result.html();
+  else text = shown_as_text(result.text(format == "md"));
+  return write_output(output, text, out, err);
+}
+
+int guarded(std::ostream& err, const std::function<int()>& body) {
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    print_error(err, e.what());
+    return 2;
+  }
+}
+
 void print_warnings(const std::vector<std::string>& warnings, std::ostream& err) {
   for (const std::string& w : warnings) err << "shardscope: warning: " << trace::printable(w, trace::kMaxLineBytes) << "\n";
 }

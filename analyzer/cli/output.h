@@ -1,11 +1,31 @@
-// Writing a command's result to stdout or to a file (-o), and printing load warnings the same way everywhere.
+// A command's output, the same way in every command: the format asked for (--format), writing it to stdout
+// or to a file (-o), load warnings, and the error tail (an exception is one error line and exit code 2).
 #pragma once
 
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace shardscope::cli {
+
+// What a command makes, in each format it has; the one --format names is made and written.
+struct Result {
+  std::function<std::string(bool markdown)> text;  // text, and markdown where the command takes --format md
+  std::function<nlohmann::json()> json;
+  std::function<std::string()> html;  // where the command takes --format html
+};
+
+// Writes `result` in `format` (text, md, json, html; CLI11 has checked the name) to `output` ("-" or empty:
+// `out`): JSON with two-space indents and any invalid UTF-8 replaced, text and markdown with their control
+// characters shown (shown_as_text), HTML as made (it escapes what came from a trace itself). Returns false
+// (the message on err) when it cannot be written.
+bool write_result(const std::string& format, const Result& result, const std::string& output, std::ostream& out, std::ostream& err);
+
+// Runs a command's body: what it throws is one "shardscope: error: ..." line on err and exit code 2.
+int guarded(std::ostream& err, const std::function<int()>& body);
 
 // Writes text to `output` ("-" or empty: `out`). Returns false (message on err) when it cannot be written.
 bool write_output(const std::string& output, const std::string& text, std::ostream& out, std::ostream& err);

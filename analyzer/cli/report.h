@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "analyzer/analysis/report.h"
+#include "analyzer/cli/output.h"
 #include "analyzer/report/render.h"
 
 namespace shardscope::cli {
@@ -14,8 +15,9 @@ namespace shardscope::cli {
 int report(const std::vector<std::string>& paths, const std::string& format, const std::string& output, std::ostream& out, std::ostream& err,
     const std::string& step_pattern = "", const report::Selection& sel = {});
 
-// The report in `format` (text, md, json, html); the selection picks the text's and markdown's tables.
-std::string render(const report::Report& r, const std::string& format, const report::Selection& sel = {});
+// The report in each of its formats (write_result picks one); the selection picks the text's, markdown's and
+// HTML's details (the JSON holds everything).
+Result report_result(const report::Report& r, const report::Selection& sel);
 
 // `report --mpi`, in every process of an MPI job (mpirun, srun): each process summarises its share of the
 // rank files (or, with `files_per_process`, the files that pattern names for it: {rank}, {local_rank}),

@@ -312,18 +312,15 @@ int report_mpi(const std::vector<std::string>& paths_given, const std::string& f
         const Bytes b = recv_bytes(p, kPath);
         paths.emplace_back(b.begin(), b.end());
       }
-    try {
+    rc = guarded(err, [&] {
       if (!error.empty()) throw std::runtime_error(error);
       plugins::check_one_run(headers, warnings);
       analysis::RunReducer reducer = analysis::RunReducer::from_parts(
           metrics::InstanceTable::from_parts(share.table.instances(), std::move(rank_counts)), std::move(reports));
       report::Report r = std::move(reducer).finish(paths, warnings, analysis::Scope::Everything);
       print_warnings(r.warnings, err);
-      rc = write_output(output, render(r, format, sel), out, err) ? 0 : 2;
-    } catch (const std::exception& e) {
-      print_error(err, e.what());
-      rc = 2;
-    }
+      return write_result(format, report_result(r, sel), output, out, err) ? 0 : 2;
+    });
   }
   MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
   MPI_Finalize();

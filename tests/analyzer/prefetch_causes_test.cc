@@ -129,6 +129,40 @@ TEST(PrefetchCauses, LongerThanCompute) {
                             "the backward compute under them (unit 0's: 2000.0 µs against 800.0 µs of compute); 40% of backward all-gather time hidden");
 }
 
+TEST(PrefetchCauses, LatePeer) {
+  // Two ranks on the same timeline but for AG_0. Rank 0 issues and starts it 5 µs before BC_1 and it runs
+  // 2000 µs, against BC_1's 800 µs: 800 of 2000 µs hidden (40 %), 1200 µs of exposed wait, alone a
+  // longer-than-compute. Rank 1 joins the same all-gather 1000 µs later (T + 995 µs), and rank 0's kernel
+  // cannot finish before it has: rank 1 is the late peer, by 1000 µs, more than half of the 1200 µs wait.
+  model::Trace run;
+  run.ranks.push_back(timeline({T - 5 * kUs, T - 5 * kUs, 2000 * kUs}));
+  run.ranks.push_back(timeline({T + 995 * kUs, T + 995 * kUs, 1000 * kUs}));
+  run.ranks[1].rank = 1;
+  const metrics::PrefetchCheck check = metrics::check_prefetch(run);
+  ASSERT_EQ(check.ranks.size(), 2u);
+  const metrics::RankPrefetch& p = check.ranks[0];
+  ASSERT_EQ(p.steps.size(), 1u);
+  const metrics::StepPrefetch& s = p.steps[0];
+  ASSERT_EQ(s.units.size(), 1u);
+  EXPECT_EQ(s.verdict, Verdict::NotEffective);
+  EXPECT_EQ(s.cause, Cause::LatePeer);
+  const metrics::UnitPrefetch& u = s.units[0];
+  EXPECT_EQ(u.late_peer, 1);
+  EXPECT_EQ(u.late_peer_ns, 1000 * kUs);
+  EXPECT_EQ(u.exposed_wait_ns, 1200 * kUs);
+  EXPECT_EQ(u.hidden_ns, kCompute);
+  EXPECT_SAYS(report::step_sentence(s, p), "not effective: a late peer: rank 1 arrived at 1 of 1 all-gathers late (unit 0's: 1000.0 µs after this "
+                                           "rank), so they could not finish under the compute; 40% of backward all-gather time hidden");
+  // The per-unit row says the same peer and lateness.
+  const report::Table t = report::unit_table(s);
+  ASSERT_EQ(t.rows.size(), 1u);
+  EXPECT_EQ(t.rows[0][6], "late peer");
+  EXPECT_EQ(t.rows[0][7], "rank 1 +1.00 ms");
+  // Rank 1 arrived last itself: no peer kept it waiting, its own late issue is its cause.
+  EXPECT_EQ(check.ranks[1].steps.at(0).units.at(0).late_peer, -1);
+  EXPECT_EQ(check.ranks[1].steps.at(0).cause, Cause::IssuedLate);
+}
+
 TEST(PrefetchCauses, Throttled) {
   // As RateLimiter.AnIssueThatWaitedAtTheLimitIsThrottled: a limit of one, all-gathers (300 µs) longer than a
   // unit's backward compute (100 µs); each prefetch issued hook_ns (5 µs) before its compute, 100 of 300 µs

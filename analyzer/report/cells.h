@@ -1,0 +1,38 @@
+// A table cell's number as every renderer writes it: the text, markdown and HTML tables show the same digits,
+// and the JSON's percentages theirs.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "analyzer/report/report_keys.h"
+
+namespace shardscope::report {
+
+// Nanoseconds as milliseconds, three decimals.
+inline std::string ms_cell(int64_t ns) { return fmt::format("{:.3f}", double(ns) / 1e6); }
+// Lateness compares ranks' clocks, which may lie far apart: a sum that reached the end of int64 is said so.
+inline std::string late_ms_cell(int64_t ns) { return ns == INT64_MAX ? "over 2^63 ns" : ms_cell(ns); }
+// The value, two decimals, or "" for NaNotes to fill in with "n/a" and its reason.
+inline std::string number_cell(const std::optional<double>& v) { return v ? fmt::format("{:.2f}", *v) : ""; }
+// Bytes as MB (1e6), three decimals.
+inline std::string mb_cell(double bytes) { return fmt::format("{:.3f}", bytes / 1e6); }
+
+// A percentage in JSON: four decimals.
+inline double pct_json(double pct) { return std::round(pct * 1e4) / 1e4; }
+// A percentage under `key`, or null there with its reason under "na".
+inline void put_pct(nlohmann::json& o, const char* key, const std::optional<double>& v, const std::string& why) {
+  if (v) {
+    o[key] = pct_json(*v);
+  } else {
+    o[key] = nullptr;
+    o[report_keys::kNa][key] = why;
+  }
+}
+
+}  // namespace shardscope::report
