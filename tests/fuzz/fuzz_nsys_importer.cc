@@ -1,0 +1,38 @@
+// libFuzzer target: a small database as the Nsight Systems importer opens it (by path, read-only,
+// immutable), every rank read. SQLite refuses a damaged page with an error, never a crash; the importer
+// must turn that, and any table or column that is absent or holds the wrong type, into a TraceError.
+// The file is a memfd, so each input is a real file without touching the disk.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "plugins/nsys/nsys_importer.h"
+#include "tracer/format/error.h"
+
+namespace {
+int g_fd = -1;
+std::string g_path;
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  g_fd = memfd_create("fuzz_nsys", 0);
+  g_path = "/proc/self/fd/" + std::to_string(g_fd);
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace shardscope;
+  if (ftruncate(g_fd, 0) != 0 || pwrite(g_fd, data, size, 0) != ssize_t(size)) return 0;
+  static const plugins::NsysImporter importer;
+  try {
+    plugins::Input in;
+    in.path = "fuzz.sqlite";
+    in.file = g_path;
+    importer.read_ranks(std::move(in), false, [](model::Rank&& r, model::EventArgs&&) { (void)r.event_count(); });
+  } catch (const trace::TraceError&) {
+  }
+  return 0;
+}
