@@ -16,6 +16,7 @@
 #include <thread>
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -24,6 +25,7 @@
 #include "tracer/format/error.h"
 #include "tracer/format/keys.h"
 #include "tracer/format/limits.h"
+#include "tracer/format/reader.h"
 
 namespace shardscope::plugins {
 namespace fs = std::filesystem;
@@ -39,11 +41,18 @@ bool is_trace_name(const fs::path& p) {
 // The file's first 64 KiB as they are on disk (a gzip file's compressed bytes): enough to choose an importer
 // that opens the file itself. Throws as read_text does for a file that cannot be read.
 std::string read_head(const fs::path& path) {
-  std::string head(64 * 1024, '\0');
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) throw trace::TraceError(path.string(), 0, fmt::format("cannot open it: {}", std::strerror(errno)));
-  head.resize(std::fread(head.data(), 1, head.size(), f));
-  std::fclose(f);
+  uint64_t size = 0;
+  const int fd = trace::open_regular(path, &size);  // refuses directories, FIFOs and devices by name, as read_text does
+  std::string head(size_t(std::min<uint64_t>(size, 64 * 1024)), '\0');
+  size_t got = 0;
+  while (got < head.size()) {
+    ssize_t n = ::read(fd, head.data() + got, head.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += size_t(n);
+  }
+  ::close(fd);
+  head.resize(got);
   return head;
 }
 
