@@ -128,6 +128,8 @@ void print_text(const trace::TraceFile& f, const Summary& s, std::ostream& out) 
 // An Nsight Systems export (SQLite, or SQLite gzipped): not Chrome-trace text, so read through its importer,
 // each process a rank.
 bool is_sqlite(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;  // a FIFO would block the read; read_trace refuses it by name
   char head[16] = {};
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) return false;
