@@ -1,12 +1,14 @@
 // libFuzzer target: a small database as the Nsight Systems importer opens it (by path, read-only,
 // immutable), every rank read. SQLite refuses a damaged page with an error, never a crash; the importer
 // must turn that, and any table or column that is absent or holds the wrong type, into a TraceError.
-// The file is a memfd, so each input is a real file without touching the disk.
-#include <sys/mman.h>
+// Each input is written to a file of this process's own in /dev/shm (memory, not disk): SQLite resolves a
+// /proc/self/fd link to the memfd's name, which it cannot open, so a memfd will not do here.
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 
 #include "plugins/nsys/nsys_importer.h"
@@ -18,8 +20,9 @@ std::string g_path;
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  g_fd = memfd_create("fuzz_nsys", 0);
-  g_path = "/proc/self/fd/" + std::to_string(g_fd);
+  g_path = "/dev/shm/shardscope_fuzz_nsys_" + std::to_string(getpid()) + ".sqlite";
+  g_fd = open(g_path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  std::atexit([] { unlink(g_path.c_str()); });
   return 0;
 }
 
