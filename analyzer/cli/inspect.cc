@@ -5,10 +5,13 @@
 #include <fmt/ostream.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <map>
 
+#include "plugins/load/load.h"
 #include "tracer/format/error.h"
 #include "tracer/format/keys.h"
 #include "tracer/format/reader.h"
@@ -122,6 +125,48 @@ void print_text(const trace::TraceFile& f, const Summary& s, std::ostream& out) 
                f.events.size());
 }
 
+// An Nsight Systems export (SQLite, or SQLite gzipped): not Chrome-trace text, so read through its importer,
+// each process a rank.
+bool is_sqlite(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;  // a FIFO would block the read; read_trace refuses it by name
+  char head[16] = {};
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return false;
+  const size_t n = std::fread(head, 1, sizeof head, f);
+  std::fclose(f);
+  const bool gzip = n >= 2 && uint8_t(head[0]) == 0x1f && uint8_t(head[1]) == 0x8b;
+  return (n == sizeof head && std::memcmp(head, "SQLite format 3", sizeof head) == 0) || (gzip && path.ends_with(".sqlite.gz"));
+}
+
+json inspect_ranks(const std::string& path, std::ostream& out, std::ostream& err, bool as_json) {
+  plugins::LoadResult r = plugins::load({path});
+  for (const std::string& w : r.warnings) fmt::print(err, "shardscope: warning: {}\n", w);
+  json ranks = json::array();
+  if (!as_json) fmt::print(out, "{}\n", path);
+  for (const model::Rank& rank : r.trace.ranks) {
+    int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
+    json tracks = json::array();
+    for (const model::Track& t : rank.tracks) {
+      tracks.push_back({{"pid", t.pid}, {"tid", t.tid}, {"name", t.name}, {"events", t.events.size()}});
+      for (const model::Event& e : t.events) first = std::min(first, e.ts_ns), last = std::max(last, e.end_ns());
+    }
+    json j = {{"file", path}, {"format", rank.format}, {"rank", rank.rank}, {"world_size", rank.world_size}, {"metadata", rank.metadata},
+              {"events", rank.event_count()}, {"steps", rank.steps.size()}, {"tracks", tracks}};
+    if (first <= last) j["span_ns"] = {{"first", first}, {"last", last}, {"duration", span(first, last)}};
+    if (as_json) {
+      ranks.push_back(std::move(j));
+      continue;
+    }
+    fmt::print(out, "  rank {} of {} ({}): {}\n", rank.rank, rank.world_size, rank.format, rank.metadata.dump());
+    fmt::print(out, "    events    {} on {} tracks, {} steps\n", rank.event_count(), rank.tracks.size(), rank.steps.size());
+    if (first <= last) fmt::print(out, "    span      {} (from {} to {} on the trace clock)\n", seconds(span(first, last)), seconds(first), seconds(last));
+    fmt::print(out, "    tracks       pid   tid  events  name\n");
+    for (const model::Track& t : rank.tracks) fmt::print(out, "             {:>5} {:>5} {:>7}  {}\n", t.pid, t.tid, t.events.size(), t.name);
+  }
+  return ranks;
+}
+
 }  // namespace
 
 int inspect(const std::vector<std::string>& files, bool as_json, std::ostream& out, std::ostream& err) {
@@ -129,6 +174,10 @@ int inspect(const std::vector<std::string>& files, bool as_json, std::ostream& o
   json all = json::array();
   for (const std::string& path : files) {
     try {
+      if (is_sqlite(path)) {
+        for (json& j : inspect_ranks(path, out, err, as_json)) all.push_back(std::move(j));
+        continue;
+      }
       trace::TraceFile f = trace::read_trace(path);
       Summary s = summarize(f);
       if (f.truncated)

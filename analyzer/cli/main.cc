@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> files;
   std::string format = "text";
   CLI::App* inspect = app.add_subcommand("inspect", "Show each trace file's metadata, tracks, event counts, span and truncation");
-  inspect->add_option("FILE", files, "Trace files (.json or .json.gz)")->required();
+  inspect->add_option("FILE", files, "Trace files (.json or .json.gz; Nsight Systems exports .sqlite or .sqlite.gz)")->required();
   inspect->add_option("--format", format, "Output format")->check(CLI::IsMember({"text", "json"}));
 
   std::vector<std::string> paths;

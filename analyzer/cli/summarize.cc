@@ -17,11 +17,11 @@
 namespace shardscope::cli {
 namespace fs = std::filesystem;
 
-std::string summary_name(const std::string& trace_path) {
+std::string summary_name(const std::string& trace_path, int rank) {
   std::string n = fs::path(trace_path).filename().string();
   for (std::string_view ext : {".gz", ".json", ".sqlite"})
     if (n.size() > ext.size() && n.compare(n.size() - ext.size(), ext.size(), ext) == 0) n.resize(n.size() - ext.size());
-  return n + ".sqlite";
+  return rank >= 0 ? fmt::format("{}.rank{}.sqlite", n, rank) : n + ".sqlite";
 }
 
 int summarize(const std::vector<std::string>& paths, const std::string& out_dir, std::ostream& out, std::ostream& err, const std::string& step_pattern) {
@@ -43,7 +43,9 @@ int summarize(const std::vector<std::string>& paths, const std::string& out_dir,
       ProgressLine progress;
       loaded = analysis::summarize_each(paths, {.on_progress = progress.callback(), .step_pattern = step_pattern}, analysis::Scope::Everything,
                                         [&](analysis::RankSummary&& s) {
-                                          const fs::path to = fs::path(out_dir) / summary_name(s.report.source);
+                                          // An Nsight Systems export holds a rank per process: one summary each.
+                                          const int rank = s.report.format == "nsys" ? s.report.rank : -1;
+                                          const fs::path to = fs::path(out_dir) / summary_name(s.report.source, rank);
                                           analysis::write_summary(to, s);
                                           ++written;
                                           summary_bytes += fs::file_size(to, ec);

@@ -1,9 +1,10 @@
 // The one interface every trace importer implements, built-in or loaded from SHARDSCOPE_PLUGIN_PATH.
-// An importer turns one file's text into one rank of the model; finding files, inflating gzip, running
-// ranks in parallel and reporting progress are the loader's job, not the importer's.
+// An importer turns one file into one rank of the model, or several (a report of several processes); finding
+// files, inflating gzip, running files in parallel and reporting progress are the loader's job, not the importer's.
 #pragma once
 
 #include <exception>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -14,14 +15,15 @@
 namespace shardscope::plugins {
 
 // Bumped whenever Importer, Input, model::Event or model::Rank change layout (2: Rank::unit_identity; 3: a
-// collective's sequence number and process group on model::Event). What a timeline
+// collective's sequence number and process group on model::Event; 4: Importer::reads_file and read_ranks,
+// Input::file: several ranks from one file, and files opened by path). What a timeline
 // needs beyond the events is derived after import into side tables (model/index.h), or kept by importers
 // that also implement ArgsImporter (below), so it grows without a bump. A third-party plugin exports `int shardscope_importer_abi_version()` returning the version it was
 // built against, and is refused unless it equals this one.
-inline constexpr int kImporterAbiVersion = 3;
+inline constexpr int kImporterAbiVersion = 4;
 
 struct Input {
-  std::string path;
+  std::string path;  // the file as the user named it: what messages say
   // The whole (inflated) text: data[0, size). No padding follows it (it may be a read-only mapping of the
   // file). `owner` keeps it alive; the importer owns the Input and may release() it as soon as it has
   // parsed the text, before it builds the model: that keeps peak memory near the size of the text.
@@ -31,6 +33,9 @@ struct Input {
   bool gzip = false;
   // Set when the gzip stream stopped early: the text is a prefix of the real file.
   std::optional<uint64_t> gzip_cut_at;
+  // Where the importer opens it when it reads by path (Importer::reads_file): `path` itself, or an inflated
+  // copy of a gzip file in a temporary folder that the loader removes after the read. Empty otherwise.
+  std::string file;
   std::string_view text() const { return {data, size}; }
   void release() {
     owner.reset();
@@ -58,6 +63,17 @@ class Importer {
   virtual bool can_read(std::string_view head) const = 0;
   // Reads the file into one rank. Throws trace::TraceError (file, byte, what) when it cannot.
   virtual model::Rank read(Input in) const = 0;
+
+  // True for a format read by random access (SQLite): the loader does not read the text, Input::data is
+  // null, and the importer opens Input::file itself.
+  virtual bool reads_file() const { return false; }
+  // Reads the file into one rank or several, handing each to `each` as soon as it is built so that one is in
+  // memory at a time (`args` filled when `keep_args` and the importer keeps them). The default: read() once.
+  using EachRank = std::function<void(model::Rank&& rank, model::EventArgs&& args)>;
+  virtual void read_ranks(Input in, bool keep_args, const EachRank& each) const {
+    (void)keep_args;
+    each(read(std::move(in)), model::EventArgs{});
+  }
 };
 
 // Optional, beside Importer: an importer that can also keep each event's args (model/args.h). The loader

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "plugins/kineto/kineto_importer.h"
+#include "plugins/nsys/nsys_importer.h"
 #include "plugins/shardscope/shardscope_importer.h"
 
 namespace shardscope::plugins {
@@ -14,6 +15,7 @@ Registry Registry::with_builtins() {
   Registry r;
   r.add(std::make_unique<ShardscopeImporter>());
   r.add(std::make_unique<KinetoImporter>());
+  r.add(std::make_unique<NsysImporter>());
   return r;
 }
 

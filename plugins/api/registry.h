@@ -12,7 +12,7 @@ namespace shardscope::plugins {
 
 class Registry {
  public:
-  // The built-in importers (shardscope's own files, PyTorch profiler JSON).
+  // The built-in importers (shardscope's own files, PyTorch profiler JSON, Nsight Systems SQLite exports).
   static Registry with_builtins();
 
   void add(std::unique_ptr<Importer> importer);

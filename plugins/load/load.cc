@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <exception>
 #include <map>
@@ -12,6 +15,9 @@
 #include <set>
 #include <thread>
 
+#include <stdlib.h>
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include "model/steps.h"
@@ -19,6 +25,7 @@
 #include "tracer/format/error.h"
 #include "tracer/format/keys.h"
 #include "tracer/format/limits.h"
+#include "tracer/format/reader.h"
 
 namespace shardscope::plugins {
 namespace fs = std::filesystem;
@@ -30,6 +37,50 @@ bool is_trace_name(const fs::path& p) {
   auto ends = [&](std::string_view s) { return n.size() >= s.size() && n.compare(n.size() - s.size(), s.size(), s) == 0; };
   return ends(".json") || ends(".json.gz") || ends(".gz") || ends(".sqlite");
 }
+
+// The file's first 64 KiB as they are on disk (a gzip file's compressed bytes): enough to choose an importer
+// that opens the file itself. Throws as read_text does for a file that cannot be read.
+std::string read_head(const fs::path& path) {
+  uint64_t size = 0;
+  const int fd = trace::open_regular(path, &size);  // refuses directories, FIFOs and devices by name, as read_text does
+  std::string head(size_t(std::min<uint64_t>(size, 64 * 1024)), '\0');
+  size_t got = 0;
+  while (got < head.size()) {
+    ssize_t n = ::read(fd, head.data() + got, head.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += size_t(n);
+  }
+  ::close(fd);
+  head.resize(got);
+  return head;
+}
+
+// An inflated gzip file in a temporary folder, for an importer that opens files by path; removed with it.
+struct TempCopy {
+  fs::path dir, path;
+  TempCopy(const fs::path& of, const FileText& text) {
+    std::string tmpl = (fs::temp_directory_path() / "shardscope-XXXXXX").string();
+    if (!::mkdtemp(tmpl.data())) throw trace::TraceError(of.string(), 0, fmt::format("cannot make a temporary folder to inflate it into: {}", std::strerror(errno)));
+    dir = tmpl;
+    path = dir / of.filename().replace_extension();  // run.sqlite.gz -> run.sqlite
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    const bool ok = f && std::fwrite(text.data, 1, text.size, f) == text.size;
+    const int err = errno;
+    if (f && std::fclose(f) != 0) {}
+    if (!ok) {
+      remove();
+      throw trace::TraceError(of.string(), 0, fmt::format("cannot inflate it into {}: {}", dir.string(), std::strerror(err)));
+    }
+  }
+  TempCopy(const TempCopy&) = delete;
+  TempCopy& operator=(const TempCopy&) = delete;
+  ~TempCopy() { remove(); }
+  void remove() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+};
 
 // Serializes the progress callback over the loading threads.
 class Progress {
@@ -266,7 +317,7 @@ LoadResult load_each(const std::vector<fs::path>& paths, const LoadOptions& opti
   }
 
   // Per file, what is kept once its rank has gone to the sink: small, whatever the trace's size.
-  std::vector<std::optional<RankHeader>> headers(files.size());
+  std::vector<std::vector<RankHeader>> headers(files.size());  // one a rank: a file may hold several
   std::vector<std::vector<std::string>> file_warnings(files.size());
   std::vector<std::exception_ptr> errors(files.size());
   std::vector<uint64_t> sizes(files.size());
@@ -286,18 +337,54 @@ LoadResult load_each(const std::vector<fs::path>& paths, const LoadOptions& opti
         try {
           std::optional<Claimed> claimed = options.claim ? options.claim(options.first_order + i, files[i]) : std::nullopt;
           if (claimed) {
-            headers[i] = std::move(claimed->header);
+            headers[i].push_back(std::move(claimed->header));
             file_warnings[i] = std::move(claimed->warnings);
             sizes[i] = claimed->bytes;
           }
-          std::optional<model::Rank> rank;
-          model::EventArgs args;
+          // One rank as the importer gives it: its steps where it found none, its number, then the sink.
+          auto deliver = [&](model::Rank& rank, model::EventArgs& args) {
+            if (rank.steps.empty()) {
+              // An injected program's own step ranges (NVTX "step 3"): steps the importer did not know to look for.
+              std::vector<model::Step> own = model::steps_matching(rank, *step_pattern);
+              const bool device = std::any_of(rank.tracks.begin(), rank.tracks.end(), [](const model::Track& tr) {
+                return std::any_of(tr.events.begin(), tr.events.end(), [](const model::Event& e) { return e.is_device() && e.issued_ns != model::kUnknown; });
+              });
+              if (!own.empty()) model::set_steps(rank, std::move(own), device);
+            }
+            std::vector<std::string> warnings;
+            const bool given = rank.rank >= 0;
+            if (!given) {
+              const uint64_t place = options.first_order + i;
+              rank.rank = int(place);
+              if ((options.run_files ? options.run_files : files.size()) > 1)
+                warnings.push_back(fmt::format("{}: the trace does not say its rank; using {} (its place among the files)", rank.source, place));
+            }
+            for (std::string& w : rank.warnings) warnings.push_back(w);
+            RankHeader header = header_of(rank, given);
+            LoadedRank loaded{options.first_order + i, rank, args, header, warnings, sizes[i]};
+            sink(loaded);
+            headers[i].push_back(std::move(header));
+            for (std::string& w : warnings) file_warnings[i].push_back(std::move(w));
+          };
           if (!claimed) {
-            FileText t = read_text(files[i]);
-            std::string_view head = t.text().substr(0, 64 * 1024);
-            if (head.find_first_not_of(" \t\r\n") == std::string_view::npos)
-              throw trace::TraceError(files[i].string(), 0, t.size == 0 ? "empty file" : "file holds only whitespace");
-            const Importer* imp = registry->find(head);
+            // A format read by random access (SQLite) is chosen by the file's first bytes and opened by path;
+            // the others, and any gzip file, are read as text first.
+            std::string raw_head = read_head(files[i]);
+            const bool gzip = raw_head.size() >= 2 && uint8_t(raw_head[0]) == 0x1f && uint8_t(raw_head[1]) == 0x8b;
+            const Importer* by_path = gzip ? nullptr : registry->find(raw_head);
+            std::optional<TempCopy> copy;
+            std::optional<FileText> text;
+            if (!by_path || !by_path->reads_file()) {
+              by_path = nullptr;
+              text = read_text(files[i]);
+            }
+            const Importer* imp = by_path;
+            if (!imp) {
+              std::string_view head = text->text().substr(0, 64 * 1024);
+              if (head.find_first_not_of(" \t\r\n") == std::string_view::npos)
+                throw trace::TraceError(files[i].string(), 0, text->size == 0 ? "empty file" : "file holds only whitespace");
+              imp = registry->find(head);
+            }
             if (!imp && !named.count(files[i])) {
               skipped[i] = 1;
               continue;
@@ -305,45 +392,45 @@ LoadResult load_each(const std::vector<fs::path>& paths, const LoadOptions& opti
             if (!imp)
               throw trace::TraceError(files[i].string(), 0,
                                       fmt::format("unknown format: no importer reads it (tried: {})", fmt::join(registry->names(), ", ")));
-            sizes[i] = t.size;
-            auto read_with = [&](const Importer* by, FileText text) {
-              Input in{files[i].string(), text.data, text.size, std::move(text.owner), text.gzip, text.gzip_cut_at};
-              const auto* with_args = options.keep_args ? dynamic_cast<const ArgsImporter*>(by) : nullptr;
-              const auto* parallel = dynamic_cast<const ParallelImporter*>(by);
-              if (parallel && (with_args || !options.keep_args))
-                return parallel->read_parallel(std::move(in), per_file, with_args ? &args : nullptr);
-              return with_args ? with_args->read_with_args(std::move(in), args) : by->read(std::move(in));
-            };
-            try {
-              rank = read_with(imp, std::move(t));
-            } catch (const ReadAs& again) {
-              // The head chose one importer, the whole file says another (its header after its events).
-              const Importer* other = registry->named(again.importer);
-              if (!other || other == imp) throw trace::TraceError(files[i].string(), 0, "unknown format: the importers disagree about it");
-              args = {};
-              rank = read_with(other, read_text(files[i]));
+            if (imp->reads_file()) {
+              std::error_code ec;
+              sizes[i] = text ? text->size : fs::file_size(files[i], ec);
+              // A gzip'd database: inflated to a temporary file the importer can open, removed after the read.
+              if (text) copy.emplace(files[i], *text), text.reset();
+              Input in{.path = files[i].string(), .file = copy ? copy->path.string() : files[i].string()};
+              imp->read_ranks(std::move(in), options.keep_args, [&](model::Rank&& r, model::EventArgs&& a) { deliver(r, a); });
+            } else if (!dynamic_cast<const ArgsImporter*>(imp) && !dynamic_cast<const ParallelImporter*>(imp)) {
+              // A plugin's importer: one rank or several, through read_ranks (read() unless it has more to say).
+              sizes[i] = text->size;
+              FileText t = std::move(*text);
+              text.reset();
+              Input in{files[i].string(), t.data, t.size, std::move(t.owner), t.gzip, t.gzip_cut_at};
+              imp->read_ranks(std::move(in), options.keep_args, [&](model::Rank&& r, model::EventArgs&& a) { deliver(r, a); });
+            } else {
+              FileText t = std::move(*text);
+              text.reset();
+              sizes[i] = t.size;
+              model::EventArgs args;
+              auto read_with = [&](const Importer* by, FileText text) {
+                Input in{files[i].string(), text.data, text.size, std::move(text.owner), text.gzip, text.gzip_cut_at};
+                const auto* with_args = options.keep_args ? dynamic_cast<const ArgsImporter*>(by) : nullptr;
+                const auto* parallel = dynamic_cast<const ParallelImporter*>(by);
+                if (parallel && (with_args || !options.keep_args))
+                  return parallel->read_parallel(std::move(in), per_file, with_args ? &args : nullptr);
+                return with_args ? with_args->read_with_args(std::move(in), args) : by->read(std::move(in));
+              };
+              model::Rank rank;
+              try {
+                rank = read_with(imp, std::move(t));
+              } catch (const ReadAs& again) {
+                // The head chose one importer, the whole file says another (its header after its events).
+                const Importer* other = registry->named(again.importer);
+                if (!other || other == imp) throw trace::TraceError(files[i].string(), 0, "unknown format: the importers disagree about it");
+                args = {};
+                rank = read_with(other, read_text(files[i]));
+              }
+              deliver(rank, args);
             }
-          }
-          if (rank && rank->steps.empty()) {
-            // An injected program's own step ranges (NVTX "step 3"): steps the importer did not know to look for.
-            std::vector<model::Step> own = model::steps_matching(*rank, *step_pattern);
-            const bool device = std::any_of(rank->tracks.begin(), rank->tracks.end(), [](const model::Track& tr) {
-              return std::any_of(tr.events.begin(), tr.events.end(), [](const model::Event& e) { return e.is_device() && e.issued_ns != model::kUnknown; });
-            });
-            if (!own.empty()) model::set_steps(*rank, std::move(own), device);
-          }
-          if (rank) {
-            const bool given = rank->rank >= 0;
-            if (!given) {
-              const uint64_t place = options.first_order + i;
-              rank->rank = int(place);
-              if ((options.run_files ? options.run_files : files.size()) > 1)
-                file_warnings[i].push_back(fmt::format("{}: the trace does not say its rank; using {} (its place among the files)", rank->source, place));
-            }
-            for (std::string& w : rank->warnings) file_warnings[i].push_back(w);
-            headers[i] = header_of(*rank, given);
-            LoadedRank loaded{options.first_order + i, *rank, args, *headers[i], file_warnings[i], sizes[i]};
-            sink(loaded);
           }
         } catch (const std::bad_alloc&) {
           // A bare "std::bad_alloc" names neither the file nor the way out.
@@ -389,7 +476,7 @@ LoadResult load_each(const std::vector<fs::path>& paths, const LoadOptions& opti
     }
     result.json_bytes += sizes[i];
     for (std::string& w : file_warnings[i]) result.warnings.push_back(std::move(w));
-    loaded.push_back(std::move(*headers[i]));
+    for (RankHeader& h : headers[i]) loaded.push_back(std::move(h));
   }
   check_one_run(loaded, result.warnings);
   return result;

@@ -17,10 +17,12 @@ namespace {
 TEST(PluginLoading, GoodPluginLoadsWrongAbiIsRefused) {
   plugins::Registry reg = plugins::Registry::with_builtins();
   std::vector<std::string> refusals;
-  reg.load_plugins(std::string(TOY_PLUGIN) + ":" + TOY_PLUGIN_BAD_ABI + ":/nonexistent/dir", refusals);
-  ASSERT_EQ(refusals.size(), 2u);
-  std::string all = refusals[0] + "\n" + refusals[1];
-  EXPECT_NE(all.find("built for importer ABI version 999, this shardscope needs version 3"), std::string::npos) << all;
+  reg.load_plugins(std::string(TOY_PLUGIN) + ":" + TOY_PLUGIN_BAD_ABI + ":" + TOY_PLUGIN_OLD_ABI + ":/nonexistent/dir", refusals);
+  ASSERT_EQ(refusals.size(), 3u);
+  std::string all = refusals[0] + "\n" + refusals[1] + "\n" + refusals[2];
+  EXPECT_NE(all.find("built for importer ABI version 999, this shardscope needs version 4"), std::string::npos) << all;
+  // A plugin of the ABI before read_ranks and reads_file is refused rather than called through them.
+  EXPECT_NE(all.find(std::string(TOY_PLUGIN_OLD_ABI) + ": refused: built for importer ABI version 3, this shardscope needs version 4"), std::string::npos) << all;
   EXPECT_NE(all.find("rebuild"), std::string::npos) << all;
   EXPECT_NE(all.find("/nonexistent/dir: no such plugin"), std::string::npos) << all;
   auto names = reg.names();
@@ -40,6 +42,15 @@ TEST(PluginLoading, GoodPluginLoadsWrongAbiIsRefused) {
   ASSERT_NE(with_args.trace.args_of(0), nullptr);
   EXPECT_TRUE(with_args.trace.args_of(0)->empty());
   EXPECT_TRUE(with_args.trace.args_of(0)->of(0, 0).empty());
+
+  // One file, several ranks (ABI 4's read_ranks): each is a rank of the run, in its own number's place.
+  std::ofstream(d.path() / "two.json") << "TOY\nrank 1\ngemm 1000 500\nrank 0\nsoftmax 2000 100\nsoftmax 3000 100\n";
+  plugins::LoadResult two = plugins::load({d.path() / "two.json"}, {.registry = &reg});
+  ASSERT_EQ(two.trace.ranks.size(), 2u);
+  EXPECT_EQ(two.trace.ranks[0].rank, 0);
+  EXPECT_EQ(two.trace.ranks[0].event_count(), 2u);
+  EXPECT_EQ(two.trace.ranks[1].rank, 1);
+  EXPECT_EQ(two.trace.ranks[1].event_count(), 1u);
 }
 
 TEST(PluginLoading, TheCliUsesShardscopePluginPath) {

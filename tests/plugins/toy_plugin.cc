@@ -1,25 +1,51 @@
 // A third-party importer built as its own shared object, as a user would: it reads "TOY" files (one line
-// per kernel: name, start ns, duration ns). Built twice by the tests, with the right ABI version and a wrong one.
+// per kernel: name, start ns, duration ns; a line "rank N" starts another rank of the same file, as a
+// profiler report of several processes would). Built three times by the tests: with this ABI version, with
+// the one before (3: no read_ranks), and with a made-up one.
 #include <sstream>
 
 #include "plugins/api/importer.h"
 
 namespace {
 
+using shardscope::model::Rank;
+
+Rank new_rank(const std::string& path, int number) {
+  Rank r;
+  r.rank = number;
+  r.source = path;
+  r.format = "toy";
+  r.tracks.push_back({0, 1, "toy stream", shardscope::model::TrackKind::DeviceStream, {}});
+  return r;
+}
+
 class ToyImporter : public shardscope::plugins::Importer {
  public:
   std::string name() const override { return "toy"; }
   bool can_read(std::string_view head) const override { return head.substr(0, 4) == "TOY\n"; }
-  shardscope::model::Rank read(shardscope::plugins::Input in) const override {
-    shardscope::model::Rank r;
-    r.rank = 0;
-    r.source = in.path;
-    r.format = "toy";
-    r.tracks.push_back({0, 1, "toy stream", shardscope::model::TrackKind::DeviceStream, {}});
+  Rank read(shardscope::plugins::Input in) const override {
+    Rank first;
+    bool got = false;
+    read_ranks(std::move(in), false, [&](Rank&& r, shardscope::model::EventArgs&&) {
+      if (!got) first = std::move(r), got = true;
+    });
+    return first;
+  }
+  void read_ranks(shardscope::plugins::Input in, bool, const EachRank& each) const override {
+    Rank r = new_rank(in.path, 0);
     std::istringstream lines(std::string(in.text().substr(4)));
     std::string name;
     int64_t ts, dur;
-    while (lines >> name >> ts >> dur) {
+    while (lines >> name) {
+      if (name == "rank") {
+        int next = 0;
+        lines >> next;
+        r.finalize();
+        if (r.event_count() > 0) each(std::move(r), {});
+        r = new_rank(in.path, next);
+        continue;
+      }
+      if (!(lines >> ts >> dur)) break;
       shardscope::model::Event e;
       e.name = r.strings.intern(name);
       e.ts_ns = ts;
@@ -28,7 +54,7 @@ class ToyImporter : public shardscope::plugins::Importer {
       r.tracks[0].events.push_back(e);
     }
     r.finalize();
-    return r;
+    each(std::move(r), {});
   }
 };
 

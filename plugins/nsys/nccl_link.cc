@@ -1,0 +1,75 @@
+#include "plugins/nsys/nccl_link.h"
+
+#include <algorithm>
+
+#include "model/classify.h"
+#include "plugins/nsys/nsys_keys.h"
+
+namespace shardscope::nsys {
+namespace k = nsys_keys;
+
+namespace {
+
+model::CollectiveKind kind_of(std::string_view name) {
+  if (name == k::kNcclSend || name == k::kNcclRecv) return model::CollectiveKind::SendRecv;
+  if (name.starts_with("nccl")) name.remove_prefix(4);
+  return model::collective_from_op_name(name);
+}
+
+}  // namespace
+
+size_t link_nccl(std::vector<NcclRange>& ranges, const std::vector<NcclLaunch>& launches) {
+  std::sort(ranges.begin(), ranges.end(), [](const NcclRange& a, const NcclRange& b) { return a.tid != b.tid ? a.tid < b.tid : a.start < b.start; });
+  size_t described = 0;
+  for (const NcclLaunch& l : launches) {
+    // The innermost range on the thread that holds the launch: the last one starting at or before it.
+    auto lo = std::lower_bound(ranges.begin(), ranges.end(), l.tid, [](const NcclRange& r, int64_t t) { return r.tid < t; });
+    auto hi = std::upper_bound(lo, ranges.end(), l.tid, [](int64_t t, const NcclRange& r) { return t < r.tid; });
+    auto after = std::upper_bound(lo, hi, l.at, [](int64_t t, const NcclRange& r) { return t < r.start; });
+    const NcclRange* holder = nullptr;
+    int looked = 0;  // a launch far from any NCCL range: stop looking after a few
+    for (auto it = after; it != lo && looked++ < 64;) {
+      --it;
+      if (it->end >= l.at) {
+        holder = &*it;
+        break;
+      }
+      if (it->name == k::kNcclGroupStart) break;
+    }
+    if (!holder) continue;
+    // The calls it stands for: itself, or the ones of its group.
+    std::vector<const NcclRange*> calls;
+    if (holder->name == k::kNcclGroupEnd) {
+      auto end_at = std::find_if(lo, hi, [&](const NcclRange& r) { return &r == holder; });
+      for (auto it = end_at; it != lo;) {
+        --it;
+        if (it->name == k::kNcclGroupStart) break;
+        if (it->name != k::kNcclGroupEnd && it->end <= holder->start) calls.push_back(&*it);
+      }
+    } else {
+      calls.push_back(holder);
+    }
+    model::CollectiveKind kind = model::CollectiveKind::None;
+    int64_t bytes = 0;
+    bool all_sized = true;
+    int nranks = 0;
+    for (const NcclRange* c : calls) {
+      model::CollectiveKind ck = kind_of(c->name);
+      if (ck == model::CollectiveKind::None || ck == model::CollectiveKind::Unknown) continue;
+      kind = kind == model::CollectiveKind::None || kind == ck ? ck : model::CollectiveKind::Unknown;
+      // nccl-tests count a send/recv pair by what is sent.
+      if (c->name == k::kNcclRecv) continue;
+      if (c->bytes < 0 || __builtin_add_overflow(bytes, c->bytes, &bytes)) all_sized = false;
+      nranks = std::max(nranks, c->nranks);
+    }
+    if (kind == model::CollectiveKind::None) continue;
+    model::Event& e = *l.kernel;
+    if (e.coll == model::CollectiveKind::None || e.coll == model::CollectiveKind::Unknown) e.coll = kind;
+    if (all_sized && bytes > 0) e.bytes = bytes;
+    if (nranks > 0) e.group_size = nranks;
+    ++described;
+  }
+  return described;
+}
+
+}  // namespace shardscope::nsys

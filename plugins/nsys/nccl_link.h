@@ -1,0 +1,32 @@
+// NCCL kernels and the NVTX ranges NCCL pushed around their launch (domain "NCCL": ncclAllReduce, ncclSend,
+// ncclRecv, ncclGroupStart/End): which collective, and the bytes and ranks where the ranges' payloads say.
+// A kernel launched inside ncclGroupEnd belongs to the calls since the matching ncclGroupStart.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/event.h"
+
+namespace shardscope::nsys {
+
+struct NcclRange {
+  int64_t tid = 0;
+  int64_t start = 0, end = 0;
+  std::string name;  // "ncclAllReduce"
+  int64_t bytes = -1;
+  int nranks = 0;
+};
+
+struct NcclLaunch {
+  model::Event* kernel;  // valid until the rank's tracks change
+  int64_t tid;           // the launching thread
+  int64_t at;            // the launch call's start
+};
+
+// Fills each kernel's collective, bytes and group size from the ranges on its launching thread, where the
+// kernel's own name does not say the kind. Returns how many kernels a range described.
+size_t link_nccl(std::vector<NcclRange>& ranges, const std::vector<NcclLaunch>& launches);
+
+}  // namespace shardscope::nsys

@@ -1,0 +1,42 @@
+#include "plugins/nsys/nsys_importer.h"
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+
+#include "plugins/nsys/nsys_export.h"
+#include "plugins/nsys/nsys_keys.h"
+#include "plugins/nsys/nsys_rank.h"
+#include "tracer/format/error.h"
+
+namespace shardscope::plugins {
+
+bool NsysImporter::can_read(std::string_view head) const {
+  return head.size() >= sizeof nsys_keys::kSqliteMagic && std::memcmp(head.data(), nsys_keys::kSqliteMagic, sizeof nsys_keys::kSqliteMagic) == 0;
+}
+
+model::Rank NsysImporter::read(Input in) const {
+  const std::string path = in.path;
+  std::optional<model::Rank> first;
+  read_ranks(std::move(in), false, [&](model::Rank&& r, model::EventArgs&&) {
+    if (!first) first = std::move(r);
+  });
+  if (!first) throw trace::TraceError(path, 0, "no process in this export");
+  return std::move(*first);
+}
+
+void NsysImporter::read_ranks(Input in, bool, const EachRank& each) const {
+  const std::string& file = in.file.empty() ? in.path : in.file;
+  nsys::Export x(file, in.path);
+  std::vector<std::string> warnings;
+  std::vector<nsys::Process> processes = x.processes(warnings);
+  for (const nsys::Process& p : processes) {
+    // The file's warnings once, with its first rank.
+    const bool first = &p == &processes.front();
+    model::Rank r = nsys::read_rank(x, p, processes.size() == 1, first);
+    if (first) r.warnings.insert(r.warnings.begin(), warnings.begin(), warnings.end());
+    each(std::move(r), model::EventArgs{});
+  }
+}
+
+}  // namespace shardscope::plugins

@@ -1,0 +1,20 @@
+// Nsight Systems reports exported to SQLite (`nsys export --type sqlite`): one file may hold several
+// processes, each of which becomes a rank, read by random access one process at a time.
+#pragma once
+
+#include "plugins/api/importer.h"
+
+namespace shardscope::plugins {
+
+class NsysImporter : public Importer {
+ public:
+  std::string name() const override { return "nsys"; }
+  // Every SQLite database begins "SQLite format 3\0"; read() says when one is not an Nsight export.
+  bool can_read(std::string_view head) const override;
+  bool reads_file() const override { return true; }
+  // The first rank only (read_ranks gives them all).
+  model::Rank read(Input in) const override;
+  void read_ranks(Input in, bool keep_args, const EachRank& each) const override;
+};
+
+}  // namespace shardscope::plugins

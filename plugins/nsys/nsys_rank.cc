@@ -1,0 +1,369 @@
+#include "plugins/nsys/nsys_rank.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "model/classify.h"
+#include "plugins/nsys/nccl_link.h"
+#include "plugins/nsys/nsys_fsdp.h"
+#include "plugins/nsys/nsys_keys.h"
+#include "plugins/nsys/nsys_payload.h"
+
+namespace shardscope::nsys {
+namespace k = nsys_keys;
+using model::IntervalClass;
+
+std::string_view base_nvtx_name(std::string_view text) {
+  size_t cut = text.size();
+  for (std::string_view marker : {", seq = ", ", op_id = ", ", sizes = ", ", input_op_ids = "})
+    if (size_t at = text.find(marker); at != std::string_view::npos && at > 0) cut = std::min(cut, at);
+  return text.substr(0, cut);
+}
+
+namespace {
+
+// A CUDA call that may have launched GPU work, by its correlationId (unique within a process).
+struct Call {
+  int64_t corr, ts, tid;
+};
+
+class RankBuilder {
+ public:
+  RankBuilder(Export& x, const Process& p, bool only, bool file_warnings) : x_(x), p_(p), only_(only), file_warnings_(file_warnings) {}
+
+  model::Rank build() {
+    thread_names();
+    runtime();
+    device(k::kKernel);
+    device(k::kMemcpy);
+    device(k::kMemset);
+    sync();
+    nvtx();
+    link();
+    finish();
+    return std::move(r_);
+  }
+
+ private:
+  // " WHERE col >= ?1 AND col < ?2": the process's rows; nothing when the file has one process.
+  std::string where(const char* table, const char* col) {
+    if (only_ || !x_.db.has_column(table, col)) return "";
+    return fmt::format(" WHERE {0} >= ?1 AND {0} < ?2", quoted(col));
+  }
+  void bind(Stmt& q, const std::string& where) {
+    if (where.empty()) return;
+    q.bind(1, p_.key << k::kTidBits);
+    q.bind(2, (p_.key + 1) << k::kTidBits);
+  }
+
+  // The event's times on the trace clock (the session start added): false for times that do not fit.
+  bool times(Stmt& q, int c, model::Event& e) {
+    const int64_t s = q.i64_or(c, model::kUnknown), end = q.i64_or(c + 1, model::kUnknown);
+    int64_t ts = 0, te = 0;
+    if (s == model::kUnknown || end == model::kUnknown || end < s || __builtin_add_overflow(s, x_.base_ns, &ts) || __builtin_add_overflow(end, x_.base_ns, &te) || ts == model::kUnknown) return false;
+    e.ts_ns = ts;
+    e.dur_ns = te - ts;
+    return true;
+  }
+
+  model::StringId name_of(Stmt& q, int c) {
+    const int64_t id = q.i64(c);
+    if (id == 0 && q.null(c)) return 0;
+    if (id == 0 && q.is_text(c)) return r_.strings.intern(q.text(c));  // older exports keep some names inline
+    auto [it, fresh] = ids_.try_emplace(id, 0);
+    if (fresh) it->second = r_.strings.intern(x_.str(id));
+    return it->second;
+  }
+
+  uint32_t device_track(int64_t device, int64_t stream) {
+    auto [it, fresh] = device_tracks_.try_emplace({device, stream}, uint32_t(r_.tracks.size()));
+    if (fresh) r_.tracks.push_back({device, stream, fmt::format("GPU {} stream {}", device, stream), model::TrackKind::DeviceStream, {}});
+    return it->second;
+  }
+  uint32_t host_track(int64_t tid) {
+    auto [it, fresh] = host_tracks_.try_emplace(tid, uint32_t(r_.tracks.size()));
+    if (fresh) {
+      auto n = thread_names_.find(tid);
+      std::string name = n != thread_names_.end() && !n->second.empty() ? fmt::format("{} (thread {})", n->second, tid) : fmt::format("thread {}", tid);
+      r_.tracks.push_back({p_.pid, tid, std::move(name), model::TrackKind::HostThread, {}});
+    }
+    return it->second;
+  }
+
+  void thread_names() {
+    if (!x_.db.has_column(k::kThreadNames, k::kGlobalTid) || !x_.db.has_column(k::kThreadNames, k::kNameId)) return;
+    std::string w = where(k::kThreadNames, k::kGlobalTid);
+    Stmt q(x_.db, fmt::format("SELECT {}, {} FROM {}{}", quoted(k::kGlobalTid), quoted(k::kNameId), quoted(k::kThreadNames), w));
+    bind(q, w);
+    while (q.row()) thread_names_[q.i64(0) & k::kTidMask] = x_.str(q.i64(1));
+  }
+
+  void runtime() {
+    const char* t = k::kRuntime;
+    if (!x_.db.has_table(t)) return;
+    std::string w = where(t, k::kGlobalTid);
+    Stmt q(x_.db, fmt::format("SELECT {}, {}, {}, {}, {} FROM {}{}", x_.column(t, k::kStart), x_.column(t, k::kEnd), x_.column(t, k::kGlobalTid),
+                              x_.column(t, k::kCorrelationId), x_.column(t, k::kNameId), quoted(t), w));
+    bind(q, w);
+    const model::StringId runtime_cat = r_.strings.intern(k::kCatRuntime), driver_cat = r_.strings.intern(k::kCatDriver);
+    std::unordered_map<int64_t, std::pair<model::StringId, model::StringId>> names;  // nameId -> name without its _vNNNN, category
+    while (q.row()) {
+      model::Event e;
+      if (!times(q, 0, e)) {
+        ++skipped_;
+        continue;
+      }
+      const int64_t tid = q.i64(2) & k::kTidMask;
+      auto [it, fresh] = names.try_emplace(q.i64(4));
+      if (fresh) {
+        std::string_view n = x_.str(q.i64(4));
+        // "cudaLaunchKernel_v7000": the API version suffix is not part of the name Kineto and users know.
+        if (size_t v = n.rfind("_v"); v != std::string_view::npos && v + 2 < n.size() &&
+                                      n.find_first_not_of("0123456789", v + 2) == std::string_view::npos)
+          n = n.substr(0, v);
+        it->second = {r_.strings.intern(n), n.starts_with("cuda") ? runtime_cat : driver_cat};
+      }
+      e.name = it->second.first;
+      e.cat = it->second.second;
+      if (int64_t corr = q.i64_or(3, model::kUnknown); corr != model::kUnknown) calls_.push_back({corr, e.ts_ns, tid});
+      r_.tracks[host_track(tid)].events.push_back(e);
+    }
+    std::sort(calls_.begin(), calls_.end(), [](const Call& a, const Call& b) { return a.corr < b.corr; });
+  }
+
+  const Call* call_of(Stmt& q, int c) {
+    const int64_t corr = q.i64_or(c, model::kUnknown);
+    if (corr == model::kUnknown) return nullptr;
+    auto it = std::lower_bound(calls_.begin(), calls_.end(), corr, [](const Call& a, int64_t v) { return a.corr < v; });
+    return it != calls_.end() && it->corr == corr ? &*it : nullptr;
+  }
+
+  // Kernels, copies and sets: one row each on its stream's track.
+  void device(const char* t) {
+    if (!x_.db.has_table(t)) return;
+    const bool kernel = t == std::string_view(k::kKernel), memcpy = t == std::string_view(k::kMemcpy);
+    std::string w = where(t, k::kGlobalPid);
+    std::string extra = kernel ? fmt::format("{}, {}", x_.column(t, k::kDemangledName), x_.column(t, k::kShortName))
+                               : fmt::format("{}, {}", x_.column(t, k::kBytes), memcpy ? x_.column(t, k::kCopyKind) : std::string("NULL"));
+    Stmt q(x_.db, fmt::format("SELECT {}, {}, {}, {}, {}, {} FROM {}{}", x_.column(t, k::kStart), x_.column(t, k::kEnd), x_.column(t, k::kDeviceId),
+                              x_.column(t, k::kStreamId), x_.column(t, k::kCorrelationId), extra, quoted(t), w));
+    bind(q, w);
+    const model::StringId cat = r_.strings.intern(kernel ? k::kCatKernel : memcpy ? k::kCatMemcpy : k::kCatMemset);
+    model::StringId memset_name = r_.strings.intern("Memset (Device)");
+    std::unordered_map<model::StringId, std::pair<IntervalClass, model::CollectiveKind>> classes;
+    while (q.row()) {
+      model::Event e;
+      if (!times(q, 0, e)) {
+        ++skipped_;
+        continue;
+      }
+      const int64_t device = q.i64(2), stream = q.i64(3);  // NULL reads 0
+      stream_device_.try_emplace(stream, device);
+      devices_.insert(device);
+      e.cat = cat;
+      if (kernel) {
+        e.name = name_of(q, 5);
+        if (r_.str(e.name).empty()) e.name = name_of(q, 6);
+        auto [it, fresh] = classes.try_emplace(e.name);
+        if (fresh) {
+          std::string_view n = r_.str(e.name);
+          it->second.first = model::classify_device_name(n);
+          if (it->second.first == IntervalClass::Communication) it->second.second = model::collective_from_kernel_name(n);
+        }
+        e.cls = it->second.first;
+        e.coll = it->second.second;
+      } else {
+        if (memcpy) {
+          int64_t kind = q.null(6) ? 0 : q.i64(6);
+          e.name = r_.strings.intern(fmt::format("Memcpy {}", kind >= 0 && kind < int64_t(std::size(k::kMemcpyKinds)) ? k::kMemcpyKinds[kind] : "Unknown"));
+        } else {
+          e.name = memset_name;
+        }
+        e.cls = IntervalClass::Memory;
+        if (!q.null(5) && q.i64(5) >= 0) e.bytes = q.i64(5);
+      }
+      const Call* call = call_of(q, 4);
+      if (call) e.issued_ns = call->ts;
+      uint32_t track = device_track(device, stream);
+      if (call && e.cls == IntervalClass::Communication) nccl_.push_back({track, uint32_t(r_.tracks[track].events.size()), call->tid, call->ts});
+      r_.tracks[track].events.push_back(e);
+    }
+  }
+
+  // A synchronization is device time when it is bound to a stream (a stream waiting on an event), as Kineto's
+  // cuda_sync is; on the stream's device, which its kernels tell better than the row's deviceId.
+  void sync() {
+    const char* t = k::kSync;
+    if (!x_.db.has_table(t)) return;
+    std::string w = where(t, k::kGlobalPid);
+    Stmt q(x_.db, fmt::format("SELECT {}, {}, {}, {}, {}, {} FROM {}{}", x_.column(t, k::kStart), x_.column(t, k::kEnd), x_.column(t, k::kDeviceId),
+                              x_.column(t, k::kStreamId), x_.column(t, k::kCorrelationId), x_.column(t, k::kSyncType), quoted(t), w));
+    bind(q, w);
+    const model::StringId cat = r_.strings.intern(k::kCatSync);
+    while (q.row()) {
+      model::Event e;
+      if (q.null(3) || q.i64(3) < 0 || q.i64(3) == 0xFFFFFFFF) continue;
+      if (!times(q, 0, e)) {
+        ++skipped_;
+        continue;
+      }
+      const int64_t stream = q.i64(3);
+      auto known = stream_device_.find(stream);
+      // Exports give some synchronizations device 0 whatever the process's GPU: a stream of no kernel goes to
+      // the process's one device where it has one.
+      const int64_t device = known != stream_device_.end() ? known->second : devices_.size() == 1 ? *devices_.begin() : q.null(2) ? 0 : q.i64(2);
+      int64_t type = q.null(5) ? 0 : q.i64(5);
+      e.name = r_.strings.intern(type >= 0 && type < int64_t(std::size(k::kSyncNames)) ? k::kSyncNames[type] : k::kSyncNames[0]);
+      e.cat = cat;
+      e.cls = model::classify_device_name(r_.str(e.name));
+      if (const Call* call = call_of(q, 4)) e.issued_ns = call->ts;
+      r_.tracks[device_track(device, stream)].events.push_back(e);
+    }
+  }
+
+  void nvtx() {
+    const char* t = k::kNvtx;
+    if (!x_.db.has_table(t)) return;
+    for (const model::Track& tr : r_.tracks) split_.push_back(tr.events.size());
+    std::string w = where(t, k::kGlobalTid);
+    const bool json = x_.db.has_column(t, k::kJsonText);
+    Stmt q(x_.db, fmt::format("SELECT {}, {}, {}, {}, {}, {}, {}, {} FROM {}{}", x_.column(t, k::kStart), x_.column(t, k::kEnd), x_.column(t, k::kEventType),
+                              x_.column(t, k::kText), x_.column(t, k::kTextId), x_.column(t, k::kDomainId), x_.column(t, k::kGlobalTid),
+                              json ? quoted(k::kJsonText) : std::string("NULL"), quoted(t), w));
+    bind(q, w);
+    const model::StringId cat = r_.strings.intern(k::kCatNvtx);
+    std::map<int64_t, std::string> domains;
+    struct InDomain {
+      uint32_t track, index;
+      int64_t domain;
+    };
+    std::vector<InDomain> in_domain;
+    std::unordered_map<int64_t, model::StringId> text_ids;  // textId -> the interned base name
+    while (q.row()) {
+      const int64_t type = q.i64_or(2, -1);
+      const int64_t domain = q.i64(5);  // NULL: the default domain, 0
+      if (type == k::kNvtxDomainCreate) {
+        domains[domain] = std::string(q.text(3).empty() ? std::string_view(x_.str(q.i64(4))) : q.text(3));
+        continue;
+      }
+      const bool mark = type == k::kNvtxMark;
+      const bool range = type == k::kNvtxPushPopRange || type == k::kNvtxStartEndRange || type == k::kNvtxtPushPopRange || type == k::kNvtxtStartEndRange;
+      if (!mark && !range) continue;
+      model::Event e;
+      if (mark) {
+        int64_t ts = 0;
+        if (q.null(0) || __builtin_add_overflow(q.i64(0), x_.base_ns, &ts) || ts == model::kUnknown) {
+          ++skipped_;
+          continue;
+        }
+        e.ts_ns = ts, e.ph = 'i', e.flags = model::kInstant;
+      } else if (!times(q, 0, e)) {
+        ++(q.null(1) ? unended_ : skipped_);
+        continue;
+      }
+      std::string_view text = q.text(3);
+      if (text.data()) {  // NULL has no text pointer
+        e.name = r_.strings.intern(base_nvtx_name(text));
+      } else if (!q.null(4)) {
+        auto [it, fresh] = text_ids.try_emplace(q.i64(4), 0);
+        if (fresh) it->second = r_.strings.intern(base_nvtx_name(x_.str(q.i64(4))));
+        e.name = it->second;
+        text = x_.str(q.i64(4));
+      }
+      e.cat = cat;
+      const int64_t tid = q.i64(6) & k::kTidMask;
+      const uint32_t track = host_track(tid);
+      if (domain != 0) in_domain.push_back({track, uint32_t(r_.tracks[track].events.size()), domain});
+      if (range && text.starts_with("nccl")) {
+        NcclRange n{tid, e.ts_ns, e.end_ns(), std::string(text), -1, 0};
+        if (!q.null(7)) {
+          NcclPayload pl = parse_payload(q.text(7));
+          n.bytes = pl.bytes, n.nranks = pl.nranks;
+        }
+        nccl_ranges_.push_back(std::move(n));
+      }
+      r_.tracks[track].events.push_back(e);
+    }
+    // A domain's ranges carry its name as their category ("NCCL"); an unnamed domain, "nvtx domain N".
+    std::map<int64_t, model::StringId> domain_cat;
+    for (const InDomain& d : in_domain) {
+      auto [it, fresh] = domain_cat.try_emplace(d.domain, 0);
+      if (fresh) it->second = r_.strings.intern(domains.count(d.domain) ? domains[d.domain] : fmt::format("{} domain {}", k::kCatNvtx, d.domain));
+      r_.tracks[d.track].events[d.index].cat = it->second;
+    }
+  }
+
+  void link() {
+    if (nccl_.empty() || nccl_ranges_.empty()) return;
+    std::vector<NcclLaunch> launches;
+    for (const auto& n : nccl_) launches.push_back({&r_.tracks[n.track].events[n.index], n.tid, n.at});
+    described_ = link_nccl(nccl_ranges_, launches);
+  }
+
+  void finish() {
+    r_.rank = p_.rank;
+    r_.world_size = p_.world_size;
+    r_.source = x_.db.name();
+    r_.format = "nsys";
+    if (x_.has_base) r_.clock_sync.push_back({0, 0});  // times are on the wall clock (UTC ns), as Kineto's
+    nlohmann::json meta = {{"pid", p_.pid}, {"process", p_.name}, {"schema_version", x_.schema_version}, {"product_version", x_.product_version}};
+    if (!p_.rank_from.empty()) meta["rank_from"] = p_.rank_from;
+    if (!nccl_.empty()) meta["nccl_kernels_described_by_nvtx"] = described_;
+    r_.metadata["nsys"] = meta;
+    if (file_warnings_ && !x_.missing.empty())
+      r_.warnings.push_back(fmt::format("{}: not in this export (read what is there): {}", r_.source, fmt::join(x_.missing, ", ")));
+    if (file_warnings_ && !x_.has_base)
+      r_.warnings.push_back(fmt::format("{}: no session start ({}.{}): times are the export's own, not aligned with other files", r_.source, k::kSessionStart, k::kUtcEpochNs));
+    if (skipped_) r_.warnings.push_back(fmt::format("{}: {} event(s) with missing or out-of-range times left out", r_.source, skipped_));
+    if (unended_) r_.warnings.push_back(fmt::format("{}: {} NVTX range(s) that never ended left out", r_.source, unended_));
+    // A thread's CUDA calls and its NVTX ranges each come in time order (exports write them so): merged in
+    // linear time here, where finalize() would sort them.
+    for (size_t i = 0; i < split_.size() && i < r_.tracks.size(); ++i) {
+      std::vector<model::Event>& ev = r_.tracks[i].events;
+      const auto mid = ev.begin() + ptrdiff_t(split_[i]);
+      if (split_[i] > 0 && mid != ev.end() && std::is_sorted(ev.begin(), mid, model::event_before) && std::is_sorted(mid, ev.end(), model::event_before))
+        std::inplace_merge(ev.begin(), mid, ev.end(), model::event_before);
+    }
+    r_.finalize();
+    // FSDP's labels, where PyTorch's emit_nvtx wrote them: units for the prefetch check.
+    if (!has_fsdp_labels(r_)) return;
+    std::vector<std::pair<int64_t, int64_t>> calls;
+    calls.reserve(calls_.size());
+    for (const Call& c : calls_) calls.emplace_back(c.ts, c.tid);
+    std::vector<Call>().swap(calls_);
+    std::sort(calls.begin(), calls.end());
+    if (size_t units = derive_units(r_, calls)) r_.metadata["nsys"]["fsdp_units"] = units;
+  }
+
+  struct NcclAt {
+    uint32_t track, index;
+    int64_t tid, at;
+  };
+
+  Export& x_;
+  const Process& p_;
+  bool only_, file_warnings_;
+  model::Rank r_;
+  std::map<std::pair<int64_t, int64_t>, uint32_t> device_tracks_;
+  std::unordered_map<int64_t, uint32_t> host_tracks_;
+  std::unordered_map<int64_t, model::StringId> ids_;
+  std::unordered_map<int64_t, std::string> thread_names_;
+  std::unordered_map<int64_t, int64_t> stream_device_;
+  std::set<int64_t> devices_;
+  std::vector<Call> calls_;
+  std::vector<NcclAt> nccl_;
+  std::vector<NcclRange> nccl_ranges_;
+  std::vector<size_t> split_;  // per track, where its NVTX events begin
+  size_t described_ = 0;
+  uint64_t skipped_ = 0, unended_ = 0;
+};
+
+}  // namespace
+
+model::Rank read_rank(Export& x, const Process& p, bool only, bool file_warnings) { return RankBuilder(x, p, only, file_warnings).build(); }
+
+}  // namespace shardscope::nsys
