@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstring>
 #include <mutex>
+#include <unordered_map>
 
 // CountingAllocator's two allocate() overloads hide each other by design (see there).
 #if defined(__GNUC__)
@@ -22,15 +23,29 @@ std::atomic<bool> g_installed{false};
 
 struct Record {
   c10::DataPtr inner;  // the wrapped allocator's pointer, freed with the record
-  int64_t bytes;
-  std::size_t slot;
+  int64_t bytes = 0;
+  std::size_t slot = kUntagged;
 };
 
-void release(void* ctx) {
-  auto* r = static_cast<Record*>(ctx);
-  g_live[r->slot].fetch_sub(r->bytes);
-  delete r;
+// By data pointer: the pointers handed out are plain (context == data), as raw_allocate() needs (libtorch's
+// bf16 kernels allocate their scratch through it).
+std::mutex g_mu;
+std::unordered_map<void*, Record>& records() {
+  static auto* m = new std::unordered_map<void*, Record>();  // never destroyed: frees may come at exit
+  return *m;
 }
+
+void release(void* data) {
+  Record r;
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    auto it = records().find(data);
+    if (it == records().end()) return;
+    r = std::move(it->second);
+    records().erase(it);
+  }
+  g_live[r.slot].fetch_sub(r.bytes);
+}  // r.inner frees the memory here
 
 class CountingAllocator final : public c10::Allocator {
  public:
@@ -41,20 +56,24 @@ class CountingAllocator final : public c10::Allocator {
   c10::DataPtr allocate(std::size_t n) { return count(n); }
   // Pure virtual in 2.x, absent from 1.13.
   void copy_data(void* dest, const void* src, std::size_t count) const { std::memcpy(dest, src, count); }
+  c10::DeleterFnPtr raw_deleter() const override { return &release; }
 
  private:
   c10::DataPtr count(std::size_t n) const {
     c10::DataPtr inner = inner_->allocate(n);
-    if (!inner.get()) return inner;  // zero bytes: nothing is held
-    const std::size_t slot = t_tag;
-    const int64_t bytes = int64_t(malloc_usable_size(inner.get()));
     void* data = inner.get();
+    if (!data) return inner;  // zero bytes: nothing is held
+    const std::size_t slot = t_tag;
+    const int64_t bytes = int64_t(malloc_usable_size(data));
     const c10::Device device = inner.device();
-    auto* r = new Record{std::move(inner), bytes, slot};
+    {
+      std::lock_guard<std::mutex> lock(g_mu);
+      records()[data] = Record{std::move(inner), bytes, slot};
+    }
     const int64_t now = g_live[slot].fetch_add(bytes) + bytes;
     for (int64_t peak = g_peak[slot].load(); now > peak && !g_peak[slot].compare_exchange_weak(peak, now);) {
     }
-    return c10::DataPtr(data, r, &release, device);
+    return c10::DataPtr(data, data, &release, device);
   }
   c10::Allocator* inner_;
 };
