@@ -34,6 +34,7 @@
 #include "training/checkpoint.h"
 #include "training/config_check.h"
 #include "training/data/data.h"
+#include "training/fsdp/allocator_count.h"
 #include "training/fsdp/engine.h"
 #include "training/optim/adamw.h"
 #include "training/preflight.h"
@@ -57,7 +58,7 @@ struct Args {
   double lr = 3e-3, max_grad_norm = 1.0;
   uint64_t seed = 0;
   bool forward_prefetch = false, checkpointing = false, cpu_offload = false, resume = false;
-  std::string checkpoint_dir, trace_dir, log_json, dump_params;
+  std::string checkpoint_dir, trace_dir, log_json, dump_params, dump_initial_params;
   int rendezvous_timeout_s = 60;
   int collective_timeout_s = 0;
   int slow_rank = -1, slow_rank_ms = 0;
@@ -229,6 +230,25 @@ json bytes_json(const MemoryLedger& mem, bool peak) {
           {"activations", v(Mem::Activations)}, {"host_offloaded", v(Mem::HostOffloaded)}};
 }
 
+// The counting allocator's bytes under bytes_json's names, and those allocated under no category.
+json allocator_json(const AllocatorBytes& b) {
+  return {{"sharded_params", b[size_t(Mem::ShardedParams)]}, {"unsharded_params", b[size_t(Mem::UnshardedParams)]},
+          {"gradients", b[size_t(Mem::Gradients)]}, {"optimizer_state", b[size_t(Mem::OptimizerState)]},
+          {"activations", b[size_t(Mem::Activations)]}, {"host_offloaded", b[size_t(Mem::HostOffloaded)]},
+          {"untagged", b[kUntagged]}};
+}
+
+// All parameters, fp32, unpadded, unit after unit in sizing::unit_layouts' order: collective (every rank
+// takes part), rank 0 writes.
+void dump_parameters(Engine& engine, int rank, const char* flag, const std::string& path) {
+  torch::Tensor params = engine.full_parameters();
+  if (rank != 0) return;
+  std::ofstream out(path, std::ios::binary);
+  out.write(static_cast<const char*>(params.data_ptr()), std::streamsize(params.numel() * 4));
+  out.close();  // what is still buffered fails here on a full disk
+  if (!out) throw std::invalid_argument(std::string(flag) + " " + path + ": cannot write");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -271,6 +291,8 @@ int main(int argc, char** argv) {
   app.add_option("--trace-dir", a.trace_dir, "Write one trace file per rank here");
   app.add_option("--log-json", a.log_json, "One JSON line per step (rank 0; '{rank}' in the name: every rank)");
   app.add_option("--dump-params", a.dump_params, "After training, rank 0 writes all parameters (fp32, raw) here");
+  app.add_option("--dump-initial-params", a.dump_initial_params,
+                 "Before the first step, rank 0 writes all parameters (fp32, raw) here (a reference run starts from them)");
   auto* slow_rank = app.add_option("--slow-rank", a.slow_rank, "A planted straggler for checking diagnostics: this rank sleeps --slow-rank-ms before each unit's backward");
   app.add_option("--slow-rank-ms", a.slow_rank_ms, "Milliseconds --slow-rank sleeps before each unit's backward");
   auto* fail_at_step = app.add_option("--fail-at-step", a.fail_at_step, "Testing: throw in the middle of this step")->group("");
@@ -383,6 +405,10 @@ int main(int argc, char** argv) {
   const std::string who = world.world_size > 1 ? "rank " + std::to_string(world.rank) + ": " : "";
   torch::set_num_threads(a.threads);
   if (!o.cuda) retain_freed_host_memory();
+  // Tests: the CPU allocator counts the bytes it holds by category beside the ledger's tally, and each
+  // --log-json line carries both (allocator_count.h).
+  if (const char* count = std::getenv("SHARDSCOPE_TRAIN_COUNT_ALLOCATIONS"); count && std::string(count) == "1" && !o.cuda)
+    count_cpu_allocations();
 
   std::unique_ptr<DataSource> data;
   try {
@@ -431,6 +457,7 @@ int main(int argc, char** argv) {
     agreed["resume"] = a.resume;
     agreed["checkpoint_dir"] = a.checkpoint_dir.empty() ? json() : json("set");
     agreed["dump_params"] = a.dump_params.empty() ? json() : json("set");
+    agreed["dump_initial_params"] = a.dump_initial_params.empty() ? json() : json("set");
     std::optional<RankMismatch> mismatch;
     try {
       auto group = make_backend_group(*rv, o, "config_check", [&] {
@@ -491,6 +518,8 @@ int main(int argc, char** argv) {
       if (auto step = load_checkpoint(a.checkpoint_dir, engine, world.rank, ckpt_config)) first_step = *step + 1;
       if (world.rank == 0) std::printf("resuming at step %d\n", first_step);
     }
+    // What the first step starts from (after a resume's load).
+    if (!a.dump_initial_params.empty()) dump_parameters(engine, world.rank, "--dump-initial-params", a.dump_initial_params);
     auto barrier = [&] { engine.barrier(); };
 
     std::ofstream log;
@@ -505,6 +534,7 @@ int main(int argc, char** argv) {
     for (int step = first_step; step < end_step; ++step) {
       auto t0 = std::chrono::steady_clock::now();
       mem.reset_peaks();
+      if (counting_cpu_allocations()) reset_allocator_peaks();
       double loss, norm, lr;
       g_step_start_ns = tr::now_ns();
       g_step = step;
@@ -541,11 +571,14 @@ int main(int argc, char** argv) {
       if (world.rank == 0)
         std::printf("step %d loss %.6f grad_norm %.4f lr %.3g step_time %.3f s tokens/s %.0f\n", step, loss, norm, lr, secs, tokens_per_s);
       if (log.is_open()) {
-        log << json{{"step", step}, {"loss", loss}, {"grad_norm", norm}, {"lr", lr}, {"step_time_s", secs},
-                    {"tokens_per_s", tokens_per_s}, {"rank", world.rank}, {"peak_bytes", bytes_json(mem, true)},
-                    {"end_bytes", bytes_json(mem, false)}}.dump()
-            << "\n"
-            << std::flush;
+        json line{{"step", step}, {"loss", loss}, {"grad_norm", norm}, {"lr", lr}, {"step_time_s", secs},
+                  {"tokens_per_s", tokens_per_s}, {"rank", world.rank}, {"peak_bytes", bytes_json(mem, true)},
+                  {"end_bytes", bytes_json(mem, false)}};
+        if (counting_cpu_allocations()) {
+          line["allocator_peak_bytes"] = allocator_json(allocator_peaks());
+          line["allocator_end_bytes"] = allocator_json(allocator_bytes());
+        }
+        log << line.dump() << "\n" << std::flush;
         // A full disk (or /dev/full) fails here, at the flush: one line naming the file, not a silent run.
         if (!log) throw std::invalid_argument("--log-json " + log_path + ": cannot write (" + std::strerror(errno) + ")");
       }
@@ -558,15 +591,7 @@ int main(int argc, char** argv) {
       log.close();
       if (log.fail()) throw std::invalid_argument("--log-json " + log_path + ": cannot write (" + std::strerror(errno) + ")");
     }
-    if (!a.dump_params.empty()) {
-      torch::Tensor params = engine.full_parameters();  // collective: every rank takes part, rank 0 writes
-      if (world.rank == 0) {
-        std::ofstream out(a.dump_params, std::ios::binary);
-        out.write(static_cast<const char*>(params.data_ptr()), std::streamsize(params.numel() * 4));
-        out.close();  // what is still buffered fails here on a full disk
-        if (!out) throw std::invalid_argument("--dump-params " + a.dump_params + ": cannot write");
-      }
-    }
+    if (!a.dump_params.empty()) dump_parameters(engine, world.rank, "--dump-params", a.dump_params);
   } catch (const std::invalid_argument& e) {
     fail(2, who, e.what());
   } catch (const PlantedFailure& e) {

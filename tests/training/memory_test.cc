@@ -126,3 +126,91 @@ TEST(ActivationMemory, MeasuredPerBlockAndReleasedByBackward) {
 
 }  // namespace
 }  // namespace shardscope::test
+
+namespace shardscope::test {
+namespace {
+
+// "Measured" is a measurement: the ledger above adds up element counts where the trainer allocates and
+// frees; here the CPU allocator itself counts, for every storage, the bytes the heap holds for it
+// (malloc_usable_size) from its allocation to its free, under the category of the code that allocated it
+// (SHARDSCOPE_TRAIN_COUNT_ALLOCATIONS=1, training/fsdp/allocator_count.h). A tensor the ledger forgets, one
+// kept alive after the ledger let it go, a hidden copy or a wrong element size shows up as a difference.
+//
+// Tolerance: the heap rounds each request up (glibc: to its 16-byte chunk granularity, plus what a 64-byte
+// aligned allocation leaves over, under 64 bytes a storage; AddressSanitizer reports the request itself), so
+// the allocator's bytes are at least the ledger's and at most 64 bytes a tensor more (observed: 8 to 34 bytes
+// a tensor). A category holds at most four tensors a unit (host_offloaded: master, gradient and both AdamW
+// moments), so kSlack bounds it for the tiny preset's 5 units.
+constexpr int64_t kUnits = 5, kSlack = 64 * 4 * kUnits;
+
+struct AllocCase {
+  std::string name, sharding;
+  int world;
+  std::vector<std::string> extra;
+};
+
+class AllocatorCounts : public ::testing::TestWithParam<AllocCase> {};
+
+TEST_P(AllocatorCounts, LedgerBytesAreWhatTheAllocatorHolds) {
+  const AllocCase& c = GetParam();
+  setenv("SHARDSCOPE_TRAIN_COUNT_ALLOCATIONS", "1", 1);
+  if (c.name.find("offload") != std::string::npos) setenv("SHARDSCOPE_TRAIN_OFFLOAD_ON_CPU", "1", 1);
+  TempDir dir;
+  std::vector<std::string> args = {"--preset", "tiny", "--steps", "2", "--batch-size", "1", "--sharding", c.sharding,
+                                   "--log-json", (dir.path() / "log.{rank}.json").string()};
+  args.insert(args.end(), c.extra.begin(), c.extra.end());
+  auto ranks = run_ranks(c.world, args, dir.path());
+  unsetenv("SHARDSCOPE_TRAIN_COUNT_ALLOCATIONS");
+  unsetenv("SHARDSCOPE_TRAIN_OFFLOAD_ON_CPU");
+  for (int r = 0; r < c.world; ++r) {
+    ASSERT_EQ(ranks[size_t(r)].rc, 0) << ranks[size_t(r)].stderr_text();
+    auto log = read_log(dir.path() / ("log." + std::to_string(r) + ".json"));
+    ASSERT_EQ(log.size(), 2u);
+    const auto& line = log[1];
+    ASSERT_TRUE(line.contains("allocator_end_bytes")) << "the allocator was not counted";
+    int64_t total = 0;
+    for (const char* cat : {"sharded_params", "unsharded_params", "gradients", "optimizer_state", "host_offloaded"}) {
+      const int64_t ledger = line["end_bytes"][cat], held = line["allocator_end_bytes"][cat];
+      std::printf("rank %d %-17s ledger %9lld allocator %9lld (+%lld)\n", r, cat, (long long)ledger, (long long)held,
+                  (long long)(held - ledger));
+      EXPECT_GE(held, ledger) << cat << " rank " << r << ": the allocator holds less than the ledger says";
+      EXPECT_LE(held, ledger + kSlack) << cat << " rank " << r << ": the allocator holds more than the ledger says";
+      total += ledger;
+    }
+    // The full parameters' high-water mark within the step (full_shard: the root and the in-flight blocks).
+    const int64_t ledger_peak = line["peak_bytes"]["unsharded_params"], held_peak = line["allocator_peak_bytes"]["unsharded_params"];
+    EXPECT_GE(held_peak, ledger_peak) << "rank " << r;
+    EXPECT_LE(held_peak, ledger_peak + kSlack) << "rank " << r;
+    // Nothing a block's forward kept is left at the end of the step, by either count.
+    EXPECT_EQ(line["allocator_end_bytes"]["activations"], 0) << "rank " << r;
+    // Everything else the allocator holds at the end of a step, outside every category: the step's leftovers
+    // (none expected beyond a few small tensors); a category tensor allocated outside its tag would be here.
+    const int64_t untagged = line["allocator_end_bytes"]["untagged"];
+    std::printf("rank %d untagged at the end of the step: %lld bytes (categories %lld)\n", r, (long long)untagged, (long long)total);
+    EXPECT_LE(untagged, 4096) << "rank " << r << ": bytes held outside every category";
+    // Activations: the ledger takes them from glibc's in-use heap across each block's forward, which also
+    // holds what autograd's graph allocates with plain malloc (its nodes and saved-variable records: no
+    // tensor storage; observed 6 % above the storages in fp32, 10.5 % with bf16's half-size storages), while
+    // the counter's peak also sees the block's transient storages, freed before its forward ends (with
+    // checkpointing, where little else is kept: observed 5 % under the counter). Within 15 % either way;
+    // this one cannot be exact.
+    const int64_t act_ledger = line["peak_bytes"]["activations"], act_held = line["allocator_peak_bytes"]["activations"];
+    std::printf("rank %d activations peak: ledger %lld allocator %lld\n", r, (long long)act_ledger, (long long)act_held);
+    EXPECT_GT(act_held, 0);
+    EXPECT_NEAR(double(act_ledger), double(act_held), 0.15 * double(act_held)) << "rank " << r;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Strategies, AllocatorCounts,
+    ::testing::Values(AllocCase{"no_shard", "no_shard", 2, {}}, AllocCase{"zero1", "zero1", 2, {}},
+                      AllocCase{"shard_grad_op", "shard_grad_op", 4, {}}, AllocCase{"full_shard", "full_shard", 4, {}},
+                      AllocCase{"hybrid_shard", "hybrid_shard", 4, {"--ranks-per-node", "2"}},
+                      AllocCase{"full_shard_bf16", "full_shard", 2, {"--param-dtype", "bf16", "--reduce-dtype", "bf16"}},
+                      AllocCase{"no_shard_bf16", "no_shard", 2, {"--param-dtype", "bf16"}},
+                      AllocCase{"full_shard_checkpointing", "full_shard", 2, {"--activation-checkpointing"}},
+                      AllocCase{"full_shard_offload", "full_shard", 2, {"--cpu-offload"}}),
+    [](const auto& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace shardscope::test

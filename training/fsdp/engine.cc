@@ -8,6 +8,7 @@
 
 #include "tracer/format/keys.h"
 #include "tracer/tracer.h"
+#include "training/fsdp/allocator_count.h"
 #include "training/model/transformer.h"
 
 namespace shardscope::train {
@@ -127,6 +128,7 @@ double Engine::forward_backward(const torch::Tensor& tokens, const torch::Tensor
   std::vector<int64_t> kept(size_t(L) + 1, 0);
   auto run_measured = [&](Unit& u, const torch::Tensor& x, int64_t& held) {
     const int64_t before = mem_.device_in_use();
+    AllocationTag tag(Mem::Activations);  // the allocator's own count of the same (allocator_count.h)
     torch::Tensor out = run_block(u, x);
     held = std::max<int64_t>(0, mem_.device_in_use() - before);
     mem_.add(Mem::Activations, held);

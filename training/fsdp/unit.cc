@@ -3,6 +3,7 @@
 #include <ATen/native/Resize.h>
 
 #include "sizing/zero_model.h"
+#include "training/fsdp/allocator_count.h"
 #include "tracer/format/keys.h"
 #include "tracer/tracer.h"
 
@@ -53,37 +54,59 @@ Unit::Unit(sizing::UnitLayout layout, const FsdpOptions& opts, int shard_rank, i
 
   torch::NoGradGuard no_grad;
   device_ = opts.cuda ? torch::Device(torch::kCUDA, int16_t(opts.device)) : torch::Device(torch::kCPU);
-  auto padded_init = torch::zeros({padded_}, torch::TensorOptions().dtype(torch::kFloat32).device(device_));
-  padded_init.narrow(0, 0, layout_.numel).copy_(full_init);
-  if (opts.sharding == Sharding::NoShard) {
-    master_ = padded_init;
-  } else {
-    master_ = padded_init.narrow(0, int64_t(shard_rank_) * shard_numel_, shard_numel_).clone();
+  // Each category's tensors are allocated under its tag (allocator_count.h), so that what the allocator
+  // holds for them can be checked against what the ledger adds up.
+  torch::Tensor padded_init;
+  {
+    // Without sharding the padded initialization becomes the master; otherwise it is a temporary.
+    std::optional<AllocationTag> tag;
+    if (opts.sharding == Sharding::NoShard) tag.emplace(state_mem(Mem::ShardedParams));
+    padded_init = torch::zeros({padded_}, torch::TensorOptions().dtype(torch::kFloat32).device(device_));
+    padded_init.narrow(0, 0, layout_.numel).copy_(full_init);
   }
-  if (opts.cpu_offload) master_ = on_host(master_, opts.cuda);
+  {
+    AllocationTag tag(state_mem(Mem::ShardedParams));
+    if (opts.sharding == Sharding::NoShard) {
+      master_ = padded_init;
+    } else {
+      master_ = padded_init.narrow(0, int64_t(shard_rank_) * shard_numel_, shard_numel_).clone();
+    }
+    if (opts.cpu_offload) master_ = on_host(master_, opts.cuda);
+  }
   mem_.add(state_mem(Mem::ShardedParams), master_.numel() * 4);
 
   if (opts.sharding == Sharding::NoShard && opts.param_dtype == DType::F32 && !opts.cpu_offload) {
     full_ = master_;  // DDP in fp32 keeps one copy: the master is the parameter
   } else if (!params_sharded_) {
-    full_ = padded_init.to(scalar(opts.param_dtype));
+    AllocationTag tag(Mem::UnshardedParams);
+    // A copy of its own even where the dtype is the same (zero1 in fp32), not the temporary itself.
+    full_ = padded_init.to(scalar(opts.param_dtype), /*non_blocking=*/false, /*copy=*/true);
     mem_.add(Mem::UnshardedParams, padded_ * int64_t(dtype_size(opts.param_dtype)));
   }
   gathered_ = full_.defined();
 
-  grad_ = torch::zeros({grads_sharded_ ? shard_numel_ : padded_}, padded_init.options());
-  if (opts.cpu_offload) grad_ = on_host(grad_, opts.cuda);
+  {
+    AllocationTag tag(state_mem(Mem::Gradients));
+    grad_ = torch::zeros({grads_sharded_ ? shard_numel_ : padded_}, padded_init.options());
+    if (opts.cpu_offload) grad_ = on_host(grad_, opts.cuda);
+  }
   mem_.add(state_mem(Mem::Gradients), grad_.numel() * 4);
-  exp_avg_ = torch::zeros_like(master_);
-  exp_avg_sq_ = torch::zeros_like(master_);
+  {
+    AllocationTag tag(state_mem(Mem::OptimizerState));
+    exp_avg_ = torch::zeros_like(master_);
+    exp_avg_sq_ = torch::zeros_like(master_);
+  }
   mem_.add(state_mem(Mem::OptimizerState), 2 * master_.numel() * 4);
 }
 
 void Unit::unshard(const Comms& c, const char* reason) {
   if (gathered_) return;
   const size_t bytes = size_t(padded_) * dtype_size(opts_.param_dtype);
-  if (!full_.defined()) full_ = torch::empty({padded_}, torch::TensorOptions().dtype(scalar(opts_.param_dtype)).device(device_));
-  else resize_storage(full_, bytes);
+  {
+    AllocationTag tag(Mem::UnshardedParams);
+    if (!full_.defined()) full_ = torch::empty({padded_}, torch::TensorOptions().dtype(scalar(opts_.param_dtype)).device(device_));
+    else resize_storage(full_, bytes);
+  }
   mem_.add(Mem::UnshardedParams, int64_t(bytes));
   gathered_ = true;
 
