@@ -145,3 +145,60 @@ class Checks:
             print(f"{self.case}: {len(self.failed)} of {self.count} numbers differ from the ones worked out by hand: {', '.join(self.failed)}")
             sys.exit(1)
         print(f"{self.case}: all {self.count} numbers agree with the ones worked out by hand")
+
+
+# PyTorch profiler (Kineto) traces.
+KINETO_DEVICE_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
+NCCL_PREFIXES = ("ncclKernel_", "ncclDevKernel_", "nccl")
+
+
+def kineto_class(e):
+    """SPEC's event classes for a Kineto device event: NCCL kernels (by name) are communication, copies and
+    sets memory, every other kernel compute."""
+    if e["cat"] == "kernel":
+        return "communication" if e["name"].startswith(NCCL_PREFIXES) else "compute"
+    return "memory"
+
+
+def kineto_rank(path, step_pattern=r"^ProfilerStep#(\d+)$"):
+    """A Kineto trace's device events (with class and exact ns times), the host launch time of each (the
+    cuda_runtime/cuda_driver event of the same correlation id) and the ProfilerStep host ranges."""
+    import re
+    d = load(path)
+    ev = d["traceEvents"]
+    launches = {}
+    for e in ev:
+        if e.get("ph") == "X" and e.get("cat") in ("cuda_runtime", "cuda_driver") and "correlation" in e.get("args", {}):
+            launches[e["args"]["correlation"]] = ns(e["ts"])
+    device, steps = [], []
+    for e in ev:
+        if e.get("ph") != "X":
+            continue
+        if e.get("cat") in KINETO_DEVICE_CATS:
+            s = ns(e["ts"])
+            device.append({"name": e["name"], "cls": kineto_class(e), "start": s, "end": s + ns(e["dur"]), "args": e.get("args", {}),
+                           "launch": launches.get(e.get("args", {}).get("correlation"))})
+        elif e.get("cat") == "user_annotation" and re.match(step_pattern, e["name"]):
+            s = ns(e["ts"])
+            steps.append((int(re.match(step_pattern, e["name"]).group(1)), s, s + ns(e["dur"])))
+    steps.sort(key=lambda x: x[1])
+    device.sort(key=lambda x: x["start"])
+    return {"rank": d.get("distributedInfo", {}).get("rank"), "device": device, "steps": steps, "events": ev}
+
+
+def gpu_step_windows(r):
+    """Each step's window on the device: a device event belongs to the step whose host ProfilerStep range
+    holds its launch; the window runs from the step's first device event to the next step's first (the last
+    step: to its last device event's end), so the idle time between steps is the earlier step's."""
+    first, last = {}, {}
+    for x in r["device"]:
+        for n, lo, hi in r["steps"]:
+            if x["launch"] is not None and lo <= x["launch"] < hi:
+                first[n] = min(first.get(n, x["start"]), x["start"])
+                last[n] = max(last.get(n, x["end"]), x["end"])
+    out = []
+    for i, (n, lo, hi) in enumerate(r["steps"]):
+        start = first[n]
+        end = first[r["steps"][i + 1][0]] if i + 1 < len(r["steps"]) else last[n]
+        out.append((n, start, end))
+    return out
