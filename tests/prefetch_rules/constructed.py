@@ -33,13 +33,17 @@ def fmt_us(t_ns):
 class Rank:
     """One rank's trace in the trainer's format."""
 
-    def __init__(self, rank, world=1, prefetch="pre"):
+    def __init__(self, rank, world=1, prefetch="pre", limit_all_gathers=None):
         self.rank, self.world, self.prefetch, self.events, self.steps = rank, world, prefetch, [], 0
+        self.limit = limit_all_gathers
 
     def x(self, tid, name, cat, ts, dur, args=None):
         self.events.append((tid, name, cat, ts, dur, args or {}))
 
-    def step(self, ag1=None, rs=None, ag2=True, units=(2, 1), ag1_unit=1, tagged=True, ag1_start_after_bc1=False):
+    def instant(self, tid, name, cat, ts, args):
+        self.events.append((tid, name, cat, ts, None, args))
+
+    def step(self, ag1=None, rs=None, ag2=True, units=(2, 1), ag1_unit=1, tagged=True, ag2_dur=10):
         """Adds one step. ag1 = (issued, start, dur) in µs from the step start, the all-gather of unit 1 issued
         for backward; rs = (start, end) µs of a reduce-scatter on the all-gather's own thread."""
         s = T0 + self.steps * STEP
@@ -51,7 +55,7 @@ class Rank:
         unit = (lambda u: {"unit": u}) if tagged else (lambda u: {})
         coll = lambda u, issued: dict(unit(u), bytes=4000, group_size=self.world, issued_ns=s + issued * US)
         if ag2:
-            self.x(2, "all_gather", "comm", s + BWD * US, 10 * US, coll(2, BWD))
+            self.x(2, "all_gather", "comm", s + BWD * US, ag2_dur * US, coll(2, BWD))
         if 2 in units:
             self.x(1, "unit_backward", "compute", s + BC2 * US, (BC2_END - BC2) * US, {"unit": 2})
         if rs:
@@ -67,9 +71,14 @@ class Rank:
         header = {"schema_version": 1, "rank": self.rank, "world_size": self.world,
                   "clock": {"domain": "CLOCK_MONOTONIC", "unit": "ns", "sync": {"monotonic_ns": T0, "realtime_ns": 1_700_000_000_000_000_000 + T0, "bracket_ns": 100}},
                   "run_config": {"sharding": "full_shard", "backward_prefetch": self.prefetch, "world_size": self.world}}
+        if self.limit:
+            header["run_config"]["limit_all_gathers"] = self.limit
         lines = [json.dumps({"ph": "M", "name": "thread_name", "pid": self.rank, "tid": t, "args": {"name": n}})
                  for t, n in ((1, "compute"), (2, "comm: all-gather"))]
         for tid, name, cat, ts, dur, args in sorted(self.events, key=lambda e: e[3]):
+            if dur is None:
+                lines.append(f'{{"ph":"i","name":"{name}","cat":"{cat}","pid":{self.rank},"tid":{tid},"ts":{fmt_us(ts)},"s":"t","args":{json.dumps(args)}}}')
+                continue
             lines.append(f'{{"ph":"X","name":"{name}","cat":"{cat}","pid":{self.rank},"tid":{tid},"ts":{fmt_us(ts)},"dur":{fmt_us(dur)},"args":{json.dumps(args)}}}')
         with open(path, "w") as f:
             f.write('{"shardscope":' + json.dumps(header) + ',"displayTimeUnit":"ns","traceEvents":[\n' + ",\n".join(lines) + "\n]}\n")
@@ -197,6 +206,38 @@ def late_peer_under_half(b, c):
     u0 = {r["rank"]: r for r in out["ranks"]}[0]["steps"][0]["units"][0]
     c.eq("rank 0 late peer", (u0["late_peer"], u0["late_peer_ns"]), (1, 700 * US))
     c.eq("rank 0 pair cause", u0["cause"], "longer than compute")
+
+
+def rate_limiter(b, c):
+    # limit_all_gathers = 1. AG_2 [100, 110) is in flight when unit 1's prefetch is due: the trainer's
+    # rate_limited instant at 105 (unit 1), AG_1 issued when AG_2 completes, at 110, in time (lead 90 µs), then
+    # [110, 2610): 1000 of 2500 µs under BC_2, 40 %. Held by the limiter: the cause, before started late or
+    # longer than compute.
+    r = Rank(0, limit_all_gathers=1)
+    s = r.step(ag1=(110, 110, 2500))
+    r.instant(1, "rate_limited", "fsdp", s + 105 * US, {"unit": 1})
+    out, rc = check_prefetch(b, [r])
+    u = one_pair(c, out, rc, "rate limiter", lead=90, ag=2500, hidden=1000, exposed=1500, queued=0)
+    c.eq("throttled by the rate limiter", u["throttled_by_rate_limiter"], True)
+    c.eq("limit_all_gathers", out["ranks"][0]["limit_all_gathers"], 1)
+
+
+def rate_limiter_late(b, c):
+    # As above, but AG_2 runs [100, 300): the limiter (hit at 150) holds unit 1's prefetch until 300, after BC_2
+    # began at 200: issued late because of the limiter, so the cause is the limiter (lead -100 µs).
+    r = Rank(0, limit_all_gathers=1)
+    s = r.step(ag1=(300, 300, 500), ag2_dur=200)
+    r.instant(1, "rate_limited", "fsdp", s + 150 * US, {"unit": 1})
+    out, rc = check_prefetch(b, [r])
+    one_pair(c, out, rc, "rate limiter", lead=-100, ag=500, hidden=500, exposed=0, queued=0)
+
+
+def rate_limiter_off(b, c):
+    # The same timeline without the limiter's instant and limit: plainly issued late.
+    r = Rank(0)
+    r.step(ag1=(300, 300, 500), ag2_dur=200)
+    out, rc = check_prefetch(b, [r])
+    one_pair(c, out, rc, "issued late", lead=-100, ag=500, hidden=500, exposed=0, queued=0)
 
 
 # ---- the 0.5 threshold, on one step ----
@@ -345,7 +386,7 @@ def run_warm_up_left_out(b, c):
     c.eq("run verdict", p["verdict"], "not effective")
 
 
-CASES = [issued_late, behind_reduce_scatter, started_late, longer_than_compute, no_compute_under_it, late_peer, late_peer_under_half,
+CASES = [issued_late, rate_limiter, rate_limiter_late, rate_limiter_off, behind_reduce_scatter, started_late, longer_than_compute, no_compute_under_it, late_peer, late_peer_under_half,
          threshold_half, threshold_just_under_half,
          na_no_unit_compute, na_no_unit_all_gathers, na_fewer_than_two_units, na_no_backward_all_gather,
          run_majority, run_tie_at_half, run_tie_under_half, run_warm_up_left_out]
