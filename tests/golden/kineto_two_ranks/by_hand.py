@@ -81,6 +81,14 @@ def main():
         times_last[last] = times_last.get(last, 0) + 1
         total_late[last] = total_late.get(last, 0) + abs(a0 - a1)
         max_late[last] = max(max_late.get(last, 0), abs(a0 - a1))
+    # Link time: each instance timed by its fastest rank (the shorter kernel), summed; a rank's wait share is
+    # its summed kernel time beyond that, over its summed time (both ranks hold all 10 instances).
+    durs = [[x["end"] - x["start"] for x in r["device"] if x["cls"] == "communication"] for r in ranks]
+    link = sum(min(a, b) for a, b in zip(*durs))
+    for r, d in zip(ranks, durs):
+        c = {c["kind"]: c for c in by_rank[r["rank"]]["collectives"]}["send_recv"]
+        ck.eq(f"rank {r['rank']} send_recv link_ns", c["link_ns"], link)
+        ck.near(f"rank {r['rank']} send_recv wait_pct", c["wait_pct"], 100.0 * (sum(d) - link) / sum(d))
     for row in report["stragglers"]["ranks"]:
         rk = row["rank"]
         ck.eq(f"straggler rank {rk} times_last", row["times_last"], times_last.get(rk, 0))
