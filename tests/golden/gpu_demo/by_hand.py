@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from by_hand_common import Checks, length, load, ns, read_text, shardscope_json  # noqa: E402
 

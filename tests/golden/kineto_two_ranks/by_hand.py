@@ -8,6 +8,7 @@ usage: by_hand.py SHARDSCOPE
 import os
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from by_hand_common import Checks, breakdown, gpu_step_windows, intersect, kineto_rank, length, shardscope_json, union  # noqa: E402
 
