@@ -22,6 +22,7 @@ def main():
     ck.eq("report exit status", rc, 0)
     by_rank = {r["rank"]: r for r in report["ranks"]}
     ranks = [kineto_rank(os.path.join(HERE, f)) for f in ("sampled_rank-0.json.gz", "sampled_rank-1.json.gz")]
+    totals = []
     for r in ranks:
         got = by_rank[r["rank"]]
         tag = f"rank {r['rank']}"
@@ -42,6 +43,7 @@ def main():
         # The windows follow one another without a gap: the all-steps row is their sum.
         for k, v in total.items():
             ck.eq(f"{tag} all steps {k}", got["all_steps"][k], v)
+        totals.append((len(windows), total))
         # The whole trace over [first device event, last device event]: Kineto's times are whole µs already,
         # so SPEC's unions over that window are HTA's numbers (HTA itself: tests/plugins/hta_agreement_test.cc).
         lo, hi = min(a for a, _ in activity), max(b for _, b in activity)
@@ -95,6 +97,17 @@ def main():
         ck.eq(f"straggler rank {rk} times_last", row["times_last"], times_last.get(rk, 0))
         ck.eq(f"straggler rank {rk} total_late_by_ns", row["total_late_by_ns"], total_late.get(rk, 0))
         ck.eq(f"straggler rank {rk} max_late_by_ns", row["max_late_by_ns"], max_late.get(rk, 0))
+    # diff rank 0 rank 1: the per-step means (ms) and the all-steps overlap of each side, from the sums above.
+    diff, drc, _ = shardscope_json(binary, ["diff", "--format", "json", "sampled_rank-0.json.gz", "sampled_rank-1.json.gz"], HERE)
+    ck.eq("diff exit status", drc, 0)
+    rows = {x["metric"]: x for x in diff["ranks"][0]["diff"]}
+    for metric, key in (("mean step time ms", "step_ns"), ("mean compute ms / step", "compute_ns"), ("mean communication ms / step", "comm_ns"),
+                        ("mean exposed comm ms / step", "exposed_ns"), ("mean idle ms / step", "idle_ns")):
+        for side, (n, t) in zip("ab", totals):
+            ck.near(f"diff {side} {metric}", rows[metric][side], t[key] / n / 1e6, rel=1e-12)
+    for side, (n, t) in zip("ab", totals):
+        ck.near(f"diff {side} all-steps overlap %", rows["all-steps overlap %"][side], 100.0 * t["overlap_ns"] / t["comm_ns"], rel=1e-12)
+        ck.eq(f"diff {side} steps", rows["steps"][side], n)
     # No prefetch row: neither rank has FSDP's labels (or the trainer's unit_backward), so check-prefetch has
     # nothing to check: n/a on each rank, exit 2.
     labels = [e["name"] for r in ranks for e in r["events"] if e.get("name", "").startswith(("FSDP::", "FullyShardedDataParallel", "unit_backward"))]
