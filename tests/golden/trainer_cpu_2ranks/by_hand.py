@@ -42,6 +42,7 @@ def read_rank(path):
             out["backward_phase"].append(iv)
     out["steps"].sort(key=lambda x: x[1][0])
     out["ag"].sort(key=lambda a: a["start"])
+    out["rs"].sort(key=lambda a: a["start"])
     # The clock pairs (monotonic, realtime): the header's and the shardscope_clock_sync events.
     sync = d["shardscope"]["clock"]["sync"]
     pairs = [(int(sync["monotonic_ns"]), int(sync["realtime_ns"]))]
@@ -216,6 +217,25 @@ def main():
             v = run_verdict(mine)
             verdicts.append(v)
             ck.eq(f"{tag} run verdict", p["verdict"], "effective" if v else "not effective")
+        # Stragglers: the n-th all-gather (reduce-scatter) of each rank is one instance (no sequence numbers:
+        # "position"); arrivals on the wall clock as for the late peer; the last rank and by how much it
+        # trailed the other, to within 1 ns; per rank, times last and total and maximum lateness.
+        st = report["stragglers"]
+        ck.eq(f"{run}: straggler pairing", st["pairing"], "position")
+        mine = []
+        for kind in ("all_gather", "reduce_scatter"):
+            key = "ag" if kind == "all_gather" else "rs"
+            for k in range(min(len(r[key]) for r in ranks)):
+                a = [wall(r, r[key][k]["start"]) for r in ranks]
+                mine.append((kind, k, ranks[0]["rank"] if a[0] > a[1] else ranks[1]["rank"], abs(a[0] - a[1])))
+        ck.eq(f"{run}: straggler instances", [(i["kind"], i["ordinal"], i["last_rank"]) for i in st["instances"]], [m[:3] for m in mine])
+        worst = max(abs(i["late_by_ns"] - float(m[3])) for i, m in zip(st["instances"], mine))
+        ck.near(f"{run}: straggler late_by_ns, largest difference over the {len(mine)} instances", worst, 0.0, rel=0.0, abs_=1)
+        for row in st["ranks"]:
+            late = [m[3] for m in mine if m[2] == row["rank"]]
+            ck.eq(f"{run}: straggler rank {row['rank']} times_last", row["times_last"], len(late))
+            ck.near(f"{run}: straggler rank {row['rank']} total_late_by_ns", row["total_late_by_ns"], float(sum(late)), rel=0.0, abs_=len(late))
+            ck.near(f"{run}: straggler rank {row['rank']} max_late_by_ns", row["max_late_by_ns"], float(max(late, default=0)), rel=0.0, abs_=1)
         # The whole check: not effective when any rank is; exit 0 effective, 1 not.
         ck.eq(f"{run}: check-prefetch exit status", prc, 0 if all(verdicts) else 1)
     ck.done()
