@@ -99,6 +99,13 @@ class Case:
     def __init__(self, name):
         self.name, self.failed = name, []
 
+    def known(self, what, got, shardscope_reading, docs_reading):
+        """Where shardscope departs from the docs (reported, not settled): it must still answer as it does."""
+        ok = got == shardscope_reading
+        print(f"  {'KNOWN' if ok else 'FAIL '} {what}: shardscope {got!r}; the docs give {docs_reading!r} (disagreement reported)")
+        if not ok:
+            self.failed.append(what)
+
     def eq(self, what, got, want):
         ok = got == want
         print(f"  {'ok  ' if ok else 'FAIL'} {what}: shardscope {got!r}, expected {want!r}")
@@ -238,6 +245,23 @@ def rate_limiter_off(b, c):
     r.step(ag1=(300, 300, 500), ag2_dur=200)
     out, rc = check_prefetch(b, [r])
     one_pair(c, out, rc, "issued late", lead=-100, ag=500, hidden=500, exposed=0, queued=0)
+
+
+def started_late_with_a_late_peer(b, c):
+    # Rank 0's AG_1 is issued in time (150) and starts only when BC_2 has ended (1200): started late, 300 µs
+    # exposed. Rank 1 starts the same all-gather at 1400, 200 µs later: more than half of rank 0's exposed wait.
+    # docs/check-prefetch.md reads the causes off in order, "started late" before "late peer", and gives a late
+    # peer only to a pair that "ran in time": started late. shardscope checks for a late peer on pairs that
+    # started late too and names the late peer. An open disagreement: held as shardscope answers (KNOWN), so a
+    # change on either side is seen.
+    r0, r1 = Rank(0, world=2), Rank(1, world=2)
+    r0.step(ag1=(150, 1200, 300))
+    r1.step(ag1=(150, 1400, 300))
+    out, rc = check_prefetch(b, [r0, r1])
+    u0 = {r["rank"]: r for r in out["ranks"]}[0]["steps"][0]["units"][0]
+    c.eq("rank 0 late peer", (u0["late_peer"], u0["late_peer_ns"]), (1, 200 * US))
+    c.eq("rank 0 exposed wait ns", u0["exposed_wait_ns"], 300 * US)
+    c.known("rank 0 pair cause", u0["cause"], "late peer", "started late")
 
 
 # ---- the 0.5 threshold, on one step ----
@@ -386,7 +410,7 @@ def run_warm_up_left_out(b, c):
     c.eq("run verdict", p["verdict"], "not effective")
 
 
-CASES = [issued_late, rate_limiter, rate_limiter_late, rate_limiter_off, behind_reduce_scatter, started_late, longer_than_compute, no_compute_under_it, late_peer, late_peer_under_half,
+CASES = [issued_late, rate_limiter, rate_limiter_late, rate_limiter_off, behind_reduce_scatter, started_late, longer_than_compute, no_compute_under_it, late_peer, late_peer_under_half, started_late_with_a_late_peer,
          threshold_half, threshold_just_under_half,
          na_no_unit_compute, na_no_unit_all_gathers, na_fewer_than_two_units, na_no_backward_all_gather,
          run_majority, run_tie_at_half, run_tie_under_half, run_warm_up_left_out]
