@@ -43,9 +43,10 @@ class Rank:
     def instant(self, tid, name, cat, ts, args):
         self.events.append((tid, name, cat, ts, None, args))
 
-    def step(self, ag1=None, rs=None, ag2=True, units=(2, 1), ag1_unit=1, tagged=True, ag2_dur=10):
+    def step(self, ag1=None, rs=None, units=(2, 1), tagged=True, ag2_dur=10):
         """Adds one step. ag1 = (issued, start, dur) in µs from the step start, the all-gather of unit 1 issued
-        for backward; rs = (start, end) µs of a reduce-scatter on the all-gather's own thread."""
+        for backward; rs = (start, end) µs of a reduce-scatter on the all-gather's own thread; units: whose
+        unit_backward ranges to write; tagged: whether the all-gathers name their unit; ag2_dur: AG_2's length."""
         s = T0 + self.steps * STEP
         n = self.steps
         self.steps += 1
@@ -54,15 +55,14 @@ class Rank:
         self.x(1, "backward", "phase", s + BWD * US, 4800 * US)
         unit = (lambda u: {"unit": u}) if tagged else (lambda u: {})
         coll = lambda u, issued: dict(unit(u), bytes=4000, group_size=self.world, issued_ns=s + issued * US)
-        if ag2:
-            self.x(2, "all_gather", "comm", s + BWD * US, ag2_dur * US, coll(2, BWD))
+        self.x(2, "all_gather", "comm", s + BWD * US, ag2_dur * US, coll(2, BWD))
         if 2 in units:
             self.x(1, "unit_backward", "compute", s + BC2 * US, (BC2_END - BC2) * US, {"unit": 2})
         if rs:
             self.x(2, "reduce_scatter", "comm", s + rs[0] * US, (rs[1] - rs[0]) * US, dict(bytes=4000, group_size=self.world, issued_ns=s + rs[0] * US))
         if ag1:
             issued, start, dur = ag1
-            self.x(2, "all_gather", "comm", s + start * US, dur * US, coll(ag1_unit, issued))
+            self.x(2, "all_gather", "comm", s + start * US, dur * US, coll(1, issued))
         if 1 in units:
             self.x(1, "unit_backward", "compute", s + BC1 * US, (BC1_END - BC1) * US, {"unit": 1})
         return s

@@ -11,7 +11,7 @@ from fractions import Fraction
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from by_hand_common import Checks, breakdown, bus_factor, clip, intersect, length, load, ns, shardscope_json, union  # noqa: E402
+from by_hand_common import Checks, breakdown, bus_factor, intersect, length, load, ns, shardscope_json, union  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
