@@ -48,6 +48,7 @@ def read_rank(path):
     pairs = [(int(sync["monotonic_ns"]), int(sync["realtime_ns"]))]
     pairs += [(int(e["args"]["monotonic_ns"]), int(e["args"]["realtime_ns"])) for e in d["traceEvents"] if e.get("name") == "shardscope_clock_sync"]
     out["clock"] = sorted(pairs)
+    out["run_config"] = d["shardscope"]["run_config"]
     return out
 
 
@@ -172,6 +173,14 @@ def main():
             # Collectives: count, bytes (nccl-tests': all-gather's gathered output, reduce-scatter's input, as
             # the trainer writes in args.bytes), the kernels' summed time, algbw = bytes / time, busbw =
             # algbw x (n-1)/n.
+            # Each collective's args.bytes is what nccl-tests counts for it: the unit's whole (padded) parameters
+            # in the run's 4-byte fp32 (run_config), gathered (all-gather output) or reduced (reduce-scatter
+            # input).
+            dtype_bytes = {"fp32": 4, "bf16": 2, "fp16": 2}
+            cfg = r["run_config"]
+            padded = {u["id"]: u["padded_params"] for u in cfg["units"]}
+            ck.eq(f"{tag} every collective's bytes = its unit's padded params x {cfg['param_dtype']} size",
+                  [e["bytes"] for e in r["ag"] + r["rs"]], [padded[e["unit"]] * dtype_bytes[cfg["param_dtype"]] for e in r["ag"] + r["rs"]])
             colls = {c["kind"]: c for c in got["collectives"]}
             for kind in ("all_gather", "reduce_scatter"):
                 evs = r["ag" if kind == "all_gather" else "rs"]
