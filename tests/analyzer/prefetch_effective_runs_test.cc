@@ -20,7 +20,9 @@ using shardscope::test::train_and_check;
 namespace {
 
 TEST(PrefetchRuns, BackwardPreIsIssuedInPrefetchOrderAndAnyExposureIsAnExecutionCause) {
-  const std::set<std::string> execution = {"started late", "no compute under it", "longer than compute", "queued behind a reduce-scatter", "late peer"};
+  // The causes as check-prefetch names them in JSON (analyzer/report/prefetch_render.cc; a queued all-gather is
+  // "behind reduce-scatter").
+  const std::set<std::string> execution = {"started late", "no compute under it", "longer than compute", "behind reduce-scatter", "late peer"};
   shardscope::test::TempDir d;
   int effective = 0;
   constexpr int kRuns = 4;
