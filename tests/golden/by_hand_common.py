@@ -127,15 +127,6 @@ class Checks:
         if not ok:
             self.failed.append(what)
 
-    def known(self, what, shardscope, shardscope_reading, docs_reading):
-        """A number where shardscope departs from the docs' definition (a disagreement reported, not yet
-        settled): shardscope must still give `shardscope_reading`, so that a change on either side is seen."""
-        self.count += 1
-        ok = shardscope == shardscope_reading
-        print(f"{'KNOWN' if ok else 'FAIL '} {what}: shardscope {shardscope!r}; the docs' definition gives {docs_reading!r} (disagreement reported)")
-        if not ok:
-            self.failed.append(what)
-
     def pct(self, what, shardscope, by_hand):
         """A percentage, which shardscope's JSON gives to 4 decimals: equal to the by-hand value rounded so."""
         self.near(what, shardscope, by_hand, rel=0.0, abs_=0.5e-4 + 1e-9)
