@@ -55,6 +55,18 @@ std::string na_lines(const NaNotes& na) {
   return s;
 }
 
+std::string number_table(const Table& t, const NaNotes& na) {
+  std::string h = "<table><tr>";
+  for (const std::string& col : t.header) h += "<th>" + col + "</th>";
+  h += "</tr>\n";
+  for (const std::vector<std::string>& row : t.rows) {
+    h += "<tr>";
+    for (size_t i = 0; i < row.size(); ++i) h += td(row[i], i > 0);
+    h += "</tr>\n";
+  }
+  return h + "</table>\n" + na_lines(na);
+}
+
 std::vector<double> ticks(double max) {
   if (!(max > 0) || !std::isfinite(max)) return {0};
   double step = std::pow(10.0, std::floor(std::log10(max / 5)));

@@ -17,6 +17,9 @@ std::string name_cell(const std::string& s, const char* cls, bool title_always =
 std::string td(const std::string& s, bool num = false);
 // Under a table, one paragraph per reason its "n/a" cells have.
 std::string na_lines(const NaNotes& na);
+// A table of numbers (the first column a label, the others right-aligned), then its n/a lines. The headers
+// are the report's own words, not a trace's.
+std::string number_table(const Table& t, const NaNotes& na);
 
 // Tick marks for an axis from 0 to `max`: a step of 1, 2 or 5 times a power of ten, about five of them.
 std::vector<double> ticks(double max);

@@ -78,15 +78,7 @@ class Collectives final : public Section {
     if (rr.collectives.empty()) return;
     NaNotes na;
     const Table t = collective_table(rr, na);
-    h += "<table><tr>";
-    for (const std::string& col : t.header) h += "<th>" + col + "</th>";
-    h += "</tr>\n";
-    for (const std::vector<std::string>& row : t.rows) {
-      h += "<tr>";
-      for (size_t i = 0; i < row.size(); ++i) h += html::td(row[i], i > 0);
-      h += "</tr>\n";
-    }
-    h += "</table>\n" + html::na_lines(na);
+    h += html::number_table(t, na);
     for (const metrics::CollectiveStats& cs : rr.collectives)
       if (std::string p = partly_sized_text(cs); !p.empty()) h += "<p>" + html_escape(fmt::format("{}: {}", model::to_string(cs.kind), p)) + "</p>\n";
   }

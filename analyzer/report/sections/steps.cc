@@ -129,15 +129,7 @@ class Steps final : public Section {
     h += step_strip(c);
     NaNotes na;
     const Table t = step_table(c, na);
-    h += "<table><tr>";
-    for (const std::string& col : t.header) h += "<th>" + col + "</th>";
-    h += "</tr>\n";
-    for (const std::vector<std::string>& row : t.rows) {
-      h += "<tr>";
-      for (size_t i = 0; i < row.size(); ++i) h += html::td(row[i], i > 0);
-      h += "</tr>\n";
-    }
-    h += "</table>\n" + html::na_lines(na);
+    h += html::number_table(t, na);
     if (std::string a = aborted_steps_sentence(rr.aborted_steps); !a.empty()) h += "<p>" + html_escape(a) + "</p>\n";
     if (std::string o = outside_steps_sentence(rr.outside); !o.empty()) h += "<p>" + html_escape(o) + "</p>\n";
   }
