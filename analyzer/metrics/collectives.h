@@ -50,6 +50,7 @@ struct StragglerInstance {
   int64_t late_by_ns = 0;   // its start minus the next-latest rank's start (both on the wall clock)
   int64_t spread_ns = 0;    // its start minus the earliest rank's start
   bool by_seq = false;      // `ordinal` is the process group's sequence number
+  std::string group;        // the process group's name, "" unknown (with kind and ordinal: the instance's id)
 };
 
 struct StragglerRank {

@@ -186,7 +186,7 @@ Stragglers InstanceTable::stragglers() const {
   for (const auto& [id, in] : instances_) {
     if (!complete(id, in)) continue;
     (id.by_seq ? by_seq : by_place) = true;
-    StragglerInstance s{id.kind, size_t(id.n), in.last_hi.rank, model::sat_sub(in.last_ns, in.next_last_ns), model::sat_sub(in.last_ns, in.first_ns), id.by_seq};
+    StragglerInstance s{id.kind, size_t(id.n), in.last_hi.rank, model::sat_sub(in.last_ns, in.next_last_ns), model::sat_sub(in.last_ns, in.first_ns), id.by_seq, id.group};
     StragglerRank& sr = out.ranks[place.at(in.last_hi)];
     ++sr.times_last;
     sr.total_late_by_ns = model::sat_add(sr.total_late_by_ns, s.late_by_ns);
