@@ -16,10 +16,13 @@
 #include "viewer/app/docks/event_dock.h"
 #include "viewer/app/docks/legend_dock.h"
 #include "viewer/app/docks/prefetch_dock.h"
+#include "viewer/app/docks/ranks_dock.h"
+#include "viewer/app/docks/comparison_dock.h"
 #include "viewer/app/docks/range_dock.h"
 #include "viewer/app/docks/steps_dock.h"
 #include "viewer/app/memory_chart_widget.h"
 #include "viewer/app/overview_widget.h"
+#include "viewer/app/step_lock.h"
 #include "viewer/app/timeline_widget.h"
 
 namespace shardscope::viewer {
@@ -90,6 +93,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   QDockWidget* pd = addDock(new PrefetchDock(selection_, this), Qt::BottomDockWidgetArea);
   tabifyDockWidget(sd, pd);
   pd->raise();
+  // Beside the tables, not a tab behind them: a Prefetch row shows its all-gather there with the row in view.
+  splitDockWidget(pd, addDock(new RanksDock(selection_, this), Qt::BottomDockWidgetArea), Qt::Horizontal);
   buildSearchBar();
   buildAnalysisDocks();
   buildHelpMenu();
@@ -97,6 +102,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   // The timeline writes the selection; a dock's jump moves the timeline.
   connect(timeline_, &TimelineWidget::eventSelected, this, [this](uint32_t rank, uint32_t track, uint32_t index) {
     selection_->setEvent(EventSelection{rank, {track, index}});
+    // A collective clicked: its instance on every rank too.
+    const model::Event& e = layout_->ranks()[rank].rank->tracks[track].events[index];
+    if (e.cls == model::IntervalClass::Communication && e.ph == 'X') selection_->showAcrossRanks(rank, {track, index});
   });
   connect(timeline_, &TimelineWidget::selectionCleared, this, [this] { selection_->setEvent(std::nullopt); });
   connect(timeline_, &TimelineWidget::rangeSelected, this,
@@ -127,6 +135,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 }
 
 MainWindow::~MainWindow() {
+  step_lock_->setEnabled(false);
   timeline_->setTimeline(nullptr);
   overview_->setTimeline(nullptr);
   comparison_timeline_->setTimeline(nullptr);
@@ -186,7 +195,7 @@ void MainWindow::present(LoadOutcome outcome, const QStringList& paths) {
   comparison_timeline_->setTimeline(nullptr);
   comparison_layout_.reset();
   comparison_.reset();
-  diff_->setPlainText(tr("File > Open for comparison: a second run, diffed against this one."));
+  comparison_dock_->clear();
   selection_->setRun(run_.get(), layout_.get());
 
   // The banner: truncated ranks and the loader's warnings (ranks from different runs, guessed ranks, ...).

@@ -2,7 +2,8 @@
 // drag and drop, a progress bar while the loader works, a banner for truncated ranks and load warnings, the
 // timeline with the cursor's time in the status bar, and docks for the selected event, the selected range's
 // statistics, the colour legend, the prefetch check, the step summary, memory against the ZeRO model and
-// the diff against a second run; an overview strip and a search bar above the timeline. The docks observe
+// the diff against a second run (a table), run B's timeline locked to A's by step, and every rank's
+// tracks side by side (the Ranks dock); an overview strip and a search bar above the timeline. The docks observe
 // one SelectionModel (selection_model.h); each is its own class under viewer/app/docks/.
 #pragma once
 
@@ -29,6 +30,8 @@ namespace shardscope::viewer {
 class TimelineWidget;
 class OverviewWidget;
 class MemoryChartWidget;
+class ComparisonDock;
+class StepLock;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -65,7 +68,8 @@ class MainWindow : public QMainWindow {
   // A second run for A/B: its diff against the open one (analysis::diff_runs, rendered as `shardscope diff`).
   void openComparisonAsync(const QStringList& paths);
   QString openComparisonSync(const QStringList& paths);
-  QString diffText() const;
+  ComparisonDock* comparisonDock() const { return comparison_dock_; }
+  // Run B's timeline, following run A's view by step (step_lock.h).
   TimelineWidget* comparisonTimeline() const { return comparison_timeline_; }
 
  protected:
@@ -92,7 +96,8 @@ class MainWindow : public QMainWindow {
   TimelineWidget* timeline_ = nullptr;
   OverviewWidget* overview_ = nullptr;
   MemoryChartWidget* memory_chart_ = nullptr;
-  QPlainTextEdit* diff_ = nullptr;
+  ComparisonDock* comparison_dock_ = nullptr;
+  StepLock* step_lock_ = nullptr;
   TimelineWidget* comparison_timeline_ = nullptr;  // run B, in a dock beside run A's timeline
   QLineEdit* search_edit_ = nullptr;
   QLabel* search_count_ = nullptr;

@@ -46,6 +46,9 @@ class SelectionModel : public QObject {
   void requestJump(uint32_t rank, uint32_t track, int64_t lo, int64_t hi, std::optional<model::EventRef> select = {}) {
     emit jumpRequested(rank, track, lo, hi, select);
   }
+  // Asks for the instance of the collective `event` on layout rank `rank` to be shown on every rank (the
+  // Ranks dock aligns on it and comes to the front); `rank` is also the one whose late peer is marked.
+  void showAcrossRanks(uint32_t rank, model::EventRef event) { emit acrossRanksRequested(rank, event); }
 
  signals:
   void runChanged();
@@ -53,6 +56,7 @@ class SelectionModel : public QObject {
   void rangeChanged();
   void highlightsChanged();
   void jumpRequested(uint32_t rank, uint32_t track, qint64 lo, qint64 hi, std::optional<model::EventRef> select);
+  void acrossRanksRequested(uint32_t rank, model::EventRef event);
 
  private:
   const analysis::AnalysedRun* run_ = nullptr;

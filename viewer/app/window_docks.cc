@@ -17,9 +17,10 @@
 #include <algorithm>
 
 #include "analyzer/analysis/diff.h"
-#include "analyzer/report/diff_render.h"
 #include "viewer/app/main_window.h"
+#include "viewer/app/docks/comparison_dock.h"
 #include "viewer/app/docks/memory_dock.h"
+#include "viewer/app/step_lock.h"
 #include "viewer/app/timeline_widget.h"
 #include "viewer/model/keymap.h"
 
@@ -77,16 +78,8 @@ void MainWindow::buildAnalysisDocks() {
   memory_chart_ = md->chart();
   addDock(md, Qt::BottomDockWidgetArea);
 
-  diff_ = new QPlainTextEdit(this);
-  diff_->setObjectName("diff");
-  diff_->setReadOnly(true);
-  diff_->setLineWrapMode(QPlainTextEdit::NoWrap);
-  diff_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
-  diff_->setPlainText(tr("File > Open for comparison: a second run, diffed against this one."));
-  auto* dd = new QDockWidget(tr("Comparison"), this);
-  dd->setObjectName("Comparison");
-  dd->setWidget(diff_);
-  addDockWidget(Qt::BottomDockWidgetArea, dd);
+  comparison_dock_ = new ComparisonDock(this);
+  QDockWidget* dd = addDock(comparison_dock_, Qt::BottomDockWidgetArea);
 
   comparison_timeline_ = new TimelineWidget(this);
   comparison_timeline_->setObjectName("comparisonTimeline");
@@ -94,6 +87,7 @@ void MainWindow::buildAnalysisDocks() {
   bd->setObjectName("Run B");
   bd->setWidget(comparison_timeline_);
   addDockWidget(Qt::BottomDockWidgetArea, bd);
+  step_lock_ = new StepLock(timeline_, comparison_timeline_, this);
 
   // Beside the prefetch and step tables, as tabs; the prefetch check stays in front.
   if (auto* steps = findChild<QDockWidget*>("Steps")) {
@@ -171,14 +165,17 @@ void MainWindow::presentComparison(LoadOutcome outcome, const QStringList& paths
     return;
   }
   if (!run_) return;
+  // B's own whole-run view on loading is not followed: B takes A's view, by step, once it is in.
+  step_lock_->setEnabled(false);
   comparison_timeline_->setTimeline(nullptr);
   comparison_ = std::move(outcome.run);
   comparison_paths_ = paths;
   comparison_layout_ = std::make_unique<TimelineLayout>(comparison_->trace);
   comparison_timeline_->setTimeline(comparison_layout_.get());
-  analysis::RunDiff d = analysis::diff_runs(*run_, *comparison_);
-  diff_->setPlainText(QString::fromStdString(report::diff_text(d, run_paths_.join(", ").toStdString(), paths.join(", ").toStdString())));
-  if (auto* dock = findChild<QDockWidget*>("Comparison")) dock->raise();
+  step_lock_->setEnabled(true);
+  step_lock_->follow();
+  comparison_dock_->setDiff(analysis::diff_runs(*run_, *comparison_), run_paths_, paths);
+  comparison_dock_->raise();
   if (!comparison_->failures.empty()) {
     QString text = tr("These files of the comparison run did not load; the diff uses the others:");
     for (const plugins::FileFailure& f : comparison_->failures)
@@ -186,8 +183,6 @@ void MainWindow::presentComparison(LoadOutcome outcome, const QStringList& paths
     warn(tr("Some files did not load"), text);
   }
 }
-
-QString MainWindow::diffText() const { return diff_->toPlainText(); }
 
 void MainWindow::buildHelpMenu() {
   QMenu* help = menuBar()->addMenu(tr("&Help"));

@@ -1,0 +1,198 @@
+// Ranks side by side, the A/B table and run B following A, in the window on the golden CPU trainer runs: a
+// Prefetch row's double-click lands the Ranks dock on that all-gather with the late peer (rank 0, the rank
+// the straggler analysis names last there) marked and drawn later; a collective clicked in the timeline does
+// the same; the Comparison dock's rows carry numbers and no paths; run B's view follows A's step by step.
+#include <QtTest>
+
+#include <QHeaderView>
+#include <QLabel>
+#include <QStandardPaths>
+#include <QTableView>
+
+#include "viewer/app/docks/comparison_dock.h"
+#include "viewer/app/docks/prefetch_dock.h"
+#include "viewer/app/docks/ranks_dock.h"
+#include "viewer/app/main_window.h"
+#include "viewer/app/panels.h"
+#include "viewer/app/timeline_widget.h"
+
+using namespace shardscope;
+using namespace shardscope::viewer;
+
+namespace {
+
+const QString kGolden = SHARDSCOPE_SOURCE_DIR "/tests/golden/";
+
+void double_click(QTableView* view, QPoint at) {
+  QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, at);
+  QTest::mouseDClick(view->viewport(), Qt::LeftButton, {}, at);
+}
+
+const model::Step& step_numbered(const model::Rank& r, int64_t n) {
+  for (const model::Step& s : r.steps)
+    if (s.number == n) return s;
+  return r.steps.front();
+}
+
+}  // namespace
+
+class TestViewerRanks : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+
+  void prefetchRowLandsOnTheInstanceWithTheLatePeerMarked() {
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(w.openSync({kGolden + "trainer_cpu_2ranks/pre"}, nullptr).isEmpty());
+    auto* pd = w.findChild<PrefetchDock*>();
+    auto* rd = w.findChild<RanksDock*>();
+    QVERIFY(pd && rd);
+    QVERIFY(!rd->instance());  // a step until asked
+    // Rank 1, step 2, unit 4: rank 0 joined its all-gather late (tests/golden/trainer_cpu_2ranks/README.md).
+    int view_row = -1;
+    for (int v = 0; v < pd->model()->rowCount(); ++v) {
+      const PrefetchModel::Item& it = pd->model()->item(pd->sourceRow(v));
+      if (it.rank == 1 && it.step->step == 2 && it.unit->unit == 4) view_row = v;
+    }
+    QVERIFY(view_row >= 0);
+    const metrics::UnitPrefetch& u = *pd->model()->item(pd->sourceRow(view_row)).unit;
+    QCOMPARE(u.late_peer, 0);
+    pd->raise();
+    QTableView* t = pd->table();
+    t->scrollTo(t->model()->index(view_row, 0));
+    double_click(t, t->visualRect(t->model()->index(view_row, 1)).center());
+
+    QVERIFY(rd->instance());
+    AcrossRanks across(*w.run());
+    QCOMPARE(*rd->instance(), *across.instance_of(1, {uint32_t(u.all_gather.track), uint32_t(u.all_gather.index)}));
+    QCOMPARE(rd->instance()->kind, model::CollectiveKind::AllGather);
+    // The straggler analysis names rank 0 last at this instance: its row is marked last and late peer.
+    const metrics::StragglerInstance* s = across.straggler(*rd->instance());
+    QVERIFY(s);
+    QCOMPARE(s->last_rank, 0);
+    const std::vector<RankRow>& rows = rd->rows();
+    QCOMPARE(rows.size(), size_t(2));
+    QVERIFY(rows[0].last && rows[0].late_peer);
+    QVERIFY(!rows[1].last && !rows[1].late_peer);
+    QVERIFY(rd->note()->text().contains("rank 0 arrived last"));
+    // In front, and the late rank's all-gather drawn to the right of the other's.
+    QVERIFY(rd->isVisible());
+    QVERIFY(!rd->view()->visibleRegion().isEmpty());
+    std::optional<QRectF> r0 = rd->view()->instanceRect(0), r1 = rd->view()->instanceRect(1);
+    QVERIFY(r0 && r1);
+    QVERIFY2(r0->left() > r1->left() + 1, qPrintable(QString("%1 vs %2").arg(r0->left()).arg(r1->left())));
+    // Back to a step: each rank's step start at 0, no instance.
+    rd->alignOnStep(1);
+    QVERIFY(!rd->instance());
+    for (const RankRow& row : rd->rows()) QCOMPARE(*row.origin_ns, step_numbered(w.run()->trace.ranks[row.rank], 1).start_ns);
+  }
+
+  void collectiveClickedInTheTimelineAlignsTheRanks() {
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(w.openSync({kGolden + "trainer_cpu_2ranks/pre"}, nullptr).isEmpty());
+    auto* rd = w.findChild<RanksDock*>();
+    AcrossRanks across(*w.run());
+    // Every matched instance where rank 1 arrived last, clicked on rank 0: rank 1's row is marked last.
+    const model::Rank& r0 = w.run()->trace.ranks[0];
+    int checked = 0;
+    for (uint32_t t = 0; t < r0.tracks.size() && checked < 3; ++t)
+      for (uint32_t i = 0; i < r0.tracks[t].events.size() && checked < 3; ++i) {
+        std::optional<metrics::InstanceId> id = across.instance_of(0, {t, i});
+        if (!id || !across.straggler(*id) || across.straggler(*id)->last_rank != 1) continue;
+        emit w.timeline()->eventSelected(0, t, i);
+        QVERIFY(rd->instance());
+        QCOMPARE(*rd->instance(), *id);
+        QVERIFY(rd->rows()[1].last);
+        QVERIFY(!rd->rows()[0].last);
+        ++checked;
+      }
+    QCOMPARE(checked, 3);
+    // A compute slice does not move the dock.
+    const metrics::InstanceId before = *rd->instance();
+    for (uint32_t t = 0; t < r0.tracks.size(); ++t)
+      if (!r0.tracks[t].events.empty() && r0.tracks[t].events[0].cls == model::IntervalClass::Compute) {
+        emit w.timeline()->eventSelected(0, t, 0);
+        break;
+      }
+    QCOMPARE(*rd->instance(), before);
+  }
+
+  void comparisonTableHasNumbersAndNoPaths() {
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(w.openSync({kGolden + "trainer_cpu_2ranks/none"}, nullptr).isEmpty());
+    QVERIFY(w.openComparisonSync({kGolden + "trainer_cpu_2ranks/pre"}).isEmpty());
+    ComparisonDock* cd = w.comparisonDock();
+    QTableView* t = cd->table();
+    QAbstractItemModel* m = t->model();
+    QVERIFY(m->rowCount() > 20);
+    QCOMPARE(m->headerData(ComparisonModel::A, Qt::Horizontal).toString(), QString("A"));
+    QCOMPARE(m->headerData(ComparisonModel::B, Qt::Horizontal).toString(), QString("B"));
+    QVERIFY(m->headerData(ComparisonModel::A, Qt::Horizontal, Qt::ToolTipRole).toString().contains(kGolden + "trainer_cpu_2ranks/none"));
+    int numbers = 0;
+    for (int r = 0; r < m->rowCount(); ++r) {
+      for (int c = 0; c < m->columnCount(); ++c) {
+        QString cell = m->index(r, c).data().toString();
+        QVERIFY2(!cell.contains(SHARDSCOPE_SOURCE_DIR) && !cell.contains("golden"), qPrintable(cell));
+      }
+      bool ok_a = false, ok_b = false;
+      m->index(r, ComparisonModel::A).data().toString().toDouble(&ok_a);
+      m->index(r, ComparisonModel::B).data().toString().toDouble(&ok_b);
+      numbers += ok_a && ok_b;
+    }
+    QVERIFY(numbers > 20);
+    QVERIFY(!cd->note()->text().contains('/'));
+    // "mean step time ms": 351.659 in A, 457.971 in B (tests/golden/trainer_cpu_2ranks/diff_text.out).
+    bool found = false;
+    for (int r = 0; r < m->rowCount(); ++r)
+      if (m->index(r, ComparisonModel::Metric).data().toString() == "mean step time ms" && m->index(r, ComparisonModel::Rank).data().toString() == "0") {
+        QCOMPARE(m->index(r, ComparisonModel::A).data().toString(), QString("351.659"));
+        QCOMPARE(m->index(r, ComparisonModel::B).data().toString(), QString("457.971"));
+        QVERIFY(m->index(r, ComparisonModel::Change).data().toString().startsWith("+106.312"));
+        found = true;
+      }
+    QVERIFY(found);
+    // Sorted by the change, as numbers.
+    cd->raise();
+    t->sortByColumn(ComparisonModel::Change, Qt::AscendingOrder);
+    for (int r = 1; r < m->rowCount(); ++r)
+      QVERIFY(m->index(r - 1, ComparisonModel::Change).data(kSortRole).toDouble() <= m->index(r, ComparisonModel::Change).data(kSortRole).toDouble());
+  }
+
+  void runBFollowsAByStep() {
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(w.openSync({kGolden + "trainer_cpu_2ranks/none"}, nullptr).isEmpty());
+    QVERIFY(w.openComparisonSync({kGolden + "trainer_cpu_2ranks/pre"}).isEmpty());
+    TimelineWidget *a = w.timeline(), *b = w.comparisonTimeline();
+    const model::Rank &ra = *a->timelineLayout()->ranks()[0].rank, &rb = *b->timelineLayout()->ranks()[0].rank;
+    auto check = [&](int64_t step) {
+      const double into_a = a->viewport().start_ns - double(step_numbered(ra, step).start_ns);
+      const double into_b = b->viewport().start_ns - double(step_numbered(rb, step).start_ns);
+      QVERIFY2(std::abs(into_a - into_b) < 1.0, qPrintable(QString("%1 vs %2").arg(into_a).arg(into_b)));
+      QCOMPARE(a->viewport().ns_per_px, b->viewport().ns_per_px);
+    };
+    // A at 1 ms into step 2, 10 µs a pixel: B 1 ms into its own step 2, at the same zoom.
+    Viewport v = a->viewport();
+    v.start_ns = double(step_numbered(ra, 2).start_ns) + 1e6;
+    v.ns_per_px = 1e4;
+    a->setViewport(v);
+    check(2);
+    v.start_ns = double(step_numbered(ra, 1).start_ns) + 5e6;
+    a->setViewport(v);
+    check(1);
+    // Zooming B zooms A, and the steps stay lined up.
+    b->zoomBy(0.5, 10);
+    QCOMPARE(a->viewport().ns_per_px, 5e3);
+    check(1);
+  }
+};
+
+QTEST_MAIN(TestViewerRanks)
+#include "tst_viewer_ranks.moc"
