@@ -21,6 +21,7 @@
 #include "viewer/app/memory_chart_widget.h"
 #include "viewer/app/overview_widget.h"
 #include "viewer/app/timeline_widget.h"
+#include "viewer/model/run_memory.h"
 
 namespace shardscope::viewer {
 
@@ -183,6 +184,7 @@ void MainWindow::present(LoadOutcome outcome, const QStringList& paths) {
   comparison_.reset();
   diff_->setPlainText(tr("File > Open for comparison: a second run, diffed against this one."));
   selection_->setRun(run_.get(), layout_.get());
+  release_free_memory();  // the parse's temporaries are gone; their pages would stay resident
 
   // The banner: truncated ranks and the loader's warnings (ranks from different runs, guessed ranks, ...).
   QStringList lines;

@@ -80,6 +80,7 @@ int main(int argc, char** argv) {
   options.keep_args = true;
   analysis::AnalysedRun run = analysis::analyse_run(paths, options);
   viewer::TimelineLayout layout(run.trace);
+  const size_t untrimmed = rss_bytes();  // what the window held before it handed free pages back
   viewer::release_free_memory();
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const size_t after = rss_bytes();
@@ -87,6 +88,7 @@ int main(int argc, char** argv) {
   const double ev = double(m.events);
   std::printf("events %zu, open %.2f s, RSS added %.1f MB = %.1f B/event, peak RSS %.1f MB\n", m.events, secs, double(after - before) / 1e6,
               double(after - before) / ev, double(peak_rss_bytes()) / 1e6);
+  std::printf("before release_free_memory: RSS added %.1f MB = %.1f B/event\n", double(untrimmed - before) / 1e6, double(untrimmed - before) / ev);
   std::printf("accounted %.1f B/event: events %.1f, strings %.1f, args %.1f, counters and steps %.1f, side tables %.1f\n", double(m.total()) / ev,
               double(m.event_bytes) / ev, double(m.string_bytes) / ev, double(m.args_bytes) / ev, double(m.other_bytes) / ev, double(m.side_bytes) / ev);
   return 0;
