@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "tracer/format/error.h"
+#include "tracer/format/parse_progress.h"
 
 namespace shardscope::plugins {
 namespace {
@@ -290,6 +291,7 @@ ArrayEnd parse_event_array(const ChunkText& t, const char* begin, const ChunkOpt
       pending = std::make_exception_ptr(trace::TraceError(t.name, uint64_t(c->parse_error->first - t.begin),
                                                           "not valid JSON in the events that start here: " + c->parse_error->second));
     events += c->events;
+    trace::parse_progress(uint64_t(c->stop - t.begin), events);  // once per chunk (8 MB): a loader's progress and cancel
     if (c->end == Chunk::End::ArrayEnd) return {c->stop, 0};
     if (c->end == Chunk::End::Truncated) return {nullptr, uint64_t(c->stop - t.begin)};
     at = c->stop;

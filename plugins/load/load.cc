@@ -25,6 +25,7 @@
 #include "tracer/format/error.h"
 #include "tracer/format/keys.h"
 #include "tracer/format/limits.h"
+#include "tracer/format/parse_progress.h"
 #include "tracer/format/reader.h"
 
 namespace shardscope::plugins {
@@ -82,7 +83,8 @@ struct TempCopy {
   }
 };
 
-// Serializes the progress callback over the loading threads.
+// Serializes the progress callback over the loading threads. The files being read count with their parsed
+// share, so the total moves during a big file rather than after it.
 class Progress {
  public:
   Progress(const std::function<void(const LoadProgress&)>& fn, uint64_t total_bytes, size_t files) : fn_(fn) {
@@ -90,19 +92,40 @@ class Progress {
     state_.files = files;
     if (fn_) fn_(state_);
   }
-  void file_done(const std::string& file, uint64_t bytes) {
+  void file_started(size_t i, const std::string& file, uint64_t bytes) { reading(i, file, 0, bytes, 0); }
+  void reading(size_t i, const std::string& file, uint64_t done, uint64_t bytes, uint64_t events) {
     if (!fn_) return;
     std::lock_guard lock(mu_);
-    state_.bytes_done += bytes;
+    partial_[i] = done;
+    state_.reading = file;
+    state_.reading_bytes_done = done;
+    state_.reading_bytes = bytes;
+    state_.reading_events = events;
+    send();
+  }
+  void file_done(size_t i, const std::string& file, uint64_t bytes) {
+    if (!fn_) return;
+    std::lock_guard lock(mu_);
+    partial_.erase(i);
+    finished_ += bytes;
     ++state_.files_done;
     state_.file = file;
-    fn_(state_);
+    state_.reading.clear();
+    state_.reading_bytes_done = state_.reading_bytes = state_.reading_events = 0;
+    send();
   }
 
  private:
+  void send() {
+    state_.bytes_done = finished_;
+    for (const auto& [i, done] : partial_) state_.bytes_done += done;
+    fn_(state_);
+  }
   const std::function<void(const LoadProgress&)>& fn_;
   std::mutex mu_;
   LoadProgress state_;
+  uint64_t finished_ = 0;
+  std::map<size_t, uint64_t> partial_;  // the files being read: their parsed bytes on disk
 };
 
 // --- One run: the checks of check_one_run ---
@@ -334,6 +357,17 @@ LoadResult load_each(const std::vector<fs::path>& paths, const LoadOptions& opti
     auto work = [&] {
       for (size_t i; (i = next++) < files.size();) {
         if (!ours[i]) continue;
+        if (options.cancel && options.cancel->load(std::memory_order_relaxed)) break;  // the others are not started
+        std::error_code size_ec;
+        const uint64_t disk = fs::file_size(files[i], size_ec);
+        uint64_t text_size = 0;  // the file's text once read: parsed bytes are scaled from it to bytes on disk
+        progress.file_started(i, files[i].string(), disk);
+        const trace::ParseHook hook = [&](uint64_t text_bytes, uint64_t events) {
+          if (options.cancel && options.cancel->load(std::memory_order_relaxed)) throw Cancelled();
+          const uint64_t done = text_size ? uint64_t(double(std::min(text_bytes, text_size)) / double(text_size) * double(disk)) : 0;
+          progress.reading(i, files[i].string(), done, disk, events);
+        };
+        trace::ParseProgressScope progress_scope(&hook);
         try {
           std::optional<Claimed> claimed = options.claim ? options.claim(options.first_order + i, files[i]) : std::nullopt;
           if (claimed) {
@@ -377,6 +411,7 @@ LoadResult load_each(const std::vector<fs::path>& paths, const LoadOptions& opti
             if (!by_path || !by_path->reads_file()) {
               by_path = nullptr;
               text = read_text(files[i]);
+              text_size = text->size;
             }
             const Importer* imp = by_path;
             if (!imp) {
@@ -441,8 +476,7 @@ LoadResult load_each(const std::vector<fs::path>& paths, const LoadOptions& opti
         } catch (...) {
           errors[i] = std::current_exception();
         }
-        std::error_code ec;
-        progress.file_done(files[i].string(), fs::file_size(files[i], ec));
+        progress.file_done(i, files[i].string(), disk);
       }
     };
     std::vector<std::thread> pool;
@@ -450,6 +484,7 @@ LoadResult load_each(const std::vector<fs::path>& paths, const LoadOptions& opti
     work();
     for (std::thread& t : pool) t.join();
   }
+  if (options.cancel && options.cancel->load()) throw Cancelled();
   size_t failed = 0;
   for (size_t i = 0; i < files.size(); ++i) {
     if (!errors[i]) continue;

@@ -2,6 +2,7 @@
 // and imports the files in parallel (one rank per file), with a progress line on a terminal.
 #pragma once
 
+#include <atomic>
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -14,12 +15,26 @@
 
 namespace shardscope::plugins {
 
-// How far a load has come: passed to LoadOptions::on_progress once before the first file is read and
-// after each file (loaded or failed), from the loading threads, one call at a time.
+// How far a load has come: passed to LoadOptions::on_progress once before the first file is read, when a
+// file starts, every few MB of its text while it is parsed (trace::parse_progress), and after each file
+// (loaded or failed), from the loading threads, one call at a time.
 struct LoadProgress {
   size_t files_done = 0, files = 0;
-  uint64_t bytes_done = 0, bytes = 0;  // on disk
-  std::string file;                     // the file just finished; empty in the first call
+  uint64_t bytes_done = 0, bytes = 0;  // on disk; bytes_done counts the parsed share of the files being read
+  std::string file;                     // the file just finished; empty until one has
+  // The file this call is about while it is read (empty in the first call and after a file ends): how much
+  // of it is parsed, in bytes on disk (a gzip file's parsed text scaled to its compressed size), and its
+  // events so far.
+  std::string reading;
+  uint64_t reading_bytes_done = 0, reading_bytes = 0;
+  uint64_t reading_events = 0;
+};
+
+// Thrown by load() and load_each() when LoadOptions::cancel was set: the files being read stop at their next
+// progress report (a few MB), the others are not started, and nothing loaded is kept.
+class Cancelled : public std::runtime_error {
+ public:
+  Cancelled() : std::runtime_error("loading cancelled") {}
 };
 
 // A file that did not load (LoadOptions::keep_going): its path and the reason, with the byte where known.
@@ -47,6 +62,8 @@ struct Claimed {
 struct LoadOptions {
   const Registry* registry = nullptr;  // nullptr: the built-in importers plus SHARDSCOPE_PLUGIN_PATH
   std::function<void(const LoadProgress&)> on_progress;  // empty: none
+  // Set (from any thread) to stop the load: it throws Cancelled. nullptr: cannot be cancelled.
+  const std::atomic<bool>* cancel = nullptr;
   // false: the first file that fails stops the load (its error is thrown). true: it is listed in
   // LoadResult::failures and the rest still load (an error only when none does).
   bool keep_going = false;

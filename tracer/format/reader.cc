@@ -12,6 +12,7 @@
 #include "tracer/format/error.h"
 #include "tracer/format/keys.h"
 #include "tracer/format/limits.h"
+#include "tracer/format/parse_progress.h"
 #include "tracer/format/serialize.h"
 
 namespace shardscope::trace {
@@ -363,6 +364,10 @@ class Handler {
       out_.shardscope.merge_patch(event_.args);
     out_.events.push_back(std::move(event_));
     element_start_ = pos();
+    if (element_start_ >= next_progress_) {  // every few MB: a loader's progress (and its cancel)
+      next_progress_ = element_start_ + kParseProgressBytes;
+      parse_progress(element_start_, out_.events.size());
+    }
     state_ = State::Events;
     return true;
   }
@@ -384,6 +389,7 @@ class Handler {
   bool has_ph_ = false, has_ts_ = false, has_dur_ = false;
   bool saw_events_ = false, header_done_ = false;
   uint64_t header_start_ = 0, key_start_ = 0, event_start_ = 0, element_start_ = 0;
+  uint64_t next_progress_ = kParseProgressBytes;
 };
 
 // A string longer than `limit`: where it starts (its '"'), how long it is, whether it ends.
@@ -438,6 +444,7 @@ TraceFile parse_trace(std::string_view text, const std::string& name) {
   TrackedIt last{text.data() + text.size(), &cursor};
   json::sax_parse(first, last, &h);
   h.finish(name);
+  parse_progress(text.size(), out.events.size());  // the whole text read; a cancel stops the load before the model is built
   if (long_string && out.truncated)
     out.truncated->detail = "inside a string that starts here and runs " + std::to_string(long_string->length) + " bytes to the end of the file";
   return out;

@@ -1,11 +1,12 @@
 // Loading a run for the viewer: the same pipeline as `shardscope report` (analysis::analyse_run), with
 // keep_going so a file that fails is reported while the others open. Async for the window (a worker thread,
-// results delivered on the GUI thread), sync for --screenshot.
+// results delivered on the GUI thread, cancellable), sync for --screenshot.
 #pragma once
 
 #include <QObject>
 #include <QStringList>
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -18,21 +19,30 @@ namespace shardscope::viewer {
 struct LoadOutcome {
   std::shared_ptr<analysis::AnalysedRun> run;  // null when nothing loaded
   std::string error;                           // why nothing loaded
+  bool cancelled = false;                      // the user stopped it: nothing to say, nothing to show
 };
 
-LoadOutcome load_run(const QStringList& paths, std::function<void(const plugins::LoadProgress&)> on_progress = {});
+LoadOutcome load_run(const QStringList& paths, std::function<void(const plugins::LoadProgress&)> on_progress = {},
+                     const std::atomic<bool>* cancel = nullptr);
 
 class Loader : public QObject {
   Q_OBJECT
  public:
   explicit Loader(QObject* parent = nullptr) : QObject(parent) {}
-  ~Loader() override;
+  ~Loader() override;  // cancels a load under way and waits for its thread
   bool busy() const { return busy_; }
-  // Starts loading on a worker thread; progress() and finished() arrive on this object's thread.
+  // Starts loading on a worker thread; started(), progress() and finished() arrive on this object's thread.
   void start(const QStringList& paths);
+  // Asks the worker to stop: the file being parsed stops at its next report (a few MB), finished() follows
+  // with an outcome marked cancelled. Nothing when idle.
+  void cancel() { cancel_ = true; }
+  // Called on the worker thread with each report before it is posted. Tests hold the worker there, so that
+  // what they check happens while a file is being read, whatever the machine's speed.
+  void setWorkerHook(std::function<void(const plugins::LoadProgress&)> hook) { worker_hook_ = std::move(hook); }
 
  signals:
-  void progress(qint64 bytes_done, qint64 bytes, int files_done, int files);
+  void started();
+  void progress(const shardscope::plugins::LoadProgress& p);
   void finished(QStringList paths);
 
  public:
@@ -42,6 +52,8 @@ class Loader : public QObject {
   std::thread worker_;
   LoadOutcome outcome_;
   bool busy_ = false;
+  std::atomic<bool> cancel_{false};
+  std::function<void(const plugins::LoadProgress&)> worker_hook_;
 };
 
 }  // namespace shardscope::viewer

@@ -8,7 +8,6 @@
 #include <QMessageBox>
 #include <QMimeData>
 #include <QPlainTextEdit>
-#include <QProgressBar>
 #include <QSettings>
 #include <QStatusBar>
 #include <QVBoxLayout>
@@ -20,10 +19,12 @@
 #include "viewer/app/docks/comparison_dock.h"
 #include "viewer/app/docks/range_dock.h"
 #include "viewer/app/docks/steps_dock.h"
+#include "viewer/app/load_progress_bar.h"
 #include "viewer/app/memory_chart_widget.h"
 #include "viewer/app/overview_widget.h"
 #include "viewer/app/step_lock.h"
 #include "viewer/app/timeline_widget.h"
+#include "viewer/model/run_memory.h"
 
 namespace shardscope::viewer {
 
@@ -46,8 +47,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   banner_->setWordWrap(true);
   banner_->setStyleSheet("QLabel { background: #FFF3CD; color: #664D03; padding: 4px; }");
   banner_->hide();
-  progress_ = new QProgressBar(central);
-  progress_->hide();
+  progress_ = new LoadProgressBar(central);
+  progress_->watch(loader_);
+  progress_->watch(comparison_loader_);
   timeline_ = new TimelineWidget(central);
   overview_ = new OverviewWidget(timeline_, central);
   box->addWidget(banner_);
@@ -119,17 +121,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
               selection_->setEvent(EventSelection{rank, *ev});
             }
           });
-  connect(loader_, &Loader::progress, this, [this](qint64 done, qint64 total, int, int) {
-    // Bytes on disk; scaled to the bar's int range.
-    progress_->setRange(0, 1000);
-    progress_->setValue(total > 0 ? int(1000 * done / total) : 0);
-  });
-  connect(loader_, &Loader::finished, this, [this](const QStringList& paths) {
-    progress_->hide();
-    present(loader_->take(), paths);
-  });
+  connect(loader_, &Loader::finished, this, [this](const QStringList& paths) { present(loader_->take(), paths); });
   connect(comparison_loader_, &Loader::finished, this, [this](const QStringList& paths) {
-    progress_->hide();
     presentComparison(comparison_loader_->take(), paths);
   });
 }
@@ -150,8 +143,6 @@ void MainWindow::warn(const QString& title, const QString& text) {
 
 void MainWindow::openAsync(const QStringList& paths) {
   if (loader_->busy()) return;
-  progress_->setRange(0, 0);  // busy until the first report
-  progress_->show();
   loader_->start(paths);
 }
 
@@ -166,6 +157,11 @@ QString MainWindow::openSync(const QStringList& paths, QStringList* failures) {
 }
 
 void MainWindow::present(LoadOutcome outcome, const QStringList& paths) {
+  if (outcome.cancelled) {
+    // The user stopped it: the window stays as it was (the previous run, or empty).
+    statusBar()->showMessage(tr("Loading cancelled"), 5000);
+    return;
+  }
   if (!outcome.run) {
     // Nothing loaded: say why, keep what was open.
     warn(tr("Could not open"), QString::fromStdString(outcome.error));
@@ -197,6 +193,7 @@ void MainWindow::present(LoadOutcome outcome, const QStringList& paths) {
   comparison_.reset();
   comparison_dock_->clear();
   selection_->setRun(run_.get(), layout_.get());
+  release_free_memory();  // the parse's temporaries are gone; their pages would stay resident
 
   // The banner: truncated ranks and the loader's warnings (ranks from different runs, guessed ranks, ...).
   QStringList lines;

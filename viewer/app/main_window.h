@@ -20,7 +20,6 @@
 
 class QDockWidget;
 class QLabel;
-class QProgressBar;
 class QMenu;
 class QLineEdit;
 class QPlainTextEdit;
@@ -28,6 +27,7 @@ class QPlainTextEdit;
 namespace shardscope::viewer {
 
 class TimelineWidget;
+class LoadProgressBar;
 class OverviewWidget;
 class MemoryChartWidget;
 class ComparisonDock;
@@ -54,6 +54,8 @@ class MainWindow : public QMainWindow {
   // Help > Keyboard map: a window listing every key (viewer/model/keymap.h); shown, not modal.
   QWidget* showKeyboardHelp();
   bool loading() const;
+  LoadProgressBar* loadProgress() const { return progress_; }
+  Loader* loader() const { return loader_; }
 
   // How warnings reach the user: a modal QMessageBox unless a sink is set (tests read the text instead).
   using WarningSink = std::function<void(const QString& title, const QString& text)>;
@@ -109,7 +111,7 @@ class MainWindow : public QMainWindow {
   std::unique_ptr<TimelineLayout> comparison_layout_;
   QStringList run_paths_, comparison_paths_;
   QLabel* banner_ = nullptr;
-  QProgressBar* progress_ = nullptr;
+  LoadProgressBar* progress_ = nullptr;  // what is being read, and Cancel
   QLabel* cursor_ = nullptr;  // the time under the mouse, in the status bar
   SelectionModel* selection_ = nullptr;
   QWidget* keyboard_help_ = nullptr;

@@ -6,7 +6,6 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
-#include <QProgressBar>
 #include <QShortcut>
 #include <QAction>
 #include <QMenu>
@@ -146,8 +145,6 @@ void MainWindow::openComparisonAsync(const QStringList& paths) {
     return;
   }
   if (loading()) return;
-  progress_->setRange(0, 0);
-  progress_->show();
   comparison_loader_->start(paths);
 }
 
@@ -160,6 +157,7 @@ QString MainWindow::openComparisonSync(const QStringList& paths) {
 }
 
 void MainWindow::presentComparison(LoadOutcome outcome, const QStringList& paths) {
+  if (outcome.cancelled) return;  // the user stopped it: the open comparison stays
   if (!outcome.run) {
     warn(tr("Could not open for comparison"), QString::fromStdString(outcome.error));
     return;
