@@ -5,6 +5,7 @@
 // run (QSettings in a temporary folder).
 #include <QtTest>
 
+#include <QFile>
 #include <QHelpEvent>
 #include <QLineEdit>
 #include <QMenu>
@@ -258,6 +259,50 @@ class TestViewerRows : public QObject {
     open(kRun);
     QCOMPARE(labels(t_), defaults);
     QCOMPARE(t_->labelWidth(), int(TimelineWidget::kLabelWidth));
+  }
+
+  void overlappingKernelsTakeFourLanes() {
+    // Ten kernels on one stream, each overlapping the one before (a Kineto trace written here): four lanes,
+    // the last holding seven, its label "+6" and its hover saying so; a click there still finds a kernel.
+    QTemporaryDir dir;
+    QString path = dir.filePath("overlap.json");
+    {
+      QFile f(path);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      QString events;
+      for (int i = 0; i < 10; ++i)
+        events += QString(R"(%1{"ph": "X", "cat": "kernel", "name": "k%2", "pid": 0, "tid": 7, "ts": %3, "dur": 1000, "args": {"stream": 7}})")
+                      .arg(i ? "," : "")
+                      .arg(i)
+                      .arg(i * 10);
+      f.write(("{\"traceEvents\": [" + events + "]}").toUtf8());
+    }
+    w_ = std::make_unique<MainWindow>();
+    w_->resize(1400, 900);
+    w_->show();
+    QVERIFY(QTest::qWaitForWindowExposed(w_.get()));
+    QVERIFY(w_->openSync({path}, nullptr).isEmpty());
+    t_ = w_->timeline();
+    int row = find_row_starting(t_, 0, "", RowKind::Track);
+    QVERIFY(row >= 0);
+    const Row& r = t_->rows()[size_t(row)];
+    QCOMPARE(r.lanes, kMaxLanes);
+    QCOMPARE(r.folded, 6u);
+    const int lane_h = t_->timelineLayout()->options().lane_height;
+    const int last_lane_y = t_->rowTop(row) + (kMaxLanes - 1) * lane_h + lane_h / 2;
+    QString tip = tooltip_at(t_, QPoint(30, last_lane_y));
+    QVERIFY2(tip.contains("6 overlapping slices from 6 deeper lanes"), qPrintable(tip));
+    QVERIFY(!tooltip_at(t_, QPoint(30, t_->rowTop(row) + lane_h / 2)).contains("overlapping"));
+    // The +6 badge is painted on that lane, inside the label column.
+    QImage img = t_->grab().toImage();
+    const QRgb badge = QColor(0xFF, 0xE0, 0xA0).rgb();
+    int n = 0;
+    for (int x = 0; x < t_->labelWidth(); ++x) n += img.pixel(x, last_lane_y) == badge;
+    QVERIFY2(n > 3, qPrintable(QString::number(n)));
+    // A kernel's tooltip in the folded lane says the lane holds more.
+    const int x = t_->labelWidth() + int(t_->viewport().x_of(double(t_->timelineLayout()->start_ns()) + 500e3));
+    tip = tooltip_at(t_, QPoint(x, last_lane_y));
+    QVERIFY2(tip.contains("<b>k") && tip.contains("overlapping"), qPrintable(tip));
   }
 
   void cleanupTestCase() { w_.reset(); }

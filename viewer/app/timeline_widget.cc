@@ -642,7 +642,8 @@ QMenu* TimelineWidget::rowMenu(QPoint pos) {
       })->setObjectName("toggleGroup");
     }
   }
-  QAction* show = menu->addAction(tr("Show %n hidden row(s)", nullptr, int(arrangement_.hidden_count())), this, [this] {
+  const size_t hidden = arrangement_.hidden_count();
+  QAction* show = menu->addAction(hidden == 1 ? tr("Show 1 hidden row") : tr("Show %1 hidden rows").arg(hidden), this, [this] {
     arrangement_.show_hidden();
     arranged(true);
   });
@@ -708,8 +709,11 @@ QString TimelineWidget::toolTipAt(QPoint pos) const {
   const Row& r = arrangement_.rows()[size_t(row)];
   QString folded_note;
   if (r.kind == RowKind::Track && r.folded > 0 && lane == r.lanes - 1)
-    folded_note = tr("%n overlapping slice(s) from %1 deeper lane(s) drawn in this lane (at most %2 lanes a track)", nullptr, int(r.folded))
+    folded_note = tr("%1 overlapping %2 from %3 deeper %4 drawn in this lane (a track shows at most %5 lanes)")
+                      .arg(r.folded)
+                      .arg(r.folded == 1 ? tr("slice") : tr("slices"))
                       .arg(r.folded_lanes)
+                      .arg(r.folded_lanes == 1 ? tr("lane") : tr("lanes"))
                       .arg(kMaxLanes);
   if (pos.x() < label_width_) {  // the full name of a label cut short, and what a fold holds
     QString tip = QString::fromStdString(r.label).toHtmlEscaped();
