@@ -34,7 +34,10 @@ QSize OverviewWidget::sizeHint() const {
   return {400, std::clamp(ranks * kRowHeight, 2 * kRowHeight, kMaxHeight) + 4};
 }
 
-int OverviewWidget::stripWidth() const { return std::max(1, width() - timeline_->labelWidth()); }
+// The timeline's plot width: the strip ends where the timeline's rows do, left of its row scrollbar.
+int OverviewWidget::stripWidth() const {
+  return std::max(1, std::min(width() - timeline_->labelWidth(), timeline_->viewport().width_px));
+}
 
 void OverviewWidget::paintEvent(QPaintEvent*) {
   QPainter p(this);

@@ -284,6 +284,14 @@ void TimelineWidget::paintRows(QPainter& p) {
   }
   p.setPen(QColor(0xC0, 0xC0, 0xC0));
   p.drawLine(label_width_ - 1, kRulerHeight, label_width_ - 1, height());
+  // While a label is dragged: where it would land, a line over the row under the cursor.
+  if (label_drag_ == LabelDrag::Reorder) {
+    if (int to = rowAtPos(last_); to >= 0 && to != label_row_) {
+      const int y = to < label_row_ ? rowTop(to) : rowTop(to) + arrangement_.rows()[size_t(to)].height;
+      p.setPen(QPen(QColor(0x33, 0x66, 0xCC), 2));
+      p.drawLine(0, y, width(), y);
+    }
+  }
 }
 
 void TimelineWidget::paintRowRange(QPainter& p, size_t first, size_t last, int scroll, int clip_top) {
@@ -573,6 +581,8 @@ void TimelineWidget::mouseMoveEvent(QMouseEvent* e) {
   }
   if (label_drag_ != LabelDrag::None) {
     setCursor(label_drag_ == LabelDrag::Reorder ? Qt::ClosedHandCursor : Qt::ArrowCursor);
+    last_ = pos;
+    if (label_drag_ == LabelDrag::Reorder) update();
     return;
   }
   if (!pressed_) {  // hovering: only the readout, and the column edge's cursor
