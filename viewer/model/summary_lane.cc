@@ -24,34 +24,41 @@ void summary_marks(const RankView& rv, const std::vector<uint32_t>& tracks, cons
     marks.clear();
     track_marks(rv.rank->tracks[t], rv.tracks[t], vp, marks, lod);
     for (const Mark& m : marks) {
-      int x0 = std::max(0, int(std::floor(m.x0))), x1 = std::min(width, int(std::ceil(std::max(m.x1, m.x0 + 1))));
+      const float lo = m.x0, hi = std::max(m.x1, m.x0 + 1);
+      int x0 = std::max(0, int(std::floor(lo))), x1 = std::min(width, int(std::ceil(hi)));
       for (int x = x0; x < x1; ++x) {
-        float cover = std::min<float>(float(x + 1), std::max(m.x1, m.x0 + 1)) - std::max<float>(float(x), m.x0);
+        // Whole columns inside the mark cover 1; only its two ends are partial.
+        float cover = x > x0 && x + 1 < x1 ? 1.0f : std::min<float>(float(x + 1), hi) - std::max<float>(float(x), lo);
         if (cover <= 0) continue;
         auto& col = columns[size_t(x)];
-        Slot* s = std::find_if(col.begin(), col.end(), [&](const Slot& q) { return q.cover > 0 && q.colour == m.colour; });
-        if (s == col.end()) s = std::min_element(col.begin(), col.end(), [](const Slot& a, const Slot& b) { return a.cover < b.cover; });
-        if (s->colour != m.colour) *s = {m.colour, 0};
-        if (s->cover == 0 && col[0].cover == 0) first_event[size_t(x)] = m.event;
+        if (col[0].cover == 0) first_event[size_t(x)] = m.event;
+        // Most columns hold one colour: its slot is the first.
+        Slot* s = &col[0];
+        if (s->cover > 0 && s->colour != m.colour) {
+          s = std::find_if(col.begin(), col.end(), [&](const Slot& q) { return q.cover > 0 && q.colour == m.colour; });
+          if (s == col.end()) s = std::min_element(col.begin(), col.end(), [](const Slot& a, const Slot& b) { return a.cover < b.cover; });
+          if (s->colour != m.colour) *s = {m.colour, 0};
+        }
+        s->colour = m.colour;
         s->cover += cover;
       }
     }
   }
-  // Columns to runs: one mark per stretch of one dominant colour.
-  for (int x = 0; x < width;) {
-    const auto& col = columns[size_t(x)];
+  // Each column's dominant colour, once; then runs of one colour become one mark each.
+  std::vector<int64_t> dominant(static_cast<size_t>(width), -1);
+  for (size_t x = 0; x < dominant.size(); ++x) {
+    const auto& col = columns[x];
     const Slot& best = *std::max_element(col.begin(), col.end(), [](const Slot& a, const Slot& b) { return a.cover < b.cover; });
-    if (best.cover <= 0) {
+    if (best.cover > 0) dominant[x] = best.colour;
+  }
+  for (int x = 0; x < width;) {
+    if (dominant[size_t(x)] < 0) {
       ++x;
       continue;
     }
     int end = x + 1;
-    for (; end < width; ++end) {
-      const auto& c = columns[size_t(end)];
-      const Slot& b = *std::max_element(c.begin(), c.end(), [](const Slot& p, const Slot& q) { return p.cover < q.cover; });
-      if (b.cover <= 0 || b.colour != best.colour) break;
-    }
-    out.push_back({float(x), float(end), first_event[size_t(x)], uint32_t(end - x), 0, best.colour});
+    while (end < width && dominant[size_t(end)] == dominant[size_t(x)]) ++end;
+    out.push_back({float(x), float(end), first_event[size_t(x)], uint32_t(end - x), 0, Rgb(dominant[size_t(x)])});
     x = end;
   }
 }
