@@ -64,7 +64,7 @@ class TestViewerFixes : public QObject {
     const QString hint = dock->text();
     // Shift+drag across a rank's first track row.
     const Row* track_row = nullptr;
-    for (const Row& r : t->timelineLayout()->rows())
+    for (const Row& r : t->rows())
       if (r.kind == RowKind::Track && !track_row) track_row = &r;
     QVERIFY(track_row);
     int y = TimelineWidget::kRulerHeight + track_row->y + 4;

@@ -111,10 +111,10 @@ class TestViewerReadable : public QObject {
     const TimelineLayout& layout = *t->timelineLayout();
     // The first counter row; scroll it into view with the wheel.
     int row = -1;
-    for (size_t i = 0; i < layout.rows().size() && row < 0; ++i)
-      if (layout.rows()[i].kind == RowKind::Counter) row = int(i);
+    for (size_t i = 0; i < t->rows().size() && row < 0; ++i)
+      if (t->rows()[i].kind == RowKind::Counter) row = int(i);
     QVERIFY(row >= 0);
-    const Row& r = layout.rows()[size_t(row)];
+    const Row& r = t->rows()[size_t(row)];
     const model::CounterSeries& series = layout.ranks()[r.rank].rank->counters[size_t(r.item)];
     QVERIFY(series.samples.size() >= 2);
     QCOMPARE(counter_unit(series.name), CounterUnit::Bytes);  // memory.* series

@@ -149,7 +149,8 @@ class TestViewerWindow : public QObject {
     double span = t->viewport().end_ns() - t->viewport().start_ns;
     OverviewWidget* o = w.overview();
     QVERIFY(o->height() > 0);
-    int x = TimelineWidget::kLabelWidth + (o->width() - TimelineWidget::kLabelWidth) * 3 / 4;
+    // The strip spans the timeline's plot: right of the labels, left of the rows' scrollbar.
+    int x = t->labelWidth() + t->viewport().width_px * 3 / 4;
     QTest::mouseClick(o, Qt::LeftButton, {}, QPoint(x, o->height() / 2));
     // Centred three quarters into the run, zoom kept.
     const Overview& ov = o->overview();

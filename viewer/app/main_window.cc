@@ -1,6 +1,9 @@
 #include "viewer/app/main_window.h"
 
+#include <QCryptographicHash>
+#include <QDir>
 #include <QDockWidget>
+#include <QFileInfo>
 #include <QDragEnterEvent>
 #include <QFileDialog>
 #include <QLabel>
@@ -112,6 +115,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(timeline_, &TimelineWidget::rangeSelected, this,
           [this](uint32_t rank, qint64 lo, qint64 hi) { selection_->setRange(TimeRange{rank, lo, hi}); });
   connect(timeline_, &TimelineWidget::rangeCleared, this, [this] { selection_->setRange(std::nullopt); });
+  connect(timeline_, &TimelineWidget::arrangementChanged, this, [this] {
+    if (QString key = arrangementKey(); !key.isEmpty()) QSettings("shardscope", "viewer").setValue(key, timeline_->saveArrangement());
+  });
   connect(timeline_, &TimelineWidget::cursorMoved, this, [this](const QString& text) { cursor_->setText(text); });
   connect(selection_, &SelectionModel::jumpRequested, this,
           [this](uint32_t rank, uint32_t track, qint64 lo, qint64 hi, std::optional<model::EventRef> ev) {
@@ -186,6 +192,7 @@ void MainWindow::present(LoadOutcome outcome, const QStringList& paths) {
   run_ = std::move(outcome.run);
   layout_ = std::make_unique<TimelineLayout>(run_->trace);
   timeline_->setTimeline(layout_.get());
+  restoreArrangement();
   overview_->setTimeline(layout_.get());
   // A comparison made against the previous run no longer holds.
   comparison_timeline_->setTimeline(nullptr);
@@ -204,6 +211,23 @@ void MainWindow::present(LoadOutcome outcome, const QStringList& paths) {
   banner_->setText(lines.join("\n"));
   banner_->setVisible(!lines.isEmpty());
   setWindowTitle(tr("shardscope viewer — %1 ranks, %2 events").arg(run_->trace.ranks.size()).arg(layout_->events()));
+}
+
+QString MainWindow::arrangementKey() const {
+  if (run_paths_.isEmpty()) return {};
+  // The run's directory: the one opened, or the first file's. Hashed: a path holds characters QSettings
+  // keys treat as separators.
+  QFileInfo first(run_paths_.front());
+  QString dir = first.isDir() ? first.absoluteFilePath() : first.absolutePath();
+  dir = QFileInfo(dir).canonicalFilePath().isEmpty() ? QDir::cleanPath(dir) : QFileInfo(dir).canonicalFilePath();
+  return "rows/" + QString::fromLatin1(QCryptographicHash::hash(dir.toUtf8(), QCryptographicHash::Sha1).toHex());
+}
+
+void MainWindow::restoreArrangement() {
+  QString key = arrangementKey();
+  if (key.isEmpty()) return;
+  QString saved = QSettings("shardscope", "viewer").value(key).toString();
+  if (!saved.isEmpty()) timeline_->restoreArrangement(saved);  // unreadable text leaves the defaults
 }
 
 QDockWidget* MainWindow::addDock(QDockWidget* dock, Qt::DockWidgetArea area) {

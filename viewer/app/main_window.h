@@ -92,6 +92,9 @@ class MainWindow : public QMainWindow {
   void showHit();
   void rememberRecent(const QStringList& paths);
   void rebuildRecentMenu();
+  // The timeline's row arrangement is kept per run directory (QSettings "rows/<hash of the directory>").
+  QString arrangementKey() const;
+  void restoreArrangement();
 
   Loader* loader_ = nullptr;
   Loader* comparison_loader_ = nullptr;

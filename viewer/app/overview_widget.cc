@@ -34,15 +34,18 @@ QSize OverviewWidget::sizeHint() const {
   return {400, std::clamp(ranks * kRowHeight, 2 * kRowHeight, kMaxHeight) + 4};
 }
 
-int OverviewWidget::stripWidth() const { return std::max(1, width() - TimelineWidget::kLabelWidth); }
+// The timeline's plot width: the strip ends where the timeline's rows do, left of its row scrollbar.
+int OverviewWidget::stripWidth() const {
+  return std::max(1, std::min(width() - timeline_->labelWidth(), timeline_->viewport().width_px));
+}
 
 void OverviewWidget::paintEvent(QPaintEvent*) {
   QPainter p(this);
   p.fillRect(rect(), QColor(0xF0, 0xF0, 0xF0));
   if (!layout_ || overview_.density.empty()) return;
   p.setPen(QColor(0x44, 0x44, 0x44));
-  p.drawText(QRect(4, 0, TimelineWidget::kLabelWidth - 8, height()), Qt::AlignVCenter | Qt::AlignLeft, tr("overview"));
-  const int w = stripWidth(), x0 = TimelineWidget::kLabelWidth;
+  p.drawText(QRect(4, 0, timeline_->labelWidth() - 8, height()), Qt::AlignVCenter | Qt::AlignLeft, tr("overview"));
+  const int w = stripWidth(), x0 = timeline_->labelWidth();
   const int rows = int(overview_.density.size());
   const double row_h = double(height() - 4) / rows;
   // Per pixel column the densest bin it covers, as the alpha of one colour (the timeline's host grey would
@@ -67,7 +70,7 @@ void OverviewWidget::paintEvent(QPaintEvent*) {
 void OverviewWidget::centreAt(double x) {
   if (!layout_) return;
   Viewport vp = timeline_->viewport();
-  vp.start_ns = overview_start_at(overview_, vp, x - TimelineWidget::kLabelWidth, stripWidth());
+  vp.start_ns = overview_start_at(overview_, vp, x - timeline_->labelWidth(), stripWidth());
   timeline_->setViewport(vp);
 }
 

@@ -4,14 +4,19 @@
 #include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QScrollBar>
 #include <QToolTip>
 #include <QWheelEvent>
 
 #include <cmath>
+#include <cstdlib>
+#include <memory>
+#include <utility>
 #include <unordered_map>
 
 #include "model/saturating.h"
 #include "viewer/model/counter_track.h"
+#include "viewer/model/summary_lane.h"
 
 namespace shardscope::viewer {
 
@@ -40,7 +45,17 @@ TimelineWidget::TimelineWidget(QWidget* parent) : QWidget(parent) {
   setMouseTracking(true);  // the cursor readout follows the mouse without a button held
   setMinimumSize(400, 200);
   setAutoFillBackground(false);
+  vbar_ = new QScrollBar(Qt::Vertical, this);
+  vbar_->setObjectName("rowScrollBar");
+  vbar_->setRange(0, 0);
+  connect(vbar_, &QScrollBar::valueChanged, this, [this](int v) {
+    if (v == y_scroll_) return;
+    y_scroll_ = v;
+    update();
+  });
 }
+
+int TimelineWidget::plotWidth() const { return std::max(1, width() - label_width_ - vbar_->sizeHint().width()); }
 
 void TimelineWidget::setTimeline(const TimelineLayout* layout) {
   layout_ = layout;
@@ -48,6 +63,10 @@ void TimelineWidget::setTimeline(const TimelineLayout* layout) {
   range_.reset();
   y_scroll_ = 0;
   highlights_ = nullptr;
+  arrangement_ = layout_ ? RowArrangement(*layout_) : RowArrangement();
+  label_width_ = kLabelWidth;
+  vbar_->setGeometry(width() - vbar_->sizeHint().width(), kRulerHeight, vbar_->sizeHint().width(), height() - kRulerHeight);
+  updateScrollBar();
   if (layout_) vp_ = Viewport::fit(layout_->start_ns(), std::max(layout_->end_ns(), model::sat_add(layout_->start_ns(), 1)), plotWidth());
   changed();
 }
@@ -74,6 +93,8 @@ void TimelineWidget::setHighlights(const SearchResult* result) {
 }
 
 void TimelineWidget::resizeEvent(QResizeEvent*) {
+  vbar_->setGeometry(width() - vbar_->sizeHint().width(), kRulerHeight, vbar_->sizeHint().width(), height() - kRulerHeight);
+  updateScrollBar();
   // Keep the time span across a resize: the same window, more or fewer pixels.
   double span = vp_.ns_per_px * vp_.width_px;
   vp_.width_px = plotWidth();
@@ -94,8 +115,10 @@ void TimelineWidget::panBy(double px) {
 
 void TimelineWidget::scrollBy(int dy) {
   if (!layout_) return;
-  int max_scroll = std::max(0, layout_->height() - (height() - kRulerHeight));
+  int max_scroll = std::max(0, arrangement_.height() - (height() - kRulerHeight));
   y_scroll_ = std::clamp(y_scroll_ + dy, 0, max_scroll);
+  QSignalBlocker block(vbar_);
+  vbar_->setValue(y_scroll_);
   update();
 }
 
@@ -109,11 +132,20 @@ void TimelineWidget::zoomTo(int64_t lo, int64_t hi, uint32_t rank, uint32_t trac
   int64_t margin = std::max<int64_t>(1, model::sat_sub(hi, lo) / 10);
   vp_ = Viewport::fit(model::sat_sub(lo, margin), model::sat_add(hi, margin), plotWidth());
   if (layout_) {
-    int row = layout_->row_of_track(rank, track);
-    if (row >= 0) {
-      const Row& r = layout_->rows()[size_t(row)];
+    int row = arrangement_.row_of_track(rank, track);
+    if (row < 0 && layout_->row_of_track(rank, track) >= 0) {
+      // The track is folded, hidden or filtered out: a jump to it shows it.
+      // Not saved as the run's arrangement: a jump is a look, not a choice of rows.
+      arrangement_.reveal(rank, track);
+      arranged(false);
+      row = arrangement_.row_of_track(rank, track);
+    }
+    if (row >= 0 && size_t(row) >= arrangement_.pinned_count()) {
+      const Row& r = arrangement_.rows()[size_t(row)];
       int view_h = height() - kRulerHeight;
-      if (r.y < y_scroll_ || r.y + r.height > y_scroll_ + view_h) y_scroll_ = std::max(0, r.y - view_h / 3);
+      if (r.y < y_scroll_ + arrangement_.pinned_height() || r.y + r.height > y_scroll_ + view_h)
+        y_scroll_ = std::max(0, r.y - arrangement_.pinned_height() - view_h / 3);
+      updateScrollBar();
     }
   }
   changed();
@@ -163,7 +195,7 @@ void TimelineWidget::paintEvent(QPaintEvent*) {
 void TimelineWidget::paintRuler(QPainter& p) {
   p.fillRect(QRect(0, 0, width(), kRulerHeight), QColor(0xEE, 0xEE, 0xEE));
   p.setPen(QColor(0x44, 0x44, 0x44));
-  p.drawText(QRect(4, 0, kLabelWidth - 8, kRulerHeight), Qt::AlignVCenter | Qt::AlignLeft, format_ns(vp_.ns_per_px * vp_.width_px));
+  p.drawText(QRect(4, 0, label_width_ - 8, kRulerHeight), Qt::AlignVCenter | Qt::AlignLeft, format_ns(vp_.ns_per_px * vp_.width_px));
   // A tick every 1, 2 or 5 × 10^k ns, at least 100 px apart; labels relative to the trace's start.
   double raw = vp_.ns_per_px * 100;
   double pow10 = std::pow(10.0, std::floor(std::log10(raw)));
@@ -171,7 +203,7 @@ void TimelineWidget::paintRuler(QPainter& p) {
   double origin = double(layout_->start_ns());
   double first = std::ceil((vp_.start_ns - origin) / step) * step + origin;
   for (double t = first; t < vp_.end_ns(); t += step) {
-    int x = kLabelWidth + int(std::lround(vp_.x_of(t)));
+    int x = label_width_ + int(std::lround(vp_.x_of(t)));
     p.drawLine(x, kRulerHeight - 6, x, kRulerHeight);
     p.drawText(x + 3, kRulerHeight - 8, tick_label(t - origin, step));
   }
@@ -179,20 +211,62 @@ void TimelineWidget::paintRuler(QPainter& p) {
 }
 
 void TimelineWidget::paintRows(QPainter& p) {
-  const int top = kRulerHeight, bottom = height();
+  // The scrolling rows first, clipped below the pinned ones; then the pinned rows over them.
+  const size_t pinned = arrangement_.pinned_count(), n = arrangement_.rows().size();
+  const int pinned_bottom = kRulerHeight + arrangement_.pinned_height();
+  paintRowRange(p, pinned, n, y_scroll_, pinned_bottom);
+  paintRowRange(p, 0, pinned, 0, kRulerHeight);
+  // The label column, drawn last so marks never cover it.
+  p.fillRect(QRect(0, kRulerHeight, label_width_, height() - kRulerHeight), QColor(0xF0, 0xF0, 0xF0));
+  paintLabels(p, pinned, n, y_scroll_, pinned_bottom);
+  paintLabels(p, 0, pinned, 0, kRulerHeight);
+  if (pinned) {
+    p.setPen(QColor(0x70, 0x70, 0x70));
+    p.drawLine(0, pinned_bottom - 1, width(), pinned_bottom - 1);
+  }
+  p.setPen(QColor(0xC0, 0xC0, 0xC0));
+  p.drawLine(label_width_ - 1, kRulerHeight, label_width_ - 1, height());
+  // While a label is dragged: where it would land, a line over the row under the cursor.
+  if (label_drag_ == LabelDrag::Reorder) {
+    if (int to = rowAtPos(last_); to >= 0 && to != label_row_) {
+      const int y = to < label_row_ ? rowTop(to) : rowTop(to) + arrangement_.rows()[size_t(to)].height;
+      p.setPen(QPen(QColor(0x33, 0x66, 0xCC), 2));
+      p.drawLine(0, y, width(), y);
+    }
+  }
+}
+
+void TimelineWidget::paintRowRange(QPainter& p, size_t first, size_t last, int scroll, int clip_top) {
+  const int top = clip_top, bottom = height();
+  if (first >= last || top >= bottom) return;
   const int lane_h = layout_->options().lane_height;
+  const std::vector<Row>& rows = arrangement_.rows();
   // Rectangles are gathered per colour over the whole frame and drawn with one drawRects call per colour.
   std::unordered_map<Rgb, std::vector<QRectF>> by_colour, merged_by_colour;
   struct Label { QRectF r; uint32_t rank, track, event; };
   std::vector<Label> labels;
+  std::vector<uint32_t> tracks;
   p.save();
-  p.setClipRect(QRect(kLabelWidth, top, plotWidth(), bottom - top));
-  for (const Row& row : layout_->rows()) {
-    int y = top + row.y - y_scroll_;
+  p.setClipRect(QRect(label_width_, top, plotWidth(), bottom - top));
+  for (size_t i = first; i < last; ++i) {
+    const Row& row = rows[i];
+    int y = kRulerHeight + row.y - scroll;
     if (y + row.height < top) continue;
     if (y > bottom) break;
-    if (row.kind == RowKind::RankHeader) {
-      p.fillRect(QRect(kLabelWidth, y, plotWidth(), row.height), QColor(0xE4, 0xE8, 0xF0));
+    if (row.kind == RowKind::RankHeader || row.kind == RowKind::Group) {
+      const bool folded = arrangement_.collapsed(row);
+      p.fillRect(QRect(label_width_, y, plotWidth(), row.height),
+                 row.kind == RowKind::RankHeader ? QColor(0xE4, 0xE8, 0xF0) : QColor(0xF2, 0xF4, 0xF7));
+      if (!folded) continue;
+      // A folded rank or group: one summary lane of its tracks, the dominant colour per pixel column.
+      const RankView& rv = layout_->ranks()[row.rank];
+      tracks.clear();
+      for (uint32_t m : arrangement_.members(row))
+        if (const Row& src = layout_->rows()[m]; src.kind == RowKind::Track) tracks.push_back(uint32_t(src.item));
+      marks_.clear();
+      summary_marks(rv, tracks, vp_, marks_);
+      for (const Mark& m : marks_)
+        by_colour[m.colour].push_back(QRectF(label_width_ + m.x0, y + (row.height - lane_h) / 2 + 1, m.x1 - m.x0, lane_h - 2));
       continue;
     }
     if (row.kind == RowKind::Counter) {
@@ -204,7 +278,7 @@ void TimelineWidget::paintRows(QPainter& p) {
     marks_.clear();
     track_marks(track, rv.tracks[size_t(row.item)], vp_, marks_, {.host_colours = &rv.host_colours});
     for (const Mark& m : marks_) {
-      QRectF r(kLabelWidth + m.x0, y + m.lane * lane_h + 1, std::max(1.0f, m.x1 - m.x0), lane_h - 2);
+      QRectF r(label_width_ + m.x0, y + m.lane * lane_h + 1, std::max(1.0f, m.x1 - m.x0), lane_h - 2);
       (m.count > 1 ? merged_by_colour : by_colour)[m.colour].push_back(r);
       if (m.count == 1 && r.width() > 40) labels.push_back({r, row.rank, uint32_t(row.item), m.event});
     }
@@ -224,28 +298,10 @@ void TimelineWidget::paintRows(QPainter& p) {
   for (const Label& l : labels) {
     const RankView& rv = layout_->ranks()[l.rank];
     QString name = QString::fromUtf8(rv.rank->str(rv.rank->tracks[l.track].events[l.event].name));
-    QRectF text = l.r.adjusted(3, 0, -2, 0).intersected(QRectF(kLabelWidth, top, plotWidth(), bottom - top));
+    QRectF text = l.r.adjusted(3, 0, -2, 0).intersected(QRectF(label_width_, top, plotWidth(), bottom - top));
     p.drawText(text, Qt::AlignVCenter | Qt::AlignLeft, fm.elidedText(name, Qt::ElideRight, int(text.width())));
   }
   p.restore();
-  // The label column, drawn last so marks never cover it.
-  p.fillRect(QRect(0, top, kLabelWidth, bottom - top), QColor(0xF0, 0xF0, 0xF0));
-  for (const Row& row : layout_->rows()) {
-    int y = top + row.y - y_scroll_;
-    if (y + row.height < top) continue;
-    if (y > bottom) break;
-    QFont f = font();
-    f.setBold(row.kind == RowKind::RankHeader);
-    p.setFont(f);
-    p.setPen(row.kind == RowKind::RankHeader ? QColor(0x10, 0x20, 0x40) : QColor(0x30, 0x30, 0x30));
-    if (row.kind == RowKind::RankHeader) p.fillRect(QRect(0, y, kLabelWidth, row.height), QColor(0xD0, 0xD8, 0xE8));
-    int indent = row.kind == RowKind::RankHeader ? 4 : 14;
-    p.drawText(QRect(indent, y, kLabelWidth - indent - 4, std::min(row.height, 20)), Qt::AlignVCenter | Qt::AlignLeft,
-               QFontMetrics(f).elidedText(QString::fromStdString(row.label), Qt::ElideRight, kLabelWidth - indent - 4));
-  }
-  p.setFont(font());
-  p.setPen(QColor(0xC0, 0xC0, 0xC0));
-  p.drawLine(kLabelWidth - 1, top, kLabelWidth - 1, bottom);
 }
 
 void TimelineWidget::paintCounter(QPainter& p, const Row& row, int y) {
@@ -257,7 +313,7 @@ void TimelineWidget::paintCounter(QPainter& p, const Row& row, int y) {
   QPolygonF area;
   area.reserve(2 * vp_.width_px + 2);
   double base = y + row.height;
-  area << QPointF(kLabelWidth, base);
+  area << QPointF(label_width_, base);
   for (int x = 0; x < vp_.width_px; ++x) {
     double lo = vp_.ns_at(x), hi = vp_.ns_at(x + 1);
     double v = counter_value_at(series, lo).value_or(axis.min);
@@ -265,9 +321,9 @@ void TimelineWidget::paintCounter(QPainter& p, const Row& row, int y) {
                                [](const model::CounterSample& s, double t) { return double(s.ts_ns) < t; });
     for (int n = 0; it != series.samples.end() && double(it->ts_ns) < hi && n < 64; ++it, ++n) v = std::max(v, it->value);
     double h = (row.height - 2) * (v - axis.min) / (axis.max - axis.min);
-    area << QPointF(kLabelWidth + x, base - h) << QPointF(kLabelWidth + x + 1, base - h);
+    area << QPointF(label_width_ + x, base - h) << QPointF(label_width_ + x + 1, base - h);
   }
-  area << QPointF(kLabelWidth + vp_.width_px, base);
+  area << QPointF(label_width_ + vp_.width_px, base);
   p.setPen(Qt::NoPen);
   p.setBrush(QColor(0x56, 0xB4, 0xE9, 160));
   p.drawPolygon(area);
@@ -279,7 +335,7 @@ void TimelineWidget::paintCounter(QPainter& p, const Row& row, int y) {
   p.setFont(small);
   QFontMetrics fm(small);
   auto label = [&](const QString& text, int top) {
-    QRect r(kLabelWidth + 2, top, fm.horizontalAdvance(text) + 4, fm.height());
+    QRect r(label_width_ + 2, top, fm.horizontalAdvance(text) + 4, fm.height());
     p.fillRect(r, QColor(0xFA, 0xFA, 0xFA, 200));
     p.setPen(QColor(0x30, 0x30, 0x30));
     p.drawText(r, Qt::AlignCenter, text);
@@ -287,26 +343,25 @@ void TimelineWidget::paintCounter(QPainter& p, const Row& row, int y) {
   label(QString::fromStdString(format_counter(axis.max, unit)), y);
   label(QString::fromStdString(format_counter(axis.min, unit)), y + row.height - fm.height());
   p.setPen(QColor(0x80, 0x80, 0x80));
-  p.drawLine(kLabelWidth, y, kLabelWidth, y + row.height);
+  p.drawLine(label_width_, y, label_width_, y + row.height);
   p.setFont(font());
 }
 
 std::optional<QRectF> TimelineWidget::eventRect(uint32_t rank, model::EventRef ref) const {
-  int row = layout_->row_of_track(rank, ref.track);
+  int row = arrangement_.row_of_track(rank, ref.track);
   if (row < 0) return std::nullopt;
-  const Row& r = layout_->rows()[size_t(row)];
   const RankView& rv = layout_->ranks()[rank];
   const model::Event& e = rv.rank->tracks[ref.track].events[ref.index];
   int lane = rv.index.depth[ref.track][ref.index];
-  double x0 = kLabelWidth + vp_.x_of(double(e.ts_ns)), x1 = kLabelWidth + vp_.x_of(double(e.end_ns()));
+  double x0 = label_width_ + vp_.x_of(double(e.ts_ns)), x1 = label_width_ + vp_.x_of(double(e.end_ns()));
   int lane_h = layout_->options().lane_height;
-  return QRectF(x0, kRulerHeight + r.y - y_scroll_ + lane * lane_h, std::max(2.0, x1 - x0), lane_h);
+  return QRectF(x0, rowTop(row) + lane * lane_h, std::max(2.0, x1 - x0), lane_h);
 }
 
 void TimelineWidget::paintHighlights(QPainter& p) {
   if (!highlights_ || highlights_->hits.empty()) return;
   p.save();
-  p.setClipRect(QRect(kLabelWidth, kRulerHeight, plotWidth(), height() - kRulerHeight));
+  p.setClipRect(QRect(label_width_, kRulerHeight, plotWidth(), height() - kRulerHeight));
   p.setPen(QPen(QColor(0x00, 0x00, 0x00), 1.5, Qt::DashLine));
   p.setBrush(Qt::NoBrush);
   // Outlines cost a rectangle each: past a few thousand in view they would hide the marks anyway. The
@@ -321,7 +376,7 @@ void TimelineWidget::paintHighlights(QPainter& p) {
   size_t drawn = 0;
   for (size_t i = last, seen = 0; i > first && drawn < kMaxOutlines && seen < kMaxCandidates; ++seen) {
     const SearchHit& h = highlights_->hits[--i];
-    if (auto r = eventRect(h.rank, h.event); r && r->right() >= kLabelWidth && r->bottom() >= kRulerHeight && r->top() <= height()) {
+    if (auto r = eventRect(h.rank, h.event); r && r->right() >= label_width_ && r->bottom() >= kRulerHeight && r->top() <= height()) {
       if (r->width() >= kOutlineMinPx) p.drawRect(*r);
       else bars.emplace_back(r->left(), r->top(), r->width(), 2.0);
       ++drawn;
@@ -335,9 +390,9 @@ void TimelineWidget::paintHighlights(QPainter& p) {
 
 void TimelineWidget::paintSelection(QPainter& p) {
   p.save();
-  p.setClipRect(QRect(kLabelWidth, kRulerHeight, plotWidth(), height() - kRulerHeight));
+  p.setClipRect(QRect(label_width_, kRulerHeight, plotWidth(), height() - kRulerHeight));
   if (range_) {
-    double x0 = kLabelWidth + vp_.x_of(double(range_->first)), x1 = kLabelWidth + vp_.x_of(double(range_->second));
+    double x0 = label_width_ + vp_.x_of(double(range_->first)), x1 = label_width_ + vp_.x_of(double(range_->second));
     p.fillRect(QRectF(x0, kRulerHeight, x1 - x0, height()), QColor(0x33, 0x66, 0xCC, 40));
   }
   if (selection_) {
@@ -369,7 +424,7 @@ void TimelineWidget::wheelEvent(QWheelEvent* e) {
   if (e->modifiers() & Qt::ShiftModifier) {
     scrollBy(int(-steps * 40));
   } else {
-    zoomBy(std::pow(0.8, steps), e->position().x() - kLabelWidth);
+    zoomBy(std::pow(0.8, steps), e->position().x() - label_width_);
   }
   e->accept();
 }
@@ -396,23 +451,51 @@ void TimelineWidget::keyPressEvent(QKeyEvent* e) {
 
 void TimelineWidget::mousePressEvent(QMouseEvent* e) {
   press_ = last_ = e->position().toPoint();
+  label_drag_ = LabelDrag::None;
+  if (e->button() == Qt::RightButton) return;  // the context menu
+  if (layout_ && press_.y() >= kRulerHeight && std::abs(press_.x() - label_width_) <= 3) {
+    label_drag_ = LabelDrag::Resize;  // the label column's edge
+    return;
+  }
+  if (layout_ && press_.x() < label_width_) {
+    label_drag_ = LabelDrag::Press;
+    label_row_ = rowAtPos(press_);
+    return;
+  }
   pressed_ = true;
   dragging_ = false;
   selecting_ = (e->modifiers() & Qt::ShiftModifier) && layout_;
   if (selecting_) {
-    int lane = 0;
-    int row = layout_->row_at(press_.y() - kRulerHeight + y_scroll_, &lane);
-    range_rank_ = row >= 0 ? int(layout_->rows()[size_t(row)].rank) : -1;
+    int row = rowAtPos(press_);
+    range_rank_ = row >= 0 ? int(arrangement_.rows()[size_t(row)].rank) : -1;
   }
 }
 
 void TimelineWidget::mouseMoveEvent(QMouseEvent* e) {
   QPoint pos = e->position().toPoint();
   emit cursorMoved(cursorTextAt(pos));
-  if (!pressed_) return;  // hovering: only the readout
+  if (label_drag_ == LabelDrag::Resize) {
+    setLabelWidth(pos.x());
+    return;
+  }
+  if (label_drag_ == LabelDrag::Press && (pos - press_).manhattanLength() > 3 && label_row_ >= 0) {
+    const RowKind k = arrangement_.rows()[size_t(label_row_)].kind;
+    if (k == RowKind::Track || k == RowKind::Counter) label_drag_ = LabelDrag::Reorder;
+  }
+  if (label_drag_ != LabelDrag::None) {
+    setCursor(label_drag_ == LabelDrag::Reorder ? Qt::ClosedHandCursor : Qt::ArrowCursor);
+    last_ = pos;
+    if (label_drag_ == LabelDrag::Reorder) update();
+    return;
+  }
+  if (!pressed_) {  // hovering: only the readout, and the column edge's cursor
+    bool edge = layout_ && pos.y() >= kRulerHeight && std::abs(pos.x() - label_width_) <= 3;
+    setCursor(edge ? Qt::SplitHCursor : Qt::ArrowCursor);
+    return;
+  }
   if ((pos - press_).manhattanLength() > 3) dragging_ = true;
   if (selecting_) {
-    double a = vp_.ns_at(press_.x() - kLabelWidth), b = vp_.ns_at(pos.x() - kLabelWidth);
+    double a = vp_.ns_at(press_.x() - label_width_), b = vp_.ns_at(pos.x() - label_width_);
     range_ = {Viewport::to_ns(std::min(a, b)), Viewport::to_ns(std::max(a, b))};
     update();
   } else if (dragging_) {
@@ -423,13 +506,32 @@ void TimelineWidget::mouseMoveEvent(QMouseEvent* e) {
 }
 
 void TimelineWidget::mouseReleaseEvent(QMouseEvent* e) {
+  const QPoint pos = e->position().toPoint();
+  const LabelDrag drag = std::exchange(label_drag_, LabelDrag::None);
+  if (drag != LabelDrag::None) {
+    unsetCursor();
+    if (drag == LabelDrag::Resize) {
+      emit arrangementChanged();
+    } else if (drag == LabelDrag::Reorder) {
+      if (arrangement_.move(label_row_, rowAtPos(pos))) arranged(true);
+    } else if (e->button() == Qt::LeftButton && label_row_ >= 0 && label_row_ == rowAtPos(pos)) {
+      const Row& row = arrangement_.rows()[size_t(label_row_)];
+      if (row.kind == RowKind::RankHeader || row.kind == RowKind::Group) {
+        arrangement_.toggle(row);
+        arranged(true);
+      }
+    }
+    label_row_ = -1;
+    return;
+  }
+  if (!pressed_) return;
   if (selecting_ && range_ && range_rank_ >= 0) emit rangeSelected(uint32_t(range_rank_), range_->first, range_->second);
-  else if (!dragging_) clickAt(e->position().toPoint());
+  else if (!dragging_) clickAt(pos);
   selecting_ = dragging_ = pressed_ = false;
 }
 
 void TimelineWidget::clickAt(QPoint pos) {
-  if (!layout_ || pos.x() < kLabelWidth || pos.y() < kRulerHeight) return;
+  if (!layout_ || pos.x() < label_width_ || pos.y() < kRulerHeight) return;
   std::optional<Selection> hit = eventAt(pos);
   select(hit);
   if (hit) emit eventSelected(hit->rank, hit->event.track, hit->event.index);
@@ -441,25 +543,25 @@ void TimelineWidget::clickAt(QPoint pos) {
 namespace shardscope::viewer {
 
 std::optional<Selection> TimelineWidget::eventAt(QPoint pos) const {
-  if (!layout_ || pos.x() < kLabelWidth || pos.y() < kRulerHeight) return std::nullopt;
+  if (!layout_ || pos.x() < label_width_ || pos.y() < kRulerHeight) return std::nullopt;
   int lane = 0;
-  int row = layout_->row_at(pos.y() - kRulerHeight + y_scroll_, &lane);
-  if (row < 0 || layout_->rows()[size_t(row)].kind != RowKind::Track) return std::nullopt;
-  const Row& r = layout_->rows()[size_t(row)];
+  int row = rowAtPos(pos, &lane);
+  if (row < 0 || arrangement_.rows()[size_t(row)].kind != RowKind::Track) return std::nullopt;
+  const Row& r = arrangement_.rows()[size_t(row)];
   const RankView& rv = layout_->ranks()[r.rank];
   const TrackIndex& ti = rv.tracks[size_t(r.item)];
   if (size_t(lane) >= ti.lanes.size()) return std::nullopt;
-  auto hit = hit_test(rv.rank->tracks[size_t(r.item)], ti.lanes[size_t(lane)], vp_.ns_at(pos.x() - kLabelWidth), 3 * vp_.ns_per_px);
+  auto hit = hit_test(rv.rank->tracks[size_t(r.item)], ti.lanes[size_t(lane)], vp_.ns_at(pos.x() - label_width_), 3 * vp_.ns_per_px);
   if (!hit) return std::nullopt;
   return Selection{r.rank, {uint32_t(r.item), *hit}};
 }
 
 QString TimelineWidget::cursorTextAt(QPoint pos) const {
-  if (!layout_ || pos.x() < kLabelWidth) return {};
-  QString text = tr("t = %1").arg(format_ns(vp_.ns_at(pos.x() - kLabelWidth) - double(layout_->start_ns())));
-  int row = pos.y() >= kRulerHeight ? layout_->row_at(pos.y() - kRulerHeight + y_scroll_) : -1;
+  if (!layout_ || pos.x() < label_width_) return {};
+  QString text = tr("t = %1").arg(format_ns(vp_.ns_at(pos.x() - label_width_) - double(layout_->start_ns())));
+  int row = rowAtPos(pos);
   if (row >= 0) {
-    const Row& r = layout_->rows()[size_t(row)];
+    const Row& r = arrangement_.rows()[size_t(row)];
     text += tr("  ·  rank %1").arg(layout_->ranks()[r.rank].rank->rank);
     if (r.kind != RowKind::RankHeader) text += "  ·  " + QString::fromStdString(r.label);
   }
@@ -468,12 +570,32 @@ QString TimelineWidget::cursorTextAt(QPoint pos) const {
 
 QString TimelineWidget::toolTipAt(QPoint pos) const {
   if (!layout_ || pos.y() < kRulerHeight) return {};
-  int row = layout_->row_at(pos.y() - kRulerHeight + y_scroll_);
+  int lane = 0;
+  int row = rowAtPos(pos, &lane);
   if (row < 0) return {};
-  const Row& r = layout_->rows()[size_t(row)];
-  if (pos.x() < kLabelWidth) return QString::fromStdString(r.label).toHtmlEscaped();  // a label cut short
+  const Row& r = arrangement_.rows()[size_t(row)];
+  QString folded_note;
+  if (r.kind == RowKind::Track && r.folded > 0 && lane == r.lanes - 1)
+    folded_note = tr("%1 overlapping %2 from %3 deeper %4 drawn in this lane (a track shows at most %5 lanes)")
+                      .arg(r.folded)
+                      .arg(r.folded == 1 ? tr("slice") : tr("slices"))
+                      .arg(r.folded_lanes)
+                      .arg(r.folded_lanes == 1 ? tr("lane") : tr("lanes"))
+                      .arg(kMaxLanes);
+  if (pos.x() < label_width_) {  // the full name of a label cut short, and what a fold holds
+    QString tip = QString::fromStdString(r.label).toHtmlEscaped();
+    if (r.kind == RowKind::RankHeader || r.kind == RowKind::Group)
+      tip += "<br>" + (arrangement_.collapsed(r) ? tr("folded: click to expand") : tr("click to fold into one lane"));
+    if (!folded_note.isEmpty()) tip += "<br>" + folded_note;
+    return tip;
+  }
+  if (r.kind == RowKind::RankHeader || r.kind == RowKind::Group) {
+    if (!arrangement_.collapsed(r)) return {};
+    return tr("<b>%1</b><br>folded: busy where any of its rows is, in the colour covering most of each pixel")
+        .arg(QString::fromStdString(r.label).toHtmlEscaped());
+  }
   const model::Rank& rank = *layout_->ranks()[r.rank].rank;
-  const double t = vp_.ns_at(pos.x() - kLabelWidth);
+  const double t = vp_.ns_at(pos.x() - label_width_);
   if (r.kind == RowKind::Counter) {
     const model::CounterSeries& series = rank.counters[size_t(r.item)];
     const CounterUnit unit = counter_unit(series.name);
@@ -495,6 +617,7 @@ QString TimelineWidget::toolTipAt(QPoint pos) const {
                  tr("class: %1").arg(kind);
   if (e.unit >= 0) html += "<br>" + tr("unit: %1").arg(e.unit);
   if (e.step >= 0 && size_t(e.step) < rank.steps.size()) html += "<br>" + tr("step: %1").arg(rank.steps[size_t(e.step)].number);
+  if (!folded_note.isEmpty()) html += "<br>" + folded_note;
   return html;
 }
 

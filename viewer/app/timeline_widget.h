@@ -4,6 +4,10 @@
 // selects a time range and Esc clears it; a click selects an event. Search hits are outlined. Hovering
 // gives a tooltip (a slice's name, duration, class, unit and step; a counter's value) and reports the time
 // under the cursor (cursorMoved). Counter rows carry their y axis (bottom and top, in the counter's unit).
+// The rows are arranged by the user (viewer/model/row_arrangement.h): a click on a rank's or group's label
+// folds it to one summary lane, dragging a label reorders rows within their group, the label's context menu
+// pins (pinned rows stay above the scrolling ones), hides and shows rows, and the label column's edge drags
+// to resize it. A scrollbar at the right scrolls the rows.
 #pragma once
 
 #include <QWidget>
@@ -12,9 +16,13 @@
 #include <vector>
 
 #include "model/index.h"
+#include "viewer/model/row_arrangement.h"
 #include "viewer/model/search.h"
 #include "viewer/model/timeline_layout.h"
 #include "viewer/model/viewport.h"
+
+class QMenu;
+class QScrollBar;
 
 namespace shardscope::viewer {
 
@@ -26,7 +34,8 @@ struct Selection {
 class TimelineWidget : public QWidget {
   Q_OBJECT
  public:
-  static constexpr int kLabelWidth = 150;
+  static constexpr int kLabelWidth = 150;  // the label column's default width
+  static constexpr int kMinLabelWidth = 80, kMaxLabelWidth = 600;
   static constexpr int kRulerHeight = 24;
 
   explicit TimelineWidget(QWidget* parent = nullptr);
@@ -36,6 +45,20 @@ class TimelineWidget : public QWidget {
   const TimelineLayout* timelineLayout() const { return layout_; }
   const std::optional<Selection>& selection() const { return selection_; }
   int rowScroll() const { return y_scroll_; }  // pixels of rows scrolled off the top
+  // The rows as arranged, their y in arrangement space: rowTop() gives a row's y in the widget.
+  const std::vector<Row>& rows() const { return arrangement_.rows(); }
+  const RowArrangement& arrangement() const { return arrangement_; }
+  int rowTop(int row) const;
+  int rowAtPos(QPoint pos, int* lane = nullptr) const;  // the arranged row under `pos`, or -1
+  int labelWidth() const { return label_width_; }
+  void setLabelWidth(int px);  // held to [kMinLabelWidth, kMaxLabelWidth]
+  QScrollBar* rowScrollBar() const { return vbar_; }
+  void setRowFilter(const QString& text);
+  // The arrangement as text (RowArrangement::save) and back; restore returns false on text it cannot read.
+  QString saveArrangement() const;
+  bool restoreArrangement(const QString& text);
+  // The label context menu at `pos` (pin, hide, fold, show hidden, reset); the caller owns it.
+  QMenu* rowMenu(QPoint pos);
   // Where an event is drawn, in widget pixels (none when its row is not laid out).
   std::optional<QRectF> eventRect(uint32_t rank, model::EventRef ref) const;
 
@@ -63,6 +86,7 @@ class TimelineWidget : public QWidget {
   void rangeCleared();
   void selectionCleared();
   void cursorMoved(const QString& text);
+  void arrangementChanged();  // folded, pinned, moved, hidden or resized by the user: worth saving
 
  protected:
   bool event(QEvent*) override;
@@ -74,9 +98,14 @@ class TimelineWidget : public QWidget {
   void mousePressEvent(QMouseEvent*) override;
   void mouseMoveEvent(QMouseEvent*) override;
   void mouseReleaseEvent(QMouseEvent*) override;
+  void contextMenuEvent(QContextMenuEvent*) override;
 
  private:
-  int plotWidth() const { return std::max(1, width() - kLabelWidth); }
+  int plotWidth() const;
+  void paintRowRange(QPainter& p, size_t first, size_t last, int scroll, int clip_top);
+  void paintLabels(QPainter& p, size_t first, size_t last, int scroll, int clip_top);
+  void arranged(bool user);  // after the arrangement changed: scroll range, repaint, and tell when the user did it
+  void updateScrollBar();
   void paintRuler(class QPainter& p);
   void paintRows(QPainter& p);
   void paintCounter(QPainter& p, const Row& row, int y);
@@ -99,6 +128,11 @@ class TimelineWidget : public QWidget {
   QPoint press_{}, last_{};
   bool pressed_ = false, dragging_ = false, selecting_ = false;
   int range_rank_ = -1;
+  RowArrangement arrangement_;
+  int label_width_ = kLabelWidth;
+  QScrollBar* vbar_ = nullptr;
+  enum class LabelDrag { None, Press, Reorder, Resize } label_drag_ = LabelDrag::None;
+  int label_row_ = -1;  // the row whose label was pressed
 };
 
 // "1.234 ms", "12.0 µs", ...

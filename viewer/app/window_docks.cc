@@ -41,6 +41,14 @@ void MainWindow::buildSearchBar() {
   search_count_->setObjectName("searchCount");
   search_count_->setContentsMargins(8, 0, 8, 0);
   bar->addWidget(search_count_);
+  // Rows by name: a filter over the timeline's row labels (matching rows show even in folded groups).
+  auto* row_filter = new QLineEdit(bar);
+  row_filter->setObjectName("rowFilter");
+  row_filter->setPlaceholderText(tr("Filter rows by name"));
+  row_filter->setClearButtonEnabled(true);
+  row_filter->setMaximumWidth(220);
+  bar->addWidget(row_filter);
+  connect(row_filter, &QLineEdit::textChanged, timeline_, &TimelineWidget::setRowFilter);
 
   new QShortcut(QKeySequence::Find, this, [this] {
     search_edit_->setFocus();

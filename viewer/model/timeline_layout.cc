@@ -8,7 +8,8 @@
 namespace shardscope::viewer {
 
 size_t RankView::bytes() const {
-  size_t b = sizeof(RankView) + tracks.capacity() * sizeof(TrackIndex) + host_colours.capacity() * sizeof(Rgb);
+  size_t b = sizeof(RankView) + tracks.capacity() * sizeof(TrackIndex) + host_colours.capacity() * sizeof(Rgb) +
+             folded.capacity() * sizeof(folded[0]);
   for (const TrackIndex& t : tracks) b += t.bytes();
   for (const auto& d : index.depth) b += d.capacity() * sizeof(uint16_t) + sizeof(d);
   b += index.launches.capacity() * sizeof(model::LaunchLink);
@@ -29,6 +30,20 @@ namespace {
 void build_view(const model::Rank& rank, RankView& view) {
   view.rank = &rank;
   view.index = model::index_rank(rank);
+  // The lane cap: a stream's deeper overlaps move into its last lane, before the lanes are indexed, so hit
+  // tests, outlines and marks all see the same lane.
+  view.folded.assign(rank.tracks.size(), {0, 0});
+  for (size_t t = 0; t < rank.tracks.size(); ++t) {
+    if (rank.tracks[t].kind == model::TrackKind::HostThread) continue;
+    uint16_t deepest = 0;
+    for (uint16_t& d : view.index.depth[t])
+      if (d >= kMaxLanes) {
+        deepest = std::max(deepest, d);
+        ++view.folded[t].first;
+        d = kMaxLanes - 1;
+      }
+    if (deepest) view.folded[t].second = uint16_t(deepest - (kMaxLanes - 1));
+  }
   view.host_colours = host_colours_by_category(rank.strings);
   view.tracks.reserve(rank.tracks.size());
   for (size_t t = 0; t < rank.tracks.size(); ++t) view.tracks.push_back(build_track_index(rank.tracks[t], view.index.depth[t]));
@@ -73,7 +88,8 @@ TimelineLayout::TimelineLayout(const model::Trace& trace, const LayoutOptions& o
         if (rank.tracks[t].kind != kind || rank.tracks[t].events.empty()) continue;
         uint16_t lanes = uint16_t(std::max<size_t>(1, view.tracks[t].lanes.size()));
         int h = lanes * options_.lane_height;
-        rows_.push_back({RowKind::Track, r, int32_t(t), lanes, y, h, track_label(rank.tracks[t])});
+        rows_.push_back({RowKind::Track, r, int32_t(t), lanes, y, h, track_label(rank.tracks[t]), view.folded[t].first,
+                         view.folded[t].second});
         y += h + options_.gap;
       }
     for (size_t c = 0; c < rank.counters.size(); ++c) {

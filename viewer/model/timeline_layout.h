@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/index.h"
@@ -20,18 +21,28 @@ struct RankView {
   model::RankIndex index;
   std::vector<TrackIndex> tracks;  // one per rank->tracks entry
   std::vector<Rgb> host_colours;   // per string id: the colour of a host range of that category (palette.h)
+  // Per track: (slices folded into the last lane by kMaxLanes, lanes they came from).
+  std::vector<std::pair<uint32_t, uint16_t>> folded;
   size_t bytes() const;            // the side tables' heap size, the args table's included
 };
 
-enum class RowKind : uint8_t { RankHeader, Track, Counter };
+// Overlapping slices on one device stream or communication track take at most this many lanes; the slices
+// deeper than that are drawn in the last lane (a stream with overlapping kernels otherwise grows thousands
+// of lanes). Host threads keep every lane: theirs are call nesting, which reads as a stack.
+inline constexpr uint16_t kMaxLanes = 4;
+
+// Group: a fold of tracks of one rank (row_arrangement.h); its row is one summary lane when collapsed.
+enum class RowKind : uint8_t { RankHeader, Track, Counter, Group };
 
 struct Row {
   RowKind kind = RowKind::Track;
   uint32_t rank = 0;   // index into the layout's ranks
-  int32_t item = -1;   // track index (Track) or counter index (Counter) in the rank
-  uint16_t lanes = 1;  // Track: nesting depths shown
+  int32_t item = -1;   // track index (Track), counter index (Counter) or RowGroup (Group) in the rank
+  uint16_t lanes = 1;  // Track: nesting depths shown (at most kMaxLanes on a stream)
   int y = 0, height = 0;
   std::string label;
+  uint32_t folded = 0;         // Track: slices deeper than kMaxLanes drawn in the last lane
+  uint16_t folded_lanes = 0;   // Track: the lanes they came from
 };
 
 struct LayoutOptions {
