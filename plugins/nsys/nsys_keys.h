@@ -48,6 +48,7 @@ inline constexpr const char* kText = "text";
 inline constexpr const char* kTextId = "textId";
 inline constexpr const char* kDomainId = "domainId";
 inline constexpr const char* kJsonText = "jsonText";
+inline constexpr const char* kInt64Value = "int64Value";  // NVTX payload (shardscope-train: the unit or step number)
 inline constexpr const char* kPid = "pid";
 inline constexpr const char* kName = "name";
 inline constexpr const char* kUtcEpochNs = "utcEpochNs";

@@ -12,6 +12,7 @@
 #include "plugins/nsys/nsys_fsdp.h"
 #include "plugins/nsys/nsys_keys.h"
 #include "plugins/nsys/nsys_payload.h"
+#include "plugins/nsys/nsys_trainer.h"
 
 namespace shardscope::nsys {
 namespace k = nsys_keys;
@@ -189,6 +190,7 @@ class RankBuilder {
       const Call* call = call_of(q, 4);
       if (call) e.issued_ns = call->ts;
       uint32_t track = device_track(device, stream);
+      if (call) launched_.push_back({{track, uint32_t(r_.tracks[track].events.size())}, call->corr, model::kUnknown, model::kUnknown});
       if (call && e.cls == IntervalClass::Communication) nccl_.push_back({track, uint32_t(r_.tracks[track].events.size()), call->tid, call->ts});
       r_.tracks[track].events.push_back(e);
     }
@@ -220,8 +222,12 @@ class RankBuilder {
       e.name = r_.strings.intern(type >= 0 && type < int64_t(std::size(k::kSyncNames)) ? k::kSyncNames[type] : k::kSyncNames[0]);
       e.cat = cat;
       e.cls = model::classify_device_name(r_.str(e.name));
-      if (const Call* call = call_of(q, 4)) e.issued_ns = call->ts;
-      r_.tracks[device_track(device, stream)].events.push_back(e);
+      const uint32_t track = device_track(device, stream);
+      if (const Call* call = call_of(q, 4)) {
+        e.issued_ns = call->ts;
+        launched_.push_back({{track, uint32_t(r_.tracks[track].events.size())}, call->corr, model::kUnknown, model::kUnknown});
+      }
+      r_.tracks[track].events.push_back(e);
     }
   }
 
@@ -231,9 +237,10 @@ class RankBuilder {
     for (const model::Track& tr : r_.tracks) split_.push_back(tr.events.size());
     std::string w = where(t, k::kGlobalTid);
     const bool json = x_.db.has_column(t, k::kJsonText);
-    Stmt q(x_.db, fmt::format("SELECT {}, {}, {}, {}, {}, {}, {}, {} FROM {}{}", x_.column(t, k::kStart), x_.column(t, k::kEnd), x_.column(t, k::kEventType),
+    has_int64_ = x_.db.has_column(t, k::kInt64Value);
+    Stmt q(x_.db, fmt::format("SELECT {}, {}, {}, {}, {}, {}, {}, {}, {} FROM {}{}", x_.column(t, k::kStart), x_.column(t, k::kEnd), x_.column(t, k::kEventType),
                               x_.column(t, k::kText), x_.column(t, k::kTextId), x_.column(t, k::kDomainId), x_.column(t, k::kGlobalTid),
-                              json ? quoted(k::kJsonText) : std::string("NULL"), quoted(t), w));
+                              json ? quoted(k::kJsonText) : std::string("NULL"), has_int64_ ? quoted(k::kInt64Value) : std::string("NULL"), quoted(t), w));
     bind(q, w);
     const model::StringId cat = r_.strings.intern(k::kCatNvtx);
     std::map<int64_t, std::string> domains;
@@ -278,6 +285,8 @@ class RankBuilder {
       const int64_t tid = q.i64(6) & k::kTidMask;
       const uint32_t track = host_track(tid);
       if (domain != 0) in_domain.push_back({track, uint32_t(r_.tracks[track].events.size()), domain});
+      else if (range && is_trainer_range(r_.str(e.name)))
+        trainer_.ranges.push_back({track, uint32_t(r_.tracks[track].events.size()), q.i64_or(8, model::kUnknown)});
       if (range && text.starts_with("nccl")) {
         NcclRange n{tid, e.ts_ns, e.end_ns(), std::string(text), -1, 0};
         if (!q.null(7)) {
@@ -320,6 +329,7 @@ class RankBuilder {
       r_.warnings.push_back(fmt::format("{}: no session start ({}.{}): times are the export's own, not aligned with other files", r_.source, k::kSessionStart, k::kUtcEpochNs));
     if (skipped_) r_.warnings.push_back(fmt::format("{}: {} event(s) with missing or out-of-range times left out", r_.source, skipped_));
     if (unended_) r_.warnings.push_back(fmt::format("{}: {} NVTX range(s) that never ended left out", r_.source, unended_));
+    trainer();
     // A thread's CUDA calls and its NVTX ranges each come in time order (exports write them so): merged in
     // linear time here, where finalize() would sort them.
     for (size_t i = 0; i < split_.size() && i < r_.tracks.size(); ++i) {
@@ -337,6 +347,24 @@ class RankBuilder {
     std::vector<Call>().swap(calls_);
     std::sort(calls.begin(), calls.end());
     if (size_t units = derive_units(r_, calls)) r_.metadata["nsys"]["fsdp_units"] = units;
+  }
+
+  // shardscope-train's own ranges (nsys_trainer.h): before the merge below, while the indices hold.
+  void trainer() {
+    if (trainer_.ranges.empty()) return;
+    for (const Call& c : calls_)
+      if (auto h = host_tracks_.find(c.tid); h != host_tracks_.end()) trainer_.api.push_back({h->second, c.ts, c.corr});
+    for (auto [tid, track] : host_tracks_) trainer_.threads.emplace_back(tid, track);
+    trainer_.device = std::move(launched_);
+    const TrainerStats s = apply_trainer(r_, trainer_);
+    if (s.unit_ranges == 0 && s.steps == 0) return;
+    r_.metadata["nsys"]["trainer"] = {{"steps", s.steps}, {"unit_ranges", s.unit_ranges}, {"collectives_joined", s.joined}};
+    if (!has_int64_)
+      r_.warnings.push_back(fmt::format("{}: shardscope-train's NVTX ranges without payloads ({}.{} not in this export): units and step numbers unknown",
+                                        r_.source, k::kNvtx, k::kInt64Value));
+    else if (s.without_payload)
+      r_.warnings.push_back(fmt::format("{}: {} of shardscope-train's NVTX ranges without a unit or step number in their payload ({}) left without one",
+                                        x_.db.name(), s.without_payload, k::kInt64Value));
   }
 
   struct NcclAt {
@@ -359,6 +387,9 @@ class RankBuilder {
   std::vector<NcclRange> nccl_ranges_;
   std::vector<size_t> split_;  // per track, where its NVTX events begin
   size_t described_ = 0;
+  std::vector<plugins::gpu_join::DeviceWork> launched_;  // device events with their correlationId
+  TrainerInput trainer_;
+  bool has_int64_ = false;
   uint64_t skipped_ = 0, unended_ = 0;
 };
 
