@@ -54,6 +54,12 @@ inline constexpr const char* kName = "name";
 inline constexpr const char* kUtcEpochNs = "utcEpochNs";
 inline constexpr const char* kGridX = "gridX";
 inline constexpr const char* kBlockX = "blockX";
+// NCCL's composite table (newer releases; plugins/nsys/nccl_ops.h): found by kCommHash and kSeqNumber, the
+// other names assumed from NCCL's own (not confirmed against a real export).
+inline constexpr const char* kCommHash = "commHash";
+inline constexpr const char* kSeqNumber = "seqNumber";
+inline constexpr const char* kOperationId = "operationId";
+inline constexpr const char* kMessageSize = "messageSize";
 
 // META_DATA_EXPORT / META_DATA_CAPTURE rows.
 inline constexpr const char* kMetaName = "name";

@@ -9,6 +9,7 @@
 
 #include "model/classify.h"
 #include "plugins/nsys/nccl_link.h"
+#include "plugins/nsys/nccl_ops.h"
 #include "plugins/nsys/nsys_fsdp.h"
 #include "plugins/nsys/nsys_keys.h"
 #include "plugins/nsys/nsys_payload.h"
@@ -45,6 +46,7 @@ class RankBuilder {
     sync();
     nvtx();
     link();
+    nccl_ops();
     finish();
     return std::move(r_);
   }
@@ -322,6 +324,7 @@ class RankBuilder {
     nlohmann::json meta = {{"pid", p_.pid}, {"process", p_.name}, {"schema_version", x_.schema_version}, {"product_version", x_.product_version}};
     if (!p_.rank_from.empty()) meta["rank_from"] = p_.rank_from;
     if (!nccl_.empty()) meta["nccl_kernels_described_by_nvtx"] = described_;
+    if (!nccl_table_.is_null()) meta["nccl_table"] = nccl_table_;
     r_.metadata["nsys"] = meta;
     if (file_warnings_ && !x_.missing.empty())
       r_.warnings.push_back(fmt::format("{}: not in this export (read what is there): {}", r_.source, fmt::join(x_.missing, ", ")));
@@ -347,6 +350,18 @@ class RankBuilder {
     std::vector<Call>().swap(calls_);
     std::sort(calls.begin(), calls.end());
     if (size_t units = derive_units(r_, calls)) r_.metadata["nsys"]["fsdp_units"] = units;
+  }
+
+  // NCCL's composite table, where the export has one: the instance (communicator, sequence number) and bytes
+  // of each NCCL kernel, over what its NVTX ranges said.
+  void nccl_ops() {
+    if (nccl_.empty()) return;
+    NcclOpsResult n = read_nccl_ops(x_, r_, launched_, p_.key << k::kTidBits, (p_.key + 1) << k::kTidBits, only_);
+    if (n.table.empty()) return;
+    nccl_table_ = {{"table", n.table}, {"rows", n.rows}, {"kernels", n.linked}};
+    if (file_warnings_ && !n.missing.empty())
+      r_.warnings.push_back(fmt::format("{}: NCCL's table {} lacks {}: {}", x_.db.name(), n.table, fmt::join(n.missing, ", "),
+                                        n.linked ? "kinds or bytes stay as the kernels' names and NVTX ranges say" : "its rows are not linked to kernels"));
   }
 
   // shardscope-train's own ranges (nsys_trainer.h): before the merge below, while the indices hold.
@@ -390,6 +405,7 @@ class RankBuilder {
   std::vector<plugins::gpu_join::DeviceWork> launched_;  // device events with their correlationId
   TrainerInput trainer_;
   bool has_int64_ = false;
+  nlohmann::json nccl_table_;
   uint64_t skipped_ = 0, unended_ = 0;
 };
 
