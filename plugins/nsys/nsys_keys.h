@@ -48,6 +48,11 @@ inline constexpr const char* kText = "text";
 inline constexpr const char* kTextId = "textId";
 inline constexpr const char* kDomainId = "domainId";
 inline constexpr const char* kJsonText = "jsonText";
+inline constexpr const char* kBinaryData = "binaryData";  // NVTX binary payload (plugins/nsys/nvtx_schemas.h)
+inline constexpr const char* kSchemaId = "schemaId";
+inline constexpr const char* kType = "type";
+inline constexpr const char* kOffset = "offset";
+inline constexpr const char* kPayloadSize = "payloadSize";
 inline constexpr const char* kInt64Value = "int64Value";  // NVTX payload (shardscope-train: the unit or step number)
 inline constexpr const char* kPid = "pid";
 inline constexpr const char* kName = "name";
@@ -106,6 +111,8 @@ inline constexpr const char* kPayloadPeer = "Peer rank";
 inline constexpr const char* kPayloadRanks = "No. of ranks";
 inline constexpr const char* kPayloadRank = "Rank";
 inline constexpr const char* kPayloadComm = "NCCL communicator ID";
+// The arg a send/recv kernel carries its peer rank in (the model has no field for it).
+inline constexpr const char* kArgPeer = "peer";
 
 // CUPTI_ACTIVITY_MEMCPY_KIND and CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE, as Kineto names them.
 inline constexpr const char* kMemcpyKinds[] = {"Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};

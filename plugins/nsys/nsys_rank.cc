@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -14,6 +15,7 @@
 #include "plugins/nsys/nsys_keys.h"
 #include "plugins/nsys/nsys_payload.h"
 #include "plugins/nsys/nsys_trainer.h"
+#include "plugins/nsys/nvtx_schemas.h"
 
 namespace shardscope::nsys {
 namespace k = nsys_keys;
@@ -35,7 +37,8 @@ struct Call {
 
 class RankBuilder {
  public:
-  RankBuilder(Export& x, const Process& p, bool only, bool file_warnings) : x_(x), p_(p), only_(only), file_warnings_(file_warnings) {}
+  RankBuilder(Export& x, const Process& p, bool only, bool file_warnings, model::EventArgs* args)
+      : x_(x), p_(p), only_(only), file_warnings_(file_warnings), args_(args) {}
 
   model::Rank build() {
     thread_names();
@@ -192,7 +195,6 @@ class RankBuilder {
       const Call* call = call_of(q, 4);
       if (call) e.issued_ns = call->ts;
       uint32_t track = device_track(device, stream);
-      if (call) launched_.push_back({{track, uint32_t(r_.tracks[track].events.size())}, call->corr, model::kUnknown, model::kUnknown});
       if (call && e.cls == IntervalClass::Communication) nccl_.push_back({track, uint32_t(r_.tracks[track].events.size()), call->tid, call->ts});
       r_.tracks[track].events.push_back(e);
     }
@@ -225,10 +227,7 @@ class RankBuilder {
       e.cat = cat;
       e.cls = model::classify_device_name(r_.str(e.name));
       const uint32_t track = device_track(device, stream);
-      if (const Call* call = call_of(q, 4)) {
-        e.issued_ns = call->ts;
-        launched_.push_back({{track, uint32_t(r_.tracks[track].events.size())}, call->corr, model::kUnknown, model::kUnknown});
-      }
+      if (const Call* call = call_of(q, 4)) e.issued_ns = call->ts;
       r_.tracks[track].events.push_back(e);
     }
   }
@@ -240,9 +239,11 @@ class RankBuilder {
     std::string w = where(t, k::kGlobalTid);
     const bool json = x_.db.has_column(t, k::kJsonText);
     has_int64_ = x_.db.has_column(t, k::kInt64Value);
-    Stmt q(x_.db, fmt::format("SELECT {}, {}, {}, {}, {}, {}, {}, {}, {} FROM {}{}", x_.column(t, k::kStart), x_.column(t, k::kEnd), x_.column(t, k::kEventType),
+    const bool binary = x_.db.has_column(t, k::kBinaryData);
+    Stmt q(x_.db, fmt::format("SELECT {}, {}, {}, {}, {}, {}, {}, {}, {}, {} FROM {}{}", x_.column(t, k::kStart), x_.column(t, k::kEnd), x_.column(t, k::kEventType),
                               x_.column(t, k::kText), x_.column(t, k::kTextId), x_.column(t, k::kDomainId), x_.column(t, k::kGlobalTid),
-                              json ? quoted(k::kJsonText) : std::string("NULL"), has_int64_ ? quoted(k::kInt64Value) : std::string("NULL"), quoted(t), w));
+                              json ? quoted(k::kJsonText) : std::string("NULL"), has_int64_ ? quoted(k::kInt64Value) : std::string("NULL"),
+                              binary ? quoted(k::kBinaryData) : std::string("NULL"), quoted(t), w));
     bind(q, w);
     const model::StringId cat = r_.strings.intern(k::kCatNvtx);
     std::map<int64_t, std::string> domains;
@@ -293,7 +294,13 @@ class RankBuilder {
         NcclRange n{tid, e.ts_ns, e.end_ns(), std::string(text), -1, 0};
         if (!q.null(7)) {
           NcclPayload pl = parse_payload(q.text(7));
-          n.bytes = pl.bytes, n.nranks = pl.nranks;
+          n.bytes = pl.bytes, n.nranks = pl.nranks, n.peer = pl.peer;
+        } else if (!q.null(9)) {
+          // A binary payload: read as NCCL's schemas in the export describe it (nvtx_schemas.h).
+          if (!schemas_) schemas_.emplace(x_, schema_missing_);
+          ++binary_;
+          NcclPayload pl = schemas_->decode(domain, text, q.text(9), undescribed_);
+          n.bytes = pl.bytes, n.nranks = pl.nranks, n.peer = pl.peer;
         }
         nccl_ranges_.push_back(std::move(n));
       }
@@ -313,6 +320,8 @@ class RankBuilder {
     std::vector<NcclLaunch> launches;
     for (const auto& n : nccl_) launches.push_back({&r_.tracks[n.track].events[n.index], n.tid, n.at});
     described_ = link_nccl(nccl_ranges_, launches);
+    for (size_t i = 0; i < launches.size(); ++i)
+      if (launches[i].peer >= 0) peers_.push_back({nccl_[i].track, nccl_[i].index, launches[i].peer});
   }
 
   void finish() {
@@ -331,6 +340,12 @@ class RankBuilder {
     if (file_warnings_ && !x_.has_base)
       r_.warnings.push_back(fmt::format("{}: no session start ({}.{}): times are the export's own, not aligned with other files", r_.source, k::kSessionStart, k::kUtcEpochNs));
     if (skipped_) r_.warnings.push_back(fmt::format("{}: {} event(s) with missing or out-of-range times left out", r_.source, skipped_));
+    if (binary_ && !schema_missing_.empty())
+      r_.warnings.push_back(fmt::format("{}: {} NCCL range(s) with a binary payload and no schema to read it by (not in this export: {}): their bytes unknown",
+                                        r_.source, binary_, fmt::join(schema_missing_, ", ")));
+    else if (undescribed_)
+      r_.warnings.push_back(fmt::format("{}: {} field(s) of NCCL's binary payloads that {} does not describe (or describes two ways) left unknown",
+                                        r_.source, undescribed_, k::kPayloadEntries));
     if (unended_) r_.warnings.push_back(fmt::format("{}: {} NVTX range(s) that never ended left out", r_.source, unended_));
     trainer();
     // A thread's CUDA calls and its NVTX ranges each come in time order (exports write them so): merged in
@@ -341,7 +356,19 @@ class RankBuilder {
       if (split_[i] > 0 && mid != ev.end() && std::is_sorted(ev.begin(), mid, model::event_before) && std::is_sorted(mid, ev.end(), model::event_before))
         std::inplace_merge(ev.begin(), mid, ev.end(), model::event_before);
     }
-    r_.finalize();
+    // A send/recv kernel's peer rank (nccl_link.h), as the event's arg "peer" where args are kept: the model
+    // has no field for it.
+    if (args_) {
+      model::ArgsBuilder b(r_.strings);
+      for (const Peer& p : peers_) {
+        b.begin(p.track, p.index);
+        b.add(k::kArgPeer, int64_t(p.peer));
+      }
+      *args_ = b.finalize(r_);
+    } else {
+      r_.finalize();
+    }
+    if (!peers_.empty()) r_.metadata["nsys"]["send_recv_kernels_with_peer"] = peers_.size();
     // FSDP's labels, where PyTorch's emit_nvtx wrote them: units for the prefetch check.
     if (!has_fsdp_labels(r_)) return;
     std::vector<std::pair<int64_t, int64_t>> calls;
@@ -352,11 +379,33 @@ class RankBuilder {
     if (size_t units = derive_units(r_, calls)) r_.metadata["nsys"]["fsdp_units"] = units;
   }
 
+  // The device events with their launch's correlationId, found again from issued_ns (the launch's start) for
+  // the few readers that need it, rather than kept for every event of every export: a call starting at the
+  // same nanosecond as another of the process's calls is ambiguous and left out.
+  std::vector<plugins::gpu_join::DeviceWork> launched() const {
+    std::vector<std::pair<int64_t, int64_t>> by_ts;  // (start, correlationId)
+    by_ts.reserve(calls_.size());
+    for (const Call& c : calls_) by_ts.emplace_back(c.ts, c.corr);
+    std::sort(by_ts.begin(), by_ts.end());
+    std::vector<plugins::gpu_join::DeviceWork> out;
+    for (uint32_t t = 0; t < r_.tracks.size(); ++t) {
+      if (r_.tracks[t].kind != model::TrackKind::DeviceStream) continue;
+      const std::vector<model::Event>& ev = r_.tracks[t].events;
+      for (uint32_t i = 0; i < ev.size(); ++i) {
+        if (ev[i].issued_ns == model::kUnknown) continue;
+        auto c = std::lower_bound(by_ts.begin(), by_ts.end(), std::pair(ev[i].issued_ns, INT64_MIN));
+        if (c == by_ts.end() || c->first != ev[i].issued_ns || (c + 1 != by_ts.end() && (c + 1)->first == c->first)) continue;
+        out.push_back({{t, i}, c->second, model::kUnknown, model::kUnknown});
+      }
+    }
+    return out;
+  }
+
   // NCCL's composite table, where the export has one: the instance (communicator, sequence number) and bytes
   // of each NCCL kernel, over what its NVTX ranges said.
   void nccl_ops() {
     if (nccl_.empty()) return;
-    NcclOpsResult n = read_nccl_ops(x_, r_, launched_, p_.key << k::kTidBits, (p_.key + 1) << k::kTidBits, only_);
+    NcclOpsResult n = read_nccl_ops(x_, r_, launched(), p_.key << k::kTidBits, (p_.key + 1) << k::kTidBits, only_);
     if (n.table.empty()) return;
     nccl_table_ = {{"table", n.table}, {"rows", n.rows}, {"kernels", n.linked}};
     if (file_warnings_ && !n.missing.empty())
@@ -370,7 +419,7 @@ class RankBuilder {
     for (const Call& c : calls_)
       if (auto h = host_tracks_.find(c.tid); h != host_tracks_.end()) trainer_.api.push_back({h->second, c.ts, c.corr});
     for (auto [tid, track] : host_tracks_) trainer_.threads.emplace_back(tid, track);
-    trainer_.device = std::move(launched_);
+    trainer_.device = launched();
     const TrainerStats s = apply_trainer(r_, trainer_);
     if (s.unit_ranges == 0 && s.steps == 0) return;
     r_.metadata["nsys"]["trainer"] = {{"steps", s.steps}, {"unit_ranges", s.unit_ranges}, {"collectives_joined", s.joined}};
@@ -390,6 +439,12 @@ class RankBuilder {
   Export& x_;
   const Process& p_;
   bool only_, file_warnings_;
+  model::EventArgs* args_;
+  struct Peer {
+    uint32_t track, index;
+    int peer;
+  };
+  std::vector<Peer> peers_;
   model::Rank r_;
   std::map<std::pair<int64_t, int64_t>, uint32_t> device_tracks_;
   std::unordered_map<int64_t, uint32_t> host_tracks_;
@@ -402,15 +457,19 @@ class RankBuilder {
   std::vector<NcclRange> nccl_ranges_;
   std::vector<size_t> split_;  // per track, where its NVTX events begin
   size_t described_ = 0;
-  std::vector<plugins::gpu_join::DeviceWork> launched_;  // device events with their correlationId
   TrainerInput trainer_;
   bool has_int64_ = false;
+  std::optional<NvtxSchemas> schemas_;  // read when the first binary payload is met
+  std::vector<std::string> schema_missing_;
+  size_t binary_ = 0, undescribed_ = 0;
   nlohmann::json nccl_table_;
   uint64_t skipped_ = 0, unended_ = 0;
 };
 
 }  // namespace
 
-model::Rank read_rank(Export& x, const Process& p, bool only, bool file_warnings) { return RankBuilder(x, p, only, file_warnings).build(); }
+model::Rank read_rank(Export& x, const Process& p, bool only, bool file_warnings, model::EventArgs* args) {
+  return RankBuilder(x, p, only, file_warnings, args).build();
+}
 
 }  // namespace shardscope::nsys
