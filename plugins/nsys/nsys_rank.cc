@@ -16,6 +16,7 @@
 #include "plugins/nsys/nsys_payload.h"
 #include "plugins/nsys/nsys_trainer.h"
 #include "plugins/nsys/nvtx_schemas.h"
+#include "plugins/nsys/prefetch.h"
 
 namespace shardscope::nsys {
 namespace k = nsys_keys;
@@ -60,6 +61,12 @@ class RankBuilder {
     if (only_ || !x_.db.has_column(table, col)) return "";
     return fmt::format(" WHERE {0} >= ?1 AND {0} < ?2", quoted(col));
   }
+  // A big read, stepped on a second thread (prefetch.h), with the process's bounds where `where` has them.
+  Prefetched prefetch(std::string sql, const std::string& where) {
+    std::vector<int64_t> binds;
+    if (!where.empty()) binds = {p_.key << k::kTidBits, (p_.key + 1) << k::kTidBits};
+    return Prefetched(x_.file, x_.db.name(), std::move(sql), std::move(binds));
+  }
   void bind(Stmt& q, const std::string& where) {
     if (where.empty()) return;
     q.bind(1, p_.key << k::kTidBits);
@@ -67,7 +74,8 @@ class RankBuilder {
   }
 
   // The event's times on the trace clock (the session start added): false for times that do not fit.
-  bool times(Stmt& q, int c, model::Event& e) {
+  template <typename Q>
+  bool times(Q& q, int c, model::Event& e) {
     const int64_t s = q.i64_or(c, model::kUnknown), end = q.i64_or(c + 1, model::kUnknown);
     int64_t ts = 0, te = 0;
     if (s == model::kUnknown || end == model::kUnknown || end < s || __builtin_add_overflow(s, x_.base_ns, &ts) || __builtin_add_overflow(end, x_.base_ns, &te) || ts == model::kUnknown) return false;
@@ -76,7 +84,8 @@ class RankBuilder {
     return true;
   }
 
-  model::StringId name_of(Stmt& q, int c) {
+  template <typename Q>
+  model::StringId name_of(Q& q, int c) {
     const int64_t id = q.i64(c);
     if (id == 0 && q.null(c)) return 0;
     if (id == 0 && q.is_text(c)) return r_.strings.intern(q.text(c));  // older exports keep some names inline
@@ -112,9 +121,8 @@ class RankBuilder {
     const char* t = k::kRuntime;
     if (!x_.db.has_table(t)) return;
     std::string w = where(t, k::kGlobalTid);
-    Stmt q(x_.db, fmt::format("SELECT {}, {}, {}, {}, {} FROM {}{}", x_.column(t, k::kStart), x_.column(t, k::kEnd), x_.column(t, k::kGlobalTid),
-                              x_.column(t, k::kCorrelationId), x_.column(t, k::kNameId), quoted(t), w));
-    bind(q, w);
+    Prefetched q = prefetch(fmt::format("SELECT {}, {}, {}, {}, {} FROM {}{}", x_.column(t, k::kStart), x_.column(t, k::kEnd), x_.column(t, k::kGlobalTid),
+                              x_.column(t, k::kCorrelationId), x_.column(t, k::kNameId), quoted(t), w), w);
     const model::StringId runtime_cat = r_.strings.intern(k::kCatRuntime), driver_cat = r_.strings.intern(k::kCatDriver);
     std::unordered_map<int64_t, std::pair<model::StringId, model::StringId>> names;  // nameId -> name without its _vNNNN, category
     while (q.row()) {
@@ -141,7 +149,8 @@ class RankBuilder {
     std::sort(calls_.begin(), calls_.end(), [](const Call& a, const Call& b) { return a.corr < b.corr; });
   }
 
-  const Call* call_of(Stmt& q, int c) {
+  template <typename Q>
+  const Call* call_of(Q& q, int c) {
     const int64_t corr = q.i64_or(c, model::kUnknown);
     if (corr == model::kUnknown) return nullptr;
     auto it = std::lower_bound(calls_.begin(), calls_.end(), corr, [](const Call& a, int64_t v) { return a.corr < v; });
@@ -155,9 +164,8 @@ class RankBuilder {
     std::string w = where(t, k::kGlobalPid);
     std::string extra = kernel ? fmt::format("{}, {}", x_.column(t, k::kDemangledName), x_.column(t, k::kShortName))
                                : fmt::format("{}, {}", x_.column(t, k::kBytes), memcpy ? x_.column(t, k::kCopyKind) : std::string("NULL"));
-    Stmt q(x_.db, fmt::format("SELECT {}, {}, {}, {}, {}, {} FROM {}{}", x_.column(t, k::kStart), x_.column(t, k::kEnd), x_.column(t, k::kDeviceId),
-                              x_.column(t, k::kStreamId), x_.column(t, k::kCorrelationId), extra, quoted(t), w));
-    bind(q, w);
+    Prefetched q = prefetch(fmt::format("SELECT {}, {}, {}, {}, {}, {} FROM {}{}", x_.column(t, k::kStart), x_.column(t, k::kEnd), x_.column(t, k::kDeviceId),
+                              x_.column(t, k::kStreamId), x_.column(t, k::kCorrelationId), extra, quoted(t), w), w);
     const model::StringId cat = r_.strings.intern(kernel ? k::kCatKernel : memcpy ? k::kCatMemcpy : k::kCatMemset);
     model::StringId memset_name = r_.strings.intern("Memset (Device)");
     std::unordered_map<model::StringId, std::pair<IntervalClass, model::CollectiveKind>> classes;
@@ -206,9 +214,8 @@ class RankBuilder {
     const char* t = k::kSync;
     if (!x_.db.has_table(t)) return;
     std::string w = where(t, k::kGlobalPid);
-    Stmt q(x_.db, fmt::format("SELECT {}, {}, {}, {}, {}, {} FROM {}{}", x_.column(t, k::kStart), x_.column(t, k::kEnd), x_.column(t, k::kDeviceId),
-                              x_.column(t, k::kStreamId), x_.column(t, k::kCorrelationId), x_.column(t, k::kSyncType), quoted(t), w));
-    bind(q, w);
+    Prefetched q = prefetch(fmt::format("SELECT {}, {}, {}, {}, {}, {} FROM {}{}", x_.column(t, k::kStart), x_.column(t, k::kEnd), x_.column(t, k::kDeviceId),
+                              x_.column(t, k::kStreamId), x_.column(t, k::kCorrelationId), x_.column(t, k::kSyncType), quoted(t), w), w);
     const model::StringId cat = r_.strings.intern(k::kCatSync);
     while (q.row()) {
       model::Event e;
@@ -240,11 +247,10 @@ class RankBuilder {
     const bool json = x_.db.has_column(t, k::kJsonText);
     has_int64_ = x_.db.has_column(t, k::kInt64Value);
     const bool binary = x_.db.has_column(t, k::kBinaryData);
-    Stmt q(x_.db, fmt::format("SELECT {}, {}, {}, {}, {}, {}, {}, {}, {}, {} FROM {}{}", x_.column(t, k::kStart), x_.column(t, k::kEnd), x_.column(t, k::kEventType),
+    Prefetched q = prefetch(fmt::format("SELECT {}, {}, {}, {}, {}, {}, {}, {}, {}, {} FROM {}{}", x_.column(t, k::kStart), x_.column(t, k::kEnd), x_.column(t, k::kEventType),
                               x_.column(t, k::kText), x_.column(t, k::kTextId), x_.column(t, k::kDomainId), x_.column(t, k::kGlobalTid),
                               json ? quoted(k::kJsonText) : std::string("NULL"), has_int64_ ? quoted(k::kInt64Value) : std::string("NULL"),
-                              binary ? quoted(k::kBinaryData) : std::string("NULL"), quoted(t), w));
-    bind(q, w);
+                              binary ? quoted(k::kBinaryData) : std::string("NULL"), quoted(t), w), w);
     const model::StringId cat = r_.strings.intern(k::kCatNvtx);
     std::map<int64_t, std::string> domains;
     struct InDomain {
