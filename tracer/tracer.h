@@ -7,7 +7,8 @@
 //   shardscope::tracer::stop();
 //
 // Names, categories and argument keys are `const char*` that must outlive the process's tracing: string
-// literals, or intern() for names built at run time. Built with CUDA, each Range is also an NVTX range.
+// literals, or intern() for names built at run time. Built with CUDA, each Range is also an NVTX range (its
+// first integer argument as the payload).
 #pragma once
 
 #include <atomic>
@@ -102,7 +103,12 @@ class Range {
 
  private:
   void begin() noexcept {
-    nvtx_push(name_);
+    // The first integer argument rides along as the NVTX payload (tracer/host/nvtx.h).
+    const Arg* payload = nullptr;
+    for (uint8_t i = 0; i < nargs_ && !payload; ++i)
+      if (args_[i].kind == Arg::Kind::Int) payload = &args_[i];
+    if (payload) nvtx_push(name_, payload->i);
+    else nvtx_push(name_);
     start_ = stamp();
   }
   void end() noexcept {

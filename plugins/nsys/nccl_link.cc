@@ -18,10 +18,10 @@ model::CollectiveKind kind_of(std::string_view name) {
 
 }  // namespace
 
-size_t link_nccl(std::vector<NcclRange>& ranges, const std::vector<NcclLaunch>& launches) {
+size_t link_nccl(std::vector<NcclRange>& ranges, std::vector<NcclLaunch>& launches) {
   std::sort(ranges.begin(), ranges.end(), [](const NcclRange& a, const NcclRange& b) { return a.tid != b.tid ? a.tid < b.tid : a.start < b.start; });
   size_t described = 0;
-  for (const NcclLaunch& l : launches) {
+  for (NcclLaunch& l : launches) {
     // The innermost range on the thread that holds the launch: the last one starting at or before it.
     auto lo = std::lower_bound(ranges.begin(), ranges.end(), l.tid, [](const NcclRange& r, int64_t t) { return r.tid < t; });
     auto hi = std::upper_bound(lo, ranges.end(), l.tid, [](int64_t t, const NcclRange& r) { return t < r.tid; });
@@ -52,8 +52,13 @@ size_t link_nccl(std::vector<NcclRange>& ranges, const std::vector<NcclLaunch>& 
     model::CollectiveKind kind = model::CollectiveKind::None;
     int64_t bytes = 0;
     bool all_sized = true;
-    int nranks = 0;
+    int nranks = 0, peer = -1;
+    bool one_peer = true;
     for (const NcclRange* c : calls) {
+      if (c->name == k::kNcclSend || c->name == k::kNcclRecv) {
+        if (c->peer < 0 || (peer >= 0 && c->peer != peer)) one_peer = false;
+        else peer = c->peer;
+      }
       model::CollectiveKind ck = kind_of(c->name);
       if (ck == model::CollectiveKind::None || ck == model::CollectiveKind::Unknown) continue;
       kind = kind == model::CollectiveKind::None || kind == ck ? ck : model::CollectiveKind::Unknown;
@@ -67,6 +72,7 @@ size_t link_nccl(std::vector<NcclRange>& ranges, const std::vector<NcclLaunch>& 
     if (e.coll == model::CollectiveKind::None || e.coll == model::CollectiveKind::Unknown) e.coll = kind;
     if (all_sized && bytes > 0) e.bytes = bytes;
     if (nranks > 0) e.group_size = nranks;
+    if (one_peer && peer >= 0) l.peer = peer;
     ++described;
   }
   return described;

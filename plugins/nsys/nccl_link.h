@@ -17,16 +17,19 @@ struct NcclRange {
   std::string name;  // "ncclAllReduce"
   int64_t bytes = -1;
   int nranks = 0;
+  int peer = -1;  // ncclSend / ncclRecv: the other rank, where the payload says
 };
 
 struct NcclLaunch {
   model::Event* kernel;  // valid until the rank's tracks change
   int64_t tid;           // the launching thread
   int64_t at;            // the launch call's start
+  int peer = -1;         // out: the peer of a send/recv kernel whose calls all name the same one
 };
 
 // Fills each kernel's collective, bytes and group size from the ranges on its launching thread, where the
-// kernel's own name does not say the kind. Returns how many kernels a range described.
-size_t link_nccl(std::vector<NcclRange>& ranges, const std::vector<NcclLaunch>& launches);
+// kernel's own name does not say the kind, and each send/recv launch its peer. Returns how many kernels a
+// range described.
+size_t link_nccl(std::vector<NcclRange>& ranges, std::vector<NcclLaunch>& launches);
 
 }  // namespace shardscope::nsys

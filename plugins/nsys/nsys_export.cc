@@ -30,7 +30,7 @@ std::optional<int> small_int(std::string_view v) {
 
 }  // namespace
 
-Export::Export(const std::string& file, const std::string& name) : db(file, name) {
+Export::Export(const std::string& file, const std::string& name) : db(file, name), file(file) {
   const bool any = db.has_table(k::kStringIds) || db.has_table(k::kNvtx) || db.has_table(k::kRuntime) ||
                    std::any_of(std::begin(kActivityTables), std::end(kActivityTables), [&](const char* t) { return db.has_table(t); });
   if (!any)

@@ -26,6 +26,7 @@ class Export {
   Export(const std::string& file, const std::string& name);
 
   Db db;
+  std::string file;  // what was opened (a second connection opens it again: prefetch.h)
   std::vector<std::string> missing;  // tables and columns looked for and not found
   std::string schema_version, product_version;
   bool has_base = false;

@@ -25,7 +25,7 @@ model::Rank NsysImporter::read(Input in) const {
   return std::move(*first);
 }
 
-void NsysImporter::read_ranks(Input in, bool, const EachRank& each) const {
+void NsysImporter::read_ranks(Input in, bool keep_args, const EachRank& each) const {
   const std::string& file = in.file.empty() ? in.path : in.file;
   nsys::Export x(file, in.path);
   std::vector<std::string> warnings;
@@ -33,9 +33,10 @@ void NsysImporter::read_ranks(Input in, bool, const EachRank& each) const {
   for (const nsys::Process& p : processes) {
     // The file's warnings once, with its first rank.
     const bool first = &p == &processes.front();
-    model::Rank r = nsys::read_rank(x, p, processes.size() == 1, first);
+    model::EventArgs args;
+    model::Rank r = nsys::read_rank(x, p, processes.size() == 1, first, keep_args ? &args : nullptr);
     if (first) r.warnings.insert(r.warnings.begin(), warnings.begin(), warnings.end());
-    each(std::move(r), model::EventArgs{});
+    each(std::move(r), std::move(args));
   }
 }
 

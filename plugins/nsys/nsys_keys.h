@@ -48,11 +48,23 @@ inline constexpr const char* kText = "text";
 inline constexpr const char* kTextId = "textId";
 inline constexpr const char* kDomainId = "domainId";
 inline constexpr const char* kJsonText = "jsonText";
+inline constexpr const char* kBinaryData = "binaryData";  // NVTX binary payload (plugins/nsys/nvtx_schemas.h)
+inline constexpr const char* kSchemaId = "schemaId";
+inline constexpr const char* kType = "type";
+inline constexpr const char* kOffset = "offset";
+inline constexpr const char* kPayloadSize = "payloadSize";
+inline constexpr const char* kInt64Value = "int64Value";  // NVTX payload (shardscope-train: the unit or step number)
 inline constexpr const char* kPid = "pid";
 inline constexpr const char* kName = "name";
 inline constexpr const char* kUtcEpochNs = "utcEpochNs";
 inline constexpr const char* kGridX = "gridX";
 inline constexpr const char* kBlockX = "blockX";
+// NCCL's composite table (newer releases; plugins/nsys/nccl_ops.h): found by kCommHash and kSeqNumber, the
+// other names assumed from NCCL's own (not confirmed against a real export).
+inline constexpr const char* kCommHash = "commHash";
+inline constexpr const char* kSeqNumber = "seqNumber";
+inline constexpr const char* kOperationId = "operationId";
+inline constexpr const char* kMessageSize = "messageSize";
 
 // META_DATA_EXPORT / META_DATA_CAPTURE rows.
 inline constexpr const char* kMetaName = "name";
@@ -99,6 +111,8 @@ inline constexpr const char* kPayloadPeer = "Peer rank";
 inline constexpr const char* kPayloadRanks = "No. of ranks";
 inline constexpr const char* kPayloadRank = "Rank";
 inline constexpr const char* kPayloadComm = "NCCL communicator ID";
+// The arg a send/recv kernel carries its peer rank in (the model has no field for it).
+inline constexpr const char* kArgPeer = "peer";
 
 // CUPTI_ACTIVITY_MEMCPY_KIND and CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE, as Kineto names them.
 inline constexpr const char* kMemcpyKinds[] = {"Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};

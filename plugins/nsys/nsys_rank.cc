@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -9,9 +10,13 @@
 
 #include "model/classify.h"
 #include "plugins/nsys/nccl_link.h"
+#include "plugins/nsys/nccl_ops.h"
 #include "plugins/nsys/nsys_fsdp.h"
 #include "plugins/nsys/nsys_keys.h"
 #include "plugins/nsys/nsys_payload.h"
+#include "plugins/nsys/nsys_trainer.h"
+#include "plugins/nsys/nvtx_schemas.h"
+#include "plugins/nsys/prefetch.h"
 
 namespace shardscope::nsys {
 namespace k = nsys_keys;
@@ -33,7 +38,8 @@ struct Call {
 
 class RankBuilder {
  public:
-  RankBuilder(Export& x, const Process& p, bool only, bool file_warnings) : x_(x), p_(p), only_(only), file_warnings_(file_warnings) {}
+  RankBuilder(Export& x, const Process& p, bool only, bool file_warnings, model::EventArgs* args)
+      : x_(x), p_(p), only_(only), file_warnings_(file_warnings), args_(args) {}
 
   model::Rank build() {
     thread_names();
@@ -44,6 +50,7 @@ class RankBuilder {
     sync();
     nvtx();
     link();
+    nccl_ops();
     finish();
     return std::move(r_);
   }
@@ -54,6 +61,12 @@ class RankBuilder {
     if (only_ || !x_.db.has_column(table, col)) return "";
     return fmt::format(" WHERE {0} >= ?1 AND {0} < ?2", quoted(col));
   }
+  // A big read, stepped on a second thread (prefetch.h), with the process's bounds where `where` has them.
+  Prefetched prefetch(std::string sql, const std::string& where) {
+    std::vector<int64_t> binds;
+    if (!where.empty()) binds = {p_.key << k::kTidBits, (p_.key + 1) << k::kTidBits};
+    return Prefetched(x_.file, x_.db.name(), std::move(sql), std::move(binds));
+  }
   void bind(Stmt& q, const std::string& where) {
     if (where.empty()) return;
     q.bind(1, p_.key << k::kTidBits);
@@ -61,7 +74,8 @@ class RankBuilder {
   }
 
   // The event's times on the trace clock (the session start added): false for times that do not fit.
-  bool times(Stmt& q, int c, model::Event& e) {
+  template <typename Q>
+  bool times(Q& q, int c, model::Event& e) {
     const int64_t s = q.i64_or(c, model::kUnknown), end = q.i64_or(c + 1, model::kUnknown);
     int64_t ts = 0, te = 0;
     if (s == model::kUnknown || end == model::kUnknown || end < s || __builtin_add_overflow(s, x_.base_ns, &ts) || __builtin_add_overflow(end, x_.base_ns, &te) || ts == model::kUnknown) return false;
@@ -70,7 +84,8 @@ class RankBuilder {
     return true;
   }
 
-  model::StringId name_of(Stmt& q, int c) {
+  template <typename Q>
+  model::StringId name_of(Q& q, int c) {
     const int64_t id = q.i64(c);
     if (id == 0 && q.null(c)) return 0;
     if (id == 0 && q.is_text(c)) return r_.strings.intern(q.text(c));  // older exports keep some names inline
@@ -106,9 +121,8 @@ class RankBuilder {
     const char* t = k::kRuntime;
     if (!x_.db.has_table(t)) return;
     std::string w = where(t, k::kGlobalTid);
-    Stmt q(x_.db, fmt::format("SELECT {}, {}, {}, {}, {} FROM {}{}", x_.column(t, k::kStart), x_.column(t, k::kEnd), x_.column(t, k::kGlobalTid),
-                              x_.column(t, k::kCorrelationId), x_.column(t, k::kNameId), quoted(t), w));
-    bind(q, w);
+    Prefetched q = prefetch(fmt::format("SELECT {}, {}, {}, {}, {} FROM {}{}", x_.column(t, k::kStart), x_.column(t, k::kEnd), x_.column(t, k::kGlobalTid),
+                              x_.column(t, k::kCorrelationId), x_.column(t, k::kNameId), quoted(t), w), w);
     const model::StringId runtime_cat = r_.strings.intern(k::kCatRuntime), driver_cat = r_.strings.intern(k::kCatDriver);
     std::unordered_map<int64_t, std::pair<model::StringId, model::StringId>> names;  // nameId -> name without its _vNNNN, category
     while (q.row()) {
@@ -135,7 +149,8 @@ class RankBuilder {
     std::sort(calls_.begin(), calls_.end(), [](const Call& a, const Call& b) { return a.corr < b.corr; });
   }
 
-  const Call* call_of(Stmt& q, int c) {
+  template <typename Q>
+  const Call* call_of(Q& q, int c) {
     const int64_t corr = q.i64_or(c, model::kUnknown);
     if (corr == model::kUnknown) return nullptr;
     auto it = std::lower_bound(calls_.begin(), calls_.end(), corr, [](const Call& a, int64_t v) { return a.corr < v; });
@@ -149,9 +164,8 @@ class RankBuilder {
     std::string w = where(t, k::kGlobalPid);
     std::string extra = kernel ? fmt::format("{}, {}", x_.column(t, k::kDemangledName), x_.column(t, k::kShortName))
                                : fmt::format("{}, {}", x_.column(t, k::kBytes), memcpy ? x_.column(t, k::kCopyKind) : std::string("NULL"));
-    Stmt q(x_.db, fmt::format("SELECT {}, {}, {}, {}, {}, {} FROM {}{}", x_.column(t, k::kStart), x_.column(t, k::kEnd), x_.column(t, k::kDeviceId),
-                              x_.column(t, k::kStreamId), x_.column(t, k::kCorrelationId), extra, quoted(t), w));
-    bind(q, w);
+    Prefetched q = prefetch(fmt::format("SELECT {}, {}, {}, {}, {}, {} FROM {}{}", x_.column(t, k::kStart), x_.column(t, k::kEnd), x_.column(t, k::kDeviceId),
+                              x_.column(t, k::kStreamId), x_.column(t, k::kCorrelationId), extra, quoted(t), w), w);
     const model::StringId cat = r_.strings.intern(kernel ? k::kCatKernel : memcpy ? k::kCatMemcpy : k::kCatMemset);
     model::StringId memset_name = r_.strings.intern("Memset (Device)");
     std::unordered_map<model::StringId, std::pair<IntervalClass, model::CollectiveKind>> classes;
@@ -200,9 +214,8 @@ class RankBuilder {
     const char* t = k::kSync;
     if (!x_.db.has_table(t)) return;
     std::string w = where(t, k::kGlobalPid);
-    Stmt q(x_.db, fmt::format("SELECT {}, {}, {}, {}, {}, {} FROM {}{}", x_.column(t, k::kStart), x_.column(t, k::kEnd), x_.column(t, k::kDeviceId),
-                              x_.column(t, k::kStreamId), x_.column(t, k::kCorrelationId), x_.column(t, k::kSyncType), quoted(t), w));
-    bind(q, w);
+    Prefetched q = prefetch(fmt::format("SELECT {}, {}, {}, {}, {}, {} FROM {}{}", x_.column(t, k::kStart), x_.column(t, k::kEnd), x_.column(t, k::kDeviceId),
+                              x_.column(t, k::kStreamId), x_.column(t, k::kCorrelationId), x_.column(t, k::kSyncType), quoted(t), w), w);
     const model::StringId cat = r_.strings.intern(k::kCatSync);
     while (q.row()) {
       model::Event e;
@@ -220,8 +233,9 @@ class RankBuilder {
       e.name = r_.strings.intern(type >= 0 && type < int64_t(std::size(k::kSyncNames)) ? k::kSyncNames[type] : k::kSyncNames[0]);
       e.cat = cat;
       e.cls = model::classify_device_name(r_.str(e.name));
+      const uint32_t track = device_track(device, stream);
       if (const Call* call = call_of(q, 4)) e.issued_ns = call->ts;
-      r_.tracks[device_track(device, stream)].events.push_back(e);
+      r_.tracks[track].events.push_back(e);
     }
   }
 
@@ -231,10 +245,12 @@ class RankBuilder {
     for (const model::Track& tr : r_.tracks) split_.push_back(tr.events.size());
     std::string w = where(t, k::kGlobalTid);
     const bool json = x_.db.has_column(t, k::kJsonText);
-    Stmt q(x_.db, fmt::format("SELECT {}, {}, {}, {}, {}, {}, {}, {} FROM {}{}", x_.column(t, k::kStart), x_.column(t, k::kEnd), x_.column(t, k::kEventType),
+    has_int64_ = x_.db.has_column(t, k::kInt64Value);
+    const bool binary = x_.db.has_column(t, k::kBinaryData);
+    Prefetched q = prefetch(fmt::format("SELECT {}, {}, {}, {}, {}, {}, {}, {}, {}, {} FROM {}{}", x_.column(t, k::kStart), x_.column(t, k::kEnd), x_.column(t, k::kEventType),
                               x_.column(t, k::kText), x_.column(t, k::kTextId), x_.column(t, k::kDomainId), x_.column(t, k::kGlobalTid),
-                              json ? quoted(k::kJsonText) : std::string("NULL"), quoted(t), w));
-    bind(q, w);
+                              json ? quoted(k::kJsonText) : std::string("NULL"), has_int64_ ? quoted(k::kInt64Value) : std::string("NULL"),
+                              binary ? quoted(k::kBinaryData) : std::string("NULL"), quoted(t), w), w);
     const model::StringId cat = r_.strings.intern(k::kCatNvtx);
     std::map<int64_t, std::string> domains;
     struct InDomain {
@@ -278,11 +294,19 @@ class RankBuilder {
       const int64_t tid = q.i64(6) & k::kTidMask;
       const uint32_t track = host_track(tid);
       if (domain != 0) in_domain.push_back({track, uint32_t(r_.tracks[track].events.size()), domain});
+      else if (range && is_trainer_range(r_.str(e.name)))
+        trainer_.ranges.push_back({track, uint32_t(r_.tracks[track].events.size()), q.i64_or(8, model::kUnknown)});
       if (range && text.starts_with("nccl")) {
         NcclRange n{tid, e.ts_ns, e.end_ns(), std::string(text), -1, 0};
         if (!q.null(7)) {
           NcclPayload pl = parse_payload(q.text(7));
-          n.bytes = pl.bytes, n.nranks = pl.nranks;
+          n.bytes = pl.bytes, n.nranks = pl.nranks, n.peer = pl.peer;
+        } else if (!q.null(9)) {
+          // A binary payload: read as NCCL's schemas in the export describe it (nvtx_schemas.h).
+          if (!schemas_) schemas_.emplace(x_, schema_missing_);
+          ++binary_;
+          NcclPayload pl = schemas_->decode(domain, text, q.text(9), undescribed_);
+          n.bytes = pl.bytes, n.nranks = pl.nranks, n.peer = pl.peer;
         }
         nccl_ranges_.push_back(std::move(n));
       }
@@ -302,6 +326,8 @@ class RankBuilder {
     std::vector<NcclLaunch> launches;
     for (const auto& n : nccl_) launches.push_back({&r_.tracks[n.track].events[n.index], n.tid, n.at});
     described_ = link_nccl(nccl_ranges_, launches);
+    for (size_t i = 0; i < launches.size(); ++i)
+      if (launches[i].peer >= 0) peers_.push_back({nccl_[i].track, nccl_[i].index, launches[i].peer});
   }
 
   void finish() {
@@ -313,13 +339,21 @@ class RankBuilder {
     nlohmann::json meta = {{"pid", p_.pid}, {"process", p_.name}, {"schema_version", x_.schema_version}, {"product_version", x_.product_version}};
     if (!p_.rank_from.empty()) meta["rank_from"] = p_.rank_from;
     if (!nccl_.empty()) meta["nccl_kernels_described_by_nvtx"] = described_;
+    if (!nccl_table_.is_null()) meta["nccl_table"] = nccl_table_;
     r_.metadata["nsys"] = meta;
     if (file_warnings_ && !x_.missing.empty())
       r_.warnings.push_back(fmt::format("{}: not in this export (read what is there): {}", r_.source, fmt::join(x_.missing, ", ")));
     if (file_warnings_ && !x_.has_base)
       r_.warnings.push_back(fmt::format("{}: no session start ({}.{}): times are the export's own, not aligned with other files", r_.source, k::kSessionStart, k::kUtcEpochNs));
     if (skipped_) r_.warnings.push_back(fmt::format("{}: {} event(s) with missing or out-of-range times left out", r_.source, skipped_));
+    if (binary_ && !schema_missing_.empty())
+      r_.warnings.push_back(fmt::format("{}: {} NCCL range(s) with a binary payload and no schema to read it by (not in this export: {}): their bytes unknown",
+                                        r_.source, binary_, fmt::join(schema_missing_, ", ")));
+    else if (undescribed_)
+      r_.warnings.push_back(fmt::format("{}: {} field(s) of NCCL's binary payloads that {} does not describe (or describes two ways) left unknown",
+                                        r_.source, undescribed_, k::kPayloadEntries));
     if (unended_) r_.warnings.push_back(fmt::format("{}: {} NVTX range(s) that never ended left out", r_.source, unended_));
+    trainer();
     // A thread's CUDA calls and its NVTX ranges each come in time order (exports write them so): merged in
     // linear time here, where finalize() would sort them.
     for (size_t i = 0; i < split_.size() && i < r_.tracks.size(); ++i) {
@@ -328,7 +362,19 @@ class RankBuilder {
       if (split_[i] > 0 && mid != ev.end() && std::is_sorted(ev.begin(), mid, model::event_before) && std::is_sorted(mid, ev.end(), model::event_before))
         std::inplace_merge(ev.begin(), mid, ev.end(), model::event_before);
     }
-    r_.finalize();
+    // A send/recv kernel's peer rank (nccl_link.h), as the event's arg "peer" where args are kept: the model
+    // has no field for it.
+    if (args_) {
+      model::ArgsBuilder b(r_.strings);
+      for (const Peer& p : peers_) {
+        b.begin(p.track, p.index);
+        b.add(k::kArgPeer, int64_t(p.peer));
+      }
+      *args_ = b.finalize(r_);
+    } else {
+      r_.finalize();
+    }
+    if (!peers_.empty()) r_.metadata["nsys"]["send_recv_kernels_with_peer"] = peers_.size();
     // FSDP's labels, where PyTorch's emit_nvtx wrote them: units for the prefetch check.
     if (!has_fsdp_labels(r_)) return;
     std::vector<std::pair<int64_t, int64_t>> calls;
@@ -339,6 +385,58 @@ class RankBuilder {
     if (size_t units = derive_units(r_, calls)) r_.metadata["nsys"]["fsdp_units"] = units;
   }
 
+  // The device events with their launch's correlationId, found again from issued_ns (the launch's start) for
+  // the few readers that need it, rather than kept for every event of every export: a call starting at the
+  // same nanosecond as another of the process's calls is ambiguous and left out.
+  std::vector<plugins::gpu_join::DeviceWork> launched() const {
+    std::vector<std::pair<int64_t, int64_t>> by_ts;  // (start, correlationId)
+    by_ts.reserve(calls_.size());
+    for (const Call& c : calls_) by_ts.emplace_back(c.ts, c.corr);
+    std::sort(by_ts.begin(), by_ts.end());
+    std::vector<plugins::gpu_join::DeviceWork> out;
+    for (uint32_t t = 0; t < r_.tracks.size(); ++t) {
+      if (r_.tracks[t].kind != model::TrackKind::DeviceStream) continue;
+      const std::vector<model::Event>& ev = r_.tracks[t].events;
+      for (uint32_t i = 0; i < ev.size(); ++i) {
+        if (ev[i].issued_ns == model::kUnknown) continue;
+        auto c = std::lower_bound(by_ts.begin(), by_ts.end(), std::pair(ev[i].issued_ns, INT64_MIN));
+        if (c == by_ts.end() || c->first != ev[i].issued_ns || (c + 1 != by_ts.end() && (c + 1)->first == c->first)) continue;
+        out.push_back({{t, i}, c->second, model::kUnknown, model::kUnknown});
+      }
+    }
+    return out;
+  }
+
+  // NCCL's composite table, where the export has one: the instance (communicator, sequence number) and bytes
+  // of each NCCL kernel, over what its NVTX ranges said.
+  void nccl_ops() {
+    if (nccl_.empty()) return;
+    NcclOpsResult n = read_nccl_ops(x_, r_, launched(), p_.key << k::kTidBits, (p_.key + 1) << k::kTidBits, only_);
+    if (n.table.empty()) return;
+    nccl_table_ = {{"table", n.table}, {"rows", n.rows}, {"kernels", n.linked}};
+    if (file_warnings_ && !n.missing.empty())
+      r_.warnings.push_back(fmt::format("{}: NCCL's table {} lacks {}: {}", x_.db.name(), n.table, fmt::join(n.missing, ", "),
+                                        n.linked ? "kinds or bytes stay as the kernels' names and NVTX ranges say" : "its rows are not linked to kernels"));
+  }
+
+  // shardscope-train's own ranges (nsys_trainer.h): before the merge below, while the indices hold.
+  void trainer() {
+    if (trainer_.ranges.empty()) return;
+    for (const Call& c : calls_)
+      if (auto h = host_tracks_.find(c.tid); h != host_tracks_.end()) trainer_.api.push_back({h->second, c.ts, c.corr});
+    for (auto [tid, track] : host_tracks_) trainer_.threads.emplace_back(tid, track);
+    trainer_.device = launched();
+    const TrainerStats s = apply_trainer(r_, trainer_);
+    if (s.unit_ranges == 0 && s.steps == 0) return;
+    r_.metadata["nsys"]["trainer"] = {{"steps", s.steps}, {"unit_ranges", s.unit_ranges}, {"collectives_joined", s.joined}};
+    if (!has_int64_)
+      r_.warnings.push_back(fmt::format("{}: shardscope-train's NVTX ranges without payloads ({}.{} not in this export): units and step numbers unknown",
+                                        r_.source, k::kNvtx, k::kInt64Value));
+    else if (s.without_payload)
+      r_.warnings.push_back(fmt::format("{}: {} of shardscope-train's NVTX ranges without a unit or step number in their payload ({}) left without one",
+                                        x_.db.name(), s.without_payload, k::kInt64Value));
+  }
+
   struct NcclAt {
     uint32_t track, index;
     int64_t tid, at;
@@ -347,6 +445,12 @@ class RankBuilder {
   Export& x_;
   const Process& p_;
   bool only_, file_warnings_;
+  model::EventArgs* args_;
+  struct Peer {
+    uint32_t track, index;
+    int peer;
+  };
+  std::vector<Peer> peers_;
   model::Rank r_;
   std::map<std::pair<int64_t, int64_t>, uint32_t> device_tracks_;
   std::unordered_map<int64_t, uint32_t> host_tracks_;
@@ -359,11 +463,19 @@ class RankBuilder {
   std::vector<NcclRange> nccl_ranges_;
   std::vector<size_t> split_;  // per track, where its NVTX events begin
   size_t described_ = 0;
+  TrainerInput trainer_;
+  bool has_int64_ = false;
+  std::optional<NvtxSchemas> schemas_;  // read when the first binary payload is met
+  std::vector<std::string> schema_missing_;
+  size_t binary_ = 0, undescribed_ = 0;
+  nlohmann::json nccl_table_;
   uint64_t skipped_ = 0, unended_ = 0;
 };
 
 }  // namespace
 
-model::Rank read_rank(Export& x, const Process& p, bool only, bool file_warnings) { return RankBuilder(x, p, only, file_warnings).build(); }
+model::Rank read_rank(Export& x, const Process& p, bool only, bool file_warnings, model::EventArgs* args) {
+  return RankBuilder(x, p, only, file_warnings, args).build();
+}
 
 }  // namespace shardscope::nsys

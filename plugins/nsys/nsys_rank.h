@@ -11,8 +11,9 @@
 namespace shardscope::nsys {
 
 // `only`: the file has this one process (rows of no process id count as its own). `file_warnings`: say what
-// the export lacks (once a file, with its first rank).
-model::Rank read_rank(Export& x, const Process& p, bool only, bool file_warnings);
+// the export lacks (once a file, with its first rank). `args`: where to keep event args (a send/recv kernel's
+// "peer"), or null.
+model::Rank read_rank(Export& x, const Process& p, bool only, bool file_warnings, model::EventArgs* args = nullptr);
 
 // A PyTorch emit_nvtx range name without what it appends to the op or label ("aten::mm, seq = 3, op_id = 7,
 // sizes = [...]" -> "aten::mm"), so ranges read as their profiler (Kineto) counterparts do.

@@ -56,6 +56,7 @@ class Stmt {
   std::string_view text(int c) const;  // valid until the next row()
   bool is_text(int c) const;
   int columns() const;
+  sqlite3_stmt* handle() const { return s_; }
 
  private:
   const Db& db_;

@@ -39,6 +39,7 @@ class Joiner {
   Joiner(model::Rank& r, Input& in) : r_(r), in_(in) {
     for (size_t i = 0; i < r.tracks.size(); ++i)
       if (auto t = api_thread(r.tracks[i].name)) api_track_[*t] = uint32_t(i);
+    for (auto [thread, track] : in.api_tracks) api_track_[thread] = track;
     std::unordered_map<int64_t, int64_t> os_tid(in.os_tids.begin(), in.os_tids.end());
     std::unordered_set<int64_t> traced;
     for (size_t i = 0; i < r.tracks.size(); ++i)

@@ -126,7 +126,10 @@ void Unit::unshard(const Comms& c, const char* reason) {
   // allocator's count there is the compute's own (see Engine's activation measurement).
   gather_ = c.ag_stream->issue([=] {
     int64_t start = tr::now_ns();
-    g->all_gather(out, send, size_t(count), dt, after, uint64_t(issued));
+    {
+      tr::NvtxRange nvtx(keys::kAllGather, unit);
+      g->all_gather(out, send, size_t(count), dt, after, uint64_t(issued));
+    }
     trace_collective(keys::kAllGather, start, unit, int64_t(bytes), g->size(), issued);
   });
 }
@@ -187,11 +190,17 @@ void Unit::reduce_grad(const Comms& c) {
     Fence after = g_rs->fence();
     reduce_ = c.rs_stream->issue([=] {
       int64_t start = tr::now_ns();
-      g_rs->reduce_scatter(out, in, size_t(count), dt, after, uint64_t(issued));
+      {
+        tr::NvtxRange nvtx(keys::kReduceScatter, unit);
+        g_rs->reduce_scatter(out, in, size_t(count), dt, after, uint64_t(issued));
+      }
       trace_collective(keys::kReduceScatter, start, unit, in_bytes, g_rs->size(), issued);
       if (replica && replica->size() > 1) {
         start = tr::now_ns();
-        replica->all_reduce(out, size_t(count), dt, nullptr, uint64_t(issued));
+        {
+          tr::NvtxRange nvtx(keys::kAllReduce, unit);
+          replica->all_reduce(out, size_t(count), dt, nullptr, uint64_t(issued));
+        }
         trace_collective(keys::kAllReduce, start, unit, count * int64_t(dtype_size(dt)), replica->size(), issued);
       }
     });
@@ -202,7 +211,10 @@ void Unit::reduce_grad(const Comms& c) {
     Fence after = world->fence();
     reduce_ = c.rs_stream->issue([=] {
       int64_t start = tr::now_ns();
-      world->all_reduce(in, size_t(count), dt, after, uint64_t(issued));
+      {
+        tr::NvtxRange nvtx(keys::kAllReduce, unit);
+        world->all_reduce(in, size_t(count), dt, after, uint64_t(issued));
+      }
       trace_collective(keys::kAllReduce, start, unit, in_bytes, world->size(), issued);
     });
   }

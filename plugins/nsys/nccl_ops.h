@@ -1,0 +1,33 @@
+// NCCL's composite table of newer Nsight Systems releases: one row per NCCL operation with the communicator
+// (commHash) and its place in that communicator's sequence (seqNumber), the instance every rank of the
+// communicator shares. Its exact table name is not documented where we could check, so it is found by its
+// columns: the first table (by name) that has both commHash and seqNumber. A row names its kernel by
+// correlationId (the launch's) and may say the operation (operationId: text, or a StringIds id, "AllReduce"
+// or "ncclAllReduce") and the message size (messageSize or bytes). Names assumed: nsys_keys.h.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/trace.h"
+#include "plugins/nsys/nsys_export.h"
+#include "plugins/shardscope/gpu_join.h"
+
+namespace shardscope::nsys {
+
+// The table's name, or empty.
+std::string nccl_ops_table(Db& db);
+
+struct NcclOpsResult {
+  std::string table;  // empty: none in this export
+  size_t rows = 0, linked = 0;
+  std::vector<std::string> missing;  // columns looked for and not found
+};
+
+// Gives each NCCL kernel of `launched` (device events with their correlationId) its operation's communicator
+// and sequence number (Event::group, Event::seq), kind and bytes. `where` / `lo` / `hi`: the process's rows
+// (a globalPid or globalTid range), empty for all.
+NcclOpsResult read_nccl_ops(Export& x, model::Rank& r, const std::vector<plugins::gpu_join::DeviceWork>& launched, int64_t lo, int64_t hi, bool only);
+
+}  // namespace shardscope::nsys

@@ -1,0 +1,62 @@
+// A query run on a second connection and thread, its rows handed over in chunks: the big reads (CUDA calls,
+// kernels, NVTX ranges: millions of rows) step SQLite on one core while the rank is built from the rows on
+// another. Reads like Stmt (row, i64, i64_or, null, text, is_text), so the importer's loops are the same.
+// At most a few chunks wait at a time, so memory stays a few MB whatever the table's size. An error SQLite
+// meets in the worker (a damaged page) is thrown from row() as Stmt would throw it.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+namespace shardscope::nsys {
+
+class Prefetched {
+ public:
+  // `binds`: ?1, ?2, ... in order.
+  Prefetched(const std::string& file, const std::string& name, std::string sql, std::vector<int64_t> binds);
+  ~Prefetched();
+  Prefetched(const Prefetched&) = delete;
+  Prefetched& operator=(const Prefetched&) = delete;
+
+  bool row();
+  bool null(int c) const { return cur_->type[cell(c)] == kNull; }
+  bool is_text(int c) const { return cur_->type[cell(c)] == kText; }
+  int64_t i64(int c) const { return cur_->value[cell(c)]; }
+  int64_t i64_or(int c, int64_t null) const { return this->null(c) ? null : i64(c); }
+  // A TEXT or BLOB cell's bytes; NULL: an empty view with no data; a number: its decimal text.
+  std::string_view text(int c) const;
+
+ private:
+  enum : uint8_t { kNull, kInt, kFloat, kText };
+  struct Chunk {
+    int columns = 0;
+    size_t rows = 0;
+    std::vector<int64_t> value;    // per cell: the integer (SQLite's conversion), or the text's offset
+    std::vector<uint32_t> length;  // per cell: the text's length
+    std::vector<uint8_t> type;
+    std::string arena;
+  };
+  size_t cell(int c) const { return at_ * size_t(cur_->columns) + size_t(c); }
+  void work(std::string file, std::string name, std::string sql, std::vector<int64_t> binds);
+
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::deque<Chunk> ready_;
+  bool done_ = false, stop_ = false;
+  std::exception_ptr error_;
+  Chunk current_;
+  const Chunk* cur_ = &current_;
+  size_t at_ = 0;
+  bool started_ = false;
+  mutable std::string number_;  // text() of a number
+  std::thread worker_;
+};
+
+}  // namespace shardscope::nsys
