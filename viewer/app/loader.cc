@@ -16,7 +16,11 @@ LoadOutcome load_run(const QStringList& paths, std::function<void(const plugins:
   options.cancel = cancel;
   LoadOutcome out;
   try {
-    out.run = std::make_shared<analysis::AnalysedRun>(analysis::analyse_run(args, options));
+    // Summaries among the inputs: the run is opened from them (ranks_overview.h), its events left on disk.
+    if (std::optional<SummaryInputs> summaries = find_summaries({args.begin(), args.end()}))
+      out.overview = std::make_shared<RanksOverview>(open_overview(*summaries, options));
+    else
+      out.run = std::make_shared<analysis::AnalysedRun>(analysis::analyse_run(args, options));
   } catch (const plugins::Cancelled& e) {
     out.cancelled = true;
     out.error = e.what();
@@ -24,8 +28,9 @@ LoadOutcome load_run(const QStringList& paths, std::function<void(const plugins:
     out.error = e.what();
   }
   // Cancelled during the analysis, after the files were read: dropped all the same.
-  if (cancel && *cancel && out.run) {
+  if (cancel && *cancel && (out.run || out.overview)) {
     out.run.reset();
+    out.overview.reset();
     out.cancelled = true;
     out.error = plugins::Cancelled().what();
   }

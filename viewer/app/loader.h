@@ -13,11 +13,14 @@
 #include <thread>
 
 #include "analyzer/analysis/run.h"
+#include "viewer/model/ranks_overview.h"
 
 namespace shardscope::viewer {
 
 struct LoadOutcome {
   std::shared_ptr<analysis::AnalysedRun> run;  // null when nothing loaded
+  // Set instead of `run` when the inputs hold rank summaries: the Ranks overview, no events loaded.
+  std::shared_ptr<RanksOverview> overview;
   std::string error;                           // why nothing loaded
   bool cancelled = false;                      // the user stopped it: nothing to say, nothing to show
 };

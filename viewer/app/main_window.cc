@@ -19,6 +19,7 @@
 #include "viewer/app/docks/legend_dock.h"
 #include "viewer/app/docks/prefetch_dock.h"
 #include "viewer/app/docks/ranks_dock.h"
+#include "viewer/app/docks/ranks_overview_dock.h"
 #include "viewer/app/docks/comparison_dock.h"
 #include "viewer/app/docks/range_dock.h"
 #include "viewer/app/docks/steps_dock.h"
@@ -100,6 +101,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   pd->raise();
   // Beside the tables, not a tab behind them: a Prefetch row shows its all-gather there with the row in view.
   splitDockWidget(pd, addDock(new RanksDock(selection_, this), Qt::BottomDockWidgetArea), Qt::Horizontal);
+  tabifyDockWidget(pd, ranks_overview_ = static_cast<RanksOverviewDock*>(addDock(new RanksOverviewDock(this), Qt::BottomDockWidgetArea)));
+  pd->raise();
+  connect(ranks_overview_, &RanksOverviewDock::expandRequested, this, &MainWindow::expandRank);
   buildSearchBar();
   buildAnalysisDocks();
   buildHelpMenu();
@@ -154,9 +158,9 @@ void MainWindow::openAsync(const QStringList& paths) {
 
 QString MainWindow::openSync(const QStringList& paths, QStringList* failures) {
   LoadOutcome o = load_run(paths);
-  if (!o.run) return QString::fromStdString(o.error);
+  if (!o.run && !o.overview) return QString::fromStdString(o.error);
   run_paths_ = paths;
-  if (failures)
+  if (failures && o.run)
     for (const plugins::FileFailure& f : o.run->failures) failures->push_back(QString::fromStdString(f.path + ": " + f.message));
   present(std::move(o), {});
   return {};
@@ -168,6 +172,7 @@ void MainWindow::present(LoadOutcome outcome, const QStringList& paths) {
     statusBar()->showMessage(tr("Loading cancelled"), 5000);
     return;
   }
+  if (outcome.overview) return presentOverview(std::move(outcome), paths);
   if (!outcome.run) {
     // Nothing loaded: say why, keep what was open.
     warn(tr("Could not open"), QString::fromStdString(outcome.error));
@@ -200,6 +205,10 @@ void MainWindow::present(LoadOutcome outcome, const QStringList& paths) {
   comparison_.reset();
   comparison_dock_->clear();
   selection_->setRun(run_.get(), layout_.get());
+  // A rank opened from the overview keeps the overview; any other run replaces it.
+  const bool from_overview = !expanding_.isEmpty() && paths == QStringList{expanding_};
+  if (!from_overview) ranks_overview_->clear();
+  expanding_.clear();
   release_free_memory();  // the parse's temporaries are gone; their pages would stay resident
 
   // The banner: truncated ranks and the loader's warnings (ranks from different runs, guessed ranks, ...).
@@ -208,6 +217,7 @@ void MainWindow::present(LoadOutcome outcome, const QStringList& paths) {
     if (r.truncated) lines << tr("Rank %1 is truncated (%2): it is shown up to where it ends.").arg(r.rank).arg(QString::fromStdString(r.source));
   for (const std::string& w : run_->warnings) lines << QString::fromStdString(w);
   for (const plugins::FileFailure& f : run_->failures) lines << tr("Not loaded: %1: %2").arg(QString::fromStdString(f.path), QString::fromStdString(f.message));
+  if (from_overview) lines << expanding_note_;
   banner_->setText(lines.join("\n"));
   banner_->setVisible(!lines.isEmpty());
   setWindowTitle(tr("shardscope viewer — %1 ranks, %2 events").arg(run_->trace.ranks.size()).arg(layout_->events()));

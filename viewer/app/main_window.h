@@ -3,7 +3,8 @@
 // timeline with the cursor's time in the status bar, and docks for the selected event, the selected range's
 // statistics, the colour legend, the prefetch check, the step summary, memory against the ZeRO model and
 // the diff against a second run (a table), run B's timeline locked to A's by step, and every rank's
-// tracks side by side (the Ranks dock); an overview strip and a search bar above the timeline. The docks observe
+// tracks side by side (the Ranks dock), and a run opened from its rank summaries, a row per rank without
+// events (the Ranks overview); an overview strip and a search bar above the timeline. The docks observe
 // one SelectionModel (selection_model.h); each is its own class under viewer/app/docks/.
 #pragma once
 
@@ -31,6 +32,7 @@ class LoadProgressBar;
 class OverviewWidget;
 class MemoryChartWidget;
 class ComparisonDock;
+class RanksOverviewDock;
 class StepLock;
 
 class MainWindow : public QMainWindow {
@@ -73,6 +75,8 @@ class MainWindow : public QMainWindow {
   ComparisonDock* comparisonDock() const { return comparison_dock_; }
   // Run B's timeline, following run A's view by step (step_lock.h).
   TimelineWidget* comparisonTimeline() const { return comparison_timeline_; }
+  // A run opened from rank summaries: every rank's row, no events (window_overview.cc).
+  RanksOverviewDock* ranksOverviewDock() const { return ranks_overview_; }
 
  protected:
   void dragEnterEvent(QDragEnterEvent*) override;
@@ -82,6 +86,8 @@ class MainWindow : public QMainWindow {
  private:
   void present(LoadOutcome outcome, const QStringList& paths);
   void presentComparison(LoadOutcome outcome, const QStringList& paths);
+  void presentOverview(LoadOutcome outcome, const QStringList& paths);
+  void expandRank(const RankOverviewRow& row);  // loads the rank's trace as a one-rank run
   void buildSearchBar();
   void buildAnalysisDocks();
   void buildHelpMenu();
@@ -102,6 +108,8 @@ class MainWindow : public QMainWindow {
   OverviewWidget* overview_ = nullptr;
   MemoryChartWidget* memory_chart_ = nullptr;
   ComparisonDock* comparison_dock_ = nullptr;
+  RanksOverviewDock* ranks_overview_ = nullptr;
+  QString expanding_, expanding_note_;  // the trace of a rank being loaded from the overview, and where it was found
   StepLock* step_lock_ = nullptr;
   TimelineWidget* comparison_timeline_ = nullptr;  // run B, in a dock beside run A's timeline
   QLineEdit* search_edit_ = nullptr;

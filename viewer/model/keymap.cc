@@ -18,6 +18,7 @@ const std::vector<KeyBinding>& keyboard_map() {
       {"Esc", "clear the measured range"},
       {"Click", "select an event (Event dock); a collective also lines up every rank on it (Ranks dock)"},
       {"Double-click a Prefetch row", "jump to its all-gather and line up every rank on it (Ranks dock)"},
+      {"Double-click a Ranks overview row", "load that rank's events from its trace (a run opened from its summaries)"},
       {"F", "zoom to the measured range, else the selected event"},
       {"0", "show the whole run"},
       {"Ctrl+F", "search event names"},
