@@ -6,6 +6,7 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include "analyzer/report/sentences.h"
 #include "viewer/app/panels.h"
 #include "viewer/app/timeline_widget.h"
 
@@ -48,10 +49,16 @@ void RanksOverviewTable::sort(int column, Qt::SortOrder order) {
 QVariant RanksOverviewTable::data(const QModelIndex& index, int role) const {
   if (!index.isValid() || (role != Qt::DisplayRole && role != Qt::ToolTipRole && role != kSortRole)) return {};
   const RankOverviewRow& r = rows_[size_t(index.row())];
-  auto ns = [](const std::optional<int64_t>& v) -> QVariant { return v ? QVariant(format_ns(double(*v))) : QVariant(tr("n/a")); };
+  // Without steady steps the per-step cells say so (the reason is in the tooltip).
+  const QString none = r.steps == 0 ? tr("no steps") : tr("no steady step");
+  auto ns = [&](const std::optional<int64_t>& v) -> QVariant {
+    if (role == kSortRole) return v ? qlonglong(*v) : qlonglong(-1);
+    return v ? QVariant(format_ns(double(*v))) : QVariant(none);
+  };
   if (role == Qt::ToolTipRole) {
     QString tip = tr("rank %1: %2 step(s), %3 steady; summary %4; trace %5").arg(r.rank).arg(r.steps).arg(r.steady_steps)
                       .arg(r.summary.empty() ? tr("none (summarised on opening)") : QString::fromStdString(r.summary), QString::fromStdString(r.source));
+    if (!r.step_ns && r.steps_na != analysis::Na::None) tip += tr("\nno per-step numbers: %1").arg(QString::fromStdString(report::na_text(r.steps_na)));
     if (r.times_last) tip += tr("\nlast at %1 collective instance(s), at most %2 after the next-latest rank").arg(r.times_last).arg(format_ns(double(r.max_late_ns)));
     return tip + tr("\nDouble-click: load this rank's events into the timeline");
   }
@@ -61,7 +68,9 @@ QVariant RanksOverviewTable::data(const QModelIndex& index, int role) const {
     case Compute: return ns(r.compute_ns);
     case Comm: return ns(r.comm_ns);
     case Exposed: return ns(r.exposed_ns);
-    case ExposedPct: return r.exposed_pct ? QString::number(*r.exposed_pct, 'f', 1) + " %" : tr("n/a");
+    case ExposedPct:
+      if (role == kSortRole) return r.exposed_pct.value_or(-1.0);
+      return r.exposed_pct ? QString::number(*r.exposed_pct, 'f', 1) + " %" : none;
     case TimesLast: return qulonglong(r.times_last);
     case Prefetch: return verdict_text(r);
     case Summary: return QFileInfo(QString::fromStdString(r.summary.empty() ? r.source : r.summary)).fileName();
@@ -76,7 +85,7 @@ QVariant RanksOverviewTable::headerData(int section, Qt::Orientation o, int role
 }
 
 RanksOverviewDock::RanksOverviewDock(QWidget* parent) : QDockWidget(tr("Ranks overview"), parent) {
-  setObjectName("RanksOverview");
+  setObjectName("Ranks overview");  // its title, as --raise names docks
   auto* box = new QWidget(this);
   auto* v = new QVBoxLayout(box);
   v->setContentsMargins(2, 2, 2, 2);
