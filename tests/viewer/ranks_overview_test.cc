@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include "analyzer/analysis/run.h"
 #include "viewer/model/ranks_overview.h"
@@ -211,6 +212,33 @@ TEST_F(ViewerOverviewManyRanks, ATraceWithoutItsSummaryIsSummarisedOnTheWay) {
   const TraceLookup t = trace_of(r7);
   ASSERT_TRUE(t.path) << t.note;
   EXPECT_EQ(t.path->filename(), "rank7.json");
+}
+
+// A bad summary among good ones is named with its reason (keep_going, as the window loads) and the rest open.
+// One of another schema version leaves its rank out; one too damaged to be recognised is read as what it
+// then looks like (an SQLite file: an Nsight Systems export) and fails so, while its rank comes from the
+// trace beside it.
+TEST_F(ViewerOverviewManyRanks, ABadSummaryIsNamedAndTheOthersOpen) {
+  plugins::LoadOptions options;
+  options.keep_going = true;
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((dir_ / "rank5.sqlite").c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE meta SET value = 99 WHERE key = 'schema_version'", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  RanksOverview o = open_overview(*find_summaries({dir_}), options);
+  ASSERT_EQ(o.failures.size(), 1u);
+  EXPECT_EQ(fs::path(o.failures[0].path).filename(), "rank5.sqlite");
+  EXPECT_NE(o.failures[0].message.find("schema version 99"), std::string::npos) << o.failures[0].message;
+  EXPECT_EQ(o.rows.size(), size_t(kWorld - 1));
+  for (const RankOverviewRow& r : o.rows) EXPECT_NE(r.rank, 5);
+
+  fs::resize_file(dir_ / "rank6.sqlite", 3000);
+  o = open_overview(*find_summaries({dir_}), options);
+  ASSERT_EQ(o.failures.size(), 2u);
+  EXPECT_EQ(fs::path(o.failures[1].path).filename(), "rank6.sqlite");
+  EXPECT_NE(o.failures[1].message.find("malformed"), std::string::npos) << o.failures[1].message;
+  EXPECT_EQ(o.rows.size(), size_t(kWorld - 1));
+  EXPECT_TRUE(row_of_rank(o, 6).summary.empty());  // from rank6.json
 }
 
 // Traces only: not a run to open from summaries.
