@@ -24,36 +24,10 @@ using namespace shardscope;
 
 namespace {
 
-json read_gz_json(const fs::path& p) {
-  gzFile in = gzopen(p.c_str(), "rb");
-  std::string text;
-  char buf[1 << 16];
-  for (int n; (n = gzread(in, buf, sizeof buf)) > 0;) text.append(buf, size_t(n));
-  gzclose(in);
-  return json::parse(text);
-}
-
 class Writer {
  public:
   explicit Writer(const fs::path& file) : db_(file, true) {
-    db_.exec(
-        "BEGIN;"
-        "CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);"
-        "CREATE TABLE TARGET_INFO_SESSION_START_TIME (utcEpochNs INTEGER, utcTime TEXT, localTime TEXT, systemClockNs INTEGER);"
-        "CREATE TABLE META_DATA_CAPTURE (name TEXT, value TEXT);"
-        "CREATE TABLE PROCESSES (globalPid INTEGER, pid INTEGER, name TEXT);"
-        "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, streamId INTEGER NOT "
-        "NULL, correlationId INTEGER, globalPid INTEGER, demangledName INTEGER NOT NULL, shortName INTEGER NOT NULL);"
-        "CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, streamId INTEGER NOT "
-        "NULL, correlationId INTEGER, globalPid INTEGER, bytes INTEGER NOT NULL, copyKind INTEGER NOT NULL);"
-        "CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, streamId INTEGER NOT "
-        "NULL, correlationId INTEGER, globalPid INTEGER, value INTEGER, bytes INTEGER NOT NULL);"
-        "CREATE TABLE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, streamId "
-        "INTEGER, correlationId INTEGER, globalPid INTEGER, syncType INTEGER NOT NULL);"
-        "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER NOT NULL, globalTid INTEGER, "
-        "correlationId INTEGER, nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL);"
-        "CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL, text TEXT, globalTid INTEGER, textId "
-        "INTEGER, domainId INTEGER);");
+    db_.exec("BEGIN;" + test::export_tables_sql());
   }
   ~Writer() { db_.exec("COMMIT"); }
 
@@ -153,7 +127,7 @@ TEST_P(NsysFsdp, SameEventsSameVerdictAsTheJson) {
   {
     Writer w(db);
     for (int r = 0; r < 2; ++r) {
-      auto n = w.add_rank(read_gz_json(dir / fmt::format("rank{}.json.gz", r)), 4000 - 100 * r);  // rank 1 has the lower pid
+      auto n = w.add_rank(test::read_gz_json(dir / fmt::format("rank{}.json.gz", r)), 4000 - 100 * r);  // rank 1 has the lower pid
       EXPECT_GT(n["kernel"], 100);
       EXPECT_GT(n["user_annotation"], 10);
     }

@@ -26,39 +26,12 @@ using namespace shardscope;
 
 namespace {
 
-json read_gz_json(const fs::path& p) {
-  gzFile in = gzopen(p.c_str(), "rb");
-  std::string text;
-  char buf[1 << 16];
-  for (int n; (n = gzread(in, buf, sizeof buf)) > 0;) text.append(buf, size_t(n));
-  gzclose(in);
-  return json::parse(text);
-}
-
 class Writer {
  public:
   // `payloads`: write the trainer's unit/step payloads (int64Value), as a CUDA build of the tracer pushes them.
   Writer(const fs::path& file, bool payloads) : db_(file, true), payloads_(payloads) {
-    db_.exec(fmt::format(
-        "BEGIN;"
-        "CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);"
-        "CREATE TABLE TARGET_INFO_SESSION_START_TIME (utcEpochNs INTEGER, utcTime TEXT, localTime TEXT, systemClockNs INTEGER);"
-        "CREATE TABLE META_DATA_CAPTURE (name TEXT, value TEXT);"
-        "CREATE TABLE PROCESSES (globalPid INTEGER, pid INTEGER, name TEXT);"
-        "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, streamId INTEGER NOT "
-        "NULL, correlationId INTEGER, globalPid INTEGER, demangledName INTEGER NOT NULL, shortName INTEGER NOT NULL);"
-        "CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, streamId INTEGER NOT "
-        "NULL, correlationId INTEGER, globalPid INTEGER, bytes INTEGER NOT NULL, copyKind INTEGER NOT NULL);"
-        "CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, streamId INTEGER NOT "
-        "NULL, correlationId INTEGER, globalPid INTEGER, value INTEGER, bytes INTEGER NOT NULL);"
-        "CREATE TABLE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, streamId "
-        "INTEGER, correlationId INTEGER, globalPid INTEGER, syncType INTEGER NOT NULL);"
-        "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER NOT NULL, globalTid INTEGER, "
-        "correlationId INTEGER, nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL);"
-        "CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL, text TEXT, globalTid INTEGER, textId "
-        "INTEGER, domainId INTEGER{});"
-        "INSERT INTO NVTX_EVENTS (start, end, eventType, text, domainId) VALUES (0, NULL, 75, 'NCCL', 1);",
-        payloads ? ", int64Value INTEGER, jsonText TEXT" : ""));
+    db_.exec("BEGIN;" + test::export_tables_sql(payloads ? ", int64Value INTEGER, jsonText TEXT" : "") +
+             "INSERT INTO NVTX_EVENTS (start, end, eventType, text, domainId) VALUES (0, NULL, 75, 'NCCL', 1);");
   }
   ~Writer() { db_.exec("COMMIT"); }
 
@@ -189,7 +162,7 @@ TEST_P(NsysTrainer, SameEventsUnitsStepsAndVerdictAsItsOwnFile) {
   {
     Writer w(db, true);
     for (int r = 0; r < 2; ++r) {
-      auto n = w.add_rank(read_gz_json(dir / fmt::format("trace.rank{}.json.gz", r)));
+      auto n = w.add_rank(test::read_gz_json(dir / fmt::format("trace.rank{}.json.gz", r)));
       EXPECT_GT(n["kernel"], 1000);
       EXPECT_GT(n["trainer"], 100);
     }
@@ -241,7 +214,7 @@ TEST(NsysTrainer, WithoutPayloadsSaysUnitsAreUnknown) {
   const fs::path db = d.path() / "old.sqlite";
   {
     Writer w(db, false);
-    w.add_rank(read_gz_json(fs::path(SHARDSCOPE_DATA_DIR) / "h100_nccl2" / "shardscope_train_pre" / "trace.rank0.json.gz"));
+    w.add_rank(test::read_gz_json(fs::path(SHARDSCOPE_DATA_DIR) / "h100_nccl2" / "shardscope_train_pre" / "trace.rank0.json.gz"));
   }
   plugins::LoadResult nsys = plugins::load({db});
   ASSERT_EQ(nsys.trace.ranks.size(), 1u);
