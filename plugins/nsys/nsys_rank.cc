@@ -61,11 +61,12 @@ class RankBuilder {
     if (only_ || !x_.db.has_column(table, col)) return "";
     return fmt::format(" WHERE {0} >= ?1 AND {0} < ?2", quoted(col));
   }
-  // A big read, stepped on a second thread (prefetch.h), with the process's bounds where `where` has them.
+  // A big read, stepped on a second thread in a big file (prefetch.h), with the process's bounds where `where`
+  // has them.
   Prefetched prefetch(std::string sql, const std::string& where) {
     std::vector<int64_t> binds;
     if (!where.empty()) binds = {p_.key << k::kTidBits, (p_.key + 1) << k::kTidBits};
-    return Prefetched(x_.file, x_.db.name(), std::move(sql), std::move(binds));
+    return Prefetched(x_.db, x_.file, std::move(sql), std::move(binds));
   }
   void bind(Stmt& q, const std::string& where) {
     if (where.empty()) return;

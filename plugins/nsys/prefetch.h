@@ -3,29 +3,40 @@
 // another. Reads like Stmt (row, i64, i64_or, null, text, is_text), so the importer's loops are the same.
 // At most a few chunks wait at a time, so memory stays a few MB whatever the table's size. An error SQLite
 // meets in the worker (a damaged page) is thrown from row() as Stmt would throw it.
+// A small file is read in the caller's thread on its own connection instead: there a thread and a second
+// connection (which parses the schema again) cost more than they save, about 4x an import of a tiny export.
 #pragma once
 
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
 
+#include "plugins/nsys/sqlite_db.h"
+
 namespace shardscope::nsys {
 
 class Prefetched {
  public:
-  // `binds`: ?1, ?2, ... in order.
-  Prefetched(const std::string& file, const std::string& name, std::string sql, std::vector<int64_t> binds);
+  enum class Reading { kBySize, kThread, kInline };
+  // Files from this size on are read on a second thread (kBySize).
+  static constexpr uint64_t kThreadFrom = 16ull << 20;
+
+  // `db`: the caller's connection to `file` (read on when inline); `binds`: ?1, ?2, ... in order.
+  Prefetched(const Db& db, const std::string& file, std::string sql, std::vector<int64_t> binds,
+             Reading how = Reading::kBySize);
   ~Prefetched();
   Prefetched(const Prefetched&) = delete;
   Prefetched& operator=(const Prefetched&) = delete;
 
   bool row();
+  bool on_thread() const { return worker_.joinable(); }
   bool null(int c) const { return cur_->type[cell(c)] == kNull; }
   bool is_text(int c) const { return cur_->type[cell(c)] == kText; }
   int64_t i64(int c) const { return cur_->value[cell(c)]; }
@@ -45,6 +56,13 @@ class Prefetched {
   };
   size_t cell(int c) const { return at_ * size_t(cur_->columns) + size_t(c); }
   void work(std::string file, std::string name, std::string sql, std::vector<int64_t> binds);
+  // Up to a chunk of the statement's rows into `c`; false once the statement has no more.
+  static bool fill(Stmt& q, const std::vector<bool>& integer, Chunk& c);
+  static std::vector<bool> integer_columns(Stmt& q);
+
+  std::unique_ptr<Stmt> inline_;  // set when read in the caller's thread
+  std::vector<bool> inline_integer_;
+  bool inline_more_ = true;
 
   std::mutex m_;
   std::condition_variable cv_;
