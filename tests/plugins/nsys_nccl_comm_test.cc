@@ -33,6 +33,7 @@ struct Options {
   bool comm = true;         // the all-reduces' payloads name their communicator
   bool table = false;       // NCCL's composite table, with `table_size` in an nranks column when > 0
   int table_size = 0;
+  bool clash = false;       // both processes say NCCL rank 0 (two jobs in one capture)
 };
 
 // NCCL's payloads as their schemas lay them out (communicator id at 0, then 8 and 12 or 16).
@@ -87,8 +88,8 @@ void write_export(const fs::path& file, const Options& o) {
     db.exec(fmt::format("INSERT INTO PROCESSES VALUES ({}, {}, 'python3')", gpid, p.pid));
     if (o.init)
       range(kMs, 2 * kMs, "ncclCommInitRank", gtid,
-            fmt::format(R"({{"NCCL communicator ID": {}, "No. of ranks": 2, "Rank": {}, "CUDA device": {}}})", kWorld, p.nccl_rank, p.device),
-            init_payload(kWorld, 2, p.nccl_rank));
+            fmt::format(R"({{"NCCL communicator ID": {}, "No. of ranks": 2, "Rank": {}, "CUDA device": {}}})", kWorld, o.clash ? 0 : p.nccl_rank, p.device),
+            init_payload(kWorld, 2, o.clash ? 0 : p.nccl_rank));
     for (int i = 0; i < 3; ++i) {
       const int64_t launch = (10 + 10 * i) * kMs, start = launch + kMs / 10, corr = 50 + i;
       const std::string comm = o.comm ? fmt::format(R"("NCCL communicator ID": {}, )", kWorld) : "";
@@ -170,6 +171,24 @@ TEST_P(NcclCommInit, RanksFromNcclNotPidOrderAndGroupSizeFromTheInit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Payloads, NcclCommInit, ::testing::Values(false, true), [](const auto& i) { return i.param ? "Json" : "Binary"; });
+
+// Two processes that NCCL says are both rank 0: not believed; pid order, said so.
+TEST(NsysNcclComm, ClashingNcclRanksFallBackToPidOrder) {
+  test::TempDir d;
+  const fs::path db = d.path() / "nccl.sqlite";
+  write_export(db, {.clash = true});
+  plugins::LoadResult run = plugins::load({db});
+  ASSERT_EQ(run.trace.ranks.size(), 2u);
+  std::map<int64_t, int> rank_of_pid;
+  for (const model::Rank& r : run.trace.ranks) {
+    rank_of_pid[r.metadata["nsys"]["pid"].get<int64_t>()] = r.rank;
+    EXPECT_EQ(r.metadata["nsys"]["rank_from"], "pid order");
+  }
+  const std::map<int64_t, int> want{{100, 0}, {200, 1}};
+  EXPECT_EQ(rank_of_pid, want);
+  const std::string w = joined(run.trace.ranks[0].warnings) + joined(run.trace.ranks[1].warnings);
+  EXPECT_NE(w.find("give two processes the same rank"), std::string::npos) << w;
+}
 
 // Without a communicator init: ranks in pid order, as before; the size counted from the two processes that use
 // the communicator, and the load says so.
