@@ -53,8 +53,13 @@ size_t link_nccl(std::vector<NcclRange>& ranges, std::vector<NcclLaunch>& launch
     int64_t bytes = 0;
     bool all_sized = true;
     int nranks = 0, peer = -1;
-    bool one_peer = true;
+    bool one_peer = true, one_comm = true;
+    std::optional<uint64_t> comm;
     for (const NcclRange* c : calls) {
+      if (c->comm) {
+        if (comm && *comm != *c->comm) one_comm = false;
+        comm = c->comm;
+      }
       if (c->name == k::kNcclSend || c->name == k::kNcclRecv) {
         if (c->peer < 0 || (peer >= 0 && c->peer != peer)) one_peer = false;
         else peer = c->peer;
@@ -73,6 +78,7 @@ size_t link_nccl(std::vector<NcclRange>& ranges, std::vector<NcclLaunch>& launch
     if (all_sized && bytes > 0) e.bytes = bytes;
     if (nranks > 0) e.group_size = nranks;
     if (one_peer && peer >= 0) l.peer = peer;
+    if (one_comm) l.comm = comm;
     ++described;
   }
   return described;

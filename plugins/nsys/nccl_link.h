@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@ struct NcclRange {
   int64_t bytes = -1;
   int nranks = 0;
   int peer = -1;  // ncclSend / ncclRecv: the other rank, where the payload says
+  std::optional<uint64_t> comm;  // the communicator (commHash), where the payload says
 };
 
 struct NcclLaunch {
@@ -25,11 +27,12 @@ struct NcclLaunch {
   int64_t tid;           // the launching thread
   int64_t at;            // the launch call's start
   int peer = -1;         // out: the peer of a send/recv kernel whose calls all name the same one
+  std::optional<uint64_t> comm;  // out: the communicator its calls name (all the same one)
 };
 
 // Fills each kernel's collective, bytes and group size from the ranges on its launching thread, where the
-// kernel's own name does not say the kind, and each send/recv launch its peer. Returns how many kernels a
-// range described.
+// kernel's own name does not say the kind; each send/recv launch its peer, each launch its communicator.
+// Returns how many kernels a range described.
 size_t link_nccl(std::vector<NcclRange>& ranges, std::vector<NcclLaunch>& launches);
 
 }  // namespace shardscope::nsys

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "model/classify.h"
+#include "plugins/nsys/nccl_comms.h"
 #include "plugins/nsys/nsys_keys.h"
 
 namespace shardscope::nsys {
@@ -55,6 +56,7 @@ NcclOpsResult read_nccl_ops(Export& x, model::Rank& r, const std::vector<plugins
     const int64_t corr = q.i64(0), seq = q.i64(2);
     // commHash is a 64-bit hash; an export may write it as an integer or as text ("0x2e43ea04577433ce").
     std::string comm = q.is_text(1) ? std::string(q.text(1)) : fmt::format("{:#x}", uint64_t(q.i64(1)));
+    const std::optional<uint64_t> id = q.is_text(1) ? comm_id(comm) : std::optional<uint64_t>(uint64_t(q.i64(1)));
     auto [g, fresh] = groups.try_emplace(comm, 0);
     if (fresh) g->second = r.strings.intern(fmt::format("nccl comm {}", comm));
     model::CollectiveKind kind = model::CollectiveKind::None;
@@ -72,6 +74,7 @@ NcclOpsResult read_nccl_ops(Export& x, model::Rank& r, const std::vector<plugins
       if (seq >= 0 && seq < int64_t(model::kNoSeq)) e.seq = uint32_t(seq);
       if (kind != model::CollectiveKind::None && kind != model::CollectiveKind::Unknown) e.coll = kind;
       if (size != model::kUnknown && size >= 0) e.bytes = size;
+      if (id) out.comms.push_back({launched[*it].at.track, launched[*it].at.index, *id});
       ++out.linked;
     }
   }

@@ -23,6 +23,11 @@ struct NcclOpsResult {
   std::string table;  // empty: none in this export
   size_t rows = 0, linked = 0;
   std::vector<std::string> missing;  // columns looked for and not found
+  struct Comm {
+    uint32_t track, index;
+    uint64_t comm;
+  };
+  std::vector<Comm> comms;  // each linked kernel's communicator (commHash), for its size (nccl_comms.h)
 };
 
 // Gives each NCCL kernel of `launched` (device events with their correlationId) its operation's communicator

@@ -10,7 +10,6 @@
 #include <nlohmann/json.hpp>
 
 #include "plugins/nsys/nsys_keys.h"
-#include "plugins/nsys/nsys_payload.h"
 #include "tracer/format/error.h"
 
 namespace shardscope::nsys {
@@ -151,10 +150,34 @@ std::vector<Process> Export::processes(std::vector<std::string>& warnings) {
     for (const Launched* l : with_rank)
       if (l->pid == p.pid || (out.size() == 1 && with_rank.size() == 1)) p.rank = *l->rank, p.world_size = l->world.value_or(0), p.rank_from = l->from;
 
-  // NCCL's own rank, from its communicator-init range payloads (exports with JSON payloads).
-  for (auto& [key, r] : nccl_ranks(*this))
-    for (Process& p : out)
-      if (p.key == key && p.rank < 0) p.rank = r.first, p.world_size = r.second, p.rank_from = "NCCL";
+  // NCCL's own rank, from its communicator-init range payloads: the rank in the process's largest
+  // communicator (the world's), where every process without a launcher's rank has one and no two share it
+  // (two jobs in one capture would).
+  comms = read_nccl_comms(*this);
+  std::set<int> taken;
+  for (const Process& p : out)
+    if (p.rank >= 0) taken.insert(p.rank);
+  std::vector<std::pair<Process*, std::pair<int, int>>> from_nccl;
+  bool clash = false;
+  for (Process& p : out) {
+    if (p.rank >= 0) continue;
+    auto it = comms.ranks.find(p.key);
+    if (it == comms.ranks.end()) continue;
+    clash |= !taken.insert(it->second.first).second;
+    from_nccl.emplace_back(&p, it->second);
+  }
+  if (clash) {
+    warnings.push_back(fmt::format("{}: NCCL's communicator-init payloads give two processes the same rank: not used", db.name()));
+  } else if (!from_nccl.empty()) {
+    std::vector<std::string> said;
+    for (auto& [p, r] : from_nccl) {
+      p->rank = r.first, p->world_size = r.second, p->rank_from = "NCCL";
+      said.push_back(fmt::format("pid {} -> rank {} of {}", p->pid, r.first, r.second));
+    }
+    warnings.push_back(fmt::format("{}: ranks from NCCL's communicator-init payloads (the process's largest communicator; no rank variable in the "
+                                   "environment): {}",
+                                   db.name(), fmt::join(said, ", ")));
+  }
 
   if (out.size() > 1 && std::any_of(out.begin(), out.end(), [](const Process& p) { return p.rank < 0; })) {
     std::vector<std::string> said;

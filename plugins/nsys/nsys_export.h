@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "plugins/nsys/nccl_comms.h"
 #include "plugins/nsys/sqlite_db.h"
 
 namespace shardscope::nsys {
@@ -31,12 +32,14 @@ class Export {
   std::string schema_version, product_version;
   bool has_base = false;
   int64_t base_ns = 0;  // TARGET_INFO_SESSION_START_TIME.utcEpochNs: added to every time
+  NcclComms comms;      // NCCL's communicators over the whole file: read by processes()
 
   // A StringIds value, or empty.
   const std::string& str(int64_t id) const;
   // The column `col` of `table` as SQL: its quoted name, or NULL (noted as missing) when absent.
   std::string column(std::string_view table, std::string_view col);
-  // The processes with CUDA work (or, in a capture without, NVTX ranges), ranks assigned, by pid.
+  // The processes with CUDA work (or, in a capture without, NVTX ranges), ranks assigned, by pid; reads
+  // `comms` first (NCCL's ranks are one of the sources).
   std::vector<Process> processes(std::vector<std::string>& warnings);
 
  private:

@@ -52,6 +52,7 @@ inline constexpr const char* kBinaryData = "binaryData";  // NVTX binary payload
 inline constexpr const char* kSchemaId = "schemaId";
 inline constexpr const char* kType = "type";
 inline constexpr const char* kOffset = "offset";
+inline constexpr const char* kIdx = "idx";  // a schema entry's place
 inline constexpr const char* kPayloadSize = "payloadSize";
 inline constexpr const char* kInt64Value = "int64Value";  // NVTX payload (shardscope-train: the unit or step number)
 inline constexpr const char* kPid = "pid";
@@ -65,6 +66,8 @@ inline constexpr const char* kCommHash = "commHash";
 inline constexpr const char* kSeqNumber = "seqNumber";
 inline constexpr const char* kOperationId = "operationId";
 inline constexpr const char* kMessageSize = "messageSize";
+// Its communicator's size, where it has one (nccl_comms.h): the first of these it has, in this order.
+inline constexpr const char* kNcclTableRanks[] = {"nranks", "nRanks", "numRanks", "commSize", "commNranks", "groupSize"};
 
 // META_DATA_EXPORT / META_DATA_CAPTURE rows.
 inline constexpr const char* kMetaName = "name";
@@ -105,6 +108,7 @@ inline constexpr const char* kNcclGroupStart = "ncclGroupStart";
 inline constexpr const char* kNcclGroupEnd = "ncclGroupEnd";
 inline constexpr const char* kNcclSend = "ncclSend";
 inline constexpr const char* kNcclRecv = "ncclRecv";
+inline constexpr const char* kNcclCommSplit = "ncclCommSplit";  // creates a communicator, as ncclCommInitRank* do
 // Payload fields of NCCL's NVTX schemas (nccl src/include/nvtx_payload_schemas.h), by entry name.
 inline constexpr const char* kPayloadBytes = "Message size [bytes]";
 inline constexpr const char* kPayloadPeer = "Peer rank";

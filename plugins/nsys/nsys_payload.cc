@@ -2,10 +2,9 @@
 
 #include <optional>
 
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "plugins/nsys/nsys_export.h"
+#include "plugins/nsys/nccl_comms.h"
 #include "plugins/nsys/nsys_keys.h"
 
 namespace shardscope::nsys {
@@ -42,6 +41,13 @@ void collect(const nlohmann::json& j, NcclPayload& p) {
     for (const auto& e : j) collect(e, p);
   if (!j.is_object()) return;
   for (auto it = j.begin(); it != j.end(); ++it) {
+    if (it.key() == k::kPayloadComm) {
+      // A 64-bit hash: an unsigned integer, or text.
+      if (it->is_number_integer()) p.comm = it->is_number_unsigned() ? it->get<uint64_t>() : uint64_t(it->get<int64_t>()), p.any = true;
+      else if (it->is_string())
+        if (auto c = comm_id(it->get_ref<const std::string&>())) p.comm = c, p.any = true;
+      continue;
+    }
     auto v = integer(*it);
     if (v && *v >= 0) {
       if (it.key() == k::kPayloadBytes) p.bytes = *v, p.any = true;
@@ -61,20 +67,6 @@ NcclPayload parse_payload(std::string_view text) {
   nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (!j.is_discarded()) collect(j, p);
   return p;
-}
-
-std::map<int64_t, std::pair<int, int>> nccl_ranks(Export& x) {
-  std::map<int64_t, std::pair<int, int>> out;
-  if (!x.db.has_column(k::kNvtx, k::kJsonText) || !x.db.has_column(k::kNvtx, k::kGlobalTid)) return out;
-  Stmt q(x.db, fmt::format("SELECT {} >> {}, {} FROM {} WHERE {} IS NOT NULL", quoted(k::kGlobalTid), k::kTidBits, quoted(k::kJsonText),
-                           quoted(k::kNvtx), quoted(k::kJsonText)));
-  while (q.row()) {
-    NcclPayload p = parse_payload(q.text(1));
-    if (p.rank < 0 || p.nranks <= 0 || p.rank >= p.nranks) continue;
-    auto [it, fresh] = out.try_emplace(q.i64(0), p.rank, p.nranks);
-    if (!fresh && p.nranks > it->second.second) it->second = {p.rank, p.nranks};
-  }
-  return out;
 }
 
 }  // namespace shardscope::nsys

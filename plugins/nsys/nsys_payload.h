@@ -4,27 +4,22 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
+#include <optional>
 #include <string_view>
-#include <utility>
 
 namespace shardscope::nsys {
-
-class Export;
 
 struct NcclPayload {
   int64_t bytes = -1;  // "Message size [bytes]"
   int peer = -1;       // "Peer rank"
   int nranks = 0;      // "No. of ranks" (communicator init)
   int rank = -1;       // "Rank" (communicator init)
+  std::optional<uint64_t> comm;  // "NCCL communicator ID" (commHash; NCCL >= 2.25)
   bool any = false;
 };
 
 // The fields found anywhere in a JSON object (nested one level or more, as exports wrap them); nothing for
 // text that is not JSON or nests deeper than 32 levels.
 NcclPayload parse_payload(std::string_view json_text);
-
-// Per process (globalTid >> 24): NCCL's (rank, ranks) in its largest communicator, where payloads say.
-std::map<int64_t, std::pair<int, int>> nccl_ranks(Export& x);
 
 }  // namespace shardscope::nsys

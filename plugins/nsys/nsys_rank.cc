@@ -51,6 +51,7 @@ class RankBuilder {
     nvtx();
     link();
     nccl_ops();
+    group_sizes();
     finish();
     return std::move(r_);
   }
@@ -301,13 +302,13 @@ class RankBuilder {
         NcclRange n{tid, e.ts_ns, e.end_ns(), std::string(text), -1, 0};
         if (!q.null(7)) {
           NcclPayload pl = parse_payload(q.text(7));
-          n.bytes = pl.bytes, n.nranks = pl.nranks, n.peer = pl.peer;
+          n.bytes = pl.bytes, n.nranks = pl.nranks, n.peer = pl.peer, n.comm = pl.comm;
         } else if (!q.null(9)) {
           // A binary payload: read as NCCL's schemas in the export describe it (nvtx_schemas.h).
           if (!schemas_) schemas_.emplace(x_, schema_missing_);
           ++binary_;
           NcclPayload pl = schemas_->decode(domain, text, q.text(9), undescribed_);
-          n.bytes = pl.bytes, n.nranks = pl.nranks, n.peer = pl.peer;
+          n.bytes = pl.bytes, n.nranks = pl.nranks, n.peer = pl.peer, n.comm = pl.comm;
         }
         nccl_ranges_.push_back(std::move(n));
       }
@@ -327,8 +328,10 @@ class RankBuilder {
     std::vector<NcclLaunch> launches;
     for (const auto& n : nccl_) launches.push_back({&r_.tracks[n.track].events[n.index], n.tid, n.at});
     described_ = link_nccl(nccl_ranges_, launches);
-    for (size_t i = 0; i < launches.size(); ++i)
+    for (size_t i = 0; i < launches.size(); ++i) {
       if (launches[i].peer >= 0) peers_.push_back({nccl_[i].track, nccl_[i].index, launches[i].peer});
+      if (launches[i].comm) comm_of_[at_key(nccl_[i].track, nccl_[i].index)] = *launches[i].comm;
+    }
   }
 
   void finish() {
@@ -341,6 +344,7 @@ class RankBuilder {
     if (!p_.rank_from.empty()) meta["rank_from"] = p_.rank_from;
     if (!nccl_.empty()) meta["nccl_kernels_described_by_nvtx"] = described_;
     if (!nccl_table_.is_null()) meta["nccl_table"] = nccl_table_;
+    if (!group_size_from_.is_null()) meta["group_size_from"] = group_size_from_;
     r_.metadata["nsys"] = meta;
     if (file_warnings_ && !x_.missing.empty())
       r_.warnings.push_back(fmt::format("{}: not in this export (read what is there): {}", r_.source, fmt::join(x_.missing, ", ")));
@@ -414,10 +418,53 @@ class RankBuilder {
     if (nccl_.empty()) return;
     NcclOpsResult n = read_nccl_ops(x_, r_, launched(), p_.key << k::kTidBits, (p_.key + 1) << k::kTidBits, only_);
     if (n.table.empty()) return;
+    for (const NcclOpsResult::Comm& c : n.comms) comm_of_[at_key(c.track, c.index)] = c.comm;  // over what the ranges said
     nccl_table_ = {{"table", n.table}, {"rows", n.rows}, {"kernels", n.linked}};
+    if (!x_.comms.table_size_column.empty()) nccl_table_["size_column"] = x_.comms.table_size_column;
     if (file_warnings_ && !n.missing.empty())
       r_.warnings.push_back(fmt::format("{}: NCCL's table {} lacks {}: {}", x_.db.name(), n.table, fmt::join(n.missing, ", "),
                                         n.linked ? "kinds or bytes stay as the kernels' names and NVTX ranges say" : "its rows are not linked to kernels"));
+  }
+
+  static uint64_t at_key(uint32_t track, uint32_t index) { return uint64_t(track) << 32 | index; }
+
+  // Each NCCL kernel's group size (for busbw) from its communicator (nccl_comms.h): NCCL's table's size
+  // column, else the size its own ranges' payloads said, else its communicator's init payload, else the
+  // ranks of the file seen using the communicator; the kernel's group is the communicator where only its
+  // NVTX ranges said it. Where the size is not NCCL's own, the load says so.
+  void group_sizes() {
+    std::map<std::string, size_t> from;
+    std::map<uint64_t, CommSize> counted, unsized;  // by communicator: sized by counting, left unknown
+    size_t n_counted = 0, n_unsized = 0;
+    for (auto [at, comm] : comm_of_) {
+      model::Event& e = r_.tracks[at >> 32].events[at & 0xFFFFFFFF];
+      if (e.cls != IntervalClass::Communication) continue;
+      if (e.group == 0) e.group = r_.strings.intern(fmt::format("nccl comm {:#x}", comm));
+      const CommSize s = x_.comms.size(comm);
+      if (s.from == std::string_view(kSizeFromTable) || (e.group_size <= 0 && s.nranks > 0)) {
+        e.group_size = s.nranks;
+        ++from[s.from];
+        if (s.from == std::string_view(kSizeFromMembers)) counted.emplace(comm, s), ++n_counted;
+      } else if (e.group_size > 0) {
+        ++from[kSizeFromRanges];
+      } else {
+        unsized.emplace(comm, s), ++n_unsized;
+      }
+    }
+    if (!from.empty()) group_size_from_ = from;
+    auto comms = [](const std::map<uint64_t, CommSize>& m) {
+      std::vector<std::string> out;
+      for (auto& [c, s] : m) out.push_back(fmt::format("nccl comm {:#x}: {} rank(s)", c, s.members));
+      return fmt::format("{}", fmt::join(out, ", "));
+    };
+    if (n_counted)
+      r_.warnings.push_back(fmt::format("{}: group size of {} NCCL kernel(s) not in NCCL's records (no size column in its table, no communicator-init "
+                                        "payload): taken as the ranks of this file that use the communicator ({})",
+                                        x_.db.name(), n_counted, comms(counted)));
+    if (n_unsized)
+      r_.warnings.push_back(fmt::format("{}: group size of {} NCCL kernel(s) unknown (busbw n/a): not in NCCL's records, and fewer than two ranks of this "
+                                        "file use the communicator ({})",
+                                        x_.db.name(), n_unsized, comms(unsized)));
   }
 
   // shardscope-train's own ranges (nsys_trainer.h): before the merge below, while the indices hold.
@@ -452,6 +499,7 @@ class RankBuilder {
     int peer;
   };
   std::vector<Peer> peers_;
+  std::map<uint64_t, uint64_t> comm_of_;  // NCCL kernel (at_key) -> its communicator
   model::Rank r_;
   std::map<std::pair<int64_t, int64_t>, uint32_t> device_tracks_;
   std::unordered_map<int64_t, uint32_t> host_tracks_;
@@ -469,7 +517,7 @@ class RankBuilder {
   std::optional<NvtxSchemas> schemas_;  // read when the first binary payload is met
   std::vector<std::string> schema_missing_;
   size_t binary_ = 0, undescribed_ = 0;
-  nlohmann::json nccl_table_;
+  nlohmann::json nccl_table_, group_size_from_;
   uint64_t skipped_ = 0, unended_ = 0;
 };
 

@@ -56,20 +56,30 @@ NvtxSchemas::NvtxSchemas(Export& x, std::vector<std::string>& missing) {
       sc.domain = q.i64(0), sc.id = q.i64(1), sc.size = q.i64_or(2, -1);
     }
   }
-  Stmt q(x.db, fmt::format("SELECT {}, {}, {}, {}, {} FROM {}", quoted(k::kDomainId), quoted(k::kSchemaId), quoted(k::kName), quoted(k::kType),
-                           quoted(k::kOffset), quoted(e)));
+  Stmt q(x.db, fmt::format("SELECT {}, {}, {}, {}, {}, {} FROM {}", quoted(k::kDomainId), quoted(k::kSchemaId), quoted(k::kName), quoted(k::kType),
+                           quoted(k::kOffset), x.db.has_column(e, k::kIdx) ? quoted(k::kIdx) : std::string("NULL"), quoted(e)));
   while (q.row()) {
     auto it = by_id.find({q.i64(0), q.i64(1)});
-    if (it == by_id.end() || q.null(2) || q.null(3) || q.null(4)) continue;
+    // Exports leave the first entry's offset NULL (NCCL's "NCCL communicator ID"): the first entry is at 0.
+    const bool first = !q.null(5) && q.i64(5) == 0;
+    if (it == by_id.end() || q.null(2) || q.null(3) || (q.null(4) && !first)) continue;
     Schema& sc = it->second;
     // Exports repeat a schema's rows (once per process that registered it): keep each name once.
     if (std::none_of(sc.entries.begin(), sc.entries.end(), [&](const Entry& en) { return en.name == q.text(2); }))
-      sc.entries.push_back({std::string(q.text(2)), q.i64(3), q.i64(4)});
+      sc.entries.push_back({std::string(q.text(2)), q.i64(3), q.null(4) ? 0 : q.i64(4)});
   }
   for (auto& [key, sc] : by_id) schemas_.push_back(std::move(sc));
 }
 
 bool NvtxSchemas::field(int64_t domain, size_t size, std::string_view name, const std::string& bytes, int64_t& value) const {
+  uint64_t u = 0;
+  bool is_signed = false;
+  if (!bits(domain, size, name, bytes, u, is_signed) || (!is_signed && u > uint64_t(INT64_MAX))) return false;
+  value = int64_t(u);
+  return true;
+}
+
+bool NvtxSchemas::bits(int64_t domain, size_t size, std::string_view name, const std::string& bytes, uint64_t& u, bool& is_signed) const {
   const Entry* found = nullptr;
   for (const Schema& sc : schemas_) {
     if (sc.domain != domain || (sc.size >= 0 && size_t(sc.size) != size)) continue;
@@ -80,13 +90,10 @@ bool NvtxSchemas::field(int64_t domain, size_t size, std::string_view name, cons
     }
   }
   size_t width = 0;
-  bool is_signed = false;
   if (!found || !integer_type(found->type, width, is_signed) || found->offset < 0 || size_t(found->offset) + width > bytes.size()) return false;
-  uint64_t u = 0;
+  u = 0;
   std::memcpy(&u, bytes.data() + found->offset, width);  // little-endian, as the x86-64 and Arm hosts NCCL runs on
   if (is_signed && width < 8 && (u >> (width * 8 - 1)) & 1) u |= ~uint64_t(0) << (width * 8);
-  if (!is_signed && u > uint64_t(INT64_MAX)) return false;
-  value = int64_t(u);
   return true;
 }
 
@@ -102,7 +109,13 @@ NcclPayload NvtxSchemas::decode(int64_t domain, std::string_view range, std::str
       ++undescribed;
     }
   };
-  if (range.starts_with("ncclCommInit")) {
+  // The communicator, where the schemas have it (NCCL >= 2.25): not counted as undescribed when they do not.
+  if (range != k::kNcclGroupStart && range != k::kNcclGroupEnd) {
+    uint64_t comm = 0;
+    bool is_signed = false;
+    if (bits(domain, bytes.size(), k::kPayloadComm, bytes, comm, is_signed)) p.comm = comm, p.any = true;
+  }
+  if (range.starts_with("ncclCommInit") || range == k::kNcclCommSplit) {
     read(k::kPayloadRanks, p.nranks, INT32_MAX);
     read(k::kPayloadRank, p.rank, INT32_MAX);
     return p;

@@ -26,8 +26,8 @@ class NvtxSchemas {
   NvtxSchemas(Export& x, std::vector<std::string>& missing);
   bool empty() const { return schemas_.empty(); }
 
-  // NCCL's fields of one range's binary payload: the bytes of any, the peer of ncclSend / ncclRecv, the rank
-  // and ranks of a communicator's init. `undescribed` counts the fields wanted that the schemas did not say.
+  // NCCL's fields of one range's binary payload: the communicator and bytes of any, the peer of ncclSend /
+  // ncclRecv, the rank and ranks of a communicator's init (ncclCommInit*, ncclCommSplit). `undescribed` counts the fields wanted that the schemas did not say.
   NcclPayload decode(int64_t domain, std::string_view range, std::string_view binary, size_t& undescribed) const;
 
  private:
@@ -42,6 +42,8 @@ class NvtxSchemas {
   std::vector<Schema> schemas_;
   // The field `name` as every candidate schema that has it describes it: false when none does or they differ.
   bool field(int64_t domain, size_t size, std::string_view name, const std::string& bytes, int64_t& value) const;
+  // Its bits as read (sign-extended where signed), whatever its value.
+  bool bits(int64_t domain, size_t size, std::string_view name, const std::string& bytes, uint64_t& u, bool& is_signed) const;
 };
 
 }  // namespace shardscope::nsys

@@ -3,10 +3,14 @@
 // call by correlationId, NCCL kernels to NCCL's NVTX ranges, times on the session's UTC clock; then the CLI.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include <fmt/format.h>
 
 #include "model/event.h"
 #include "plugins/load/load.h"
+#include "plugins/nsys/nsys_export.h"
+#include "plugins/nsys/nvtx_schemas.h"
 #include "tests/plugins/nsys_support.h"
 #include "tests/support/run.h"
 #include "tests/support/temp_dir.h"
@@ -112,6 +116,44 @@ TEST_P(RealExports, EachProcessIsARankWithWhatTheFileHoldsForIt) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Nsys, RealExports, ::testing::ValuesIn(kFiles));
+
+// NCCL's communicator init in the real exports: their captures began after it, so no ncclCommInit range is
+// in them (and no payload bytes at all: binaryData is empty), and ranks stay in pid order with no group size.
+// Their schema tables still describe the init's payload: "NCCL communicator ID" first (offset left NULL),
+// "No. of ranks" and "Rank" as 32-bit ints at 8 and 12, which is how a payload is read for the rank and size.
+TEST(RealExports, NoCommInitInThemButItsSchemaIsReadAsTheyDescribeIt) {
+  test::TempDir d;
+  const fs::path db = test::inflate_into(kDir / "mfu_2gpu_before.sqlite.gz", d.path());
+  test::Sql sql(db);
+  EXPECT_EQ(sql.one("SELECT count(*) FROM NVTX_EVENTS n LEFT JOIN StringIds s ON s.id = n.textId WHERE coalesce(n.text, s.value) LIKE 'ncclComm%Init%' "
+                    "OR coalesce(n.text, s.value) = 'ncclCommSplit'"),
+            0);
+  EXPECT_EQ(sql.one("SELECT count(*) FROM NVTX_EVENTS WHERE binaryData IS NOT NULL OR jsonText IS NOT NULL"), 0);
+  EXPECT_EQ(sql.one("SELECT count(DISTINCT schemaId) FROM NVTX_PAYLOAD_SCHEMA_ENTRIES WHERE name = 'No. of ranks' AND type = 5 AND offset = 8 AND "
+                    "schemaId IN (SELECT schemaId FROM NVTX_PAYLOAD_SCHEMA_ENTRIES WHERE name = 'Rank' AND type = 5 AND offset = 12)"),
+            2);
+  nsys::Export x(db.string(), "mfu_2gpu_before.sqlite");
+  std::vector<std::string> missing;
+  nsys::NvtxSchemas schemas(x, missing);
+  ASSERT_TRUE(missing.empty());
+  std::string init(24, '\0');
+  const uint64_t comm = 0x9a1b2c3d4e5f6071;
+  const int32_t nranks = 2, rank = 1;
+  std::memcpy(init.data(), &comm, 8), std::memcpy(init.data() + 8, &nranks, 4), std::memcpy(init.data() + 12, &rank, 4);
+  size_t undescribed = 0;
+  const int64_t nccl_domain = sql.one("SELECT domainId FROM NVTX_PAYLOAD_SCHEMA_ENTRIES WHERE name = 'No. of ranks' LIMIT 1");
+  nsys::NcclPayload p = schemas.decode(nccl_domain, "ncclCommInitRank", init, undescribed);
+  EXPECT_EQ(p.nranks, 2);
+  EXPECT_EQ(p.rank, 1);
+  EXPECT_EQ(p.comm, comm);
+  EXPECT_EQ(undescribed, 0u);
+  plugins::LoadResult loaded = plugins::load({db});
+  ASSERT_EQ(loaded.trace.ranks.size(), 2u);
+  for (const model::Rank& r : loaded.trace.ranks) {
+    EXPECT_EQ(r.metadata["nsys"]["rank_from"], "pid order");
+    EXPECT_FALSE(r.metadata["nsys"].contains("group_size_from"));
+  }
+}
 
 TEST(RealExports, GzipAndDirectoriesLoadAsThePlainFile) {
   test::TempDir d;
