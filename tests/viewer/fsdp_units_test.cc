@@ -251,5 +251,21 @@ TEST(ViewerFsdpUnits, H100NcclTrainerRun) {
   }
 }
 
+// A PyTorch FSDP2 rank (Kineto): the importer numbers the units in forward order and names them by module;
+// each unit's row holds its all-gather kernels, as the 13-unit trainer's rows do.
+TEST(ViewerFsdpUnits, PytorchFsdp2Rank) {
+  analysis::AnalysedRun run = load("tests/data/h100_nccl2/pytorch_fsdp2/rank0.json.gz");
+  ASSERT_EQ(run.trace.ranks.size(), 1u);
+  const model::Rank& r = run.trace.ranks[0];
+  std::vector<DerivedRow> rows = fsdp_unit_rows(r);
+  ASSERT_GE(rows.size(), 2u);
+  EXPECT_NE(rows[1].label.find("blocks."), std::string::npos) << rows[1].label;
+  for (const DerivedRow& row : rows) {
+    size_t gathers = 0;
+    for (model::EventRef ref : row.refs) gathers += at(r, ref).coll == CollectiveKind::AllGather && at(r, ref).cls == IntervalClass::Communication;
+    EXPECT_GT(gathers, 0u) << row.label;
+  }
+}
+
 }  // namespace
 }  // namespace shardscope::viewer
