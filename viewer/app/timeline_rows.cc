@@ -91,7 +91,7 @@ void TimelineWidget::paintLabels(QPainter& p, size_t first, size_t last, int scr
     if (header) text = QString::fromUtf8(arrangement_.collapsed(row) ? "▸ " : "▾ ") + text;
     int indent = row.kind == RowKind::RankHeader ? 4 : row.kind == RowKind::Group ? 10 : 20;
     int right = 4;
-    if (row.kind == RowKind::Track && row.folded > 0) {
+    if (has_lanes(row.kind) && row.folded > 0) {
       // The folded lane's count, on that lane: "+N" slices deeper than the cap are drawn there.
       QString badge = QStringLiteral("+%1").arg(row.folded);
       int w = QFontMetrics(font()).horizontalAdvance(badge) + 6;
@@ -118,7 +118,7 @@ QMenu* TimelineWidget::rowMenu(QPoint pos) {
       int r = arrangement_.find(key);
       return r >= 0 ? &arrangement_.rows()[size_t(r)] : nullptr;
     };
-    if (row.kind == RowKind::Track || row.kind == RowKind::Counter) {
+    if (is_leaf(row.kind)) {
       const bool pinned = arrangement_.pinned(arrangement_.rows()[size_t(i)]);
       menu->addAction(pinned ? tr("Unpin") : tr("Pin to top"), this, [this, find, pinned] {
         if (const Row* r = find()) arrangement_.set_pinned(*r, !pinned), arranged(true);

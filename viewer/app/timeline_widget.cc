@@ -245,7 +245,7 @@ void TimelineWidget::paintRowRange(QPainter& p, size_t first, size_t last, int s
   std::unordered_map<Rgb, std::vector<QRectF>> by_colour, merged_by_colour;
   struct Label { QRectF r; uint32_t rank, track, event; };
   std::vector<Label> labels;
-  std::vector<uint32_t> tracks;
+  std::vector<uint32_t> tracks, derived;
   p.save();
   p.setClipRect(QRect(label_width_, top, plotWidth(), bottom - top));
   for (size_t i = first; i < last; ++i) {
@@ -261,10 +261,13 @@ void TimelineWidget::paintRowRange(QPainter& p, size_t first, size_t last, int s
       // A folded rank or group: one summary lane of its tracks, the dominant colour per pixel column.
       const RankView& rv = layout_->ranks()[row.rank];
       tracks.clear();
+      derived.clear();
+      // A rank's summary leaves its derived rows out: their events are already on its tracks.
       for (uint32_t m : arrangement_.members(row))
         if (const Row& src = layout_->rows()[m]; src.kind == RowKind::Track) tracks.push_back(uint32_t(src.item));
+        else if (src.kind == RowKind::Derived && row.kind == RowKind::Group) derived.push_back(uint32_t(src.item));
       marks_.clear();
-      summary_marks(rv, tracks, vp_, marks_);
+      summary_marks(rv, tracks, vp_, marks_, derived);
       for (const Mark& m : marks_)
         by_colour[m.colour].push_back(QRectF(label_width_ + m.x0, y + (row.height - lane_h) / 2 + 1, m.x1 - m.x0, lane_h - 2));
       continue;
@@ -273,14 +276,15 @@ void TimelineWidget::paintRowRange(QPainter& p, size_t first, size_t last, int s
       paintCounter(p, row, y);
       continue;
     }
-    const RankView& rv = layout_->ranks()[row.rank];
-    const model::Track& track = rv.rank->tracks[size_t(row.item)];
     marks_.clear();
-    track_marks(track, rv.tracks[size_t(row.item)], vp_, marks_, {.host_colours = &rv.host_colours});
+    layout_->row_marks(row, vp_, marks_);  // a track's, or a derived row's (FSDP units)
     for (const Mark& m : marks_) {
       QRectF r(label_width_ + m.x0, y + m.lane * lane_h + 1, std::max(1.0f, m.x1 - m.x0), lane_h - 2);
       (m.count > 1 ? merged_by_colour : by_colour)[m.colour].push_back(r);
-      if (m.count == 1 && r.width() > 40) labels.push_back({r, row.rank, uint32_t(row.item), m.event});
+      if (m.count == 1 && r.width() > 40) {
+        const model::EventRef ev = layout_->row_event(row, m.event);
+        labels.push_back({r, row.rank, ev.track, ev.index});
+      }
     }
   }
   p.setPen(Qt::NoPen);
@@ -358,6 +362,21 @@ std::optional<QRectF> TimelineWidget::eventRect(uint32_t rank, model::EventRef r
   return QRectF(x0, rowTop(row) + lane * lane_h, std::max(2.0, x1 - x0), lane_h);
 }
 
+std::vector<QRectF> TimelineWidget::derivedRects(uint32_t rank, model::EventRef ref) const {
+  std::vector<QRectF> out;
+  const RankView& rv = layout_->ranks()[rank];
+  const model::Event& e = rv.rank->tracks[ref.track].events[ref.index];
+  const double x0 = label_width_ + vp_.x_of(double(e.ts_ns)), x1 = label_width_ + vp_.x_of(double(e.end_ns()));
+  const int lane_h = layout_->options().lane_height;
+  const std::vector<Row>& rows = arrangement_.rows();
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].kind != RowKind::Derived || rows[i].rank != rank || e.unit < 0) continue;
+    const DerivedRow& d = rv.derived[size_t(rows[i].item)];
+    if (auto p = d.position_of(*rv.rank, ref)) out.emplace_back(x0, rowTop(int(i)) + d.depth[*p] * lane_h, std::max(2.0, x1 - x0), lane_h);
+  }
+  return out;
+}
+
 void TimelineWidget::paintHighlights(QPainter& p) {
   if (!highlights_ || highlights_->hits.empty()) return;
   p.save();
@@ -396,6 +415,10 @@ void TimelineWidget::paintSelection(QPainter& p) {
     p.fillRect(QRectF(x0, kRulerHeight, x1 - x0, height()), QColor(0x33, 0x66, 0xCC, 40));
   }
   if (selection_) {
+    // Where a derived row (an FSDP unit's) shows the event too: outlined there as well.
+    p.setPen(QPen(Qt::black, 2));
+    p.setBrush(Qt::NoBrush);
+    for (const QRectF& r : derivedRects(selection_->rank, selection_->event)) p.drawRect(r);
     if (auto r = eventRect(selection_->rank, selection_->event)) {
       p.setPen(QPen(Qt::black, 2));
       p.setBrush(Qt::NoBrush);
@@ -480,7 +503,7 @@ void TimelineWidget::mouseMoveEvent(QMouseEvent* e) {
   }
   if (label_drag_ == LabelDrag::Press && (pos - press_).manhattanLength() > 3 && label_row_ >= 0) {
     const RowKind k = arrangement_.rows()[size_t(label_row_)].kind;
-    if (k == RowKind::Track || k == RowKind::Counter) label_drag_ = LabelDrag::Reorder;
+    if (is_leaf(k)) label_drag_ = LabelDrag::Reorder;
   }
   if (label_drag_ != LabelDrag::None) {
     setCursor(label_drag_ == LabelDrag::Reorder ? Qt::ClosedHandCursor : Qt::ArrowCursor);
@@ -546,14 +569,12 @@ std::optional<Selection> TimelineWidget::eventAt(QPoint pos) const {
   if (!layout_ || pos.x() < label_width_ || pos.y() < kRulerHeight) return std::nullopt;
   int lane = 0;
   int row = rowAtPos(pos, &lane);
-  if (row < 0 || arrangement_.rows()[size_t(row)].kind != RowKind::Track) return std::nullopt;
+  if (row < 0 || !has_lanes(arrangement_.rows()[size_t(row)].kind) || lane < 0) return std::nullopt;
   const Row& r = arrangement_.rows()[size_t(row)];
-  const RankView& rv = layout_->ranks()[r.rank];
-  const TrackIndex& ti = rv.tracks[size_t(r.item)];
-  if (size_t(lane) >= ti.lanes.size()) return std::nullopt;
-  auto hit = hit_test(rv.rank->tracks[size_t(r.item)], ti.lanes[size_t(lane)], vp_.ns_at(pos.x() - label_width_), 3 * vp_.ns_per_px);
+  // A derived row's hit is the real event (on its own track), so the selection is the same either way.
+  auto hit = layout_->row_hit(r, uint16_t(lane), vp_.ns_at(pos.x() - label_width_), 3 * vp_.ns_per_px);
   if (!hit) return std::nullopt;
-  return Selection{r.rank, {uint32_t(r.item), *hit}};
+  return Selection{r.rank, *hit};
 }
 
 QString TimelineWidget::cursorTextAt(QPoint pos) const {
@@ -575,7 +596,7 @@ QString TimelineWidget::toolTipAt(QPoint pos) const {
   if (row < 0) return {};
   const Row& r = arrangement_.rows()[size_t(row)];
   QString folded_note;
-  if (r.kind == RowKind::Track && r.folded > 0 && lane == r.lanes - 1)
+  if (has_lanes(r.kind) && r.folded > 0 && lane == r.lanes - 1)
     folded_note = tr("%1 overlapping %2 from %3 deeper %4 drawn in this lane (a track shows at most %5 lanes)")
                       .arg(r.folded)
                       .arg(r.folded == 1 ? tr("slice") : tr("slices"))

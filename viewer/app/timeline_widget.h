@@ -61,6 +61,8 @@ class TimelineWidget : public QWidget {
   QMenu* rowMenu(QPoint pos);
   // Where an event is drawn, in widget pixels (none when its row is not laid out).
   std::optional<QRectF> eventRect(uint32_t rank, model::EventRef ref) const;
+  // Where the derived rows in view (FSDP units) draw the same event, in widget pixels.
+  std::vector<QRectF> derivedRects(uint32_t rank, model::EventRef ref) const;
 
   void select(const std::optional<Selection>& s);
   // Shows [lo, hi) with a margin and scrolls the row of (rank, track) into view.

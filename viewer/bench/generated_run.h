@@ -1,5 +1,6 @@
 // The generated run both viewer benchmarks measure: 8 ranks, 10 million events (host ranges three deep, a
-// compute stream, a communication stream), built in memory with no JSON.
+// compute stream, a communication stream whose collectives name one of 8 FSDP units), built in memory with
+// no JSON.
 #pragma once
 
 #include <random>
@@ -41,8 +42,10 @@ inline model::Rank make_rank(int r) {
     if (g % 16 == 0) {
       int64_t start = std::max(comm_free, t), dur = us(100, 400);
       bool gather = (g / 16) % 2 == 0;
+      // Each collective of one of 8 FSDP units in turn (an all-gather, then its reduce-scatter): the viewer's
+      // FSDP units group gets a row per unit.
       comm.events.push_back({.ts_ns = start, .dur_ns = dur, .bytes = 64 << 20, .name = gather ? ag : rs,
-                             .cls = model::IntervalClass::Communication,
+                             .unit = int32_t(1 + (g / 32) % 8), .cls = model::IntervalClass::Communication,
                              .coll = gather ? model::CollectiveKind::AllGather : model::CollectiveKind::ReduceScatter});
       comm_free = start + dur;
       ++events;

@@ -17,11 +17,13 @@ size_t TrackIndex::bytes() const {
 
 namespace {
 
-void build_breaks(const model::Track& track, LaneIndex& l) {
+// `Events`: a track's event vector, or RefEvents (a derived row): events[i] is the lane position's event.
+template <class Events>
+void build_breaks(const Events& events, LaneIndex& l) {
   const uint32_t n = l.size();
   std::vector<float> base(n);
   for (uint32_t k = 0; k < n; ++k) {
-    const model::Event& e = track.events[l.event(k)];
+    const model::Event& e = events[l.event(k)];
     // Position 0 starts every run it is in; its break is never read.
     double gap = k == 0 ? 0.0 : double(e.ts_ns) - double(l.max_end[k - 1]);
     base[k] = float(std::max(gap, double(e.dur_ns)));
@@ -37,19 +39,20 @@ void build_breaks(const model::Track& track, LaneIndex& l) {
 
 }  // namespace
 
-TrackIndex build_track_index(const model::Track& track, const std::vector<uint16_t>& depth) {
+template <class Events>
+TrackIndex build_index(const Events& events, size_t n, const std::vector<uint16_t>& depth) {
   TrackIndex t;
   uint16_t max_depth = 0;
   for (uint16_t d : depth) max_depth = std::max(max_depth, d);
-  t.lanes.resize(track.events.empty() ? 0 : size_t(max_depth) + 1);
+  t.lanes.resize(n == 0 ? 0 : size_t(max_depth) + 1);
   if (t.lanes.size() == 1) {
     // One lane (a device stream): the lane is the track, no index list needed.
     LaneIndex& l = t.lanes[0];
     l.all = true;
-    l.max_end.reserve(track.events.size());
+    l.max_end.reserve(n);
     int64_t m = INT64_MIN;
-    for (const model::Event& e : track.events) l.max_end.push_back(m = std::max(m, e.end_ns()));
-    build_breaks(track, l);
+    for (uint32_t i = 0; i < n; ++i) l.max_end.push_back(m = std::max(m, events[i].end_ns()));
+    build_breaks(events, l);
     return t;
   }
   std::vector<size_t> counts(t.lanes.size());
@@ -58,14 +61,22 @@ TrackIndex build_track_index(const model::Track& track, const std::vector<uint16
     t.lanes[d].events.reserve(counts[d]);
     t.lanes[d].max_end.reserve(counts[d]);
   }
-  for (uint32_t i = 0; i < track.events.size(); ++i) {
+  for (uint32_t i = 0; i < n; ++i) {
     LaneIndex& l = t.lanes[depth[i]];
-    int64_t end = track.events[i].end_ns();
+    int64_t end = events[i].end_ns();
     l.events.push_back(i);
     l.max_end.push_back(l.max_end.empty() ? end : std::max(l.max_end.back(), end));
   }
-  for (LaneIndex& l : t.lanes) build_breaks(track, l);
+  for (LaneIndex& l : t.lanes) build_breaks(events, l);
   return t;
+}
+
+TrackIndex build_track_index(const model::Track& track, const std::vector<uint16_t>& depth) {
+  return build_index(track.events, track.events.size(), depth);
+}
+
+TrackIndex build_track_index(const RefEvents& events, const std::vector<uint16_t>& depth) {
+  return build_index(events, events.refs->size(), depth);
 }
 
 namespace {
@@ -97,11 +108,12 @@ uint32_t first_at_least(const LaneIndex& lane, uint32_t from, double ns) {
 }
 
 // One past the last lane position that starts before `ns`.
-uint32_t end_before(const model::Track& track, const LaneIndex& lane, uint32_t from, double ns) {
+template <class Events>
+uint32_t end_before(const Events& events, const LaneIndex& lane, uint32_t from, double ns) {
   uint32_t lo = from, hi = lane.size();
   while (lo < hi) {
     uint32_t mid = lo + (hi - lo) / 2;
-    if (double(track.events[lane.event(mid)].ts_ns) < ns) lo = mid + 1;
+    if (double(events[lane.event(mid)].ts_ns) < ns) lo = mid + 1;
     else hi = mid;
   }
   return lo;
@@ -140,14 +152,17 @@ down:
   return uint32_t(std::min<size_t>(i, to));
 }
 
-void lane_marks(const model::Track& track, const LaneIndex& lane, uint16_t lane_no, const Viewport& vp,
-                std::vector<Mark>& out, const LodOptions& options) {
+namespace {
+
+template <class Events>
+void marks_of_lane(const Events& events, const LaneIndex& lane, uint16_t lane_no, const Viewport& vp,
+                   std::vector<Mark>& out, const LodOptions& options) {
   const double lo = vp.start_ns, hi = vp.end_ns();
   const double min_ns = options.min_px * vp.ns_per_px;
   uint32_t k = first_reaching(lane, 0, lo);
-  const uint32_t stop = end_before(track, lane, k, hi);  // events starting at or after hi are not drawn
+  const uint32_t stop = end_before(events, lane, k, hi);  // events starting at or after hi are not drawn
   while (k < stop) {
-    const model::Event& e = track.events[lane.event(k)];
+    const model::Event& e = events[lane.event(k)];
     Mark m;
     m.event = lane.event(k);
     m.lane = lane_no;
@@ -175,24 +190,45 @@ void lane_marks(const model::Track& track, const LaneIndex& lane, uint16_t lane_
   }
 }
 
-void track_marks(const model::Track& track, const TrackIndex& index, const Viewport& vp, std::vector<Mark>& out,
-                 const LodOptions& options) {
-  for (size_t d = 0; d < index.lanes.size(); ++d) lane_marks(track, index.lanes[d], uint16_t(d), vp, out, options);
-}
-
-std::optional<uint32_t> hit_test(const model::Track& track, const LaneIndex& lane, double ns, double slack_ns) {
+template <class Events>
+std::optional<uint32_t> hit(const Events& events, const LaneIndex& lane, double ns, double slack_ns) {
   uint32_t k = first_reaching(lane, 0, ns - slack_ns);
-  uint32_t stop = end_before(track, lane, k, ns + slack_ns);
+  uint32_t stop = end_before(events, lane, k, ns + slack_ns);
   std::optional<uint32_t> best;
   double best_d = 0;
   // Bounded: on a lane whose ranges nest, this is one or two events; on a folded run, the slack's worth.
   for (uint32_t n = 0; k < stop && n < 4096; ++k, ++n) {
-    const model::Event& e = track.events[lane.event(k)];
+    const model::Event& e = events[lane.event(k)];
     double d = ns < double(e.ts_ns) ? double(e.ts_ns) - ns : ns > double(e.end_ns()) ? ns - double(e.end_ns()) : 0;
     if (!best || d < best_d) best = lane.event(k), best_d = d;
     if (d == 0) break;
   }
   return best;
+}
+
+}  // namespace
+
+void lane_marks(const model::Track& track, const LaneIndex& lane, uint16_t lane_no, const Viewport& vp,
+                std::vector<Mark>& out, const LodOptions& options) {
+  marks_of_lane(track.events, lane, lane_no, vp, out, options);
+}
+
+void track_marks(const model::Track& track, const TrackIndex& index, const Viewport& vp, std::vector<Mark>& out,
+                 const LodOptions& options) {
+  for (size_t d = 0; d < index.lanes.size(); ++d) marks_of_lane(track.events, index.lanes[d], uint16_t(d), vp, out, options);
+}
+
+void track_marks(const RefEvents& events, const TrackIndex& index, const Viewport& vp, std::vector<Mark>& out,
+                 const LodOptions& options) {
+  for (size_t d = 0; d < index.lanes.size(); ++d) marks_of_lane(events, index.lanes[d], uint16_t(d), vp, out, options);
+}
+
+std::optional<uint32_t> hit_test(const model::Track& track, const LaneIndex& lane, double ns, double slack_ns) {
+  return hit(track.events, lane, ns, slack_ns);
+}
+
+std::optional<uint32_t> hit_test(const RefEvents& events, const LaneIndex& lane, double ns, double slack_ns) {
+  return hit(events, lane, ns, slack_ns);
 }
 
 size_t visible_events(const model::Track& track, const LaneIndex& lane, double lo, double hi) {

@@ -9,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include "model/index.h"
 #include "model/trace.h"
 #include "viewer/model/palette.h"
 #include "viewer/model/viewport.h"
@@ -38,8 +39,20 @@ struct TrackIndex {
   size_t bytes() const;
 };
 
+// The events a derived row's lanes point into: references into its rank's tracks, in time order (no copy
+// of the events). A lane's positions index `refs`; refs[i] is the real event.
+struct RefEvents {
+  const model::Rank* rank = nullptr;
+  const std::vector<model::EventRef>* refs = nullptr;
+  const model::Event& operator[](uint32_t i) const {
+    const model::EventRef& r = (*refs)[i];
+    return rank->tracks[r.track].events[r.index];
+  }
+};
+
 // `depth`: model::RankIndex::depth for this track (one entry per event).
 TrackIndex build_track_index(const model::Track& track, const std::vector<uint16_t>& depth);
+TrackIndex build_track_index(const RefEvents& events, const std::vector<uint16_t>& depth);
 
 struct Mark {
   float x0 = 0, x1 = 0;  // pixels from the viewport's left edge, clipped to [−1, width + 1]
@@ -64,12 +77,16 @@ void lane_marks(const model::Track& track, const LaneIndex& lane, uint16_t lane_
 // All lanes of a track.
 void track_marks(const model::Track& track, const TrackIndex& index, const Viewport& vp, std::vector<Mark>& out,
                  const LodOptions& options = {});
+// A derived row's: Mark::event is a position in `events.refs`.
+void track_marks(const RefEvents& events, const TrackIndex& index, const Viewport& vp, std::vector<Mark>& out,
+                 const LodOptions& options = {});
 
 // The first lane position p in [from, to) whose break is at least `ns`, else `to`.
 uint32_t first_break(const LaneIndex& lane, uint32_t from, uint32_t to, float ns);
 
 // The event of `lane` under time `ns`, or within `slack_ns` of it: the one that holds ns, else the nearest.
 std::optional<uint32_t> hit_test(const model::Track& track, const LaneIndex& lane, double ns, double slack_ns);
+std::optional<uint32_t> hit_test(const RefEvents& events, const LaneIndex& lane, double ns, double slack_ns);
 
 // How many of the lane's events overlap [lo, hi): what a merged mark's counts add up to (for tests).
 size_t visible_events(const model::Track& track, const LaneIndex& lane, double lo, double hi);

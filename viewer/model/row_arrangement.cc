@@ -14,6 +14,7 @@ std::string_view to_string(RowGroup g) {
     case RowGroup::UserRanges: return "NVTX ranges";
     case RowGroup::GpuStreams: return "GPU streams";
     case RowGroup::Communication: return "communication";
+    case RowGroup::FsdpUnits: return "FSDP units";
     case RowGroup::Counters: return "counters";
   }
   return "rows";
@@ -48,9 +49,10 @@ RowArrangement::RowArrangement(const TimelineLayout& layout) : layout_(&layout) 
     for (int g = 0; g < kRowGroups; ++g) groups_.push_back({r, RowGroup(g), {}});
     bool has_streams = false;
     for (uint32_t i = 0; i < rows.size(); ++i) {
-      if (rows[i].rank != r || (rows[i].kind != RowKind::Track && rows[i].kind != RowKind::Counter)) continue;
+      if (rows[i].rank != r || !is_leaf(rows[i].kind)) continue;
       RowGroup g = rows[i].kind == RowKind::Counter ? RowGroup::Counters
-                                                    : group_of(layout.ranks()[r].rank->tracks[size_t(rows[i].item)]);
+                   : rows[i].kind == RowKind::Derived ? layout.ranks()[r].derived[size_t(rows[i].item)].group
+                                                      : group_of(layout.ranks()[r].rank->tracks[size_t(rows[i].item)]);
       has_streams |= g == RowGroup::GpuStreams;
       groups_[first + size_t(g)].members.push_back(i);
     }
@@ -66,6 +68,8 @@ std::string RowArrangement::rank_key(uint32_t rank) const { return std::to_strin
 
 std::string RowArrangement::row_key(uint32_t layout_row) const {
   const Row& row = layout_->rows()[layout_row];
+  if (row.kind == RowKind::Derived)  // apart from the tracks: a thread could be called "unit 1"
+    return rank_key(row.rank) + "/" + std::string(to_string(layout_->ranks()[row.rank].derived[size_t(row.item)].group)) + "/" + row.label;
   return rank_key(row.rank) + (row.kind == RowKind::Counter ? "/counter/" : "/") + row.label;
 }
 
@@ -109,7 +113,7 @@ bool RowArrangement::pinned(const Row& row) const {
 }
 
 void RowArrangement::set_pinned(const Row& row, bool p) {
-  if (row.kind != RowKind::Track && row.kind != RowKind::Counter) return;
+  if (!is_leaf(row.kind)) return;
   std::string k = key(row);
   std::erase(pinned_, k);
   if (p) pinned_.push_back(k);
@@ -117,7 +121,7 @@ void RowArrangement::set_pinned(const Row& row, bool p) {
 }
 
 void RowArrangement::hide(const Row& row) {
-  if (row.kind != RowKind::Track && row.kind != RowKind::Counter) return;
+  if (!is_leaf(row.kind)) return;
   std::string k = key(row);
   std::erase(pinned_, k);
   hidden_.insert(k);
@@ -201,7 +205,7 @@ void RowArrangement::arrange() {
   int y = 0;
   auto add = [&](Row row, uint32_t source, int32_t group) {
     row.y = y;
-    y += row.height + (row.kind == RowKind::Track || row.kind == RowKind::Counter ? o.gap : 0);
+    y += row.height + (is_leaf(row.kind) ? o.gap : 0);
     rows_.push_back(std::move(row));
     source_.push_back(source);
     group_of_row_.push_back(group);
@@ -209,7 +213,7 @@ void RowArrangement::arrange() {
   // Pinned rows first, labelled with their rank: they sit away from its header.
   for (const std::string& k : pinned_)
     for (uint32_t i = 0; i < base.size(); ++i)
-      if ((base[i].kind == RowKind::Track || base[i].kind == RowKind::Counter) && row_key(i) == k) {
+      if (is_leaf(base[i].kind) && row_key(i) == k) {
         Row row = base[i];
         row.label = "r" + rank_key(row.rank) + " · " + row.label;
         add(std::move(row), i, -1);
@@ -247,7 +251,7 @@ int RowArrangement::row_at(int y, int* lane) const {
   if (it == rows_.begin()) return -1;
   const Row& row = *--it;
   if (y >= row.y + row.height) return -1;
-  if (lane) *lane = row.kind == RowKind::Track ? (y - row.y) / layout_->options().lane_height : 0;
+  if (lane) *lane = has_lanes(row.kind) ? (y - row.y) / layout_->options().lane_height : 0;
   return int(it - rows_.begin());
 }
 

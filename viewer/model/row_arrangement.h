@@ -1,5 +1,5 @@
 // The timeline's rows as the user arranges them, apart from any widget: per rank its track groups (CPU
-// threads, CUDA API threads, NVTX ranges, GPU streams, communication, counters), each collapsible to one
+// threads, CUDA API threads, NVTX ranges, GPU streams, communication, FSDP units, counters), each collapsible to one
 // summary lane; rows pinned to the top, reordered within their group, hidden, or filtered by name. It reads
 // the layout's rows (every track, default order) and lays out the rows to draw, with their y: pinned rows
 // first from y = 0 (they do not scroll), then the rest from pinned_height(). The state saves to a small JSON
@@ -18,10 +18,7 @@
 
 namespace shardscope::viewer {
 
-// In the order a rank shows them: where work is issued, then where it runs, then what was measured.
-enum class RowGroup : uint8_t { CpuThreads, CudaApi, UserRanges, GpuStreams, Communication, Counters };
-inline constexpr int kRowGroups = 6;
-
+// RowGroup, in the order a rank shows its groups, is in derived_rows.h (derived rows name their group).
 std::string_view to_string(RowGroup g);  // "CPU threads", "CUDA API threads", ...
 // By kind, and for host threads by the name the GPU tracer gives them ("CUDA API thread N", "NVTX thread N").
 RowGroup group_of(const model::Track& track);

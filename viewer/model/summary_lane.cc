@@ -6,7 +6,8 @@
 
 namespace shardscope::viewer {
 
-void summary_marks(const RankView& rv, const std::vector<uint32_t>& tracks, const Viewport& vp, std::vector<Mark>& out) {
+void summary_marks(const RankView& rv, const std::vector<uint32_t>& tracks, const Viewport& vp, std::vector<Mark>& out,
+                   const std::vector<uint32_t>& derived) {
   const int width = std::max(1, vp.width_px);
   // Per column a few (colour, covered fraction) slots: a column rarely holds more than a few classes, and
   // when it does the least covered slot gives way.
@@ -19,10 +20,19 @@ void summary_marks(const RankView& rv, const std::vector<uint32_t>& tracks, cons
   std::vector<uint32_t> first_event(static_cast<size_t>(width), 0);
   std::vector<Mark> marks;
   LodOptions lod{.host_colours = &rv.host_colours};
-  for (uint32_t t : tracks) {
-    if (t >= rv.tracks.size()) continue;
+  // Tracks first, then derived rows: one list of sources, each giving its marks.
+  const size_t sources = tracks.size() + derived.size();
+  for (size_t s = 0; s < sources; ++s) {
     marks.clear();
-    track_marks(rv.rank->tracks[t], rv.tracks[t], vp, marks, lod);
+    if (s < tracks.size()) {
+      const uint32_t t = tracks[s];
+      if (t >= rv.tracks.size()) continue;
+      track_marks(rv.rank->tracks[t], rv.tracks[t], vp, marks, lod);
+    } else {
+      const uint32_t d = derived[s - tracks.size()];
+      if (d >= rv.derived.size()) continue;
+      track_marks(rv.derived[d].events(*rv.rank), rv.derived[d].index, vp, marks, lod);
+    }
     for (const Mark& m : marks) {
       const float lo = m.x0, hi = std::max(m.x1, m.x0 + 1);
       int x0 = std::max(0, int(std::floor(lo))), x1 = std::min(width, int(std::ceil(hi)));

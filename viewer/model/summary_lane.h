@@ -11,7 +11,9 @@
 namespace shardscope::viewer {
 
 // Appends runs of one dominant colour as marks (lane 0; `event` the first event of the run's first column,
-// `count` the pixel columns of the run). `tracks`: track indices of `rv`'s rank.
-void summary_marks(const RankView& rv, const std::vector<uint32_t>& tracks, const Viewport& vp, std::vector<Mark>& out);
+// `count` the pixel columns of the run). `tracks`: track indices of `rv`'s rank; `derived`: indices into
+// rv.derived (a folded FSDP units group).
+void summary_marks(const RankView& rv, const std::vector<uint32_t>& tracks, const Viewport& vp, std::vector<Mark>& out,
+                   const std::vector<uint32_t>& derived = {});
 
 }  // namespace shardscope::viewer

@@ -9,8 +9,9 @@ namespace shardscope::viewer {
 
 size_t RankView::bytes() const {
   size_t b = sizeof(RankView) + tracks.capacity() * sizeof(TrackIndex) + host_colours.capacity() * sizeof(Rgb) +
-             folded.capacity() * sizeof(folded[0]);
+             folded.capacity() * sizeof(folded[0]) + (derived.capacity() - derived.size()) * sizeof(DerivedRow);
   for (const TrackIndex& t : tracks) b += t.bytes();
+  for (const DerivedRow& d : derived) b += d.bytes();
   for (const auto& d : index.depth) b += d.capacity() * sizeof(uint16_t) + sizeof(d);
   b += index.launches.capacity() * sizeof(model::LaunchLink);
   if (args) b += args->memory_bytes();
@@ -47,6 +48,7 @@ void build_view(const model::Rank& rank, RankView& view) {
   view.host_colours = host_colours_by_category(rank.strings);
   view.tracks.reserve(rank.tracks.size());
   for (size_t t = 0; t < rank.tracks.size(); ++t) view.tracks.push_back(build_track_index(rank.tracks[t], view.index.depth[t]));
+  view.derived = derive_rows(rank);
 }
 
 }  // namespace
@@ -92,6 +94,14 @@ TimelineLayout::TimelineLayout(const model::Trace& trace, const LayoutOptions& o
                          view.folded[t].second});
         y += h + options_.gap;
       }
+    // Derived rows (FSDP units) after the tracks their events are on, before what was measured.
+    for (size_t d = 0; d < view.derived.size(); ++d) {
+      const DerivedRow& dr = view.derived[d];
+      uint16_t lanes = uint16_t(std::max<size_t>(1, dr.index.lanes.size()));
+      int h = lanes * options_.lane_height;
+      rows_.push_back({RowKind::Derived, r, int32_t(d), lanes, y, h, dr.label, dr.folded, dr.folded_lanes});
+      y += h + options_.gap;
+    }
     for (size_t c = 0; c < rank.counters.size(); ++c) {
       rows_.push_back({RowKind::Counter, r, int32_t(c), 1, y, options_.counter_height, rank.counters[c].name});
       y += options_.counter_height + options_.gap;
@@ -113,7 +123,7 @@ int TimelineLayout::row_at(int y, int* lane) const {
   if (it == rows_.begin()) return -1;
   const Row& row = *--it;
   if (y >= row.y + row.height) return -1;
-  if (lane) *lane = row.kind == RowKind::Track ? (y - row.y) / options_.lane_height : 0;
+  if (lane) *lane = has_lanes(row.kind) ? (y - row.y) / options_.lane_height : 0;
   return int(it - rows_.begin());
 }
 
@@ -121,6 +131,40 @@ int TimelineLayout::row_of_track(uint32_t rank, uint32_t track) const {
   for (size_t i = 0; i < rows_.size(); ++i)
     if (rows_[i].kind == RowKind::Track && rows_[i].rank == rank && rows_[i].item == int32_t(track)) return int(i);
   return -1;
+}
+
+const TrackIndex& TimelineLayout::lanes_of(const Row& row) const {
+  const RankView& rv = ranks_[row.rank];
+  return row.kind == RowKind::Derived ? rv.derived[size_t(row.item)].index : rv.tracks[size_t(row.item)];
+}
+
+void TimelineLayout::row_marks(const Row& row, const Viewport& vp, std::vector<Mark>& out) const {
+  const RankView& rv = ranks_[row.rank];
+  const LodOptions lod{.host_colours = &rv.host_colours};
+  if (row.kind == RowKind::Derived) {
+    const DerivedRow& d = rv.derived[size_t(row.item)];
+    track_marks(d.events(*rv.rank), d.index, vp, out, lod);
+  } else {
+    track_marks(rv.rank->tracks[size_t(row.item)], rv.tracks[size_t(row.item)], vp, out, lod);
+  }
+}
+
+std::optional<model::EventRef> TimelineLayout::row_hit(const Row& row, uint16_t lane, double ns, double slack_ns) const {
+  const TrackIndex& ti = lanes_of(row);
+  if (!has_lanes(row.kind) || lane >= ti.lanes.size()) return std::nullopt;
+  const RankView& rv = ranks_[row.rank];
+  if (row.kind == RowKind::Derived) {
+    const DerivedRow& d = rv.derived[size_t(row.item)];
+    if (auto p = hit_test(d.events(*rv.rank), ti.lanes[lane], ns, slack_ns)) return d.event(*p);
+    return std::nullopt;
+  }
+  if (auto i = hit_test(rv.rank->tracks[size_t(row.item)], ti.lanes[lane], ns, slack_ns)) return model::EventRef{uint32_t(row.item), *i};
+  return std::nullopt;
+}
+
+model::EventRef TimelineLayout::row_event(const Row& row, uint32_t position) const {
+  if (row.kind == RowKind::Derived) return ranks_[row.rank].derived[size_t(row.item)].event(position);
+  return {uint32_t(row.item), position};
 }
 
 }  // namespace shardscope::viewer

@@ -4,12 +4,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "model/index.h"
 #include "model/trace.h"
+#include "viewer/model/derived_rows.h"
 #include "viewer/model/level_of_detail.h"
 
 namespace shardscope::viewer {
@@ -23,6 +25,7 @@ struct RankView {
   std::vector<Rgb> host_colours;   // per string id: the colour of a host range of that category (palette.h)
   // Per track: (slices folded into the last lane by kMaxLanes, lanes they came from).
   std::vector<std::pair<uint32_t, uint16_t>> folded;
+  std::vector<DerivedRow> derived;  // rows the trace has no track for (derived_rows.h): FSDP units
   size_t bytes() const;            // the side tables' heap size, the args table's included
 };
 
@@ -32,17 +35,21 @@ struct RankView {
 inline constexpr uint16_t kMaxLanes = 4;
 
 // Group: a fold of tracks of one rank (row_arrangement.h); its row is one summary lane when collapsed.
-enum class RowKind : uint8_t { RankHeader, Track, Counter, Group };
+// Derived: a row made of references to the rank's events (RankView::derived), drawn and hit like a track.
+enum class RowKind : uint8_t { RankHeader, Track, Counter, Group, Derived };
+inline bool has_lanes(RowKind k) { return k == RowKind::Track || k == RowKind::Derived; }
+// A row of its own (not a header): what can be pinned, hidden and moved.
+inline bool is_leaf(RowKind k) { return k == RowKind::Track || k == RowKind::Counter || k == RowKind::Derived; }
 
 struct Row {
   RowKind kind = RowKind::Track;
   uint32_t rank = 0;   // index into the layout's ranks
-  int32_t item = -1;   // track index (Track), counter index (Counter) or RowGroup (Group) in the rank
-  uint16_t lanes = 1;  // Track: nesting depths shown (at most kMaxLanes on a stream)
+  int32_t item = -1;   // track index (Track), counter index (Counter), RowGroup (Group) or RankView::derived index (Derived)
+  uint16_t lanes = 1;  // Track, Derived: nesting depths shown (at most kMaxLanes on a stream)
   int y = 0, height = 0;
   std::string label;
-  uint32_t folded = 0;         // Track: slices deeper than kMaxLanes drawn in the last lane
-  uint16_t folded_lanes = 0;   // Track: the lanes they came from
+  uint32_t folded = 0;         // Track, Derived: slices deeper than kMaxLanes drawn in the last lane
+  uint16_t folded_lanes = 0;   // Track, Derived: the lanes they came from
 };
 
 struct LayoutOptions {
@@ -71,6 +78,12 @@ class TimelineLayout {
   int row_at(int y, int* lane = nullptr) const;
   // The row that shows track `track` of layout rank `rank`, or -1.
   int row_of_track(uint32_t rank, uint32_t track) const;
+  // What a lane row (Track or Derived) draws: its events' lanes, its marks, the real event of a mark's or
+  // hit's position (a derived row's positions index its refs).
+  const TrackIndex& lanes_of(const Row& row) const;
+  void row_marks(const Row& row, const Viewport& vp, std::vector<Mark>& out) const;
+  std::optional<model::EventRef> row_hit(const Row& row, uint16_t lane, double ns, double slack_ns) const;
+  model::EventRef row_event(const Row& row, uint32_t position) const;
 
  private:
   LayoutOptions options_;
