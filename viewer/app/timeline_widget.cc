@@ -366,11 +366,12 @@ std::vector<QRectF> TimelineWidget::derivedRects(uint32_t rank, model::EventRef 
   std::vector<QRectF> out;
   const RankView& rv = layout_->ranks()[rank];
   const model::Event& e = rv.rank->tracks[ref.track].events[ref.index];
+  if (e.unit < 0) return out;  // derived rows hold events of a unit only
   const double x0 = label_width_ + vp_.x_of(double(e.ts_ns)), x1 = label_width_ + vp_.x_of(double(e.end_ns()));
   const int lane_h = layout_->options().lane_height;
   const std::vector<Row>& rows = arrangement_.rows();
   for (size_t i = 0; i < rows.size(); ++i) {
-    if (rows[i].kind != RowKind::Derived || rows[i].rank != rank || e.unit < 0) continue;
+    if (rows[i].kind != RowKind::Derived || rows[i].rank != rank) continue;
     const DerivedRow& d = rv.derived[size_t(rows[i].item)];
     if (auto p = d.position_of(*rv.rank, ref)) out.emplace_back(x0, rowTop(int(i)) + d.depth[*p] * lane_h, std::max(2.0, x1 - x0), lane_h);
   }

@@ -1,6 +1,7 @@
 #include "viewer/model/derived_rows.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "viewer/model/fsdp_units.h"
 #include "viewer/model/timeline_layout.h"
@@ -47,7 +48,6 @@ DerivedRow make_derived_row(const model::Rank& rank, RowGroup group, std::string
   // Lanes: each event in the first lane whose last event has ended (an all-gather prefetched under the
   // previous unit's compute still overlaps nothing of its own unit, so most units keep one or two lanes).
   std::vector<int64_t> lane_end;
-  uint16_t deepest = 0;
   row.depth.reserve(row.refs.size());
   for (const model::EventRef& r : row.refs) {
     const model::Event& e = at(r);
@@ -55,14 +55,9 @@ DerivedRow make_derived_row(const model::Rank& rank, RowGroup group, std::string
     while (l < lane_end.size() && lane_end[l] > e.ts_ns) ++l;
     if (l == lane_end.size()) lane_end.push_back(e.end_ns());
     else lane_end[l] = e.end_ns();
-    if (l >= kMaxLanes) {
-      deepest = std::max(deepest, uint16_t(l));
-      ++row.folded;
-      l = kMaxLanes - 1;
-    }
-    row.depth.push_back(uint16_t(l));
+    row.depth.push_back(uint16_t(std::min<size_t>(l, UINT16_MAX)));
   }
-  if (deepest) row.folded_lanes = uint16_t(deepest - (kMaxLanes - 1));
+  std::tie(row.folded, row.folded_lanes) = cap_lanes(row.depth);
   row.index = build_track_index(row.events(rank), row.depth);
   return row;
 }

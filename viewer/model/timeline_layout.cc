@@ -26,25 +26,28 @@ std::string track_label(const model::Track& track) {
   return kind + " " + std::to_string(track.tid);
 }
 
+std::pair<uint32_t, uint16_t> cap_lanes(std::vector<uint16_t>& depth) {
+  std::pair<uint32_t, uint16_t> folded{0, 0};
+  uint16_t deepest = 0;
+  for (uint16_t& d : depth)
+    if (d >= kMaxLanes) {
+      deepest = std::max(deepest, d);
+      ++folded.first;
+      d = kMaxLanes - 1;
+    }
+  if (deepest) folded.second = uint16_t(deepest - (kMaxLanes - 1));
+  return folded;
+}
+
 namespace {
 
 void build_view(const model::Rank& rank, RankView& view) {
   view.rank = &rank;
   view.index = model::index_rank(rank);
-  // The lane cap: a stream's deeper overlaps move into its last lane, before the lanes are indexed, so hit
-  // tests, outlines and marks all see the same lane.
+  // The lane cap on streams and communication tracks (host threads keep their call nesting).
   view.folded.assign(rank.tracks.size(), {0, 0});
-  for (size_t t = 0; t < rank.tracks.size(); ++t) {
-    if (rank.tracks[t].kind == model::TrackKind::HostThread) continue;
-    uint16_t deepest = 0;
-    for (uint16_t& d : view.index.depth[t])
-      if (d >= kMaxLanes) {
-        deepest = std::max(deepest, d);
-        ++view.folded[t].first;
-        d = kMaxLanes - 1;
-      }
-    if (deepest) view.folded[t].second = uint16_t(deepest - (kMaxLanes - 1));
-  }
+  for (size_t t = 0; t < rank.tracks.size(); ++t)
+    if (rank.tracks[t].kind != model::TrackKind::HostThread) view.folded[t] = cap_lanes(view.index.depth[t]);
   view.host_colours = host_colours_by_category(rank.strings);
   view.tracks.reserve(rank.tracks.size());
   for (size_t t = 0; t < rank.tracks.size(); ++t) view.tracks.push_back(build_track_index(rank.tracks[t], view.index.depth[t]));

@@ -33,6 +33,9 @@ struct RankView {
 // deeper than that are drawn in the last lane (a stream with overlapping kernels otherwise grows thousands
 // of lanes). Host threads keep every lane: theirs are call nesting, which reads as a stack.
 inline constexpr uint16_t kMaxLanes = 4;
+// Moves depths past the cap into the last lane, before the lanes are indexed (so hit tests, outlines and
+// marks all see the same lane); returns (slices moved, lanes they came from).
+std::pair<uint32_t, uint16_t> cap_lanes(std::vector<uint16_t>& depth);
 
 // Group: a fold of tracks of one rank (row_arrangement.h); its row is one summary lane when collapsed.
 // Derived: a row made of references to the rank's events (RankView::derived), drawn and hit like a track.
