@@ -68,8 +68,7 @@ void read_table(Export& x, NcclComms& out) {
   Stmt q(x.db, fmt::format("SELECT {}, {}, {} FROM {}", quoted(k::kCommHash), process,
                            out.table_size_column.empty() ? std::string("NULL") : nsys::quoted(out.table_size_column), nsys::quoted(t)));
   while (q.row()) {
-    if (q.null(0)) continue;
-    std::optional<uint64_t> comm = q.is_text(0) ? comm_id(q.text(0)) : std::optional<uint64_t>(uint64_t(q.i64(0)));
+    const std::optional<uint64_t> comm = comm_id(q, 0);
     if (!comm) continue;
     if (!q.null(1)) out.members[*comm].insert(q.i64(1));
     if (const int64_t n = q.i64_or(2, 0); n > 0 && n <= INT32_MAX) out.table_size.try_emplace(*comm, int(n));
@@ -85,6 +84,11 @@ std::optional<uint64_t> comm_id(std::string_view v) {
   auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), out, base);
   if (v.empty() || ec != std::errc() || p != v.data() + v.size()) return std::nullopt;
   return out;
+}
+
+std::optional<uint64_t> comm_id(const Stmt& q, int c) {
+  if (q.null(c)) return std::nullopt;
+  return q.is_text(c) ? comm_id(q.text(c)) : std::optional<uint64_t>(uint64_t(q.i64(c)));
 }
 
 CommSize NcclComms::size(uint64_t comm) const {

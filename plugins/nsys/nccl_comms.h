@@ -17,6 +17,7 @@
 namespace shardscope::nsys {
 
 class Export;
+class Stmt;
 
 // Where a communicator's size came from, as the load's notes and metadata say it.
 inline constexpr const char* kSizeFromTable = "NCCL table";
@@ -48,5 +49,7 @@ NcclComms read_nccl_comms(Export& x);
 // A communicator id as exports write it: an integer (a 64-bit hash, stored as its signed bits) or text,
 // "0x2e43ea04577433ce" or decimal. Nothing for other text.
 std::optional<uint64_t> comm_id(std::string_view text);
+// Column `c` of the row `q` is on, read as comm_id reads text; nothing for NULL.
+std::optional<uint64_t> comm_id(const Stmt& q, int c);
 
 }  // namespace shardscope::nsys

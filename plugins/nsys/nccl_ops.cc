@@ -55,8 +55,8 @@ NcclOpsResult read_nccl_ops(Export& x, model::Rank& r, const std::vector<plugins
     if (q.null(0) || q.null(1) || q.null(2)) continue;
     const int64_t corr = q.i64(0), seq = q.i64(2);
     // commHash is a 64-bit hash; an export may write it as an integer or as text ("0x2e43ea04577433ce").
-    std::string comm = q.is_text(1) ? std::string(q.text(1)) : fmt::format("{:#x}", uint64_t(q.i64(1)));
-    const std::optional<uint64_t> id = q.is_text(1) ? comm_id(comm) : std::optional<uint64_t>(uint64_t(q.i64(1)));
+    const std::optional<uint64_t> id = comm_id(q, 1);
+    std::string comm = q.is_text(1) ? std::string(q.text(1)) : fmt::format("{:#x}", *id);
     auto [g, fresh] = groups.try_emplace(comm, 0);
     if (fresh) g->second = r.strings.intern(fmt::format("nccl comm {}", comm));
     model::CollectiveKind kind = model::CollectiveKind::None;
