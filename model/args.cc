@@ -77,7 +77,8 @@ void ArgsBuilder::begin(uint32_t track, uint32_t index) {
   // Offsets are 32-bit: past 4 GiB of args the rest are not kept (the events still are).
   open_ = blob_.size() < UINT32_MAX - (uint64_t(1) << 20);
   if (!open_) return;
-  if (!spans_.empty() && spans_.back().track == track && spans_.back().index == index) return;  // the same event again: append
+  if (!spans_.empty() && spans_.back().track == track && spans_.back().index == index)
+    return;  // the same event again: append
   spans_.push_back({track, index, blob_.size(), blob_.size()});
   prev_ = 0;
 }
@@ -137,7 +138,9 @@ void ArgsBuilder::relocate(const std::vector<std::pair<uint32_t, uint32_t>>& whe
 EventArgs ArgsBuilder::finalize(Rank& rank) {
   EventArgs out;
   std::erase_if(spans_, [](const Span& s) { return s.begin == s.end; });
-  std::stable_sort(spans_.begin(), spans_.end(), [](const Span& a, const Span& b) { return a.track != b.track ? a.track < b.track : a.index < b.index; });
+  std::stable_sort(spans_.begin(), spans_.end(), [](const Span& a, const Span& b) {
+    return a.track != b.track ? a.track < b.track : a.index < b.index;
+  });
   out.offsets_.resize(rank.tracks.size());
   out.blob_.reserve(blob_.size());
   size_t s = 0;
@@ -165,7 +168,8 @@ EventArgs ArgsBuilder::finalize(Rank& rank) {
       sorted[j] = ev[order[j]];
       off[j] = uint32_t(out.blob_.size());
       for (size_t k = first_span[order[j]]; k < s && spans_[k].index == order[j]; ++k)
-        out.blob_.insert(out.blob_.end(), blob_.begin() + int64_t(spans_[k].begin), blob_.begin() + int64_t(spans_[k].end));
+        out.blob_.insert(out.blob_.end(), blob_.begin() + int64_t(spans_[k].begin),
+                         blob_.begin() + int64_t(spans_[k].end));
     }
     off[ev.size()] = uint32_t(out.blob_.size());
     ev = std::move(sorted);

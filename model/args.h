@@ -22,9 +22,9 @@ enum class ArgKind : uint8_t { Int, Double, String, Bool, Json };
 
 struct ArgValue {
   ArgKind kind = ArgKind::Int;
-  int64_t i = 0;    // Int; Bool as 0/1
-  double d = 0;     // Double
-  StringId s = 0;   // String, Json (the text of a nested object or array)
+  int64_t i = 0;   // Int; Bool as 0/1
+  double d = 0;    // Double
+  StringId s = 0;  // String, Json (the text of a nested object or array)
   bool operator==(const ArgValue&) const = default;
 };
 

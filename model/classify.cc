@@ -22,16 +22,19 @@ IntervalClass classify_device_name(std::string_view n) {
 
 IntervalClass hta_device_class(std::string_view n) {
   // CommunicateKernelGroupingPattern: (^nccl.*)|(^hip)|(^hccl)|(.*ncclKernel.*)
-  if (starts(n, "nccl") || starts(n, "hip") || starts(n, "hccl") || has(n, "ncclKernel")) return IntervalClass::Communication;
+  if (starts(n, "nccl") || starts(n, "hip") || starts(n, "hccl") || has(n, "ncclKernel"))
+    return IntervalClass::Communication;
   // MemoryKernelGroupingPattern: (^(hip)?Memcpy)|(^(hip)?Memset)|(^dma)  ("hip" already went to communication)
   if (starts(n, "Memcpy") || starts(n, "Memset") || starts(n, "dma")) return IntervalClass::Memory;
   // Not compute: (.*Memcpy)|(.*Memset)|(.*dma)|(^.*Sync)|(^Stream Wait Event)|(cuda.*LaunchKernel)|(^runFunction)
   // |(^job_exe)|(^packet)|(^pe_exe)|(^cpum_exe_subgraph)|(^collective_subgraph_execution)
   if (has(n, "Sync") || starts(n, "Stream Wait Event")) return IntervalClass::Sync;
   if (has(n, "Memcpy") || has(n, "Memset") || has(n, "dma") || starts(n, "runFunction") || starts(n, "job_exe") ||
-      starts(n, "packet") || starts(n, "pe_exe") || starts(n, "cpum_exe_subgraph") || starts(n, "collective_subgraph_execution"))
+      starts(n, "packet") || starts(n, "pe_exe") || starts(n, "cpum_exe_subgraph") ||
+      starts(n, "collective_subgraph_execution"))
     return IntervalClass::Other;
-  if (auto c = n.find("cuda"); c != std::string_view::npos && n.find("LaunchKernel", c) != std::string_view::npos) return IntervalClass::Other;
+  if (auto c = n.find("cuda"); c != std::string_view::npos && n.find("LaunchKernel", c) != std::string_view::npos)
+    return IntervalClass::Other;
   return IntervalClass::Compute;
 }
 
@@ -92,7 +95,7 @@ CollectiveKind other_collective_kernel(std::string_view n) {
 CollectiveKind collective_from_launching_op(std::string_view op) {
   // The libraries whose ops are collectives when their name says one.
   static constexpr std::string_view kNamespaces[] = {"c10d::", "_c10d_functional::", "c10d_functional::", "symm_mem::",
-                                                     "vllm::",  "_C_custom_ar::",     "sgl_kernel::",      "sglang::"};
+                                                     "vllm::", "_C_custom_ar::",     "sgl_kernel::",      "sglang::"};
   bool known = false;
   for (std::string_view ns : kNamespaces)
     if (starts(op, ns)) {
@@ -135,7 +138,8 @@ int dtype_size(std::string_view d) {
   if (s == "double" || s == "long" || s == "int64" || s == "long int" || s == "complexfloat" || s == "uint64") return 8;
   if (s == "float" || s == "int" || s == "int32" || s == "uint32" || s == "float32") return 4;
   if (s == "half" || s == "bfloat16" || s == "short" || s == "int16" || s == "float16" || s == "uint16") return 2;
-  if (s == "byte" || s == "char" || s == "bool" || s == "int8" || s == "uint8" || s == "int8_t" || starts(s, "float8")) return 1;
+  if (s == "byte" || s == "char" || s == "bool" || s == "int8" || s == "uint8" || s == "int8_t" || starts(s, "float8"))
+    return 1;
   return 0;
 }
 

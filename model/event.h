@@ -15,7 +15,18 @@ namespace shardscope::model {
 // contains "Memcpy" in the middle, say): it makes the device busy but is neither compute nor communication.
 enum class IntervalClass : uint8_t { Host, Compute, Communication, Memory, Sync, Other };
 
-enum class CollectiveKind : uint8_t { None, AllGather, ReduceScatter, AllReduce, Broadcast, SendRecv, AllToAll, Reduce, Barrier, Unknown };
+enum class CollectiveKind : uint8_t {
+  None,
+  AllGather,
+  ReduceScatter,
+  AllReduce,
+  Broadcast,
+  SendRecv,
+  AllToAll,
+  Reduce,
+  Barrier,
+  Unknown
+};
 
 std::string_view to_string(IntervalClass c);
 std::string_view to_string(CollectiveKind k);  // SPEC's names: "all_gather", ...
@@ -38,9 +49,9 @@ struct Event {
   int64_t issued_ns = kUnknown;  // when the host issued it: the kernel's launch call, the trainer's issued_ns
   StringId name = 0;
   StringId cat = 0;
-  int32_t unit = -1;        // FSDP unit
-  int32_t group_size = 0;   // ranks in the collective's group, 0 unknown
-  int32_t step = -1;        // index into Rank::steps of the step that issued it, -1 none
+  int32_t unit = -1;       // FSDP unit
+  int32_t group_size = 0;  // ranks in the collective's group, 0 unknown
+  int32_t step = -1;       // index into Rank::steps of the step that issued it, -1 none
   // A collective's place in its process group's sequence (PyTorch's "Seq", the trainer's issue count), the
   // instance every rank of the group shares; kNoSeq when the trace does not say (instances then pair by
   // position). With the group's name (interned, 0 none) it names the instance across ranks.

@@ -29,7 +29,8 @@ bool StepPattern::match(std::string_view name, int64_t& number) const {
   if (!RE2::FullMatch(text, re, &digits)) return false;
   int64_t n = 0;
   auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
-  if (!digits.empty() && ec == std::errc() && end == digits.data() + digits.size() && n >= 0) number = n;  // else numbered by position
+  if (!digits.empty() && ec == std::errc() && end == digits.data() + digits.size() && n >= 0)
+    number = n;  // else numbered by position
   return true;
 }
 
@@ -44,7 +45,9 @@ std::vector<Step> steps_matching(const Rank& rank, const StepPattern& pattern) {
     for (const Event& e : t.events)
       if (e.ph == 'X' && !e.is_device() && e.name < by_name.size() && by_name[e.name].first)
         out.push_back({by_name[e.name].second, e.ts_ns, e.end_ns(), e.ts_ns, e.end_ns()});
-  std::sort(out.begin(), out.end(), [](const Step& a, const Step& b) { return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns > b.end_ns; });
+  std::sort(out.begin(), out.end(), [](const Step& a, const Step& b) {
+    return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns > b.end_ns;
+  });
   std::vector<Step> outer;
   for (const Step& s : out)
     if (outer.empty() || s.start_ns >= outer.back().end_ns) outer.push_back(s);
@@ -61,7 +64,8 @@ void set_steps(Rank& r, std::vector<Step> steps, bool device_windows) {
       if (!e.is_device()) continue;
       e.step = -1;
       const int64_t at = e.issued_ns != kUnknown ? e.issued_ns : e.ts_ns;
-      auto it = std::upper_bound(r.steps.begin(), r.steps.end(), at, [](int64_t x, const Step& s) { return x < s.host_start_ns; });
+      auto it = std::upper_bound(r.steps.begin(), r.steps.end(), at,
+                                 [](int64_t x, const Step& s) { return x < s.host_start_ns; });
       if (it != r.steps.begin() && at < std::prev(it)->host_end_ns) e.step = int32_t(std::prev(it) - r.steps.begin());
     }
   if (!device_windows) return;

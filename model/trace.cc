@@ -59,7 +59,9 @@ void sort_events(std::vector<Event>& events) {
   const size_t n = events.size();
   if (std::is_sorted(events.begin(), events.end(), event_before)) return;
   if (n > UINT32_MAX) return std::stable_sort(events.begin(), events.end(), event_before);
-  auto before = [&](uint32_t a, uint32_t b) { return event_before(events[a], events[b]) || (!event_before(events[b], events[a]) && a < b); };
+  auto before = [&](uint32_t a, uint32_t b) {
+    return event_before(events[a], events[b]) || (!event_before(events[b], events[a]) && a < b);
+  };
   std::vector<uint32_t> run, rest;
   run.reserve(n);
   for (uint32_t i = 0; i < n; ++i) {
@@ -84,8 +86,10 @@ void sort_events(std::vector<Event>& events) {
 
 void sort_counters(Rank& rank) {
   for (CounterSeries& c : rank.counters)
-    std::stable_sort(c.samples.begin(), c.samples.end(), [](const CounterSample& a, const CounterSample& b) { return a.ts_ns < b.ts_ns; });
-  std::sort(rank.counters.begin(), rank.counters.end(), [](const CounterSeries& a, const CounterSeries& b) { return a.name < b.name; });
+    std::stable_sort(c.samples.begin(), c.samples.end(),
+                     [](const CounterSample& a, const CounterSample& b) { return a.ts_ns < b.ts_ns; });
+  std::sort(rank.counters.begin(), rank.counters.end(),
+            [](const CounterSeries& a, const CounterSeries& b) { return a.name < b.name; });
 }
 
 void Rank::finalize() {

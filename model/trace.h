@@ -64,9 +64,9 @@ struct Rank {
   StringTable strings;
   std::vector<Track> tracks;
   std::vector<CounterSeries> counters;
-  std::vector<Step> steps;     // sorted by start (importers sort them before events refer to them by index)
-  nlohmann::json run_config;   // the trainer's configuration (null when the trace has none)
-  nlohmann::json metadata;     // other header fields worth showing (null when none)
+  std::vector<Step> steps;            // sorted by start (importers sort them before events refer to them by index)
+  nlohmann::json run_config;          // the trainer's configuration (null when the trace has none)
+  nlohmann::json metadata;            // other header fields worth showing (null when none)
   std::vector<ClockPair> clock_sync;  // sorted by trace_ns; empty when the trace gives no mapping
   std::vector<std::string> warnings;  // what the importer noticed but could read past (truncation, ...)
   bool truncated = false;
@@ -80,7 +80,9 @@ struct Rank {
 };
 
 // Rank::finalize's orders: events by start, longest first (a parent before its children); counters by name.
-inline bool event_before(const Event& a, const Event& b) { return a.ts_ns != b.ts_ns ? a.ts_ns < b.ts_ns : a.dur_ns > b.dur_ns; }
+inline bool event_before(const Event& a, const Event& b) {
+  return a.ts_ns != b.ts_ns ? a.ts_ns < b.ts_ns : a.dur_ns > b.dur_ns;
+}
 void sort_events(std::vector<Event>& events);
 void sort_counters(Rank& rank);  // the series by name, each one's samples by time
 

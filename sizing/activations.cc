@@ -17,17 +17,18 @@ double layer_activation_bytes_16bit(const ActivationConfig& c) {
 
 std::optional<int64_t> checked_activation_elements(int64_t s, int64_t b, int64_t h, int64_t a, int64_t layers) {
   int64_t sb = 0, linear = 0, quadratic = 0, layer = 0, all = 0;
-  if (__builtin_mul_overflow(s, b, &sb) || __builtin_mul_overflow(sb, h, &linear) || __builtin_mul_overflow(linear, 34, &linear) ||
-      __builtin_mul_overflow(sb, s, &quadratic) || __builtin_mul_overflow(quadratic, a, &quadratic) ||
-      __builtin_mul_overflow(quadratic, 5, &quadratic) || __builtin_add_overflow(linear, quadratic, &layer) ||
-      __builtin_mul_overflow(layer, layers, &all))
+  if (__builtin_mul_overflow(s, b, &sb) || __builtin_mul_overflow(sb, h, &linear) ||
+      __builtin_mul_overflow(linear, 34, &linear) || __builtin_mul_overflow(sb, s, &quadratic) ||
+      __builtin_mul_overflow(quadratic, a, &quadratic) || __builtin_mul_overflow(quadratic, 5, &quadratic) ||
+      __builtin_add_overflow(linear, quadratic, &layer) || __builtin_mul_overflow(layer, layers, &all))
     return std::nullopt;
   return all;
 }
 
 std::optional<int64_t> checked_ffn_activation_elements(int64_t s, int64_t b, int64_t ffn, int64_t layers) {
   int64_t sb = 0, layer = 0, all = 0;
-  if (__builtin_mul_overflow(s, b, &sb) || __builtin_mul_overflow(sb, ffn, &layer) || __builtin_mul_overflow(layer, layers, &all))
+  if (__builtin_mul_overflow(s, b, &sb) || __builtin_mul_overflow(sb, ffn, &layer) ||
+      __builtin_mul_overflow(layer, layers, &all))
     return std::nullopt;
   return all;
 }
@@ -56,7 +57,8 @@ std::optional<ActivationConfig> activation_config_from_run(const nlohmann::json&
   auto need = [&](const nlohmann::json& o, const char* key, const std::string& label, double& into) {
     std::optional<double> v = model::json_number(o, key);
     if (v && *v > 0) into = *v;
-    else missing.push_back(label);
+    else
+      missing.push_back(label);
   };
   need(m, keys::kCfgModelSeqLen, "model.seq_len", c.seq_len);
   need(rc, keys::kCfgBatchSize, "batch_size", c.batch);

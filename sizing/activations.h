@@ -14,11 +14,11 @@
 namespace shardscope::sizing {
 
 struct ActivationConfig {
-  double seq_len = 0;     // s
-  double batch = 0;       // b: sequences per rank per step
-  double hidden = 0;      // h
-  double heads = 0;       // a
-  double layers = 0;      // L
+  double seq_len = 0;  // s
+  double batch = 0;    // b: sequences per rank per step
+  double hidden = 0;   // h
+  double heads = 0;    // a
+  double layers = 0;   // L
   double bytes_per_element = 2;
   bool checkpointing = false;  // full activation checkpointing
 };
@@ -35,7 +35,8 @@ ActivationPrediction predict_activations(const ActivationConfig& c);
 
 // The formula's element count over `layers` layers, s·b·h·34 + 5·a·s²·b each, in checked int64 arithmetic:
 // nullopt when it leaves the range, a shape the doubles above would still price without saying so.
-std::optional<int64_t> checked_activation_elements(int64_t seq_len, int64_t batch, int64_t hidden, int64_t heads, int64_t layers);
+std::optional<int64_t> checked_activation_elements(int64_t seq_len, int64_t batch, int64_t hidden, int64_t heads,
+                                                   int64_t layers);
 
 // The SwiGLU FFN's intermediate activations, which the formula above leaves out (it prices a 4h-wide MLP
 // inside its 34 and never reads the FFN's width): s·b·ffn_dim elements per layer over `layers` layers, in

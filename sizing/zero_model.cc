@@ -31,7 +31,8 @@ MemoryPrediction predict(const MemoryConfig& c) {
   p.optimizer_state = 8 * shard;
   p.gradients = c.grad_bytes() * (c.stage >= 2 ? psi / n : psi);
   if (c.stage == 0) p.params = pb == 4 ? 0 : pb * psi;  // DDP in fp32: the master is the parameter
-  else if (c.stage <= 2) p.params = pb * psi;           // beside the fp32 master shard, whatever the dtype
+  else if (c.stage <= 2)
+    p.params = pb * psi;  // beside the fp32 master shard, whatever the dtype
   else {
     if (c.precision == Precision::Zero && pb != 4) p.params_shard = pb * psi / n;
     p.gathered = pb * (c.largest_unit_params * std::max(1, c.units_in_flight) + c.root_unit_params);
@@ -59,7 +60,8 @@ std::optional<MemoryConfig> config_from_run(const nlohmann::json& rc, int world_
   // Read as doubles and range-checked before the cast: a double past int's range does not convert.
   auto count = [](std::optional<double> v, int fallback) { return v && *v >= 1 && *v <= 1e7 ? int(*v) : fallback; };
   c.world = count(model::json_number(rc, keys::kWorldSize), world_size);
-  if (strategy == trace::Sharding::HybridShard) c.world = count(model::json_number(rc, keys::kCfgRanksPerNode), c.world);
+  if (strategy == trace::Sharding::HybridShard)
+    c.world = count(model::json_number(rc, keys::kCfgRanksPerNode), c.world);
   if (c.world <= 0) c.world = std::max(1, world_size);
   if (rc.contains(keys::kCfgUnits) && rc[keys::kCfgUnits].is_array()) {
     // A parameter count is finite and below 1e15 (a thousand times the largest models): anything else would
@@ -79,8 +81,10 @@ std::optional<MemoryConfig> config_from_run(const nlohmann::json& rc, int world_
       const double padded = model::json_number(u, keys::kCfgUnitPaddedParams).value_or(n);
       c.padded_params += padded;
       // FSDP keeps the root unit gathered.
-      if (model::json_number(u, keys::kCfgUnitId).value_or(-1) == keys::kRootUnit && rc[keys::kCfgUnits].size() > 1) c.root_unit_params = padded;
-      else c.largest_unit_params = std::max(c.largest_unit_params, padded);
+      if (model::json_number(u, keys::kCfgUnitId).value_or(-1) == keys::kRootUnit && rc[keys::kCfgUnits].size() > 1)
+        c.root_unit_params = padded;
+      else
+        c.largest_unit_params = std::max(c.largest_unit_params, padded);
     }
   }
   if (c.params <= 0) {

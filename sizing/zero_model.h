@@ -14,10 +14,14 @@ namespace shardscope::sizing {
 
 // A unit's flat parameter padded to a multiple of the shard count, as FSDP flattens it (every rank then holds
 // an equal shard).
-constexpr int64_t padded_numel(int64_t numel, int64_t shard_count) { return (numel + shard_count - 1) / shard_count * shard_count; }
+constexpr int64_t padded_numel(int64_t numel, int64_t shard_count) {
+  return (numel + shard_count - 1) / shard_count * shard_count;
+}
 
 // Stage 3 holds the running unit gathered, and with prefetch (backward or forward) the next one too.
-constexpr int units_in_flight(bool backward_prefetch, bool forward_prefetch) { return backward_prefetch || forward_prefetch ? 2 : 1; }
+constexpr int units_in_flight(bool backward_prefetch, bool forward_prefetch) {
+  return backward_prefetch || forward_prefetch ? 2 : 1;
+}
 
 // How the states are kept under mixed precision (parameters in bf16/fp16). Both keep an fp32 master copy
 // of the parameters, sharded from stage 1 on, and AdamW's two fp32 moments (so K = 4 + 8 = 12 bytes):
@@ -30,13 +34,13 @@ constexpr int units_in_flight(bool backward_prefetch, bool forward_prefetch) { r
 enum class Precision { Zero, Fsdp };
 
 struct MemoryConfig {
-  double params = 0;          // Ψ
-  double padded_params = 0;   // Ψ with each unit padded to a multiple of N (0: unknown, use params)
-  int world = 1;              // N: ranks in the sharding group (ranks per node for HYBRID_SHARD)
-  int stage = 3;              // 0 (DDP / NO_SHARD), 1, 2 (SHARD_GRAD_OP), 3 (FULL_SHARD)
-  double param_bytes = 2;     // the parameters' dtype: what the model computes with and all-gathers
+  double params = 0;         // Ψ
+  double padded_params = 0;  // Ψ with each unit padded to a multiple of N (0: unknown, use params)
+  int world = 1;             // N: ranks in the sharding group (ranks per node for HYBRID_SHARD)
+  int stage = 3;             // 0 (DDP / NO_SHARD), 1, 2 (SHARD_GRAD_OP), 3 (FULL_SHARD)
+  double param_bytes = 2;    // the parameters' dtype: what the model computes with and all-gathers
   Precision precision = Precision::Zero;
-  bool offload = false;       // stages 2-3: the sharded state (fp32 master, gradients, moments) lives on the host
+  bool offload = false;            // stages 2-3: the sharded state (fp32 master, gradients, moments) lives on the host
   double largest_unit_params = 0;  // stage 3: the largest unit's parameters, gathered while it runs (0: unknown)
   int units_in_flight = 2;         // stage 3: units_in_flight() below
   double root_unit_params = 0;     // the root unit, kept gathered from forward through backward
@@ -51,13 +55,14 @@ std::string precision_name(Precision p);  // "zero", "fsdp"
 // Per rank, by category. The report's rows: sharded_params = master + params_shard, unsharded_params =
 // params + gathered, gradients, optimizer_state, host_offloaded.
 struct MemoryPrediction {
-  double master = 0;            // the fp32 master: its shard (stages 1-3), the whole of it (stage 0; in fp32 DDP it is the parameter itself)
-  double params_shard = 0;      // Zero, stage 3, mixed precision: the shard in the parameters' dtype
-  double params = 0;            // stages 0-2: the whole parameters in their dtype (none in fp32 DDP: the master is the parameter)
-  double gathered = 0;          // stage 3: the units gathered at the peak: the largest × units in flight, and the root
+  double master =
+      0;  // the fp32 master: its shard (stages 1-3), the whole of it (stage 0; in fp32 DDP it is the parameter itself)
+  double params_shard = 0;  // Zero, stage 3, mixed precision: the shard in the parameters' dtype
+  double params = 0;  // stages 0-2: the whole parameters in their dtype (none in fp32 DDP: the master is the parameter)
+  double gathered = 0;  // stage 3: the units gathered at the peak: the largest × units in flight, and the root
   double gradients = 0;
-  double optimizer_state = 0;   // AdamW's two fp32 moments
-  double host_offloaded = 0;    // what offload moves to the host
+  double optimizer_state = 0;  // AdamW's two fp32 moments
+  double host_offloaded = 0;   // what offload moves to the host
   double sharded_params() const { return master + params_shard; }
   double unsharded_params() const { return params + gathered; }
   // What stays on the device between steps: everything but the units gathered while they run.

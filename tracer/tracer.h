@@ -81,7 +81,8 @@ void name_this_thread(std::string_view name);
 class Range {
  public:
   explicit Range(const char* name, const char* cat = "range") noexcept : name_(name), cat_(cat) {
-    if (enabled()) [[unlikely]] begin();
+    if (enabled()) [[unlikely]]
+      begin();
   }
   Range(const char* name, std::initializer_list<Arg> args, const char* cat = "range") noexcept
       : name_(name), cat_(cat) {
@@ -92,7 +93,8 @@ class Range {
     }
   }
   ~Range() {
-    if (start_ >= 0) [[unlikely]] end();
+    if (start_ >= 0) [[unlikely]]
+      end();
   }
   // An argument known only before the range ends (e.g. why it ended early); dropped past kMaxArgs.
   void add(const Arg& a) noexcept {
@@ -108,7 +110,8 @@ class Range {
     for (uint8_t i = 0; i < nargs_ && !payload; ++i)
       if (args_[i].kind == Arg::Kind::Int) payload = &args_[i];
     if (payload) nvtx_push(name_, payload->i);
-    else nvtx_push(name_);
+    else
+      nvtx_push(name_);
     start_ = stamp();
   }
   void end() noexcept {
@@ -149,7 +152,9 @@ void counter(const char* name, double value);
 inline void complete(uint32_t track_id, const char* name, const char* cat, int64_t start_ns, int64_t end_ns,
                      std::initializer_list<Arg> args = {}) {
   // A reversed interval becomes an empty one: a file must never hold a negative duration.
-  if (enabled()) detail::record(name, cat, Record::Kind::Complete, start_ns, end_ns > start_ns ? end_ns - start_ns : 0, track_id, true, args);
+  if (enabled())
+    detail::record(name, cat, Record::Kind::Complete, start_ns, end_ns > start_ns ? end_ns - start_ns : 0, track_id,
+                   true, args);
 }
 // Merged into the file's top-level "shardscope" object by readers (e.g. a run configuration known late).
 void metadata(const nlohmann::json& patch);

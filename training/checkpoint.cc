@@ -103,7 +103,8 @@ void collect(const nlohmann::json& saved, const nlohmann::json& given, const std
     if (!saved.contains(it.key())) names.push_back(it.key());
   for (const std::string& name : names) {
     const std::string key = prefix + name;
-    nlohmann::json a = saved.contains(name) ? saved[name] : nlohmann::json(), b = given.contains(name) ? given[name] : nlohmann::json();
+    nlohmann::json a = saved.contains(name) ? saved[name] : nlohmann::json(),
+                   b = given.contains(name) ? given[name] : nlohmann::json();
     if (a == b) continue;
     if (name == "model" && a.is_object() && b.is_object()) {
       collect(a, b, key + ".", out);
@@ -135,7 +136,9 @@ std::optional<ConfigDifference> first_difference(const nlohmann::json& a, const 
   std::vector<ConfigDifference> diffs = compare_configs(a, {}, b, {});
   // A preset overridden by a flag is "custom": the flag that overrode it says more.
   if (diffs.size() > 1)
-    std::erase_if(diffs, [](const ConfigDifference& d) { return d.flag == "--preset" && (d.saved == "custom" || d.given == "custom"); });
+    std::erase_if(diffs, [](const ConfigDifference& d) {
+      return d.flag == "--preset" && (d.saved == "custom" || d.given == "custom");
+    });
   if (diffs.empty()) return std::nullopt;
   // The table's order: the flags a user sets before the values derived from them; unknown keys last.
   auto order = [](const ConfigDifference& d) {
@@ -143,7 +146,8 @@ std::optional<ConfigDifference> first_difference(const nlohmann::json& a, const 
     while (i < std::size(kKeys) && d.flag != kKeys[i].flag) ++i;
     return i;
   };
-  return *std::min_element(diffs.begin(), diffs.end(), [&](const ConfigDifference& x, const ConfigDifference& y) { return order(x) < order(y); });
+  return *std::min_element(diffs.begin(), diffs.end(),
+                           [&](const ConfigDifference& x, const ConfigDifference& y) { return order(x) < order(y); });
 }
 
 std::string describe_differences(const std::vector<ConfigDifference>& diffs, bool layout) {
@@ -158,7 +162,8 @@ std::string describe_differences(const std::vector<ConfigDifference>& diffs, boo
 
 CheckpointInfo newest_checkpoint(const fs::path& dir) {
   std::error_code ec;
-  if (!fs::exists(dir, ec)) throw std::invalid_argument("--resume: checkpoint folder " + dir.string() + " does not exist");
+  if (!fs::exists(dir, ec))
+    throw std::invalid_argument("--resume: checkpoint folder " + dir.string() + " does not exist");
   if (!fs::is_directory(dir, ec)) throw std::invalid_argument("--resume: " + dir.string() + " is not a folder");
   CheckpointInfo info;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
@@ -171,7 +176,9 @@ CheckpointInfo newest_checkpoint(const fs::path& dir) {
   info.dir = dir / ("step_" + std::to_string(info.step));
   const fs::path meta = info.dir / "meta.json";
   const uintmax_t size = regular_file_size(meta);
-  if (size > kMaxMetaBytes) throw std::invalid_argument(meta.string() + ": " + std::to_string(size) + " bytes, too large for checkpoint metadata");
+  if (size > kMaxMetaBytes)
+    throw std::invalid_argument(meta.string() + ": " + std::to_string(size) +
+                                " bytes, too large for checkpoint metadata");
   std::ifstream in(meta, std::ios::binary);
   std::string text(size_t(size), '\0');
   if (!in.read(text.data(), std::streamsize(size))) throw std::invalid_argument(meta.string() + ": cannot read");
@@ -198,7 +205,8 @@ void save_checkpoint(const fs::path& dir, int step, Engine& engine, int rank, co
   barrier();
   if (rank == 0) {
     std::ofstream meta(step_dir / "meta.json");
-    meta << nlohmann::json{{"version", kCheckpointVersion}, {"step", step}, {"config", config}, {"run", run}}.dump(2) << "\n";
+    meta << nlohmann::json{{"version", kCheckpointVersion}, {"step", step}, {"config", config}, {"run", run}}.dump(2)
+         << "\n";
   }
   barrier();
 }
@@ -209,9 +217,11 @@ std::optional<int> load_checkpoint(const fs::path& dir, Engine& engine, int rank
   CheckpointInfo info = newest_checkpoint(dir);
   const int best = info.step;
   const fs::path step_dir = info.dir;
-  const std::string layout =
-      describe_differences(compare_configs(info.meta.value("config", nlohmann::json::object()), nlohmann::json(), config, nlohmann::json()), true);
-  if (!layout.empty()) throw std::invalid_argument(step_dir.string() + " was written with a different layout: " + layout);
+  const std::string layout = describe_differences(
+      compare_configs(info.meta.value("config", nlohmann::json::object()), nlohmann::json(), config, nlohmann::json()),
+      true);
+  if (!layout.empty())
+    throw std::invalid_argument(step_dir.string() + " was written with a different layout: " + layout);
   // The whole shard is checked (structure, checksum) before any of it is loaded.
   const fs::path file = rank_file(step_dir, rank);
   const std::string name = file.string();
@@ -220,8 +230,8 @@ std::optional<int> load_checkpoint(const fs::path& dir, Engine& engine, int rank
   if (!in) throw std::invalid_argument(name + ": cannot open");
   const ShardLayout shard = check_shard(in, size, name);
   if (shard.version != meta_version(info.meta))
-    throw std::invalid_argument(name + ": damaged: a version " + std::to_string(shard.version) + " shard in a version " +
-                                std::to_string(meta_version(info.meta)) + " checkpoint");
+    throw std::invalid_argument(name + ": damaged: a version " + std::to_string(shard.version) +
+                                " shard in a version " + std::to_string(meta_version(info.meta)) + " checkpoint");
   if (shard.units != engine.units().size()) throw std::invalid_argument(name + ": not a checkpoint of this model");
   in.clear();
   in.seekg(16);
@@ -230,8 +240,9 @@ std::optional<int> load_checkpoint(const fs::path& dir, Engine& engine, int rank
     for (torch::Tensor* t : {&u->master(), &u->exp_avg(), &u->exp_avg_sq()}) {
       const uint64_t len = shard.lengths[i++];
       if (len != uint64_t(t->numel()))
-        throw std::invalid_argument(name + ": not a checkpoint of this model (unit " + std::to_string(u->id()) + " has " +
-                                    std::to_string(t->numel()) + " values, the shard " + std::to_string(len) + ")");
+        throw std::invalid_argument(name + ": not a checkpoint of this model (unit " + std::to_string(u->id()) +
+                                    " has " + std::to_string(t->numel()) + " values, the shard " + std::to_string(len) +
+                                    ")");
       torch::Tensor host = torch::empty({int64_t(len)}, torch::kFloat32);
       in.seekg(8, std::ios::cur);  // the length, checked above
       in.read(static_cast<char*>(host.data_ptr()), std::streamsize(len * 4));

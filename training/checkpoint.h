@@ -15,9 +15,8 @@ namespace shardscope::train {
 
 // Collective: every rank calls it. `config` identifies the run's layout (checked on resume); `run` holds the
 // settings a resume may change (steps, learning rate, seed...), kept to name what changed.
-void save_checkpoint(const std::filesystem::path& dir, int step, Engine& engine, int rank,
-                     const nlohmann::json& config, const std::function<void()>& barrier,
-                     const nlohmann::json& run = nlohmann::json::object());
+void save_checkpoint(const std::filesystem::path& dir, int step, Engine& engine, int rank, const nlohmann::json& config,
+                     const std::function<void()>& barrier, const nlohmann::json& run = nlohmann::json::object());
 
 struct CheckpointInfo {
   int step = -1;

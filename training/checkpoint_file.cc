@@ -58,7 +58,8 @@ json parse_checkpoint_meta(std::string_view text, const std::string& file, int64
   };
   // A small non-negative integer: what the trainer writes for both keys.
   auto count = [](const json& v) {
-    return v.is_number_unsigned() ? v.get<uint64_t>() <= INT_MAX : v.is_number_integer() && v.get<int64_t>() >= 0 && v.get<int64_t>() <= INT_MAX;
+    return v.is_number_unsigned() ? v.get<uint64_t>() <= INT_MAX
+                                  : v.is_number_integer() && v.get<int64_t>() >= 0 && v.get<int64_t>() <= INT_MAX;
   };
   if (meta.contains("version")) {
     const json& v = meta["version"];
@@ -68,7 +69,8 @@ json parse_checkpoint_meta(std::string_view text, const std::string& file, int64
   if (!meta.contains("step")) throw key("step", "missing");
   if (!count(meta["step"])) throw key("step", "expected a non-negative integer" + got(meta["step"]));
   if (expected_step >= 0 && meta["step"].get<int64_t>() != expected_step)
-    throw key("step", std::to_string(meta["step"].get<int64_t>()) + ", but the folder is step_" + std::to_string(expected_step));
+    throw key("step", std::to_string(meta["step"].get<int64_t>()) + ", but the folder is step_" +
+                          std::to_string(expected_step));
   if (!meta.contains("config")) throw key("config", "missing");
   if (!meta["config"].is_object()) throw key("config", "expected an object" + got(meta["config"]));
   if (meta["config"].contains("model") && !meta["config"]["model"].is_object())
@@ -78,10 +80,13 @@ json parse_checkpoint_meta(std::string_view text, const std::string& file, int64
   auto whole = [&](const json& obj, const std::string& path, const char* name, int64_t min, int64_t max) {
     if (!obj.contains(name)) return;
     const json& v = obj[name];
-    const bool ok = v.is_number_unsigned()   ? v.get<uint64_t>() >= uint64_t(std::max<int64_t>(min, 0)) && v.get<uint64_t>() <= uint64_t(max)
+    const bool ok = v.is_number_unsigned()
+                        ? v.get<uint64_t>() >= uint64_t(std::max<int64_t>(min, 0)) && v.get<uint64_t>() <= uint64_t(max)
                     : v.is_number_integer() ? v.get<int64_t>() >= min && v.get<int64_t>() <= max
                                             : false;
-    if (!ok) throw key(path + name, "expected a whole number from " + std::to_string(min) + " to " + std::to_string(max) + got(v));
+    if (!ok)
+      throw key(path + name,
+                "expected a whole number from " + std::to_string(min) + " to " + std::to_string(max) + got(v));
   };
   const json& config = meta["config"];
   for (const char* name : {"world_size", "shard_size", "ranks_per_node", "batch_size", "limit_all_gathers"})
@@ -126,14 +131,18 @@ ShardLayout check_shard(std::istream& in, uint64_t size, const std::string& file
   if (size < 16) throw bad("damaged: " + std::to_string(size) + " bytes, shorter than a shard's header");
   read(&magic, 8);
   if (magic == shard_magic(1)) layout.version = 1;
-  else if (magic == shard_magic(2)) layout.version = 2;
-  else throw bad("not a shardscope-train checkpoint shard (unknown magic number)");
+  else if (magic == shard_magic(2))
+    layout.version = 2;
+  else
+    throw bad("not a shardscope-train checkpoint shard (unknown magic number)");
   const uint64_t trailer = layout.version >= 2 ? 4 : 0;
-  if (size < 16 + trailer) throw bad("damaged: " + std::to_string(size) + " bytes, shorter than a shard's header and checksum");
+  if (size < 16 + trailer)
+    throw bad("damaged: " + std::to_string(size) + " bytes, shorter than a shard's header and checksum");
   const uint64_t end = size - trailer;
   read(&layout.units, 8);
   if (layout.units > (end - pos) / 24)  // each tensor has at least its 8-byte length
-    throw bad("damaged: it claims " + std::to_string(layout.units) + " units, more than its " + std::to_string(size) + " bytes hold");
+    throw bad("damaged: it claims " + std::to_string(layout.units) + " units, more than its " + std::to_string(size) +
+              " bytes hold");
   layout.lengths.reserve(size_t(layout.units) * 3);
   char buf[1 << 16];
   for (uint64_t i = 0; i < layout.units * 3; ++i) {
@@ -141,7 +150,8 @@ ShardLayout check_shard(std::istream& in, uint64_t size, const std::string& file
     if (end - pos < 8) throw bad("damaged: truncated at tensor " + std::to_string(i));
     read(&len, 8);
     if (len > (end - pos) / 4)
-      throw bad("damaged: tensor " + std::to_string(i) + " claims " + std::to_string(len) + " values, past the end of the file");
+      throw bad("damaged: tensor " + std::to_string(i) + " claims " + std::to_string(len) +
+                " values, past the end of the file");
     for (uint64_t left = len * 4; left > 0;) {
       const uint64_t n = std::min<uint64_t>(left, sizeof buf);
       read(buf, n);
@@ -156,7 +166,8 @@ ShardLayout check_shard(std::istream& in, uint64_t size, const std::string& file
     if (!in) throw bad("damaged: truncated before its checksum");
     if (stored != crc) {
       char msg[96];
-      std::snprintf(msg, sizeof msg, "damaged: checksum mismatch (stored %08x, contents %08x)", unsigned(stored), unsigned(crc));
+      std::snprintf(msg, sizeof msg, "damaged: checksum mismatch (stored %08x, contents %08x)", unsigned(stored),
+                    unsigned(crc));
       throw bad(msg);
     }
   }

@@ -72,13 +72,14 @@ std::optional<RankMismatch> compare_across_ranks(Group& world, const nlohmann::j
   m.rank = differing;
   // Texts that differ only in what parsing erases still get a name.
   if (auto d = first_difference(config_of(0), config_of(differing))) m.difference = *d;
-  else m.difference = {"configuration digest", std::to_string(digest_of(0)), std::to_string(digest_of(differing)), false};
+  else
+    m.difference = {"configuration digest", std::to_string(digest_of(0)), std::to_string(digest_of(differing)), false};
   return m;
 }
 
 std::string describe(const RankMismatch& m) {
-  return "rank " + std::to_string(m.rank) + "'s configuration differs from rank 0's: " + m.difference.flag + " " + m.difference.saved +
-         " vs " + m.difference.given;
+  return "rank " + std::to_string(m.rank) + "'s configuration differs from rank 0's: " + m.difference.flag + " " +
+         m.difference.saved + " vs " + m.difference.given;
 }
 
 }  // namespace shardscope::train

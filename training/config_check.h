@@ -19,8 +19,8 @@ namespace shardscope::train {
 uint64_t config_digest(const nlohmann::json& config);
 
 struct RankMismatch {
-  int rank = 0;                  // the lowest rank whose configuration differs from rank 0's
-  ConfigDifference difference;   // saved: rank 0's value, given: that rank's
+  int rank = 0;                 // the lowest rank whose configuration differs from rank 0's
+  ConfigDifference difference;  // saved: rank 0's value, given: that rank's
 };
 
 // Collective over `world` (every rank of the run, on the device the group's backend needs: `cuda` and

@@ -98,8 +98,7 @@ void on_stop_signal(int sig) {
 // handler may neither record nor print.
 void watch_stop_signals(int rank) {
   unsigned char c = 0;
-  while (read(g_signal_pipe[0], &c, 1) < 0 && errno == EINTR) {
-  }
+  while (read(g_signal_pipe[0], &c, 1) < 0 && errno == EINTR) {}
   const int sig = c;
   const std::string reason = std::string("stopped by ") + (sig == SIGINT ? "SIGINT" : "SIGTERM");
   if (const int step = g_step.exchange(-1); step >= 0) {
@@ -131,30 +130,40 @@ json run_config(const Args& a, const FsdpOptions& o, const WorldEnv& w, int shar
   json units = json::array();
   for (const sizing::UnitLayout& u : sizing::unit_layouts(a.model)) {
     int64_t padded = sizing::padded_numel(u.numel, shard_size);
-    units.push_back({{keys::kCfgUnitId, u.id}, {keys::kName, u.name}, {keys::kCfgUnitParams, u.numel},
+    units.push_back({{keys::kCfgUnitId, u.id},
+                     {keys::kName, u.name},
+                     {keys::kCfgUnitParams, u.numel},
                      {keys::kCfgUnitPaddedParams, padded}});
   }
   const sizing::ModelConfig& m = a.model;
   json cfg = {{keys::kCfgSharding, sharding_name(o.sharding)},
-          {keys::kCfgBackwardPrefetch, prefetch_name(o.backward_prefetch)},
-          {keys::kCfgForwardPrefetch, o.forward_prefetch},
-          {keys::kCfgLimitAllGathers, o.limit_all_gathers},
-          {keys::kCfgParamDtype, dtype_name(o.param_dtype)},
-          {keys::kCfgReduceDtype, dtype_name(o.reduce_dtype)},
-          {keys::kWorldSize, w.world_size},
-          {keys::kCfgRanksPerNode, o.sharding == Sharding::HybridShard ? o.ranks_per_node : w.local_world_size},
-          {"shard_size", shard_size},
-          {keys::kCfgActivationCheckpointing, o.activation_checkpointing},
-          {keys::kCfgCpuOffload, a.cpu_offload},
-          {keys::kCfgOptimizer, "adamw"},
-          {keys::kCfgBatchSize, a.batch},
-          {"device", a.device},
-          {keys::kCfgModel,
-           {{"preset", m.preset}, {keys::kCfgModelLayers, m.layers}, {keys::kCfgModelDim, m.dim}, {keys::kCfgModelHeads, m.heads}, {"kv_heads", m.kv_heads},
-            {"ffn_dim", m.ffn_dim}, {"vocab", m.vocab}, {keys::kCfgModelSeqLen, m.seq_len}, {"params", sizing::parameter_count(m)}}},
-          {keys::kCfgUnits, units}};
+              {keys::kCfgBackwardPrefetch, prefetch_name(o.backward_prefetch)},
+              {keys::kCfgForwardPrefetch, o.forward_prefetch},
+              {keys::kCfgLimitAllGathers, o.limit_all_gathers},
+              {keys::kCfgParamDtype, dtype_name(o.param_dtype)},
+              {keys::kCfgReduceDtype, dtype_name(o.reduce_dtype)},
+              {keys::kWorldSize, w.world_size},
+              {keys::kCfgRanksPerNode, o.sharding == Sharding::HybridShard ? o.ranks_per_node : w.local_world_size},
+              {"shard_size", shard_size},
+              {keys::kCfgActivationCheckpointing, o.activation_checkpointing},
+              {keys::kCfgCpuOffload, a.cpu_offload},
+              {keys::kCfgOptimizer, "adamw"},
+              {keys::kCfgBatchSize, a.batch},
+              {"device", a.device},
+              {keys::kCfgModel,
+               {{"preset", m.preset},
+                {keys::kCfgModelLayers, m.layers},
+                {keys::kCfgModelDim, m.dim},
+                {keys::kCfgModelHeads, m.heads},
+                {"kv_heads", m.kv_heads},
+                {"ffn_dim", m.ffn_dim},
+                {"vocab", m.vocab},
+                {keys::kCfgModelSeqLen, m.seq_len},
+                {"params", sizing::parameter_count(m)}}},
+              {keys::kCfgUnits, units}};
   // The same on every rank, so that the ranks' headers agree.
-  if (a.slow_rank >= 0) cfg[keys::kCfgPlantedDelay] = {{keys::kRank, a.slow_rank}, {keys::kCfgPlantedDelayMs, a.slow_rank_ms}};
+  if (a.slow_rank >= 0)
+    cfg[keys::kCfgPlantedDelay] = {{keys::kRank, a.slow_rank}, {keys::kCfgPlantedDelayMs, a.slow_rank_ms}};
   return cfg;
 }
 
@@ -167,16 +176,19 @@ std::string number(double v) {
 
 void at_least(const char* flag, int value, int min, bool unset = false) {
   if (!unset && value < min)
-    throw std::invalid_argument(std::string(flag) + " must be at least " + std::to_string(min) + " (got " + std::to_string(value) + ")");
+    throw std::invalid_argument(std::string(flag) + " must be at least " + std::to_string(min) + " (got " +
+                                std::to_string(value) + ")");
 }
 
 void at_most(const char* flag, int64_t value, int64_t max) {
   if (value > max)
-    throw std::invalid_argument(std::string(flag) + " must be at most " + std::to_string(max) + " (got " + std::to_string(value) + ")");
+    throw std::invalid_argument(std::string(flag) + " must be at most " + std::to_string(max) + " (got " +
+                                std::to_string(value) + ")");
 }
 
 void finite(const char* flag, double value) {
-  if (!std::isfinite(value)) throw std::invalid_argument(std::string(flag) + " must be a finite number (got " + number(value) + ")");
+  if (!std::isfinite(value))
+    throw std::invalid_argument(std::string(flag) + " must be a finite number (got " + number(value) + ")");
 }
 
 // A flag's text as given, on one line and not too long for it.
@@ -192,22 +204,27 @@ std::string shown_text(std::string s) {
 void check_checkpoint_dir(const std::string& dir) {
   std::error_code ec;
   const fs::file_status st = fs::status(dir, ec);
-  if (fs::exists(st) && !fs::is_directory(st)) throw std::invalid_argument("--checkpoint-dir " + dir + " is not a folder");
+  if (fs::exists(st) && !fs::is_directory(st))
+    throw std::invalid_argument("--checkpoint-dir " + dir + " is not a folder");
   if (!fs::exists(st)) {
     fs::create_directories(dir, ec);
-    if (ec) throw std::invalid_argument("--checkpoint-dir " + dir + ": cannot create the folder (" + ec.message() + ")");
+    if (ec)
+      throw std::invalid_argument("--checkpoint-dir " + dir + ": cannot create the folder (" + ec.message() + ")");
   }
   if (access(dir.c_str(), W_OK | X_OK) != 0)
-    throw std::invalid_argument("--checkpoint-dir " + dir + ": cannot write in the folder (" + std::strerror(errno) + ")");
+    throw std::invalid_argument("--checkpoint-dir " + dir + ": cannot write in the folder (" + std::strerror(errno) +
+                                ")");
 }
 
 // --seed: digits only (no sign, exponent or fraction), at most 2^64-1.
 uint64_t parse_seed(const std::string& text) {
   uint64_t v = 0;
   const char* end = text.data() + text.size();
-  const bool digits = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  const bool digits =
+      !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
   if (auto [p, ec] = std::from_chars(text.data(), end, v); !digits || ec != std::errc() || p != end)
-    throw std::invalid_argument("--seed must be a whole number from 0 to 18446744073709551615 (got " + shown_text(text) + ")");
+    throw std::invalid_argument("--seed must be a whole number from 0 to 18446744073709551615 (got " +
+                                shown_text(text) + ")");
   return v;
 }
 
@@ -226,15 +243,18 @@ double available_host_bytes() {
 json bytes_json(const MemoryLedger& mem, bool peak) {
   auto v = [&](Mem m) { return peak ? mem.peak(m) : mem.bytes(m); };
   return {{"sharded_params", v(Mem::ShardedParams)}, {"unsharded_params", v(Mem::UnshardedParams)},
-          {"gradients", v(Mem::Gradients)}, {"optimizer_state", v(Mem::OptimizerState)},
-          {"activations", v(Mem::Activations)}, {"host_offloaded", v(Mem::HostOffloaded)}};
+          {"gradients", v(Mem::Gradients)},          {"optimizer_state", v(Mem::OptimizerState)},
+          {"activations", v(Mem::Activations)},      {"host_offloaded", v(Mem::HostOffloaded)}};
 }
 
 // The counting allocator's bytes under bytes_json's names, and those allocated under no category.
 json allocator_json(const AllocatorBytes& b) {
-  return {{"sharded_params", b[size_t(Mem::ShardedParams)]}, {"unsharded_params", b[size_t(Mem::UnshardedParams)]},
-          {"gradients", b[size_t(Mem::Gradients)]}, {"optimizer_state", b[size_t(Mem::OptimizerState)]},
-          {"activations", b[size_t(Mem::Activations)]}, {"host_offloaded", b[size_t(Mem::HostOffloaded)]},
+  return {{"sharded_params", b[size_t(Mem::ShardedParams)]},
+          {"unsharded_params", b[size_t(Mem::UnshardedParams)]},
+          {"gradients", b[size_t(Mem::Gradients)]},
+          {"optimizer_state", b[size_t(Mem::OptimizerState)]},
+          {"activations", b[size_t(Mem::Activations)]},
+          {"host_offloaded", b[size_t(Mem::HostOffloaded)]},
           {"untagged", b[kUntagged]}};
 }
 
@@ -257,7 +277,8 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   Args a;
   CLI::App app{"shardscope-train: FSDP / ZeRO training of a decoder-only transformer, traced"};
-  app.add_option("--preset", a.preset, "tiny (~1M params), small (~125M), 1b, 8b")->check(CLI::IsMember({"tiny", "small", "1b", "8b"}));
+  app.add_option("--preset", a.preset, "tiny (~1M params), small (~125M), 1b, 8b")
+      ->check(CLI::IsMember({"tiny", "small", "1b", "8b"}));
   auto* layers = app.add_option("--layers", a.model.layers, "Transformer blocks (overrides the preset)");
   auto* dim = app.add_option("--dim", a.model.dim, "Model width");
   auto* heads = app.add_option("--heads", a.model.heads, "Attention heads");
@@ -267,7 +288,8 @@ int main(int argc, char** argv) {
   auto* seq = app.add_option("--seq-len", a.model.seq_len, "Sequence length");
   app.add_option("--data", a.data, "'synthetic', or a text file read as byte tokens");
   app.add_option("--steps", a.steps, "Training steps");
-  auto* stop_after = app.add_option("--stop-after", a.stop_after, "Stop after this many steps, as if interrupted (the schedule still spans --steps)");
+  auto* stop_after = app.add_option("--stop-after", a.stop_after,
+                                    "Stop after this many steps, as if interrupted (the schedule still spans --steps)");
   app.add_option("--batch-size", a.batch, "Sequences per rank per step");
   app.add_option("--lr", a.lr, "Peak learning rate");
   auto* warmup_opt = app.add_option("--warmup", a.warmup, "Warmup steps (default: a tenth of --steps)");
@@ -280,7 +302,8 @@ int main(int argc, char** argv) {
   app.add_option("--backward-prefetch", a.prefetch, "none | pre | post");
   app.add_flag("--forward-prefetch", a.forward_prefetch, "Issue the next unit's all-gather before this unit's forward");
   app.add_option("--limit-all-gathers", a.limit_all_gathers, "All-gathers in flight at most");
-  auto* ranks_per_node = app.add_option("--ranks-per-node", a.ranks_per_node, "hybrid_shard: ranks in one sharding group");
+  auto* ranks_per_node =
+      app.add_option("--ranks-per-node", a.ranks_per_node, "hybrid_shard: ranks in one sharding group");
   app.add_option("--param-dtype", a.param_dtype, "fp32 | bf16");
   app.add_option("--reduce-dtype", a.reduce_dtype, "fp32 | bf16");
   app.add_flag("--activation-checkpointing", a.checkpointing, "Recompute each block's forward in backward");
@@ -291,16 +314,23 @@ int main(int argc, char** argv) {
   app.add_option("--trace-dir", a.trace_dir, "Write one trace file per rank here");
   app.add_option("--log-json", a.log_json, "One JSON line per step (rank 0; '{rank}' in the name: every rank)");
   app.add_option("--dump-params", a.dump_params, "After training, rank 0 writes all parameters (fp32, raw) here");
-  app.add_option("--dump-initial-params", a.dump_initial_params,
-                 "Before the first step, rank 0 writes all parameters (fp32, raw) here (a reference run starts from them)");
-  auto* slow_rank = app.add_option("--slow-rank", a.slow_rank, "A planted straggler for checking diagnostics: this rank sleeps --slow-rank-ms before each unit's backward");
+  app.add_option(
+      "--dump-initial-params", a.dump_initial_params,
+      "Before the first step, rank 0 writes all parameters (fp32, raw) here (a reference run starts from them)");
+  auto* slow_rank = app.add_option(
+      "--slow-rank", a.slow_rank,
+      "A planted straggler for checking diagnostics: this rank sleeps --slow-rank-ms before each unit's backward");
   app.add_option("--slow-rank-ms", a.slow_rank_ms, "Milliseconds --slow-rank sleeps before each unit's backward");
-  auto* fail_at_step = app.add_option("--fail-at-step", a.fail_at_step, "Testing: throw in the middle of this step")->group("");
-  auto* fail_rank = app.add_option("--fail-rank", a.fail_rank, "Testing: the rank --fail-at-step fails (default: every rank)")->group("");
+  auto* fail_at_step =
+      app.add_option("--fail-at-step", a.fail_at_step, "Testing: throw in the middle of this step")->group("");
+  auto* fail_rank =
+      app.add_option("--fail-rank", a.fail_rank, "Testing: the rank --fail-at-step fails (default: every rank)")
+          ->group("");
   app.add_option("--threads", a.threads, "Intra-op threads per rank");
   app.add_option("--rendezvous-timeout", a.rendezvous_timeout_s, "Seconds to wait for every rank");
-  auto* collective_timeout = app.add_option("--collective-timeout", a.collective_timeout_s,
-                 "Seconds a collective may take from its issue before the run stops (default 30 on CPU, 300 on a GPU)");
+  auto* collective_timeout = app.add_option(
+      "--collective-timeout", a.collective_timeout_s,
+      "Seconds a collective may take from its issue before the run stops (default 30 on CPU, 300 on a GPU)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
@@ -322,9 +352,12 @@ int main(int argc, char** argv) {
     if (!(a.lr > 0)) throw std::invalid_argument("--lr must be greater than 0 (got " + number(a.lr) + ")");
     finite("--lr", a.lr);  // inf would train to nan
     // The optimizer computes in float: a larger rate is inf there (and fails in the first step).
-    if (a.lr > double(FLT_MAX)) throw std::invalid_argument("--lr must be at most " + number(FLT_MAX) + ", a float's range (got " + number(a.lr) + ")");
+    if (a.lr > double(FLT_MAX))
+      throw std::invalid_argument("--lr must be at most " + number(FLT_MAX) + ", a float's range (got " + number(a.lr) +
+                                  ")");
     a.seed = parse_seed(seed_text);
-    if (!(a.max_grad_norm >= 0)) throw std::invalid_argument("--max-grad-norm must be 0 (off) or more (got " + number(a.max_grad_norm) + ")");
+    if (!(a.max_grad_norm >= 0))
+      throw std::invalid_argument("--max-grad-norm must be 0 (off) or more (got " + number(a.max_grad_norm) + ")");
     finite("--max-grad-norm", a.max_grad_norm);
     at_least("--warmup", a.warmup, 0, !*warmup_opt);
     at_least("--limit-all-gathers", a.limit_all_gathers, 1);
@@ -345,9 +378,12 @@ int main(int argc, char** argv) {
       throw std::invalid_argument("--slow-rank-ms must be at most 60000 (got " + std::to_string(a.slow_rank_ms) + ")");
     world = read_world_env();
     sizing::ModelConfig base = sizing::preset(a.preset);
-    auto keep = [](CLI::Option* opt, int64_t& field, int64_t preset_value) { if (!*opt) field = preset_value; };
+    auto keep = [](CLI::Option* opt, int64_t& field, int64_t preset_value) {
+      if (!*opt) field = preset_value;
+    };
     keep(layers, a.model.layers, base.layers), keep(dim, a.model.dim, base.dim), keep(heads, a.model.heads, base.heads);
-    keep(ffn, a.model.ffn_dim, base.ffn_dim), keep(vocab, a.model.vocab, base.vocab), keep(seq, a.model.seq_len, base.seq_len);
+    keep(ffn, a.model.ffn_dim, base.ffn_dim), keep(vocab, a.model.vocab, base.vocab),
+        keep(seq, a.model.seq_len, base.seq_len);
     if (!*kv_heads) a.model.kv_heads = *heads ? a.model.heads : base.kv_heads;
     a.model.preset = (*layers || *dim || *heads || *kv_heads || *ffn || *vocab || *seq) ? "custom" : a.preset;
     sizing::validate(a.model);
@@ -361,12 +397,14 @@ int main(int argc, char** argv) {
     o.ranks_per_node = a.ranks_per_node;
     o.collective_timeout_s = a.collective_timeout_s;
     if (a.slow_rank >= 0 && a.slow_rank >= world.world_size)
-      throw std::invalid_argument("--slow-rank " + std::to_string(a.slow_rank) + ": the run has ranks 0 to " + std::to_string(world.world_size - 1));
+      throw std::invalid_argument("--slow-rank " + std::to_string(a.slow_rank) + ": the run has ranks 0 to " +
+                                  std::to_string(world.world_size - 1));
     if (a.slow_rank == world.rank) o.backward_delay_ms = a.slow_rank_ms;
     if (a.device == "cuda") {
 #if SHARDSCOPE_TRAIN_NCCL
       if (torch::cuda::device_count() == 0)
-        throw std::invalid_argument("--device cuda: no CUDA device is visible (or this libtorch was built without CUDA)");
+        throw std::invalid_argument(
+            "--device cuda: no CUDA device is visible (or this libtorch was built without CUDA)");
       o.cuda = true;
       o.device = world.local_rank % int(torch::cuda::device_count());
       cudaSetDevice(o.device);
@@ -381,20 +419,29 @@ int main(int argc, char** argv) {
       if (a.device != "cuda" && !(on_cpu && std::string(on_cpu) == "1"))
         throw std::invalid_argument("--cpu-offload moves sharded state from a GPU to the host; it needs --device cuda");
       if (zero_stage(o.sharding) < 2)
-        throw std::invalid_argument("--cpu-offload offloads sharded state: use --sharding shard_grad_op, full_shard or hybrid_shard (got " +
-                                    a.sharding + ")");
+        throw std::invalid_argument(
+            "--cpu-offload offloads sharded state: use --sharding shard_grad_op, full_shard or hybrid_shard (got " +
+            a.sharding + ")");
       o.cpu_offload = true;
     }
     if (o.sharding == Sharding::HybridShard && (a.ranks_per_node < 1 || world.world_size % a.ranks_per_node != 0))
-      throw std::invalid_argument("hybrid_shard needs --ranks-per-node dividing WORLD_SIZE=" + std::to_string(world.world_size) +
-                                  (a.ranks_per_node ? " (got " + std::to_string(a.ranks_per_node) + ")" : " (none given)"));
+      throw std::invalid_argument(
+          "hybrid_shard needs --ranks-per-node dividing WORLD_SIZE=" + std::to_string(world.world_size) +
+          (a.ranks_per_node ? " (got " + std::to_string(a.ranks_per_node) + ")" : " (none given)"));
     if (a.resume && a.checkpoint_dir.empty()) throw std::invalid_argument("--resume needs --checkpoint-dir");
     if (!a.checkpoint_dir.empty() && !a.resume) check_checkpoint_dir(a.checkpoint_dir);
-    shard_size = o.sharding == Sharding::NoShard ? 1 : o.sharding == Sharding::HybridShard ? a.ranks_per_node : world.world_size;
+    shard_size = o.sharding == Sharding::NoShard       ? 1
+                 : o.sharding == Sharding::HybridShard ? a.ranks_per_node
+                                                       : world.world_size;
     // Before the unit table, the data or any tensor: counts in checked arithmetic, then the host's memory.
-    check_run_fits({.model = a.model, .batch = a.batch, .shard_size = shard_size, .stage = zero_stage(o.sharding),
-                    .param_dtype = a.param_dtype, .offload = a.cpu_offload,
-                    .prefetching = o.backward_prefetch != BackwardPrefetch::None, .forward_prefetch = o.forward_prefetch,
+    check_run_fits({.model = a.model,
+                    .batch = a.batch,
+                    .shard_size = shard_size,
+                    .stage = zero_stage(o.sharding),
+                    .param_dtype = a.param_dtype,
+                    .offload = a.cpu_offload,
+                    .prefetching = o.backward_prefetch != BackwardPrefetch::None,
+                    .forward_prefetch = o.forward_prefetch,
                     .checkpointing = o.activation_checkpointing},
                    !o.cuda, available_host_bytes(), world.local_world_size);
     // Within what memory allows, tiny blocks could still be numerous enough to exhaust it in bookkeeping.
@@ -407,7 +454,8 @@ int main(int argc, char** argv) {
   if (!o.cuda) retain_freed_host_memory();
   // Tests: the CPU allocator counts the bytes it holds by category beside the ledger's tally, and each
   // --log-json line carries both (allocator_count.h).
-  if (const char* count = std::getenv("SHARDSCOPE_TRAIN_COUNT_ALLOCATIONS"); count && std::string(count) == "1" && !o.cuda)
+  if (const char* count = std::getenv("SHARDSCOPE_TRAIN_COUNT_ALLOCATIONS");
+      count && std::string(count) == "1" && !o.cuda)
     count_cpu_allocations();
 
   std::unique_ptr<DataSource> data;
@@ -423,18 +471,21 @@ int main(int argc, char** argv) {
   ckpt_config.erase(keys::kCfgForwardPrefetch);
   ckpt_config.erase(keys::kCfgLimitAllGathers);
   const int warmup = a.warmup >= 0 ? a.warmup : std::max(1, a.steps / 10);
-  const json ckpt_run = {{"steps", a.steps}, {"lr", a.lr}, {"seed", a.seed}, {"warmup", warmup},
-                         {"max_grad_norm", a.max_grad_norm}, {"data", a.data}};
+  const json ckpt_run = {
+      {"steps", a.steps}, {"lr", a.lr}, {"seed", a.seed}, {"warmup", warmup}, {"max_grad_norm", a.max_grad_norm},
+      {"data", a.data}};
   if (a.resume) {
     // Before the rendezvous and any allocation: a resume that cannot work is refused at once, by every rank.
     try {
       CheckpointInfo ck = newest_checkpoint(a.checkpoint_dir);
-      auto diffs = compare_configs(ck.meta.value("config", json::object()), ck.meta.value("run", json::object()), ckpt_config, ckpt_run);
+      auto diffs = compare_configs(ck.meta.value("config", json::object()), ck.meta.value("run", json::object()),
+                                   ckpt_config, ckpt_run);
       if (std::string layout = describe_differences(diffs, true); !layout.empty())
         throw std::invalid_argument("--resume: " + ck.dir.string() + " was written with a different layout: " + layout +
                                     " (run with the checkpoint's values, or use a new --checkpoint-dir)");
       if (std::string other = describe_differences(diffs, false); !other.empty() && world.rank == 0)
-        std::fprintf(stderr, "shardscope-train: warning: resuming %s with changed settings: %s\n", ck.dir.c_str(), other.c_str());
+        std::fprintf(stderr, "shardscope-train: warning: resuming %s with changed settings: %s\n", ck.dir.c_str(),
+                     other.c_str());
     } catch (const std::exception& e) {
       fail(2, who, e.what());
     }
@@ -469,7 +520,8 @@ int main(int argc, char** argv) {
     } catch (const std::invalid_argument& e) {
       fail(2, who, e.what());
     } catch (const std::exception& e) {
-      fail(3, who, std::string("comparing the ranks' configurations failed: ") + e.what() + "; " + rv->diagnose_lost_peer());
+      fail(3, who,
+           std::string("comparing the ranks' configurations failed: ") + e.what() + "; " + rv->diagnose_lost_peer());
     }
     if (mismatch) fail(2, who, describe(*mismatch));
   }
@@ -482,7 +534,8 @@ int main(int argc, char** argv) {
                         .run_config = config};
 #if SHARDSCOPE_HAVE_CUPTI
       if (o.cuda) shardscope::tracer::cupti::start(topts);  // host and GPU activity (kernels, NCCL, memory)
-      else tr::start(topts);
+      else
+        tr::start(topts);
 #else
       tr::start(topts);
 #endif
@@ -495,7 +548,8 @@ int main(int argc, char** argv) {
   g_who = who;
   g_log_path = a.log_json;
   if (auto p = g_log_path.find("{rank}"); p != std::string::npos) g_log_path.replace(p, 6, std::to_string(world.rank));
-  else if (world.rank != 0) g_log_path.clear();
+  else if (world.rank != 0)
+    g_log_path.clear();
   g_compute_track = tr::this_thread_track();
   if (pipe2(g_signal_pipe, O_CLOEXEC) == 0) {
     std::thread(watch_stop_signals, world.rank).detach();
@@ -519,7 +573,8 @@ int main(int argc, char** argv) {
       if (world.rank == 0) std::printf("resuming at step %d\n", first_step);
     }
     // What the first step starts from (after a resume's load).
-    if (!a.dump_initial_params.empty()) dump_parameters(engine, world.rank, "--dump-initial-params", a.dump_initial_params);
+    if (!a.dump_initial_params.empty())
+      dump_parameters(engine, world.rank, "--dump-initial-params", a.dump_initial_params);
     auto barrier = [&] { engine.barrier(); };
 
     std::ofstream log;
@@ -569,10 +624,17 @@ int main(int argc, char** argv) {
       double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       double tokens_per_s = double(global_batch * a.model.seq_len) / secs;
       if (world.rank == 0)
-        std::printf("step %d loss %.6f grad_norm %.4f lr %.3g step_time %.3f s tokens/s %.0f\n", step, loss, norm, lr, secs, tokens_per_s);
+        std::printf("step %d loss %.6f grad_norm %.4f lr %.3g step_time %.3f s tokens/s %.0f\n", step, loss, norm, lr,
+                    secs, tokens_per_s);
       if (log.is_open()) {
-        json line{{"step", step}, {"loss", loss}, {"grad_norm", norm}, {"lr", lr}, {"step_time_s", secs},
-                  {"tokens_per_s", tokens_per_s}, {"rank", world.rank}, {"peak_bytes", bytes_json(mem, true)},
+        json line{{"step", step},
+                  {"loss", loss},
+                  {"grad_norm", norm},
+                  {"lr", lr},
+                  {"step_time_s", secs},
+                  {"tokens_per_s", tokens_per_s},
+                  {"rank", world.rank},
+                  {"peak_bytes", bytes_json(mem, true)},
                   {"end_bytes", bytes_json(mem, false)}};
         if (counting_cpu_allocations()) {
           line["allocator_peak_bytes"] = allocator_json(allocator_peaks());
@@ -580,16 +642,19 @@ int main(int argc, char** argv) {
         }
         log << line.dump() << "\n" << std::flush;
         // A full disk (or /dev/full) fails here, at the flush: one line naming the file, not a silent run.
-        if (!log) throw std::invalid_argument("--log-json " + log_path + ": cannot write (" + std::strerror(errno) + ")");
+        if (!log)
+          throw std::invalid_argument("--log-json " + log_path + ": cannot write (" + std::strerror(errno) + ")");
       }
       bool last = step + 1 == end_step;
-      if (!a.checkpoint_dir.empty() && ((a.save_every > 0 && (step + 1) % a.save_every == 0) || (last && a.save_every == 0)))
+      if (!a.checkpoint_dir.empty() &&
+          ((a.save_every > 0 && (step + 1) % a.save_every == 0) || (last && a.save_every == 0)))
         save_checkpoint(a.checkpoint_dir, step, engine, world.rank, ckpt_config, barrier, ckpt_run);
       tr::flush();
     }
     if (log.is_open()) {
       log.close();
-      if (log.fail()) throw std::invalid_argument("--log-json " + log_path + ": cannot write (" + std::strerror(errno) + ")");
+      if (log.fail())
+        throw std::invalid_argument("--log-json " + log_path + ": cannot write (" + std::strerror(errno) + ")");
     }
     if (!a.dump_params.empty()) dump_parameters(engine, world.rank, "--dump-params", a.dump_params);
   } catch (const std::invalid_argument& e) {

@@ -30,20 +30,26 @@ void check_run_fits(const RunShape& r, bool host, double available, int ranks_he
   };
   const auto counts = sizing::checked_counts(m);
   if (!counts)
-    throw std::invalid_argument(flags({{"--layers", m.layers}, {"--dim", m.dim}, {"--ffn-dim", m.ffn_dim}, {"--vocab", m.vocab}}) +
-                                ": the parameter count does not fit in 64 bits; no machine holds this model");
+    throw std::invalid_argument(
+        flags({{"--layers", m.layers}, {"--dim", m.dim}, {"--ffn-dim", m.ffn_dim}, {"--vocab", m.vocab}}) +
+        ": the parameter count does not fit in 64 bits; no machine holds this model");
   const auto act = sizing::checked_activation_elements(m.seq_len, r.batch, m.dim, m.heads, m.layers);
   if (!act)
-    throw std::invalid_argument(flags({{"--seq-len", m.seq_len}, {"--batch-size", r.batch}, {"--dim", m.dim}, {"--heads", m.heads},
+    throw std::invalid_argument(flags({{"--seq-len", m.seq_len},
+                                       {"--batch-size", r.batch},
+                                       {"--dim", m.dim},
+                                       {"--heads", m.heads},
                                        {"--layers", m.layers}}) +
                                 ": the activation count does not fit in 64 bits; no machine holds these activations");
   // The FFN's intermediates (batch x seq x ffn_dim a layer; one layer's under checkpointing, which recomputes
   // a block at a time), which the activation formula does not count: an absurd --ffn-dim is otherwise
   // allocated before anything says so.
-  const auto ffn = sizing::checked_ffn_activation_elements(m.seq_len, r.batch, m.ffn_dim, r.checkpointing ? 1 : m.layers);
+  const auto ffn =
+      sizing::checked_ffn_activation_elements(m.seq_len, r.batch, m.ffn_dim, r.checkpointing ? 1 : m.layers);
   if (!ffn)
-    throw std::invalid_argument(flags({{"--ffn-dim", m.ffn_dim}, {"--seq-len", m.seq_len}, {"--batch-size", r.batch}, {"--layers", m.layers}}) +
-                                ": the FFN's activation count does not fit in 64 bits; no machine holds these activations");
+    throw std::invalid_argument(
+        flags({{"--ffn-dim", m.ffn_dim}, {"--seq-len", m.seq_len}, {"--batch-size", r.batch}, {"--layers", m.layers}}) +
+        ": the FFN's activation count does not fit in 64 bits; no machine holds these activations");
   if (!host || available <= 0) return;
 
   // As sizing::config_from_run reads the trainer's run_config: every block one unit, the root kept gathered.
@@ -73,11 +79,15 @@ void check_run_fits(const RunShape& r, bool host, double available, int ranks_he
   if (per_rank * here <= available) return;
   // When the FFN's width is what does not fit, the line says so by its flag.
   const bool ffn_most = ffn_bytes > activations / 2;
-  const std::string ffn_part = ffn_most ? ", of which " + gb(ffn_bytes) + " the FFN's intermediates at --ffn-dim " + std::to_string(m.ffn_dim) : "";
-  throw std::invalid_argument("this run needs about " + gb(per_rank) + " per rank (model states " + gb(states) + ", activations " +
-                              gb(activations) + ffn_part + ") and " + std::to_string(here) + " rank(s) on this machine, but only " + gb(available) +
-                              " is available; try " + (ffn_most ? "a smaller --ffn-dim, " : "") +
-                              "a smaller --preset, more ranks (full_shard divides the states), a smaller --batch-size or --activation-checkpointing");
+  const std::string ffn_part =
+      ffn_most ? ", of which " + gb(ffn_bytes) + " the FFN's intermediates at --ffn-dim " + std::to_string(m.ffn_dim)
+               : "";
+  throw std::invalid_argument("this run needs about " + gb(per_rank) + " per rank (model states " + gb(states) +
+                              ", activations " + gb(activations) + ffn_part + ") and " + std::to_string(here) +
+                              " rank(s) on this machine, but only " + gb(available) + " is available; try " +
+                              (ffn_most ? "a smaller --ffn-dim, " : "") +
+                              "a smaller --preset, more ranks (full_shard divides the states), a smaller --batch-size "
+                              "or --activation-checkpointing");
 }
 
 }  // namespace shardscope::train

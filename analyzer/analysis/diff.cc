@@ -16,43 +16,61 @@ std::vector<DiffRow> metric_rows(const report::RankReport& a, const report::Rank
   auto add = [&](std::string metric, std::optional<double> va, std::optional<double> vb, Na why_a, Na why_b) {
     rows.push_back({std::move(metric), va, vb, va ? Na::None : why_a, vb ? Na::None : why_b});
   };
-  auto whole = [](const report::RankReport& r, auto f) -> std::optional<double> { return r.whole ? std::optional<double>(f(*r.whole)) : std::nullopt; };
+  auto whole = [](const report::RankReport& r, auto f) -> std::optional<double> {
+    return r.whole ? std::optional<double>(f(*r.whole)) : std::nullopt;
+  };
   auto whole_na = [](const report::RankReport& r) { return r.whole_na; };
   auto overlap_na = [](const report::RankReport& r) { return r.whole ? Na::NoCommunication : r.whole_na; };
-  add("whole-trace window ms", whole(a, [](auto& w) { return w.window_us / 1e3; }), whole(b, [](auto& w) { return w.window_us / 1e3; }), whole_na(a), whole_na(b));
-  add("whole-trace overlap %", a.whole ? a.whole->overlap_pct() : std::nullopt, b.whole ? b.whole->overlap_pct() : std::nullopt, overlap_na(a), overlap_na(b));
-  add("whole-trace idle %", whole(a, [](auto& w) { return w.idle_pct(); }), whole(b, [](auto& w) { return w.idle_pct(); }), whole_na(a), whole_na(b));
-  add("whole-trace compute %", whole(a, [](auto& w) { return w.compute_pct(); }), whole(b, [](auto& w) { return w.compute_pct(); }), whole_na(a), whole_na(b));
-  add("whole-trace non-compute %", whole(a, [](auto& w) { return w.non_compute_pct(); }), whole(b, [](auto& w) { return w.non_compute_pct(); }), whole_na(a),
-      whole_na(b));
+  add("whole-trace window ms", whole(a, [](auto& w) { return w.window_us / 1e3; }),
+      whole(b, [](auto& w) { return w.window_us / 1e3; }), whole_na(a), whole_na(b));
+  add("whole-trace overlap %", a.whole ? a.whole->overlap_pct() : std::nullopt,
+      b.whole ? b.whole->overlap_pct() : std::nullopt, overlap_na(a), overlap_na(b));
+  add("whole-trace idle %", whole(a, [](auto& w) { return w.idle_pct(); }),
+      whole(b, [](auto& w) { return w.idle_pct(); }), whole_na(a), whole_na(b));
+  add("whole-trace compute %", whole(a, [](auto& w) { return w.compute_pct(); }),
+      whole(b, [](auto& w) { return w.compute_pct(); }), whole_na(a), whole_na(b));
+  add("whole-trace non-compute %", whole(a, [](auto& w) { return w.non_compute_pct(); }),
+      whole(b, [](auto& w) { return w.non_compute_pct(); }), whole_na(a), whole_na(b));
   // Means over the steps all_steps sums: the completed ones (an aborted step is left out of both).
   auto completed = [](const report::RankReport& r) { return r.steps.size() - r.aborted_steps.size(); };
   auto per_step = [&](const report::RankReport& r, int64_t metrics::WindowMetrics::*field) -> std::optional<double> {
     if (completed(r) == 0) return std::nullopt;
     return double(r.all_steps.*field) / 1e6 / double(completed(r));
   };
-  auto per_step_f = [&](const report::RankReport& r, int64_t (metrics::WindowMetrics::*f)() const) -> std::optional<double> {
+  auto per_step_f = [&](const report::RankReport& r,
+                        int64_t (metrics::WindowMetrics::*f)() const) -> std::optional<double> {
     if (completed(r) == 0) return std::nullopt;
     return double((r.all_steps.*f)()) / 1e6 / double(completed(r));
   };
   const Na sa = a.steps_na, sb = b.steps_na;
   add("steps", a.steps.empty() ? std::nullopt : std::optional<double>(double(a.steps.size())),
       b.steps.empty() ? std::nullopt : std::optional<double>(double(b.steps.size())), sa, sb);
-  add("mean step time ms", per_step(a, &metrics::WindowMetrics::window_ns), per_step(b, &metrics::WindowMetrics::window_ns), sa, sb);
-  add("mean compute ms / step", per_step(a, &metrics::WindowMetrics::compute_ns), per_step(b, &metrics::WindowMetrics::compute_ns), sa, sb);
-  add("mean communication ms / step", per_step(a, &metrics::WindowMetrics::comm_ns), per_step(b, &metrics::WindowMetrics::comm_ns), sa, sb);
-  add("mean exposed comm ms / step", per_step_f(a, &metrics::WindowMetrics::exposed_ns), per_step_f(b, &metrics::WindowMetrics::exposed_ns), sa, sb);
-  add("mean idle ms / step", per_step_f(a, &metrics::WindowMetrics::idle_ns), per_step_f(b, &metrics::WindowMetrics::idle_ns), sa, sb);
-  auto steps_overlap_na = [](const report::RankReport& r) { return r.steps.empty() ? r.steps_na : Na::NoCommunicationInAnySteps; };
-  add("all-steps overlap %", a.steps.empty() ? std::nullopt : a.all_steps.overlap_pct(), b.steps.empty() ? std::nullopt : b.all_steps.overlap_pct(),
-      steps_overlap_na(a), steps_overlap_na(b));
+  add("mean step time ms", per_step(a, &metrics::WindowMetrics::window_ns),
+      per_step(b, &metrics::WindowMetrics::window_ns), sa, sb);
+  add("mean compute ms / step", per_step(a, &metrics::WindowMetrics::compute_ns),
+      per_step(b, &metrics::WindowMetrics::compute_ns), sa, sb);
+  add("mean communication ms / step", per_step(a, &metrics::WindowMetrics::comm_ns),
+      per_step(b, &metrics::WindowMetrics::comm_ns), sa, sb);
+  add("mean exposed comm ms / step", per_step_f(a, &metrics::WindowMetrics::exposed_ns),
+      per_step_f(b, &metrics::WindowMetrics::exposed_ns), sa, sb);
+  add("mean idle ms / step", per_step_f(a, &metrics::WindowMetrics::idle_ns),
+      per_step_f(b, &metrics::WindowMetrics::idle_ns), sa, sb);
+  auto steps_overlap_na = [](const report::RankReport& r) {
+    return r.steps.empty() ? r.steps_na : Na::NoCommunicationInAnySteps;
+  };
+  add("all-steps overlap %", a.steps.empty() ? std::nullopt : a.all_steps.overlap_pct(),
+      b.steps.empty() ? std::nullopt : b.all_steps.overlap_pct(), steps_overlap_na(a), steps_overlap_na(b));
   std::map<model::CollectiveKind, std::pair<const metrics::CollectiveStats*, const metrics::CollectiveStats*>> coll;
   for (const auto& c : a.collectives) coll[c.kind].first = &c;
   for (const auto& c : b.collectives) coll[c.kind].second = &c;
   for (auto& [kind, p] : coll) {
     std::string n(model::to_string(kind));
-    auto count = [](const metrics::CollectiveStats* c) { return c ? std::optional<double>(double(c->count)) : std::optional<double>(0.0); };
-    auto time = [](const metrics::CollectiveStats* c) { return c ? std::optional<double>(c->time_ns / 1e6) : std::optional<double>(0.0); };
+    auto count = [](const metrics::CollectiveStats* c) {
+      return c ? std::optional<double>(double(c->count)) : std::optional<double>(0.0);
+    };
+    auto time = [](const metrics::CollectiveStats* c) {
+      return c ? std::optional<double>(c->time_ns / 1e6) : std::optional<double>(0.0);
+    };
     auto bus = [](const metrics::CollectiveStats* c) { return c ? c->busbw_gbps() : std::nullopt; };
     auto bus_na = [&](const metrics::CollectiveStats* c) { return c ? Na::None : Na::KindNotInRun; };
     add(n + " count", count(p.first), count(p.second), Na::None, Na::None);

@@ -22,7 +22,7 @@ struct DiffRow {
 };
 
 struct DeviceChange {
-  std::string name;   // the device activity (kernel) name
+  std::string name;            // the device activity (kernel) name
   int64_t a_ns = 0, b_ns = 0;  // its total time in each run
 };
 

@@ -15,7 +15,8 @@ void RunReducer::merge(RunReducer&& other) {
   for (auto& r : other.ranks_) ranks_.push_back(std::move(r));
 }
 
-RunReducer RunReducer::from_parts(metrics::InstanceTable table, std::vector<std::pair<metrics::RankKey, report::RankReport>> ranks) {
+RunReducer RunReducer::from_parts(metrics::InstanceTable table,
+                                  std::vector<std::pair<metrics::RankKey, report::RankReport>> ranks) {
   RunReducer r;
   r.table_ = std::move(table);
   r.ranks_ = std::move(ranks);

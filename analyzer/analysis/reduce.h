@@ -18,7 +18,8 @@ class RunReducer {
   // Another reducer's ranks (a disjoint set) joined to these.
   void merge(RunReducer&& other);
   // The reduce done elsewhere (MPI: the table reduced across processes, each rank's report sent on its own).
-  static RunReducer from_parts(metrics::InstanceTable table, std::vector<std::pair<metrics::RankKey, report::RankReport>> ranks);
+  static RunReducer from_parts(metrics::InstanceTable table,
+                               std::vector<std::pair<metrics::RankKey, report::RankReport>> ranks);
 
   // The report: ranks in rank order, each rank's prefetch re-judged with its late peers, the run's verdict
   // and stragglers. `Scope::PrefetchOnly` leaves the stragglers out.

@@ -47,12 +47,14 @@ RankReport rank_report(const model::Rank& rank) {
   rr.whole = metrics::hta_breakdown(rank);
   if (!rr.whole) rr.whole_na = analysis::Na::NoDeviceEvents;
   if (rank.steps.empty()) rr.steps_na = analysis::Na::NoSteps;
-  else if (sets.device_events == 0) rr.steps_na = analysis::Na::NoDeviceEventsInSteps;
+  else if (sets.device_events == 0)
+    rr.steps_na = analysis::Na::NoDeviceEventsInSteps;
   else {
     for (const model::Step& s : rank.steps) {
       StepRow row{s, metrics::measure(sets, s.start_ns, s.end_ns)};
       if (s.aborted) rr.aborted_steps.push_back(s.number);  // a cut-off step would skew the totals
-      else rr.all_steps += row.m;
+      else
+        rr.all_steps += row.m;
       rr.steps.push_back(row);
     }
     rr.outside = metrics::outside_steps(rank, sets);
@@ -65,7 +67,8 @@ RankReport rank_report(const model::Rank& rank) {
 
 Report build(const model::Trace& trace, std::vector<std::string> inputs, std::vector<std::string> warnings) {
   analysis::RunReducer reducer;
-  for (size_t i = 0; i < trace.ranks.size(); ++i) reducer.add(analysis::summarize(trace.ranks[i], i, analysis::Scope::Everything));
+  for (size_t i = 0; i < trace.ranks.size(); ++i)
+    reducer.add(analysis::summarize(trace.ranks[i], i, analysis::Scope::Everything));
   return std::move(reducer).finish(std::move(inputs), std::move(warnings), analysis::Scope::Everything);
 }
 

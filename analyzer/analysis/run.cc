@@ -12,7 +12,8 @@ namespace shardscope::analysis {
 namespace {
 
 // The reduce's output into the run: the report, and the prefetch check read off it.
-void finish(AnalysedRun& run, RunReducer&& reducer, std::vector<std::pair<metrics::RankKey, std::map<std::string, int64_t>>> device_time, Scope scope) {
+void finish(AnalysedRun& run, RunReducer&& reducer,
+            std::vector<std::pair<metrics::RankKey, std::map<std::string, int64_t>>> device_time, Scope scope) {
   run.report = std::move(reducer).finish(run.inputs, run.warnings, scope);
   run.prefetch.verdict = run.report.prefetch_verdict;
   for (const report::RankReport& r : run.report.ranks) run.prefetch.ranks.push_back(r.prefetch);
@@ -55,18 +56,21 @@ plugins::LoadResult summarize_each(const std::vector<std::string>& paths, plugin
   });
 }
 
-AnalysedRun analyse_stream(const std::vector<std::string>& paths, const plugins::LoadOptions& options, Scope scope, bool keep_device_time,
-                           const GivenSummaries& given) {
+AnalysedRun analyse_stream(const std::vector<std::string>& paths, const plugins::LoadOptions& options, Scope scope,
+                           bool keep_device_time, const GivenSummaries& given) {
   AnalysedRun run;
   run.inputs = paths;
   std::mutex mu;
   RunReducer reducer;
   std::vector<std::pair<metrics::RankKey, std::map<std::string, int64_t>>> device_time;
-  plugins::LoadResult loaded = summarize_each(paths, options, scope, [&](RankSummary&& s) {
-    std::lock_guard lock(mu);
-    if (keep_device_time) device_time.emplace_back(s.key(), std::move(s.device_time));
-    reducer.add(std::move(s));
-  }, given);
+  plugins::LoadResult loaded = summarize_each(
+      paths, options, scope,
+      [&](RankSummary&& s) {
+        std::lock_guard lock(mu);
+        if (keep_device_time) device_time.emplace_back(s.key(), std::move(s.device_time));
+        reducer.add(std::move(s));
+      },
+      given);
   run.warnings = std::move(loaded.warnings);
   run.failures = std::move(loaded.failures);
   run.json_bytes = loaded.json_bytes;

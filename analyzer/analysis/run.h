@@ -22,12 +22,12 @@ namespace shardscope::analysis {
 using GivenSummaries = std::function<std::optional<RankSummary>(uint64_t order)>;
 
 struct AnalysedRun {
-  std::vector<std::string> inputs;  // the paths as given
-  model::Trace trace;               // analyse_run only: the loaded events (empty after analyse_stream)
+  std::vector<std::string> inputs;             // the paths as given
+  model::Trace trace;                          // analyse_run only: the loaded events (empty after analyse_stream)
   std::vector<std::string> warnings;           // from loading
   std::vector<plugins::FileFailure> failures;  // LoadOptions::keep_going: files that did not load
   uint64_t json_bytes = 0;
-  report::Report report;           // Scope::Everything; with PrefetchOnly, each rank's header and prefetch
+  report::Report report;            // Scope::Everything; with PrefetchOnly, each rank's header and prefetch
   metrics::PrefetchCheck prefetch;  // always: per rank, and the run's verdict
   std::vector<std::map<std::string, int64_t>> device_time;  // per rank (report.ranks' order), when kept
 };
@@ -36,13 +36,14 @@ struct AnalysedRun {
 // viewer, which shows both. Throws what plugins::load throws (trace::TraceError naming file and byte,
 // MixedRunsError, std::invalid_argument for a bad step pattern); with options.keep_going a file that fails is
 // listed in `failures` and the rest are analysed.
-AnalysedRun analyse_run(const std::vector<std::string>& paths, const plugins::LoadOptions& options, Scope scope = Scope::Everything);
+AnalysedRun analyse_run(const std::vector<std::string>& paths, const plugins::LoadOptions& options,
+                        Scope scope = Scope::Everything);
 
 // The same numbers with at most one rank's events in memory per loading thread: each rank is summarised as
 // it is read and its events dropped. `trace` stays empty.
 // `device_time`: keep every rank's device time by name (what `diff` compares; a report does not need it).
-AnalysedRun analyse_stream(const std::vector<std::string>& paths, const plugins::LoadOptions& options, Scope scope = Scope::Everything,
-                           bool device_time = false, const GivenSummaries& given = {});
+AnalysedRun analyse_stream(const std::vector<std::string>& paths, const plugins::LoadOptions& options,
+                           Scope scope = Scope::Everything, bool device_time = false, const GivenSummaries& given = {});
 
 // Every rank of the inputs summarised, trace files and summary files (summary_file.h) alike, each summary
 // handed to `each` on the loading thread that made it (several at once), its events gone by then. Returns

@@ -29,7 +29,9 @@ std::optional<AcrossRanks> across(std::vector<std::pair<double, int>> v) {
 }
 
 // Steady: completed, and not the first (warm-up) step when the rank has more than one.
-bool steady(const report::RankReport& rr, size_t i) { return !rr.steps[i].step.aborted && (i > 0 || rr.steps.size() == 1); }
+bool steady(const report::RankReport& rr, size_t i) {
+  return !rr.steps[i].step.aborted && (i > 0 || rr.steps.size() == 1);
+}
 
 }  // namespace
 
@@ -86,7 +88,8 @@ RunSummary summarize_run(const report::Report& r) {
         if (w.window_us > 0) {
           // Whole microseconds, rounded as HTA does, can leave a zero-length event's time below zero.
           comm.push_back({100.0 * double(std::max<int64_t>(0, w.comm_us)) / double(w.window_us), rr.rank});
-          exposed.push_back({100.0 * double(std::max<int64_t>(0, w.comm_us - w.overlap_us)) / double(w.window_us), rr.rank});
+          exposed.push_back(
+              {100.0 * double(std::max<int64_t>(0, w.comm_us - w.overlap_us)) / double(w.window_us), rr.rank});
         }
         if (auto v = w.overlap_pct()) overlap.push_back({*v, rr.rank});
       } else {
@@ -118,7 +121,9 @@ RunSummary summarize_run(const report::Report& r) {
       if (!row.measured || !row.predicted || *row.predicted <= 0) continue;
       compared = true;
       const double off = std::abs(*row.measured - *row.predicted) / *row.predicted;
-      const double best = s.departs_most ? std::abs(s.departs_most->measured - s.departs_most->predicted) / s.departs_most->predicted : -1;
+      const double best =
+          s.departs_most ? std::abs(s.departs_most->measured - s.departs_most->predicted) / s.departs_most->predicted
+                         : -1;
       if (off > best) s.departs_most = RunSummary::Departure{rr.rank, row.category, *row.measured, *row.predicted};
     }
     if (compared) {
@@ -130,8 +135,8 @@ RunSummary summarize_run(const report::Report& r) {
   }
   if (!times.empty()) {
     std::sort(times.begin(), times.end());
-    s.step_time = StepTimes{quantile(times, 0.5).first, quantile(times, 0.9).first, times.back().first, times.back().second.first,
-                            times.back().second.second, times.size()};
+    s.step_time = StepTimes{quantile(times, 0.5).first, quantile(times, 0.9).first, times.back().first,
+                            times.back().second.first,  times.back().second.second, times.size()};
   }
   s.comm_pct = across(comm);
   s.exposed_pct = across(exposed);
@@ -149,7 +154,9 @@ RunSummary summarize_run(const report::Report& r) {
     std::vector<std::pair<std::tuple<int, double>, int>> pf;  // ((verdict order, hidden share), rank)
     for (const report::RankReport& rr : r.ranks) {
       const metrics::RankPrefetch& p = rr.prefetch;
-      const int order = p.verdict == metrics::Verdict::NotEffective ? 0 : p.verdict == metrics::Verdict::Effective ? 1 : 2;
+      const int order = p.verdict == metrics::Verdict::NotEffective ? 0
+                        : p.verdict == metrics::Verdict::Effective  ? 1
+                                                                    : 2;
       pf.push_back({{order, p.steady_hidden_share()}, rr.rank});
     }
     std::stable_sort(pf.begin(), pf.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -190,7 +197,8 @@ RunSummary summarize_run(const report::Report& r) {
       for (const metrics::StragglerInstance& in : st.instances)
         if (in.last_rank == most->rank) late.push_back(in.late_by_ns);
       std::sort(late.begin(), late.end());
-      s.straggler = RunSummary::Straggler{most->rank, most->times_last, st.instances.size(), late.empty() ? 0 : quantile(late, 0.5)};
+      s.straggler = RunSummary::Straggler{most->rank, most->times_last, st.instances.size(),
+                                          late.empty() ? 0 : quantile(late, 0.5)};
     }
   }
   for (auto& [part, m] : missing) s.missing.push_back(std::move(m));

@@ -33,9 +33,9 @@ struct CollectiveRecord {
 };
 
 struct RankSummary {
-  report::RankReport report;                  // the prefetch check judged on this rank alone until the reduce
-  metrics::RankArrivals arrivals;             // the reduce's input
-  std::vector<CollectiveRecord> collectives;  // by kind, group, then ordinal
+  report::RankReport report;                   // the prefetch check judged on this rank alone until the reduce
+  metrics::RankArrivals arrivals;              // the reduce's input
+  std::vector<CollectiveRecord> collectives;   // by kind, group, then ordinal
   std::map<std::string, int64_t> device_time;  // every device activity's total time, by name (`diff`)
   // From the loader: what check_one_run needs, the file's warnings, its size and the text parsed.
   plugins::RankHeader header;

@@ -61,11 +61,17 @@ class Stmt {
     s_.reset(s);
   }
   Stmt& bind(int i, int64_t v) { return check(sqlite3_bind_int64(s_.get(), i, v)); }
-  Stmt& bind_known(int i, int64_t v) { return v == model::kUnknown ? check(sqlite3_bind_null(s_.get(), i)) : bind(i, v); }
+  Stmt& bind_known(int i, int64_t v) {
+    return v == model::kUnknown ? check(sqlite3_bind_null(s_.get(), i)) : bind(i, v);
+  }
   Stmt& bind(int i, double v) { return check(sqlite3_bind_double(s_.get(), i, v)); }
   Stmt& bind(int i, std::optional<double> v) { return v ? bind(i, *v) : check(sqlite3_bind_null(s_.get(), i)); }
-  Stmt& bind(int i, std::string_view v) { return check(sqlite3_bind_text(s_.get(), i, v.data(), int(v.size()), SQLITE_TRANSIENT)); }
-  Stmt& bind_blob(int i, const std::vector<uint8_t>& v) { return check(sqlite3_bind_blob(s_.get(), i, v.data(), int(v.size()), SQLITE_TRANSIENT)); }
+  Stmt& bind(int i, std::string_view v) {
+    return check(sqlite3_bind_text(s_.get(), i, v.data(), int(v.size()), SQLITE_TRANSIENT));
+  }
+  Stmt& bind_blob(int i, const std::vector<uint8_t>& v) {
+    return check(sqlite3_bind_blob(s_.get(), i, v.data(), int(v.size()), SQLITE_TRANSIENT));
+  }
   void run() {
     if (sqlite3_step(s_.get()) != SQLITE_DONE) fail(sqlite3_db_handle(s_.get()));
     sqlite3_reset(s_.get());
@@ -93,7 +99,9 @@ class Stmt {
     if (rc != SQLITE_OK) fail(sqlite3_db_handle(s_.get()));
     return *this;
   }
-  [[noreturn]] void fail(sqlite3* db) const { throw trace::TraceError(file_, 0, fmt::format("summary: {}", sqlite3_errmsg(db))); }
+  [[noreturn]] void fail(sqlite3* db) const {
+    throw trace::TraceError(file_, 0, fmt::format("summary: {}", sqlite3_errmsg(db)));
+  }
   std::unique_ptr<sqlite3_stmt, StmtFinalize> s_;
   std::string file_;
 };
@@ -111,14 +119,17 @@ Db open(const fs::path& path, int flags) {
   sqlite3* db = nullptr;
   const int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
   Db owned(db);
-  if (rc != SQLITE_OK) throw trace::TraceError(path.string(), 0, fmt::format("summary: cannot open: {}", db ? sqlite3_errmsg(db) : sqlite3_errstr(rc)));
+  if (rc != SQLITE_OK)
+    throw trace::TraceError(path.string(), 0,
+                            fmt::format("summary: cannot open: {}", db ? sqlite3_errmsg(db) : sqlite3_errstr(rc)));
   return owned;
 }
 
 model::CollectiveKind kind_named(const std::string& name, const std::string& file) {
   for (int k = 0; k <= int(model::CollectiveKind::Unknown); ++k)
     if (model::to_string(model::CollectiveKind(k)) == name) return model::CollectiveKind(k);
-  throw trace::TraceError(file, 0, fmt::format("summary: collectives.kind '{}' is not a collective kind", name.substr(0, 40)));
+  throw trace::TraceError(file, 0,
+                          fmt::format("summary: collectives.kind '{}' is not a collective kind", name.substr(0, 40)));
 }
 
 // zlib, after the 8-byte little-endian size of what it holds.
@@ -126,7 +137,8 @@ std::vector<uint8_t> zip_record(const std::vector<uint8_t>& raw, const std::stri
   uLongf n = compressBound(uLong(raw.size()));
   std::vector<uint8_t> out(8 + n);
   for (int i = 0; i < 8; ++i) out[size_t(i)] = uint8_t(uint64_t(raw.size()) >> (8 * i));
-  if (compress2(out.data() + 8, &n, raw.data(), uLong(raw.size()), 6) != Z_OK) throw trace::TraceError(file, 0, "summary: cannot compress the report record");
+  if (compress2(out.data() + 8, &n, raw.data(), uLong(raw.size()), 6) != Z_OK)
+    throw trace::TraceError(file, 0, "summary: cannot compress the report record");
   out.resize(8 + n);
   return out;
 }
@@ -135,7 +147,8 @@ std::vector<uint8_t> unzip_record(const std::vector<uint8_t>& z, const std::stri
   if (z.size() < 8) throw trace::TraceError(file, 0, "summary: the report record is damaged (too short)");
   uint64_t size = 0;
   for (int i = 0; i < 8; ++i) size |= uint64_t(z[size_t(i)]) << (8 * i);
-  if (size > (uint64_t(1) << 32)) throw trace::TraceError(file, 0, "summary: the report record is damaged (says it holds over 4 GiB)");
+  if (size > (uint64_t(1) << 32))
+    throw trace::TraceError(file, 0, "summary: the report record is damaged (says it holds over 4 GiB)");
   std::vector<uint8_t> out(size);
   uLongf n = uLongf(size);
   if (uncompress(out.data(), &n, z.data() + 8, uLong(z.size() - 8)) != Z_OK || n != size)
@@ -156,31 +169,71 @@ void write_tables(sqlite3* db, const RankSummary& s, const std::string& file) {
     put("format", std::string_view(r.format));
     put("clock_mapped", int64_t(s.arrivals.clock_mapped));
     put("trace_bytes", int64_t(s.trace_bytes));
-    put("run_config", std::string_view(s.header.run_config.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
+    put("run_config",
+        std::string_view(s.header.run_config.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
     if (s.header.wall_start) put("wall_start_ns", *s.header.wall_start);
   }
   Stmt st(db, "INSERT INTO steps VALUES (?,?,?,?,?,?,?,?,?,?,?)", file);
   for (const report::StepRow& row : r.steps)
-    st.bind(1, row.step.number).bind(2, row.step.start_ns).bind(3, row.step.end_ns).bind(4, int64_t(row.step.aborted)).bind(5, row.m.window_ns)
-        .bind(6, row.m.compute_ns).bind(7, row.m.comm_ns).bind(8, row.m.overlap_ns).bind(9, row.m.exposed_ns()).bind(10, row.m.busy_ns)
-        .bind(11, row.m.idle_ns()).run();
+    st.bind(1, row.step.number)
+        .bind(2, row.step.start_ns)
+        .bind(3, row.step.end_ns)
+        .bind(4, int64_t(row.step.aborted))
+        .bind(5, row.m.window_ns)
+        .bind(6, row.m.compute_ns)
+        .bind(7, row.m.comm_ns)
+        .bind(8, row.m.overlap_ns)
+        .bind(9, row.m.exposed_ns())
+        .bind(10, row.m.busy_ns)
+        .bind(11, row.m.idle_ns())
+        .run();
   Stmt co(db, "INSERT INTO collectives VALUES (?,?,?,?,?,?,?,?,?,?,?)", file);
   for (const CollectiveRecord& c : s.collectives)
-    co.bind(1, model::to_string(c.kind)).bind(2, c.ordinal).bind(3, int64_t(c.unit)).bind(4, int64_t(c.group_size)).bind_known(5, c.bytes)
-        .bind_known(6, c.issued_ns).bind(7, c.start_ns).bind(8, c.end_ns).bind(9, c.wall_start_ns).bind_known(10, c.seq >= 0 ? c.seq : model::kUnknown)
-        .bind(11, std::string_view(c.group)).run();
+    co.bind(1, model::to_string(c.kind))
+        .bind(2, c.ordinal)
+        .bind(3, int64_t(c.unit))
+        .bind(4, int64_t(c.group_size))
+        .bind_known(5, c.bytes)
+        .bind_known(6, c.issued_ns)
+        .bind(7, c.start_ns)
+        .bind(8, c.end_ns)
+        .bind(9, c.wall_start_ns)
+        .bind_known(10, c.seq >= 0 ? c.seq : model::kUnknown)
+        .bind(11, std::string_view(c.group))
+        .run();
   Stmt cs(db, "INSERT INTO collective_stats VALUES (?,?,?,?,?,?,?,?,?)", file);
   for (const metrics::CollectiveStats& c : r.collectives)
-    cs.bind(1, model::to_string(c.kind)).bind(2, c.count).bind(3, c.time_ns).bind(4, c.bytes).bind(5, c.sized_count).bind(6, c.sized_time_ns)
-        .bind(7, c.algbw_gbps()).bind(8, c.busbw_gbps()).bind(9, int64_t(c.group_size)).run();
+    cs.bind(1, model::to_string(c.kind))
+        .bind(2, c.count)
+        .bind(3, c.time_ns)
+        .bind(4, c.bytes)
+        .bind(5, c.sized_count)
+        .bind(6, c.sized_time_ns)
+        .bind(7, c.algbw_gbps())
+        .bind(8, c.busbw_gbps())
+        .bind(9, int64_t(c.group_size))
+        .run();
   Stmt pu(db, "INSERT INTO prefetch_units VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", file);
   for (const metrics::StepPrefetch& sp : r.prefetch.steps)
     for (const metrics::UnitPrefetch& u : sp.units)
-      pu.bind(1, sp.step).bind(2, int64_t(u.unit)).bind(3, int64_t(u.next_unit)).bind(4, u.issued_ns).bind(5, u.ag_start_ns).bind(6, u.ag_end_ns)
-          .bind(7, u.issue_lead_ns).bind(8, u.ag_ns).bind(9, u.hidden_ns).bind(10, u.exposed_wait_ns).bind(11, int64_t(u.cause))
-          .bind(12, u.all_gather_ordinal).bind(13, std::string_view(u.all_gather_group)).bind(14, int64_t(u.all_gather_by_seq)).run();
+      pu.bind(1, sp.step)
+          .bind(2, int64_t(u.unit))
+          .bind(3, int64_t(u.next_unit))
+          .bind(4, u.issued_ns)
+          .bind(5, u.ag_start_ns)
+          .bind(6, u.ag_end_ns)
+          .bind(7, u.issue_lead_ns)
+          .bind(8, u.ag_ns)
+          .bind(9, u.hidden_ns)
+          .bind(10, u.exposed_wait_ns)
+          .bind(11, int64_t(u.cause))
+          .bind(12, u.all_gather_ordinal)
+          .bind(13, std::string_view(u.all_gather_group))
+          .bind(14, int64_t(u.all_gather_by_seq))
+          .run();
   Stmt me(db, "INSERT INTO memory VALUES (?,?,?)", file);
-  for (const metrics::MemoryRow& row : r.memory.rows) me.bind(1, std::string_view(row.category)).bind(2, row.measured).bind(3, row.predicted).run();
+  for (const metrics::MemoryRow& row : r.memory.rows)
+    me.bind(1, std::string_view(row.category)).bind(2, row.measured).bind(3, row.predicted).run();
   // The table keeps the activities that took the most time (kernel names run to hundreds of characters, and a
   // trace may hold hundreds of them); every one is in the report record, for `diff`.
   std::vector<std::pair<int64_t, const std::string*>> by_time;
@@ -255,8 +308,10 @@ RankSummary read_summary(const fs::path& path, uint64_t order) {
       return it->second;
     };
     if (need("schema_version").first != kSummarySchemaVersion)
-      throw trace::TraceError(file, 0, fmt::format("summary of schema version {}; this shardscope reads version {} (summarize the traces again)",
-                                                   need("schema_version").first, kSummarySchemaVersion));
+      throw trace::TraceError(
+          file, 0,
+          fmt::format("summary of schema version {}; this shardscope reads version {} (summarize the traces again)",
+                      need("schema_version").first, kSummarySchemaVersion));
     s.header.rank = int(need("rank").first);
     s.header.world_size = int(need("world_size").first);
     s.header.rank_given = need("rank_given").first != 0;
@@ -281,20 +336,34 @@ RankSummary read_summary(const fs::path& path, uint64_t order) {
   // meta.rank is the rank (what a user edits to renumber a summary); the record follows it.
   s.report.rank = s.report.prefetch.rank = s.report.memory.rank = s.header.rank;
   s.arrivals.key = {s.header.rank, order};
-  Stmt co(db.get(), "SELECT kind, ordinal, unit, group_size, bytes, issued_ns, start_ns, end_ns, wall_start_ns, seq, process_group FROM collectives "
-                    "ORDER BY kind, process_group, ordinal", file);
+  Stmt co(db.get(),
+          "SELECT kind, ordinal, unit, group_size, bytes, issued_ns, start_ns, end_ns, wall_start_ns, seq, "
+          "process_group FROM collectives "
+          "ORDER BY kind, process_group, ordinal",
+          file);
   std::map<std::pair<model::CollectiveKind, std::string>, int64_t> next;  // the ordinal each (kind, group) is at
   while (co.row()) {
     const int64_t seq = co.known(9);
-    CollectiveRecord c{kind_named(co.text(0), file), co.i64(1), seq == model::kUnknown ? -1 : seq, co.text(10), int32_t(co.i64(2)), int32_t(co.i64(3)),
-                       co.known(4), co.known(5), co.i64(6), co.i64(7), co.i64(8)};
+    CollectiveRecord c{kind_named(co.text(0), file),
+                       co.i64(1),
+                       seq == model::kUnknown ? -1 : seq,
+                       co.text(10),
+                       int32_t(co.i64(2)),
+                       int32_t(co.i64(3)),
+                       co.known(4),
+                       co.known(5),
+                       co.i64(6),
+                       co.i64(7),
+                       co.i64(8)};
     int64_t& expected = next[{c.kind, c.group}];
     if (c.ordinal != expected)
-      throw trace::TraceError(file, 0, fmt::format("summary: collectives of kind {} skip ordinal {}", model::to_string(c.kind), expected));
+      throw trace::TraceError(
+          file, 0, fmt::format("summary: collectives of kind {} skip ordinal {}", model::to_string(c.kind), expected));
     ++expected;
     const metrics::InstanceSize size{model::sat_sub(c.end_ns, c.start_ns), c.bytes, c.group_size};
     if (c.seq >= 0 || !c.group.empty()) {
-      s.arrivals.keyed.push_back({{c.kind, c.group, c.seq >= 0, c.seq >= 0 ? c.seq : c.ordinal}, c.wall_start_ns, size});
+      s.arrivals.keyed.push_back(
+          {{c.kind, c.group, c.seq >= 0, c.seq >= 0 ? c.seq : c.ordinal}, c.wall_start_ns, size});
     } else {
       s.arrivals.wall_start[c.kind].push_back(c.wall_start_ns);
       s.arrivals.size[c.kind].push_back(size);

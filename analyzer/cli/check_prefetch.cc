@@ -25,18 +25,24 @@ std::string verdict_text(const analysis::AnalysedRun& run, const report::Selecti
   const metrics::PrefetchCheck& check = run.prefetch;
   const analysis::RunSummary summary = analysis::summarize_run(run.report);
   const std::vector<int> shown = report::selected_ranks(run.report, sel, &summary.by_prefetch);
-  std::string text = fmt::format("verdict: {} (per rank: {})\n", check.verdict == metrics::Verdict::NotEffective ? "NOT effective" : report::verdict_name(check.verdict),
-                                 report::kRunRule);
+  std::string text = fmt::format(
+      "verdict: {} (per rank: {})\n",
+      check.verdict == metrics::Verdict::NotEffective ? "NOT effective" : report::verdict_name(check.verdict),
+      report::kRunRule);
   for (const std::string& l : report::summary_lines(summary))
     if (l.rfind("backward prefetch:", 0) == 0) text += l + "\n";
   if (shown.size() < check.ranks.size())
-    text += fmt::format("details below: rank{} {} ({}); --ranks all, worst:N or a list for others, --units for the per-unit rows\n", shown.size() == 1 ? "" : "s",
-                        analysis::rank_ranges(shown), sel.ranks == report::Selection::Ranks::Worst ? "the worst prefetch" : "as selected");
+    text += fmt::format(
+        "details below: rank{} {} ({}); --ranks all, worst:N or a list for others, --units for the per-unit rows\n",
+        shown.size() == 1 ? "" : "s", analysis::rank_ranges(shown),
+        sel.ranks == report::Selection::Ranks::Worst ? "the worst prefetch" : "as selected");
   for (size_t i = 0; i < check.ranks.size(); ++i) {
     if (!std::binary_search(shown.begin(), shown.end(), check.ranks[i].rank)) continue;
     metrics::RankPrefetch p = check.ranks[i];
     if (!sel.steps.empty())
-      std::erase_if(p.steps, [&](const metrics::StepPrefetch& s) { return std::find(sel.steps.begin(), sel.steps.end(), s.step) == sel.steps.end(); });
+      std::erase_if(p.steps, [&](const metrics::StepPrefetch& s) {
+        return std::find(sel.steps.begin(), sel.steps.end(), s.step) == sel.steps.end();
+      });
     text += report::prefetch_text(p, run.report.ranks[i].source, false, units);
   }
   return text;
@@ -44,24 +50,33 @@ std::string verdict_text(const analysis::AnalysedRun& run, const report::Selecti
 
 }  // namespace
 
-int check_prefetch(const std::vector<std::string>& paths, const std::string& format, std::ostream& out, std::ostream& err, const std::string& step_pattern,
-                   const report::Selection& sel, bool units) {
+int check_prefetch(const std::vector<std::string>& paths, const std::string& format, std::ostream& out,
+                   std::ostream& err, const std::string& step_pattern, const report::Selection& sel, bool units) {
   return guarded(err, [&] {
     std::optional<analysis::AnalysedRun> run;
     {
       ProgressLine progress;
-      run = analysis::analyse_stream(paths, {.on_progress = progress.callback(), .step_pattern = step_pattern}, analysis::Scope::PrefetchOnly);
+      run = analysis::analyse_stream(paths, {.on_progress = progress.callback(), .step_pattern = step_pattern},
+                                     analysis::Scope::PrefetchOnly);
     }
     print_warnings(run->warnings, err);
     const metrics::PrefetchCheck& check = run->prefetch;
-    const int rc = check.verdict == metrics::Verdict::Effective ? 0 : check.verdict == metrics::Verdict::NotEffective ? 1 : 2;
-    if (rc == 2) err << "shardscope: check-prefetch: nothing to check: no rank has a backward all-gather paired with its unit's compute\n";
+    const int rc = check.verdict == metrics::Verdict::Effective      ? 0
+                   : check.verdict == metrics::Verdict::NotEffective ? 1
+                                                                     : 2;
+    if (rc == 2)
+      err << "shardscope: check-prefetch: nothing to check: no rank has a backward all-gather paired with its unit's "
+             "compute\n";
     const Result result{.text = [&](bool) { return verdict_text(*run, sel, units); },
-                        .json = [&] {
-                          nlohmann::json ranks = nlohmann::json::array();
-                          for (const metrics::RankPrefetch& p : check.ranks) ranks.push_back(report::prefetch_json(p));
-                          return nlohmann::json{{report::report_keys::kRanks, ranks}, {report::report_keys::kVerdict, report::verdict_name(check.verdict)}};
-                        }};
+                        .json =
+                            [&] {
+                              nlohmann::json ranks = nlohmann::json::array();
+                              for (const metrics::RankPrefetch& p : check.ranks)
+                                ranks.push_back(report::prefetch_json(p));
+                              return nlohmann::json{
+                                  {report::report_keys::kRanks, ranks},
+                                  {report::report_keys::kVerdict, report::verdict_name(check.verdict)}};
+                            }};
     return write_result(format, result, "-", out, err) ? rc : 2;
   });
 }

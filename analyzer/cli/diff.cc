@@ -10,7 +10,8 @@
 
 namespace shardscope::cli {
 
-int diff(const std::string& a_path, const std::string& b_path, const std::string& format, std::ostream& out, std::ostream& err, const std::string& step_pattern) {
+int diff(const std::string& a_path, const std::string& b_path, const std::string& format, std::ostream& out,
+         std::ostream& err, const std::string& step_pattern) {
   return guarded(err, [&] {
     std::optional<analysis::AnalysedRun> a, b;
     {
@@ -26,7 +27,8 @@ int diff(const std::string& a_path, const std::string& b_path, const std::string
       print_error(err, "the two runs have no rank in common");
       return 2;
     }
-    const Result result{.text = [&](bool) { return report::diff_text(d, a_path, b_path); }, .json = [&] { return report::diff_json(d, a_path, b_path); }};
+    const Result result{.text = [&](bool) { return report::diff_text(d, a_path, b_path); },
+                        .json = [&] { return report::diff_json(d, a_path, b_path); }};
     return write_result(format, result, "-", out, err) ? 0 : 2;
   });
 }

@@ -8,6 +8,6 @@
 namespace shardscope::cli {
 
 int diff(const std::string& a, const std::string& b, const std::string& format, std::ostream& out, std::ostream& err,
-    const std::string& step_pattern = "");
+         const std::string& step_pattern = "");
 
 }  // namespace shardscope::cli

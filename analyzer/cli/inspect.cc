@@ -78,7 +78,8 @@ json to_json(const trace::TraceFile& f, const Summary& s) {
             {"tracks", tracks},
             {"counters", s.counters},
             {"truncated", nullptr}};
-  if (s.first_ns <= s.last_ns) j["span_ns"] = {{"first", s.first_ns}, {"last", s.last_ns}, {"duration", span(s.first_ns, s.last_ns)}};
+  if (s.first_ns <= s.last_ns)
+    j["span_ns"] = {{"first", s.first_ns}, {"last", s.last_ns}, {"duration", span(s.first_ns, s.last_ns)}};
   if (f.truncated) j["truncated"] = {{"offset", f.truncated->offset}, {"detail", f.truncated->detail}};
   return j;
 }
@@ -105,7 +106,8 @@ void print_text(const trace::TraceFile& f, const Summary& s, std::ostream& out) 
     fmt::print(out, "  span        none (no timed events)\n");
   fmt::print(out, "  tracks       pid   tid  events  name\n");
   for (const auto& [key, t] : s.tracks)
-    fmt::print(out, "             {:>4} {:>5} {:>7}  {}\n", key.first, key.second, t.events, t.name.empty() ? "-" : t.name);
+    fmt::print(out, "             {:>4} {:>5} {:>7}  {}\n", key.first, key.second, t.events,
+               t.name.empty() ? "-" : t.name);
   if (!s.counters.empty()) {
     fmt::print(out, "  counters    ");
     bool first = true;
@@ -116,7 +118,8 @@ void print_text(const trace::TraceFile& f, const Summary& s, std::ostream& out) 
     fmt::print(out, "\n");
   }
   if (h.value(keys::kDroppedRecords, uint64_t(0)) > 0)
-    fmt::print(out, "  DROPPED     {} records: the tracer's buffers were full\n", h[keys::kDroppedRecords].get<uint64_t>());
+    fmt::print(out, "  DROPPED     {} records: the tracer's buffers were full\n",
+               h[keys::kDroppedRecords].get<uint64_t>());
   if (h.value(keys::kDroppedGpuRecords, uint64_t(0)) > 0)
     fmt::print(out, "  DROPPED GPU {} records: CUPTI's activity buffers were full\n",
                h[keys::kDroppedGpuRecords].get<uint64_t>());
@@ -129,14 +132,16 @@ void print_text(const trace::TraceFile& f, const Summary& s, std::ostream& out) 
 // each process a rank.
 bool is_sqlite(const std::string& path) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return false;  // a FIFO would block the read; read_trace refuses it by name
+  if (!std::filesystem::is_regular_file(path, ec))
+    return false;  // a FIFO would block the read; read_trace refuses it by name
   char head[16] = {};
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) return false;
   const size_t n = std::fread(head, 1, sizeof head, f);
   std::fclose(f);
   const bool gzip = n >= 2 && uint8_t(head[0]) == 0x1f && uint8_t(head[1]) == 0x8b;
-  return (n == sizeof head && std::memcmp(head, "SQLite format 3", sizeof head) == 0) || (gzip && path.ends_with(".sqlite.gz"));
+  return (n == sizeof head && std::memcmp(head, "SQLite format 3", sizeof head) == 0) ||
+         (gzip && path.ends_with(".sqlite.gz"));
 }
 
 json inspect_ranks(const std::string& path, std::ostream& out, std::ostream& err, bool as_json) {
@@ -151,18 +156,28 @@ json inspect_ranks(const std::string& path, std::ostream& out, std::ostream& err
       tracks.push_back({{"pid", t.pid}, {"tid", t.tid}, {"name", t.name}, {"events", t.events.size()}});
       for (const model::Event& e : t.events) first = std::min(first, e.ts_ns), last = std::max(last, e.end_ns());
     }
-    json j = {{"file", path}, {"format", rank.format}, {"rank", rank.rank}, {"world_size", rank.world_size}, {"metadata", rank.metadata},
-              {"events", rank.event_count()}, {"steps", rank.steps.size()}, {"tracks", tracks}};
+    json j = {{"file", path},
+              {"format", rank.format},
+              {"rank", rank.rank},
+              {"world_size", rank.world_size},
+              {"metadata", rank.metadata},
+              {"events", rank.event_count()},
+              {"steps", rank.steps.size()},
+              {"tracks", tracks}};
     if (first <= last) j["span_ns"] = {{"first", first}, {"last", last}, {"duration", span(first, last)}};
     if (as_json) {
       ranks.push_back(std::move(j));
       continue;
     }
     fmt::print(out, "  rank {} of {} ({}): {}\n", rank.rank, rank.world_size, rank.format, rank.metadata.dump());
-    fmt::print(out, "    events    {} on {} tracks, {} steps\n", rank.event_count(), rank.tracks.size(), rank.steps.size());
-    if (first <= last) fmt::print(out, "    span      {} (from {} to {} on the trace clock)\n", seconds(span(first, last)), seconds(first), seconds(last));
+    fmt::print(out, "    events    {} on {} tracks, {} steps\n", rank.event_count(), rank.tracks.size(),
+               rank.steps.size());
+    if (first <= last)
+      fmt::print(out, "    span      {} (from {} to {} on the trace clock)\n", seconds(span(first, last)),
+                 seconds(first), seconds(last));
     fmt::print(out, "    tracks       pid   tid  events  name\n");
-    for (const model::Track& t : rank.tracks) fmt::print(out, "             {:>5} {:>5} {:>7}  {}\n", t.pid, t.tid, t.events.size(), t.name);
+    for (const model::Track& t : rank.tracks)
+      fmt::print(out, "             {:>5} {:>5} {:>7}  {}\n", t.pid, t.tid, t.events.size(), t.name);
   }
   return ranks;
 }
@@ -181,15 +196,18 @@ int inspect(const std::vector<std::string>& files, bool as_json, std::ostream& o
       trace::TraceFile f = trace::read_trace(path);
       Summary s = summarize(f);
       if (f.truncated)
-        fmt::print(err, "shardscope: warning: {}: file cut off at byte {} ({}); loaded the {} complete events before it\n",
+        fmt::print(err,
+                   "shardscope: warning: {}: file cut off at byte {} ({}); loaded the {} complete events before it\n",
                    path, f.truncated->offset, f.truncated->detail, f.events.size());
       if (as_json) all.push_back(to_json(f, s));
-      else print_text(f, s, out);
+      else
+        print_text(f, s, out);
     } catch (const trace::TraceError& e) {
       print_error(err, e.what());
       rc = 2;
     } catch (const std::bad_alloc&) {
-      print_error(err, fmt::format("{}: out of memory while reading it (--max-trace-bytes lowers the text limit)", path));
+      print_error(err,
+                  fmt::format("{}: out of memory while reading it (--max-trace-bytes lowers the text limit)", path));
       rc = 2;
     } catch (const std::exception& e) {
       print_error(err, fmt::format("{}: {}", path, e.what()));

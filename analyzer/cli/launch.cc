@@ -188,7 +188,8 @@ int launch(const LaunchOptions& o) {
     for (Child& c : children) any_running |= c.running;
     if (fds.empty() && !any_running) break;
     if (!fds.empty()) poll(fds.data(), nfds_t(fds.size()), 100);
-    else usleep(50'000);
+    else
+      usleep(50'000);
     for (const pollfd& f : fds) {
       if (!(f.revents & (POLLIN | POLLHUP | POLLERR))) continue;
       for (Child& c : children)

@@ -9,7 +9,7 @@ namespace shardscope::cli {
 
 struct LaunchOptions {
   int ranks = 1;
-  int master_port = 0;  // 0: a free port
+  int master_port = 0;     // 0: a free port
   int grace_seconds = 10;  // after SIGTERM, before SIGKILL
   std::vector<std::string> command;
 };

@@ -31,7 +31,9 @@ std::string strategy(int stage, bool hybrid) {
 struct Unit {
   bool mb = false;
   std::string name() const { return mb ? "MB" : "GB"; }
-  std::string operator()(double b) const { return mb ? fmt::format("{:.3f}", b / 1e6) : fmt::format("{:.1f}", b / 1e9); }
+  std::string operator()(double b) const {
+    return mb ? fmt::format("{:.3f}", b / 1e6) : fmt::format("{:.1f}", b / 1e9);
+  }
 };
 
 // The calculator; a preset it cannot read throws, which memory() says as the error.
@@ -56,7 +58,8 @@ int calculate(const MemoryArgs& a, std::ostream& out, std::ostream& err) {
     return 2;
   }
   if (a.hybrid_shard > 0 && (a.hybrid_shard > a.world || a.world % a.hybrid_shard != 0)) {
-    err << fmt::format("shardscope: error: --hybrid-shard {} does not divide --world {} into nodes\n", a.hybrid_shard, a.world);
+    err << fmt::format("shardscope: error: --hybrid-shard {} does not divide --world {} into nodes\n", a.hybrid_shard,
+                       a.world);
     return 2;
   }
   if (!sizing::apply_dtype(c, a.dtype)) {
@@ -119,18 +122,19 @@ int calculate(const MemoryArgs& a, std::ostream& out, std::ostream& err) {
     sizing::MemoryPrediction p = sizing::predict(c);
     const bool gathered_known = s == 3 && (c.largest_unit_params > 0 || c.root_unit_params > 0);
     gathered_unknown = gathered_unknown || (s == 3 && !gathered_known);
-    j[k::kStages].push_back({{k::kStage, s},
-                             {rk::kStrategy, strategy(s, hybrid)},
-                             {k::kModelStatesBytes, p.model_states()},
-                             {rk::kMasterBytes, p.master},
-                             {k::kParamsBytes, p.params + p.params_shard},
-                             {rk::kGatheredBytes, gathered_known ? nlohmann::json(p.gathered) : nlohmann::json(nullptr)},
-                             {rk::kShardedParamsBytes, p.sharded_params()},
-                             {k::kUnshardedParamsBytes, p.unsharded_params()},
-                             {k::kGradientsBytes, p.gradients},
-                             {k::kOptimizerStateBytes, p.optimizer_state},
-                             {k::kHostOffloadedBytes, p.host_offloaded},
-                             {rk::kMemoryCommand, report::memory_command(c)}});
+    j[k::kStages].push_back(
+        {{k::kStage, s},
+         {rk::kStrategy, strategy(s, hybrid)},
+         {k::kModelStatesBytes, p.model_states()},
+         {rk::kMasterBytes, p.master},
+         {k::kParamsBytes, p.params + p.params_shard},
+         {rk::kGatheredBytes, gathered_known ? nlohmann::json(p.gathered) : nlohmann::json(nullptr)},
+         {rk::kShardedParamsBytes, p.sharded_params()},
+         {k::kUnshardedParamsBytes, p.unsharded_params()},
+         {k::kGradientsBytes, p.gradients},
+         {k::kOptimizerStateBytes, p.optimizer_state},
+         {k::kHostOffloadedBytes, p.host_offloaded},
+         {rk::kMemoryCommand, report::memory_command(c)}});
     if (a.stage) j[k::kModelStatesBytes] = p.model_states();
     lines.push_back({s, p, gathered_known});
   }
@@ -141,35 +145,53 @@ int calculate(const MemoryArgs& a, std::ostream& out, std::ostream& err) {
     for (const Line& l : lines) largest = std::max({largest, l.p.model_states() + l.p.host_offloaded, l.p.gathered});
     gb.mb = largest < 1e9;
     const std::string u = " " + gb.name();
-    report::Table t{{"stage", "strategy", "fp32 master" + u, "params" + u, "grads" + u, "optimizer" + u, "model states" + u, "+ gathered" + u, "on host" + u}, {}, 2};
+    report::Table t{{"stage", "strategy", "fp32 master" + u, "params" + u, "grads" + u, "optimizer" + u,
+                     "model states" + u, "+ gathered" + u, "on host" + u},
+                    {},
+                    2};
     for (const Line& l : lines) {
       const sizing::MemoryPrediction& p = l.p;
-      t.rows.push_back({std::to_string(l.stage), strategy(l.stage, hybrid), gb(p.master), gb(p.params + p.params_shard), gb(p.gradients), gb(p.optimizer_state),
-                        gb(p.model_states()), l.stage != 3 ? "-" : l.gathered_known ? gb(p.gathered) : "n/a", gb(p.host_offloaded)});
+      t.rows.push_back({std::to_string(l.stage), strategy(l.stage, hybrid), gb(p.master), gb(p.params + p.params_shard),
+                        gb(p.gradients), gb(p.optimizer_state), gb(p.model_states()),
+                        l.stage != 3       ? "-"
+                        : l.gathered_known ? gb(p.gathered)
+                                           : "n/a",
+                        gb(p.host_offloaded)});
     }
     const bool mixed = c.param_bytes != 4;
-    o << fmt::format("ZeRO model states per rank: {:.4g} parameters{}, {} ranks{}, {} parameters, {} accounting (--precision {}): fp32 master, "
-                       "{:g}-byte parameters, {:g}-byte gradients, AdamW's two fp32 moments{}\n",
-                       c.params, a.preset.empty() ? "" : " (preset " + a.preset + ")", a.world,
-                       hybrid ? fmt::format(" (HYBRID_SHARD: sharded within nodes of {}, replicated across {} nodes)", a.hybrid_shard, a.world / a.hybrid_shard)
-                              : " in the sharding group",
-                       a.dtype, c.precision == sizing::Precision::Fsdp ? "PyTorch FSDP's and shardscope-train's" : "the ZeRO paper's", a.precision,
-                       c.param_bytes, c.grad_bytes(), mixed ? " (K = 4 + 8 = 12 bytes)" : "");
+    o << fmt::format(
+        "ZeRO model states per rank: {:.4g} parameters{}, {} ranks{}, {} parameters, {} accounting (--precision {}): "
+        "fp32 master, "
+        "{:g}-byte parameters, {:g}-byte gradients, AdamW's two fp32 moments{}\n",
+        c.params, a.preset.empty() ? "" : " (preset " + a.preset + ")", a.world,
+        hybrid ? fmt::format(" (HYBRID_SHARD: sharded within nodes of {}, replicated across {} nodes)", a.hybrid_shard,
+                             a.world / a.hybrid_shard)
+               : " in the sharding group",
+        a.dtype, c.precision == sizing::Precision::Fsdp ? "PyTorch FSDP's and shardscope-train's" : "the ZeRO paper's",
+        a.precision, c.param_bytes, c.grad_bytes(), mixed ? " (K = 4 + 8 = 12 bytes)" : "");
     o << t.render(false, "  ");
-    o << "  (" << (gb.mb ? "MB = 1e6 bytes" : "GB = 1e9 bytes") << ". fp32 master: the optimizer's fp32 copy of the parameters, sharded from stage 1 on (in fp32 DDP it is the\n"
-           "   parameters themselves); params: the parameters kept in their dtype beside it";
+    o << "  (" << (gb.mb ? "MB = 1e6 bytes" : "GB = 1e9 bytes")
+      << ". fp32 master: the optimizer's fp32 copy of the parameters, sharded from stage 1 on (in fp32 DDP it is the\n"
+         "   parameters themselves); params: the parameters kept in their dtype beside it";
     if (mixed && c.precision == sizing::Precision::Zero) o << " (under stage 3, a shard of them)";
     o << "; optimizer: the two moments.\n";
-    o << fmt::format("   + gathered: under stage 3, the units gathered while they run: the largest unit × {} ({}), and the root unit, kept gathered;\n"
-                       "   not part of the model states.",
-                       c.units_in_flight, c.units_in_flight >= 2 ? "the running one and the prefetched one" : "no prefetch: the running one");
+    o << fmt::format(
+        "   + gathered: under stage 3, the units gathered while they run: the largest unit × {} ({}), and the root "
+        "unit, kept gathered;\n"
+        "   not part of the model states.",
+        c.units_in_flight,
+        c.units_in_flight >= 2 ? "the running one and the prefetched one" : "no prefetch: the running one");
     if (gathered_unknown) o << " n/a: no unit sizes (give --preset, or --largest-unit and --root-unit).";
     o << "\n";
     if (mixed)
       o << (c.precision == sizing::Precision::Zero
-                  ? "   --precision fsdp counts as PyTorch FSDP and shardscope-train keep them: fp32 gradients, no shard in the parameters' dtype.\n"
-                  : "   --precision zero counts as the ZeRO paper does: gradients in the parameters' dtype, and a shard of the parameters in it under stage 3.\n");
-    if (c.offload) o << "   --offload moves the sharded state (master, gradients, moments) to the host under stages 2 and 3; below stage 2 it changes nothing.\n";
+                ? "   --precision fsdp counts as PyTorch FSDP and shardscope-train keep them: fp32 gradients, no shard "
+                  "in the parameters' dtype.\n"
+                : "   --precision zero counts as the ZeRO paper does: gradients in the parameters' dtype, and a shard "
+                  "of the parameters in it under stage 3.\n");
+    if (c.offload)
+      o << "   --offload moves the sharded state (master, gradients, moments) to the host under stages 2 and 3; below "
+           "stage 2 it changes nothing.\n";
     o << "   Activations come on top.)\n";
     return o.str();
   };

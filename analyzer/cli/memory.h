@@ -11,14 +11,14 @@
 namespace shardscope::cli {
 
 struct MemoryArgs {
-  std::string preset;           // a trainer preset (tiny, small, 1b, 8b), or empty
-  std::optional<double> params; // Ψ
-  int world = 1;                // all ranks
-  std::optional<int> stage;     // all four stages when absent
+  std::string preset;            // a trainer preset (tiny, small, 1b, 8b), or empty
+  std::optional<double> params;  // Ψ
+  int world = 1;                 // all ranks
+  std::optional<int> stage;      // all four stages when absent
   std::string dtype = "bf16";
-  std::string precision = "zero";         // zero (the ZeRO paper) or fsdp (PyTorch FSDP, shardscope-train)
-  std::string backward_prefetch = "pre";  // pre/post: two units gathered under stage 3; none: one
-  int hybrid_shard = 0;                   // > 0: HYBRID_SHARD, sharded within nodes of this many ranks
+  std::string precision = "zero";                 // zero (the ZeRO paper) or fsdp (PyTorch FSDP, shardscope-train)
+  std::string backward_prefetch = "pre";          // pre/post: two units gathered under stage 3; none: one
+  int hybrid_shard = 0;                           // > 0: HYBRID_SHARD, sharded within nodes of this many ranks
   std::optional<double> largest_unit, root_unit;  // unit sizes, when not from --preset
   bool offload = false;
   std::string format = "text";

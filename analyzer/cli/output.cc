@@ -15,7 +15,9 @@ bool write_output(const std::string& output, const std::string& text, std::ostre
   if (output.empty() || output == "-") {
     errno = 0;
     out << text << std::flush;
-    if (!out) print_error(err, fmt::format("cannot write to standard output{}", errno ? fmt::format(": {}", std::strerror(errno)) : ""));
+    if (!out)
+      print_error(err, fmt::format("cannot write to standard output{}",
+                                   errno ? fmt::format(": {}", std::strerror(errno)) : ""));
     return bool(out);
   }
   std::ofstream f(output, std::ios::binary | std::ios::trunc);
@@ -27,11 +29,14 @@ bool write_output(const std::string& output, const std::string& text, std::ostre
   return true;
 }
 
-bool write_result(const std::string& format, const Result& result, const std::string& output, std::ostream& out, std::ostream& err) {
+bool write_result(const std::string& format, const Result& result, const std::string& output, std::ostream& out,
+                  std::ostream& err) {
   std::string text;
   if (format == "json") text = result.json().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  else if (format == "html") text = result.html();
-  else text = shown_as_text(result.text(format == "md"));
+  else if (format == "html")
+    text = result.html();
+  else
+    text = shown_as_text(result.text(format == "md"));
   return write_output(output, text, out, err);
 }
 
@@ -45,7 +50,8 @@ int guarded(std::ostream& err, const std::function<int()>& body) {
 }
 
 void print_warnings(const std::vector<std::string>& warnings, std::ostream& err) {
-  for (const std::string& w : warnings) err << "shardscope: warning: " << trace::printable(w, trace::kMaxLineBytes) << "\n";
+  for (const std::string& w : warnings)
+    err << "shardscope: warning: " << trace::printable(w, trace::kMaxLineBytes) << "\n";
 }
 
 void print_error(std::ostream& err, const std::string& message) {
@@ -57,7 +63,9 @@ std::string shown_as_text(std::string text) {
     for (size_t i = 0; i < t.size(); ++i) {
       const unsigned char c = static_cast<unsigned char>(t[i]);
       if ((c < 0x20 && c != '\n') || c == 0x7f) return true;
-      if (c == 0xc2 && i + 1 < t.size() && static_cast<unsigned char>(t[i + 1]) <= 0x9f && static_cast<unsigned char>(t[i + 1]) >= 0x80) return true;
+      if (c == 0xc2 && i + 1 < t.size() && static_cast<unsigned char>(t[i + 1]) <= 0x9f &&
+          static_cast<unsigned char>(t[i + 1]) >= 0x80)
+        return true;
     }
     return false;
   };
@@ -77,7 +85,8 @@ int finish_stdout(std::ostream& out, std::ostream& err, int rc) {
   errno = 0;
   out.flush();
   if (out) return rc;
-  print_error(err, fmt::format("cannot write to standard output{}", errno ? fmt::format(": {}", std::strerror(errno)) : ""));
+  print_error(err,
+              fmt::format("cannot write to standard output{}", errno ? fmt::format(": {}", std::strerror(errno)) : ""));
   return 2;
 }
 

@@ -22,7 +22,8 @@ struct Result {
 // `out`): JSON with two-space indents and any invalid UTF-8 replaced, text and markdown with their control
 // characters shown (shown_as_text), HTML as made (it escapes what came from a trace itself). Returns false
 // (the message on err) when it cannot be written.
-bool write_result(const std::string& format, const Result& result, const std::string& output, std::ostream& out, std::ostream& err);
+bool write_result(const std::string& format, const Result& result, const std::string& output, std::ostream& out,
+                  std::ostream& err);
 
 // Runs a command's body: what it throws is one "shardscope: error: ..." line on err and exit code 2.
 int guarded(std::ostream& err, const std::function<int()>& body);

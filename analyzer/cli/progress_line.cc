@@ -34,7 +34,8 @@ std::string seconds_text(double s) {
 }  // namespace
 
 std::string progress_text(const plugins::LoadProgress& p, double elapsed_s) {
-  std::string s = fmt::format("ingesting: {}/{} files, {:.1f} of {:.1f} MB", p.files_done, p.files, p.bytes_done / 1e6, p.bytes / 1e6);
+  std::string s = fmt::format("ingesting: {}/{} files, {:.1f} of {:.1f} MB", p.files_done, p.files, p.bytes_done / 1e6,
+                              p.bytes / 1e6);
   if (p.bytes_done == 0 || elapsed_s <= 0) return s + fmt::format(", {} so far", seconds_text(elapsed_s));
   const double rate = double(p.bytes_done) / elapsed_s;  // bytes per second
   s += fmt::format(", {:.1f} MB/s", rate / 1e6);

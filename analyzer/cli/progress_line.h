@@ -24,7 +24,7 @@ void set_progress_quiet(bool quiet);
 
 class ProgressLine {
  public:
-  ProgressLine();  // draws nothing unless stderr is a terminal and not quiet
+  ProgressLine();   // draws nothing unless stderr is a terminal and not quiet
   ~ProgressLine();  // erases the line
   ProgressLine(const ProgressLine&) = delete;
   ProgressLine& operator=(const ProgressLine&) = delete;

@@ -15,8 +15,8 @@ Result report_result(const report::Report& r, const report::Selection& sel) {
           .html = [&r, &sel] { return report::render_html(r, sel); }};
 }
 
-int report(const std::vector<std::string>& paths, const std::string& format, const std::string& output, std::ostream& out, std::ostream& err,
-           const std::string& step_pattern, const report::Selection& sel) {
+int report(const std::vector<std::string>& paths, const std::string& format, const std::string& output,
+           std::ostream& out, std::ostream& err, const std::string& step_pattern, const report::Selection& sel) {
   return guarded(err, [&] {
     std::optional<analysis::AnalysedRun> run;
     {

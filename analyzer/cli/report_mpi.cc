@@ -98,7 +98,8 @@ metrics::InstanceTable decode_instances(const Bytes& b) {
     at += size_t(group);
     metrics::Instance& in = instances[std::move(id)];
     in.first_ns = take<int64_t>(b, at), in.last_ns = take<int64_t>(b, at), in.next_last_ns = take<int64_t>(b, at);
-    for (metrics::RankKey* k : {&in.last_lo, &in.last_hi}) k->rank = take<int32_t>(b, at), k->order = take<uint64_t>(b, at);
+    for (metrics::RankKey* k : {&in.last_lo, &in.last_hi})
+      k->rank = take<int32_t>(b, at), k->order = take<uint64_t>(b, at);
     in.ranks = take<uint32_t>(b, at);
     in.fastest_ns = take<int64_t>(b, at), in.bytes = take<int64_t>(b, at), in.group_size = take<int32_t>(b, at);
   }
@@ -123,22 +124,26 @@ Bytes encode_rank(analysis::RankSummary&& s) {
 }
 
 // A file its process found that no importer reads (a training log in the traces' directory): passed over.
-Bytes skipped(uint64_t order, const std::string& path) { return nlohmann::json::to_cbor({{"order", order}, {"skipped", true}, {"path", path}}); }
+Bytes skipped(uint64_t order, const std::string& path) {
+  return nlohmann::json::to_cbor({{"order", order}, {"skipped", true}, {"path", path}});
+}
 
 // This process's part of the map.
 struct Share {
-  std::string error;              // the first thing that went wrong here, if anything did
-  uint64_t first = 0, count = 0;  // its files: orders first, first + procs, ... (count of them), or first .. first + count - 1
-  uint64_t run_files = 0;         // the run's
-  std::vector<fs::path> files;    // those it expanded: the run's, or (--files-per-process) its own
-  metrics::InstanceTable table;   // its ranks' arrivals, folded
+  std::string error;  // the first thing that went wrong here, if anything did
+  uint64_t first = 0,
+           count = 0;      // its files: orders first, first + procs, ... (count of them), or first .. first + count - 1
+  uint64_t run_files = 0;  // the run's
+  std::vector<fs::path> files;      // those it expanded: the run's, or (--files-per-process) its own
+  metrics::InstanceTable table;     // its ranks' arrivals, folded
   std::map<uint64_t, Bytes> ranks;  // by order: encode_rank
 };
 
 // The path a process reads with --files-per-process: {rank} and {local_rank} replaced.
 std::string own_path(std::string pattern, int me, int local) {
   for (auto [name, value] : {std::pair<std::string, int>{"{rank}", me}, {"{local_rank}", local}})
-    for (size_t at; (at = pattern.find(name)) != std::string::npos;) pattern.replace(at, name.size(), std::to_string(value));
+    for (size_t at; (at = pattern.find(name)) != std::string::npos;)
+      pattern.replace(at, name.size(), std::to_string(value));
   return pattern;
 }
 
@@ -183,8 +188,9 @@ void reduce_tables(metrics::InstanceTable& table, int me, int procs) {
 
 }  // namespace
 
-int report_mpi(const std::vector<std::string>& paths_given, const std::string& format, const std::string& output, std::ostream& out,
-               std::ostream& err, const std::string& step_pattern, const report::Selection& sel, const std::string& files_per_process) {
+int report_mpi(const std::vector<std::string>& paths_given, const std::string& format, const std::string& output,
+               std::ostream& out, std::ostream& err, const std::string& step_pattern, const report::Selection& sel,
+               const std::string& files_per_process) {
   MPI_Init(nullptr, nullptr);
   int me = 0, procs = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
@@ -224,9 +230,10 @@ int report_mpi(const std::vector<std::string>& paths_given, const std::string& f
       } else {
         for (int p = 0; p < procs; ++p)
           if (counts[size_t(p)] != n && counts[size_t(p)] != kFailed)
-            throw std::runtime_error(fmt::format("MPI process {} finds {} files in {} and MPI process {} finds {}: every process must see the "
-                                                 "same files (a shared file system), or each name its own with --files-per-process",
-                                                 p, counts[size_t(p)], fmt::join(paths, " "), me, n));
+            throw std::runtime_error(fmt::format(
+                "MPI process {} finds {} files in {} and MPI process {} finds {}: every process must see the "
+                "same files (a shared file system), or each name its own with --files-per-process",
+                p, counts[size_t(p)], fmt::join(paths, " "), me, n));
       }
       share.run_files = owners.own_paths ? owners.offsets.back() : n;
       share.first = owners.own_paths ? owners.offsets[size_t(me)] : uint64_t(me);
@@ -234,7 +241,8 @@ int report_mpi(const std::vector<std::string>& paths_given, const std::string& f
       std::mutex mu;
       plugins::LoadOptions options{.registry = &*registry, .step_pattern = step_pattern};
       if (owners.own_paths) options.first_order = share.first, options.run_files = share.run_files;
-      else options.mine = [&](uint64_t order) { return owners.of(order) == me; };
+      else
+        options.mine = [&](uint64_t order) { return owners.of(order) == me; };
       // Another process failed before reading: this one need not read (the job ends with that error).
       if (!any_failed)
         analysis::summarize_each(paths, options, analysis::Scope::Everything, [&](analysis::RankSummary&& s) {
@@ -264,7 +272,9 @@ int report_mpi(const std::vector<std::string>& paths_given, const std::string& f
     const uint64_t step = owners.own_paths ? 1 : uint64_t(procs);
     for (uint64_t k = 0, order = share.first; k < share.count; ++k, order += step) {
       auto it = share.ranks.find(order);
-      send_bytes(it == share.ranks.end() ? skipped(order, share.files.at(owners.own_paths ? k : order).string()) : std::move(it->second), 0, kRank);
+      send_bytes(it == share.ranks.end() ? skipped(order, share.files.at(owners.own_paths ? k : order).string())
+                                         : std::move(it->second),
+                 0, kRank);
       if (it != share.ranks.end()) share.ranks.erase(it);
     }
     if (owners.own_paths) send_bytes(Bytes(paths[0].begin(), paths[0].end()), 0, kPath);
@@ -291,7 +301,8 @@ int report_mpi(const std::vector<std::string>& paths_given, const std::string& f
           continue;
         }
         const nlohmann::json j = nlohmann::json::from_cbor(b);
-        if (j.at("order").get<uint64_t>() != order) throw std::runtime_error(fmt::format("MPI: file {} came from process {} out of order", order, from));
+        if (j.at("order").get<uint64_t>() != order)
+          throw std::runtime_error(fmt::format("MPI: file {} came from process {} out of order", order, from));
         if (j.contains("skipped")) {
           warnings.push_back(plugins::passed_over(j.at("path").get<std::string>()));
           continue;
@@ -301,7 +312,8 @@ int report_mpi(const std::vector<std::string>& paths_given, const std::string& f
         headers.push_back(std::move(s.header));
         metrics::InstanceTable::RankCounts& c = rank_counts.emplace_back();
         c.key = s.key(), c.clock_mapped = s.arrivals.clock_mapped;
-        for (const nlohmann::json& kc : j.at("counts")) c.count[model::CollectiveKind(kc.at(0).get<int>())] = kc.at(1).get<uint64_t>();
+        for (const nlohmann::json& kc : j.at("counts"))
+          c.count[model::CollectiveKind(kc.at(0).get<int>())] = kc.at(1).get<uint64_t>();
         reports.emplace_back(s.key(), std::move(s.report));
       } catch (const std::exception& e) {
         error = e.what();

@@ -5,9 +5,10 @@
 
 namespace shardscope::cli {
 
-int report_mpi(const std::vector<std::string>&, const std::string&, const std::string&, std::ostream&, std::ostream& err, const std::string&, const report::Selection&,
-               const std::string&) {
-  err << "shardscope: error: --mpi: this shardscope was built without MPI (install OpenMPI, libopenmpi-dev on Debian, and build again)\n";
+int report_mpi(const std::vector<std::string>&, const std::string&, const std::string&, std::ostream&,
+               std::ostream& err, const std::string&, const report::Selection&, const std::string&) {
+  err << "shardscope: error: --mpi: this shardscope was built without MPI (install OpenMPI, libopenmpi-dev on Debian, "
+         "and build again)\n";
   return 2;
 }
 

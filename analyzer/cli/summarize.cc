@@ -20,29 +20,34 @@ namespace fs = std::filesystem;
 std::string summary_name(const std::string& trace_path, int rank) {
   std::string n = fs::path(trace_path).filename().string();
   for (std::string_view ext : {".gz", ".json", ".sqlite"})
-    if (n.size() > ext.size() && n.compare(n.size() - ext.size(), ext.size(), ext) == 0) n.resize(n.size() - ext.size());
+    if (n.size() > ext.size() && n.compare(n.size() - ext.size(), ext.size(), ext) == 0)
+      n.resize(n.size() - ext.size());
   return rank >= 0 ? fmt::format("{}.rank{}.sqlite", n, rank) : n + ".sqlite";
 }
 
-int summarize(const std::vector<std::string>& paths, const std::string& out_dir, std::ostream& out, std::ostream& err, const std::string& step_pattern) {
+int summarize(const std::vector<std::string>& paths, const std::string& out_dir, std::ostream& out, std::ostream& err,
+              const std::string& step_pattern) {
   try {
     // Two inputs that would write one summary are refused before any work.
     std::map<std::string, std::string> taken;
     for (const fs::path& f : plugins::expand_inputs({paths.begin(), paths.end()})) {
       auto [it, fresh] = taken.emplace(summary_name(f.string()), f.string());
       if (!fresh)
-        throw std::invalid_argument(fmt::format("{} and {} would both be summarised as {}: summarise them into separate directories", it->second,
-                                                f.string(), (fs::path(out_dir) / it->first).string()));
+        throw std::invalid_argument(
+            fmt::format("{} and {} would both be summarised as {}: summarise them into separate directories",
+                        it->second, f.string(), (fs::path(out_dir) / it->first).string()));
     }
     std::error_code ec;
     fs::create_directories(out_dir, ec);
-    if (ec || !fs::is_directory(out_dir)) throw std::invalid_argument(fmt::format("cannot create the output directory {}: {}", out_dir, ec ? ec.message() : "a file is in the way"));
+    if (ec || !fs::is_directory(out_dir))
+      throw std::invalid_argument(fmt::format("cannot create the output directory {}: {}", out_dir,
+                                              ec ? ec.message() : "a file is in the way"));
     std::atomic<uint64_t> written{0}, summary_bytes{0};
     plugins::LoadResult loaded;
     {
       ProgressLine progress;
-      loaded = analysis::summarize_each(paths, {.on_progress = progress.callback(), .step_pattern = step_pattern}, analysis::Scope::Everything,
-                                        [&](analysis::RankSummary&& s) {
+      loaded = analysis::summarize_each(paths, {.on_progress = progress.callback(), .step_pattern = step_pattern},
+                                        analysis::Scope::Everything, [&](analysis::RankSummary&& s) {
                                           // An Nsight Systems export holds a rank per process: one summary each.
                                           const int rank = s.report.format == "nsys" ? s.report.rank : -1;
                                           const fs::path to = fs::path(out_dir) / summary_name(s.report.source, rank);
@@ -52,8 +57,9 @@ int summarize(const std::vector<std::string>& paths, const std::string& out_dir,
                                         });
     }
     print_warnings(loaded.warnings, err);
-    out << fmt::format("wrote {} rank summar{} to {} ({:.1f} KB, from {:.1f} MB of trace text)\n", written.load(), written == 1 ? "y" : "ies", out_dir,
-                       double(summary_bytes) / 1e3, double(loaded.json_bytes) / 1e6);
+    out << fmt::format("wrote {} rank summar{} to {} ({:.1f} KB, from {:.1f} MB of trace text)\n", written.load(),
+                       written == 1 ? "y" : "ies", out_dir, double(summary_bytes) / 1e3,
+                       double(loaded.json_bytes) / 1e6);
     return out ? 0 : 2;
   } catch (const std::exception& e) {
     print_error(err, e.what());

@@ -13,6 +13,7 @@ namespace shardscope::cli {
 std::string summary_name(const std::string& trace_path, int rank = -1);
 
 // Returns the exit code: 0, or 2 when an input cannot be read or a summary cannot be written (message on err).
-int summarize(const std::vector<std::string>& paths, const std::string& out_dir, std::ostream& out, std::ostream& err, const std::string& step_pattern = "");
+int summarize(const std::vector<std::string>& paths, const std::string& out_dir, std::ostream& out, std::ostream& err,
+              const std::string& step_pattern = "");
 
 }  // namespace shardscope::cli

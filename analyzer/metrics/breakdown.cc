@@ -62,7 +62,8 @@ DeviceSets device_sets(const model::Rank& rank) {
       Interval i{e.ts_ns, e.end_ns()};
       a.push_back(i);
       if (e.cls == model::IntervalClass::Compute) c.push_back(i);
-      else if (e.cls == model::IntervalClass::Communication) m.push_back(i);
+      else if (e.cls == model::IntervalClass::Communication)
+        m.push_back(i);
     }
   s.compute = merge(std::move(c));
   s.comm = merge(std::move(m));
@@ -111,7 +112,8 @@ OutsideSteps outside_steps(const model::Rank& rank, const DeviceSets& sets) {
     for (const model::Event& e : t.events) {
       if (!e.is_device() || e.ph != 'X') continue;
       if (e.ts_ns < first.start_ns) ++o.before_events;
-      else if (e.ts_ns >= last->end_ns) ++o.after_events;
+      else if (e.ts_ns >= last->end_ns)
+        ++o.after_events;
     }
   o.before_ns = length_within(sets.all, INT64_MIN, first.start_ns);
   o.after_ns = length_within(sets.all, last->end_ns, INT64_MAX);
@@ -142,7 +144,8 @@ std::optional<HtaBreakdown> hta_breakdown(const model::Rank& rank) {
       model::IntervalClass cls = e.cls;
       if (kineto && cls == model::IntervalClass::Communication) cls = model::hta_device_class(rank.str(e.name));
       if (cls == model::IntervalClass::Compute) c.push_back(i);
-      else if (cls == model::IntervalClass::Communication) m.push_back(i);
+      else if (cls == model::IntervalClass::Communication)
+        m.push_back(i);
     }
   if (a.empty()) return std::nullopt;
   HtaBreakdown b;

@@ -28,8 +28,8 @@ struct WindowMetrics {
 
   int64_t exposed_ns() const { return comm_ns - overlap_ns; }
   int64_t idle_ns() const { return window_ns - busy_ns; }
-  std::optional<double> overlap_pct() const;         // n/a when |M| = 0
-  std::optional<double> comm_fraction_pct() const;   // n/a when |W| = 0
+  std::optional<double> overlap_pct() const;        // n/a when |M| = 0
+  std::optional<double> comm_fraction_pct() const;  // n/a when |W| = 0
   std::optional<double> exposed_fraction_pct() const;
   std::optional<double> idle_pct() const;
   std::optional<double> compute_pct() const;
@@ -42,7 +42,7 @@ WindowMetrics measure(const DeviceSets& sets, int64_t lo, int64_t hi);
 // or after the last step's end (a profiler's warm-up kernels, a final evaluation, ...).
 struct OutsideSteps {
   size_t before_events = 0, after_events = 0;
-  int64_t before_ns = 0, after_ns = 0;  // device-busy time there: the union of device activity
+  int64_t before_ns = 0, after_ns = 0;    // device-busy time there: the union of device activity
   int64_t first_step = 0, last_step = 0;  // the steps' own numbers
 };
 OutsideSteps outside_steps(const model::Rank& rank, const DeviceSets& sets);
@@ -53,7 +53,8 @@ OutsideSteps outside_steps(const model::Rank& rank, const DeviceSets& sets);
 struct HtaBreakdown {
   int64_t window_us = 0, busy_us = 0, compute_us = 0, comm_us = 0, overlap_us = 0;
   size_t device_events = 0;
-  size_t left_out = 0;  // device events HTA's step filter drops (launch not in the trace, or after the last ProfilerStep)
+  size_t left_out =
+      0;  // device events HTA's step filter drops (launch not in the trace, or after the last ProfilerStep)
   std::optional<double> overlap_pct() const;
   double idle_pct() const;
   double compute_pct() const;
@@ -64,6 +65,7 @@ std::optional<HtaBreakdown> hta_breakdown(const model::Rank& rank);
 
 // The HTA calls and setting hta_breakdown reproduces, for a report to name.
 inline constexpr const char* kHtaSetting =
-    "HTA's get_temporal_breakdown and get_comm_comp_overlap with include_last_profiler_step=True: window [first, last device event], whole µs";
+    "HTA's get_temporal_breakdown and get_comm_comp_overlap with include_last_profiler_step=True: window [first, last "
+    "device event], whole µs";
 
 }  // namespace shardscope::metrics

@@ -31,7 +31,9 @@ std::optional<double> CollectiveStats::busbw_gbps() const {
   return bus_bytes / double(sized_time_ns);
 }
 
-CollectiveNa CollectiveStats::bytes_na() const { return sized_count ? CollectiveNa::None : CollectiveNa::NoMessageSize; }
+CollectiveNa CollectiveStats::bytes_na() const {
+  return sized_count ? CollectiveNa::None : CollectiveNa::NoMessageSize;
+}
 CollectiveNa CollectiveStats::bandwidth_na() const {
   if (!sized_count) return bytes_na();
   if (sized_time_ns <= 0) return CollectiveNa::SizedTakeNoTime;
@@ -61,7 +63,8 @@ std::vector<CollectiveStats> collective_stats(const model::Rank& rank, int64_t l
         s.sized_time_ns = sat_add(s.sized_time_ns, e.dur_ns);
         s.bus_bytes += double(e.bytes) * model::busbw_factor(k, e.group_size);
         // busbw_factor takes an unknown group as 1: right for kinds whose factor is 1, not for these.
-        if (e.group_size <= 0 && (k == CollectiveKind::AllGather || k == CollectiveKind::ReduceScatter || k == CollectiveKind::AllReduce || k == CollectiveKind::AllToAll))
+        if (e.group_size <= 0 && (k == CollectiveKind::AllGather || k == CollectiveKind::ReduceScatter ||
+                                  k == CollectiveKind::AllReduce || k == CollectiveKind::AllToAll))
           ++s.sized_without_group;
       }
     }

@@ -18,12 +18,12 @@ enum class CollectiveNa : uint8_t { None, NoMessageSize, SizedTakeNoTime, NoGrou
 struct CollectiveStats {
   model::CollectiveKind kind = model::CollectiveKind::None;
   int64_t count = 0;
-  int64_t time_ns = 0;         // summed durations
-  int64_t bytes = 0;           // summed over the instances whose size the trace says
-  int64_t sized_count = 0;     // how many those are
-  int64_t sized_time_ns = 0;   // and their summed durations
-  double bus_bytes = 0;        // Σ bytes × busbw_factor(kind, group size)
-  int group_size = 0;          // the largest group seen
+  int64_t time_ns = 0;              // summed durations
+  int64_t bytes = 0;                // summed over the instances whose size the trace says
+  int64_t sized_count = 0;          // how many those are
+  int64_t sized_time_ns = 0;        // and their summed durations
+  double bus_bytes = 0;             // Σ bytes × busbw_factor(kind, group size)
+  int group_size = 0;               // the largest group seen
   int64_t sized_without_group = 0;  // sized instances whose bus factor needs the group size the trace does not give
   // Set by the reduce across ranks (InstanceTable::fastest_time): Σ over these instances of the fastest
   // rank's time. Unset with one rank, or when the ranks' instance counts differ.
@@ -45,12 +45,12 @@ std::vector<CollectiveStats> collective_stats(const model::Rank& rank, int64_t l
 
 struct StragglerInstance {
   model::CollectiveKind kind;
-  size_t ordinal = 0;       // the n-th collective of this kind (of its group) on every rank, or its sequence number
-  int last_rank = 0;        // whose kernel started last
-  int64_t late_by_ns = 0;   // its start minus the next-latest rank's start (both on the wall clock)
-  int64_t spread_ns = 0;    // its start minus the earliest rank's start
-  bool by_seq = false;      // `ordinal` is the process group's sequence number
-  std::string group;        // the process group's name, "" unknown (with kind and ordinal: the instance's id)
+  size_t ordinal = 0;      // the n-th collective of this kind (of its group) on every rank, or its sequence number
+  int last_rank = 0;       // whose kernel started last
+  int64_t late_by_ns = 0;  // its start minus the next-latest rank's start (both on the wall clock)
+  int64_t spread_ns = 0;   // its start minus the earliest rank's start
+  bool by_seq = false;     // `ordinal` is the process group's sequence number
+  std::string group;       // the process group's name, "" unknown (with kind and ordinal: the instance's id)
 };
 
 struct StragglerRank {
@@ -62,9 +62,9 @@ struct StragglerRank {
 // What limits the matching, with its parameters.
 struct StragglerNote {
   enum class Code : uint8_t {
-    NoClockSync,      // no rank maps its clock onto the wall clock: arrivals compared on raw trace clocks
-    SomeUnmapped,     // `ranks` carry no clock_sync pairs
-    CountsDiffer,     // `rank` has `here` collectives of `kind`, `other_rank` has `there`: the first min matched
+    NoClockSync,   // no rank maps its clock onto the wall clock: arrivals compared on raw trace clocks
+    SomeUnmapped,  // `ranks` carry no clock_sync pairs
+    CountsDiffer,  // `rank` has `here` collectives of `kind`, `other_rank` has `there`: the first min matched
   };
   Code code = Code::NoClockSync;
   std::vector<int> ranks;
@@ -82,9 +82,9 @@ enum class Pairing : uint8_t { None, Position, Sequence, Mixed };
 
 struct Stragglers {
   Pairing pairing = Pairing::None;
-  std::vector<StragglerInstance> instances;  // every matched instance
-  std::vector<StragglerRank> ranks;          // every rank, in rank order
-  std::vector<StragglerNote> notes;          // why some instances could not be matched
+  std::vector<StragglerInstance> instances;          // every matched instance
+  std::vector<StragglerRank> ranks;                  // every rank, in rank order
+  std::vector<StragglerNote> notes;                  // why some instances could not be matched
   StragglersNa not_applicable = StragglersNa::None;  // why there is no straggler analysis at all
 };
 

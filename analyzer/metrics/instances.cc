@@ -32,7 +32,8 @@ std::vector<CollectiveRef> instance_ids(const model::Rank& rank) {
     }
   // Places by start within each (kind, group), ties by track and index so that any order of reading agrees.
   std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
-    return a.first != b.first ? a.first < b.first : std::pair(a.second.track, a.second.index) < std::pair(b.second.track, b.second.index);
+    return a.first != b.first ? a.first < b.first
+                              : std::pair(a.second.track, a.second.index) < std::pair(b.second.track, b.second.index);
   });
   std::map<std::pair<CollectiveKind, std::string>, int64_t> place;
   std::vector<CollectiveRef> out;
@@ -67,7 +68,9 @@ RankArrivals arrivals(const model::Rank& rank, RankKey key, const std::vector<Co
   return out;
 }
 
-void locate_all_gathers(const model::Rank& rank, RankPrefetch& prefetch) { locate_all_gathers(rank, prefetch, instance_ids(rank)); }
+void locate_all_gathers(const model::Rank& rank, RankPrefetch& prefetch) {
+  locate_all_gathers(rank, prefetch, instance_ids(rank));
+}
 
 void locate_all_gathers(const model::Rank& rank, RankPrefetch& prefetch, const std::vector<CollectiveRef>& ids) {
   ClockMap clock(rank.clock_sync);
@@ -82,7 +85,8 @@ void locate_all_gathers(const model::Rank& rank, RankPrefetch& prefetch, const s
       u.all_gather_ordinal = it->second->n;
       u.all_gather_group = it->second->group;
       u.all_gather_by_seq = it->second->by_seq;
-      u.all_gather_wall_ns = clock.to_realtime(rank.tracks[size_t(u.all_gather.track)].events[size_t(u.all_gather.index)].ts_ns);
+      u.all_gather_wall_ns =
+          clock.to_realtime(rank.tracks[size_t(u.all_gather.track)].events[size_t(u.all_gather.index)].ts_ns);
     }
 }
 
@@ -129,7 +133,8 @@ void InstanceTable::add(const RankArrivals& rank) {
     for (size_t n = 0; n < starts.size(); ++n) {
       Instance& in = instances_[InstanceId{kind, "", false, int64_t(n)}];
       if (sizes != rank.size.end() && n < sizes->second.size()) in.add(starts[n], rank.key, sizes->second[n]);
-      else in.add(starts[n], rank.key);
+      else
+        in.add(starts[n], rank.key);
     }
   }
   for (const KeyedArrival& a : rank.keyed) {
@@ -153,7 +158,8 @@ InstanceTable InstanceTable::from_parts(Row instances, std::vector<RankCounts> r
 bool InstanceTable::complete(const InstanceId& id, const Instance& in) const {
   // A named group smaller than the run (hybrid sharding's shard groups) is complete with its own ranks; a
   // group larger than the ranks analysed, with all of those. Unnamed, every rank is in it.
-  const size_t expected = !id.group.empty() && in.group_size > 0 ? std::min(size_t(in.group_size), ranks_.size()) : ranks_.size();
+  const size_t expected =
+      !id.group.empty() && in.group_size > 0 ? std::min(size_t(in.group_size), ranks_.size()) : ranks_.size();
   return in.ranks >= expected;
 }
 
@@ -169,7 +175,8 @@ Stragglers InstanceTable::stragglers() const {
   for (const RankCounts& r : ranks)
     if (!r.clock_mapped) unmapped.push_back(r.key.rank);
   if (unmapped.size() == ranks.size()) out.notes.push_back({StragglerNote::Code::NoClockSync});
-  else if (!unmapped.empty()) out.notes.push_back({StragglerNote::Code::SomeUnmapped, unmapped});
+  else if (!unmapped.empty())
+    out.notes.push_back({StragglerNote::Code::SomeUnmapped, unmapped});
   // A rank whose count of a kind differs from the first rank's is named: some of its instances have no
   // match. The instances matched are those every rank of their group has (complete()).
   const std::map<CollectiveKind, uint64_t>& common = ranks[0].count;
@@ -177,7 +184,9 @@ Stragglers InstanceTable::stragglers() const {
     for (const auto& [k, n] : common) {
       auto it = ranks[r].count.find(k);
       const uint64_t here = it == ranks[r].count.end() ? 0 : it->second, there = ranks[0].count.at(k);
-      if (here != there) out.notes.push_back({StragglerNote::Code::CountsDiffer, {}, ranks[r].key.rank, ranks[0].key.rank, here, there, k});
+      if (here != there)
+        out.notes.push_back(
+            {StragglerNote::Code::CountsDiffer, {}, ranks[r].key.rank, ranks[0].key.rank, here, there, k});
     }
   std::map<RankKey, size_t> place;
   out.ranks.resize(ranks.size());
@@ -186,14 +195,23 @@ Stragglers InstanceTable::stragglers() const {
   for (const auto& [id, in] : instances_) {
     if (!complete(id, in)) continue;
     (id.by_seq ? by_seq : by_place) = true;
-    StragglerInstance s{id.kind, size_t(id.n), in.last_hi.rank, model::sat_sub(in.last_ns, in.next_last_ns), model::sat_sub(in.last_ns, in.first_ns), id.by_seq, id.group};
+    StragglerInstance s{id.kind,
+                        size_t(id.n),
+                        in.last_hi.rank,
+                        model::sat_sub(in.last_ns, in.next_last_ns),
+                        model::sat_sub(in.last_ns, in.first_ns),
+                        id.by_seq,
+                        id.group};
     StragglerRank& sr = out.ranks[place.at(in.last_hi)];
     ++sr.times_last;
     sr.total_late_by_ns = model::sat_add(sr.total_late_by_ns, s.late_by_ns);
     sr.max_late_by_ns = std::max(sr.max_late_by_ns, s.late_by_ns);
     out.instances.push_back(s);
   }
-  out.pairing = by_seq && by_place ? Pairing::Mixed : by_seq ? Pairing::Sequence : by_place ? Pairing::Position : Pairing::None;
+  out.pairing = by_seq && by_place ? Pairing::Mixed
+                : by_seq           ? Pairing::Sequence
+                : by_place         ? Pairing::Position
+                                   : Pairing::None;
   if (out.instances.empty()) out.not_applicable = StragglersNa::NoCommonCollective;
   return out;
 }
@@ -212,7 +230,8 @@ std::vector<LinkStats> InstanceTable::links() const {
   if (ranks_.size() < 2) return out;
   std::map<CollectiveKind, LinkStats> by;
   for (const auto& [id, in] : instances_) {
-    if (!complete(id, in) || in.fastest_ns == INT64_MAX) continue;  // not every rank has it, or none said how long it ran
+    if (!complete(id, in) || in.fastest_ns == INT64_MAX)
+      continue;  // not every rank has it, or none said how long it ran
     LinkStats& l = by[id.kind];
     l.kind = id.kind;
     ++l.instances;
@@ -223,8 +242,8 @@ std::vector<LinkStats> InstanceTable::links() const {
       l.bytes = model::sat_add(l.bytes, in.bytes);
       l.sized_fastest_ns = model::sat_add(l.sized_fastest_ns, in.fastest_ns);
       l.bus_bytes += double(in.bytes) * model::busbw_factor(id.kind, in.group_size);
-      if (in.group_size <= 0 && (id.kind == CollectiveKind::AllGather || id.kind == CollectiveKind::ReduceScatter || id.kind == CollectiveKind::AllReduce ||
-                                 id.kind == CollectiveKind::AllToAll))
+      if (in.group_size <= 0 && (id.kind == CollectiveKind::AllGather || id.kind == CollectiveKind::ReduceScatter ||
+                                 id.kind == CollectiveKind::AllReduce || id.kind == CollectiveKind::AllToAll))
         ++l.sized_without_group;
     }
   }
@@ -241,7 +260,8 @@ std::optional<int64_t> InstanceTable::fastest_time(CollectiveKind kind, uint64_t
   // Every rank has `count` of the kind: the sum holds only when each instance is every rank's.
   int64_t sum = 0;
   uint64_t seen = 0;
-  for (auto it = instances_.lower_bound(InstanceId{kind, "", false, INT64_MIN}); it != instances_.end() && it->first.kind == kind; ++it) {
+  for (auto it = instances_.lower_bound(InstanceId{kind, "", false, INT64_MIN});
+       it != instances_.end() && it->first.kind == kind; ++it) {
     if (!complete(it->first, it->second) || it->second.fastest_ns == INT64_MAX) return std::nullopt;
     sum = model::sat_add(sum, it->second.fastest_ns);
     ++seen;
@@ -257,7 +277,8 @@ void InstanceTable::name_late_peers(RankPrefetch& prefetch, RankKey key) const {
     bool changed = false;
     for (UnitPrefetch& u : s.units) {
       if (u.all_gather_ordinal < 0) continue;
-      auto found = instances_.find(InstanceId{CollectiveKind::AllGather, u.all_gather_group, u.all_gather_by_seq, u.all_gather_ordinal});
+      auto found = instances_.find(
+          InstanceId{CollectiveKind::AllGather, u.all_gather_group, u.all_gather_by_seq, u.all_gather_ordinal});
       if (found == instances_.end()) continue;
       const Instance& in = found->second;
       const int64_t mine = u.all_gather_wall_ns;
@@ -267,8 +288,10 @@ void InstanceTable::name_late_peers(RankPrefetch& prefetch, RankKey key) const {
         if (late > u.late_peer_ns) u.late_peer = in.last_lo.rank, u.late_peer_ns = late;
       }
       // Issued in time and not held by the limiter or a reduce-scatter: a peer's lateness may explain it.
-      const bool ran_in_time = u.cause == Cause::LongerThanCompute || u.cause == Cause::NoComputeUnderIt || u.cause == Cause::StartedLate;
-      if (ran_in_time && u.late_peer >= 0 && u.late_peer_ns >= kLatePeerShare * double(u.exposed_wait_ns) && u.exposed_wait_ns > 0) {
+      const bool ran_in_time =
+          u.cause == Cause::LongerThanCompute || u.cause == Cause::NoComputeUnderIt || u.cause == Cause::StartedLate;
+      if (ran_in_time && u.late_peer >= 0 && u.late_peer_ns >= kLatePeerShare * double(u.exposed_wait_ns) &&
+          u.exposed_wait_ns > 0) {
         u.cause = Cause::LatePeer;
         changed = true;
       }

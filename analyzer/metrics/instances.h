@@ -58,7 +58,7 @@ struct RankArrivals {
   // Collectives with neither group nor sequence number, matched by place.
   std::map<model::CollectiveKind, std::vector<int64_t>> wall_start;  // per kind, in issue (start) order
   std::map<model::CollectiveKind, std::vector<InstanceSize>> size;   // per kind, in the same order (may be absent)
-  std::vector<KeyedArrival> keyed;  // the others
+  std::vector<KeyedArrival> keyed;                                   // the others
 };
 
 // Each collective event of the rank (by track and index) with its instance, in start order per kind.
@@ -73,14 +73,14 @@ std::vector<CollectiveRef> instance_ids(const model::Rank& rank);
 // instance. A rank's time beyond the fastest is waiting for peers (skew), not transfer.
 struct LinkStats {
   model::CollectiveKind kind = model::CollectiveKind::None;
-  uint64_t instances = 0;         // those every rank has
-  int64_t fastest_ns = 0;         // Σ the fastest rank's kernel time
-  int64_t bytes = 0;              // Σ over the instances whose size a rank says
-  uint64_t sized = 0;             // how many those are
-  int64_t sized_fastest_ns = 0;   // and their fastest times
-  double bus_bytes = 0;           // Σ bytes × busbw_factor(kind, group size)
+  uint64_t instances = 0;        // those every rank has
+  int64_t fastest_ns = 0;        // Σ the fastest rank's kernel time
+  int64_t bytes = 0;             // Σ over the instances whose size a rank says
+  uint64_t sized = 0;            // how many those are
+  int64_t sized_fastest_ns = 0;  // and their fastest times
+  double bus_bytes = 0;          // Σ bytes × busbw_factor(kind, group size)
   uint64_t sized_without_group = 0;
-  int group_size = 0;             // the largest group seen
+  int group_size = 0;                        // the largest group seen
   std::optional<double> algbw_gbps() const;  // bytes / fastest time, 1e9 bytes a second
   std::optional<double> busbw_gbps() const;
 };
@@ -96,7 +96,7 @@ void locate_all_gathers(const model::Rank& rank, RankPrefetch& prefetch);
 void locate_all_gathers(const model::Rank& rank, RankPrefetch& prefetch, const std::vector<CollectiveRef>& ids);
 
 struct Instance {
-  int64_t first_ns = INT64_MAX;                          // the earliest arrival
+  int64_t first_ns = INT64_MAX;                           // the earliest arrival
   int64_t last_ns = INT64_MIN, next_last_ns = INT64_MIN;  // the latest and the next-latest (equal on a tie)
   RankKey last_lo, last_hi;  // the first and the last rank (in rank order) that arrived at last_ns
   uint32_t ranks = 0;

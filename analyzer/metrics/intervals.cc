@@ -21,7 +21,8 @@ IntervalSet merge(std::vector<Interval> v) {
   IntervalSet out;
   for (const Interval& i : v) {
     if (!out.empty() && i.start <= out.back().end) out.back().end = std::max(out.back().end, i.end);
-    else out.push_back(i);
+    else
+      out.push_back(i);
   }
   return out;
 }
@@ -48,7 +49,8 @@ IntervalSet intersect(const IntervalSet& a, const IntervalSet& b) {
     int64_t s = std::max(a[i].start, b[j].start), e = std::min(a[i].end, b[j].end);
     if (e > s) out.push_back({s, e});
     if (a[i].end < b[j].end) ++i;
-    else ++j;
+    else
+      ++j;
   }
   return out;
 }

@@ -21,7 +21,8 @@ using sizing::predict_activations;
 namespace {
 
 bool any_measured_counter(const model::Rank& rank) {
-  for (const char* c : {keys::kMemoryShardedParams, keys::kMemoryUnshardedParams, keys::kMemoryGradients, keys::kMemoryOptimizerState})
+  for (const char* c :
+       {keys::kMemoryShardedParams, keys::kMemoryUnshardedParams, keys::kMemoryGradients, keys::kMemoryOptimizerState})
     if (rank.counter(c)) return true;
   return false;
 }
@@ -34,7 +35,8 @@ RankMemory compare_memory(const model::Rank& rank) {
   out.config = config_from_run(rank.run_config, rank.world_size, out.states_na);
   std::optional<MemoryPrediction> p;
   if (out.config) p = predict(*out.config);
-  if (auto ac = activation_config_from_run(rank.run_config, out.activations_na)) out.activations = predict_activations(*ac);
+  if (auto ac = activation_config_from_run(rank.run_config, out.activations_na))
+    out.activations = predict_activations(*ac);
   struct Cat {
     const char* counter;
     std::optional<double> predicted;
@@ -46,8 +48,10 @@ RankMemory compare_memory(const model::Rank& rank) {
       {keys::kMemoryUnshardedParams, p ? std::optional(p->unsharded_params()) : std::nullopt, no_config},
       {keys::kMemoryGradients, p ? std::optional(p->gradients) : std::nullopt, no_config},
       {keys::kMemoryOptimizerState, p ? std::optional(p->optimizer_state) : std::nullopt, no_config},
-      {keys::kMemoryHostOffloaded, p && out.config->offload ? std::optional(p->host_offloaded) : std::nullopt, p ? MemoryNa{Code::NoOffload} : no_config},
-      {keys::kMemoryActivations, out.activations ? std::optional(out.activations->bytes) : std::nullopt, out.activations_na},
+      {keys::kMemoryHostOffloaded, p && out.config->offload ? std::optional(p->host_offloaded) : std::nullopt,
+       p ? MemoryNa{Code::NoOffload} : no_config},
+      {keys::kMemoryActivations, out.activations ? std::optional(out.activations->bytes) : std::nullopt,
+       out.activations_na},
       {keys::kMemoryAllocatorTotal, std::nullopt, {Code::AllocatorTotal}},
   };
   bool any_measured = false;

@@ -16,9 +16,9 @@ namespace shardscope::metrics {
 inline constexpr double kMemoryAgreement = 0.05;
 
 struct MemoryRow {
-  std::string category;       // the counter name without "memory."
-  std::optional<double> measured;   // peak bytes; nullopt when the trace has no such counter
-  std::optional<double> predicted;  // nullopt when the model says nothing about it
+  std::string category;                        // the counter name without "memory."
+  std::optional<double> measured;              // peak bytes; nullopt when the trace has no such counter
+  std::optional<double> predicted;             // nullopt when the model says nothing about it
   sizing::MemoryNa measured_na, predicted_na;  // why a value is missing
 };
 
@@ -30,7 +30,7 @@ struct RankMemory {
   std::optional<size_t> departs_most;
   bool all_agree = false;  // every row with both values is within kMemoryAgreement of its prediction
   std::optional<sizing::ActivationPrediction> activations;  // how the activations were predicted (activations.h)
-  sizing::MemoryNa activations_na;                           // or why they were not
+  sizing::MemoryNa activations_na;                          // or why they were not
   // Why there is no comparison: no memory.* counters in the trace (no_counters), and why there is no
   // prediction (states_na; None when there is one).
   bool no_counters = false;

@@ -46,10 +46,15 @@ Inputs collect(const model::Rank& rank) {
       Ref r{&e, {int32_t(t), int32_t(i)}};
       const bool is_derived = e.cat == derived;
       if (e.name == bc && e.unit >= 0) (is_derived ? derived_bcs : host_bcs).push_back(r);
-      else if (e.name == fwd && e.unit >= 0) (is_derived ? derived_fwds : host_fwds).push_back(r);
-      else if (e.name == phase && !e.is_device()) in.phases.push_back(r);
-      else if (e.cls == model::IntervalClass::Communication && e.coll == model::CollectiveKind::AllGather && e.unit >= 0) in.ags.push_back(r);
-      else if (e.cls == model::IntervalClass::Communication && e.coll == model::CollectiveKind::ReduceScatter) in.rss.push_back(r);
+      else if (e.name == fwd && e.unit >= 0)
+        (is_derived ? derived_fwds : host_fwds).push_back(r);
+      else if (e.name == phase && !e.is_device())
+        in.phases.push_back(r);
+      else if (e.cls == model::IntervalClass::Communication && e.coll == model::CollectiveKind::AllGather &&
+               e.unit >= 0)
+        in.ags.push_back(r);
+      else if (e.cls == model::IntervalClass::Communication && e.coll == model::CollectiveKind::ReduceScatter)
+        in.rss.push_back(r);
     }
   }
   // On a GPU the host ranges only say when the compute was launched; the importers derive its device time
@@ -72,8 +77,10 @@ using RssByEnd = std::unordered_map<int32_t, std::vector<ReduceScatter>>;
 
 RssByEnd index_reduce_scatters(const std::vector<Ref>& rss) {
   RssByEnd by;
-  for (size_t i = 0; i < rss.size(); ++i) by[rss[i].at.track].push_back({rss[i].e->end_ns(), rss[i].e->ts_ns, i, rss[i].at});
-  for (auto& [track, v] : by) std::sort(v.begin(), v.end(), [](const ReduceScatter& a, const ReduceScatter& b) { return a.end_ns < b.end_ns; });
+  for (size_t i = 0; i < rss.size(); ++i)
+    by[rss[i].at.track].push_back({rss[i].e->end_ns(), rss[i].e->ts_ns, i, rss[i].at});
+  for (auto& [track, v] : by)
+    std::sort(v.begin(), v.end(), [](const ReduceScatter& a, const ReduceScatter& b) { return a.end_ns < b.end_ns; });
   return by;
 }
 
@@ -83,7 +90,8 @@ const ReduceScatter* rs_before(const RssByEnd& by, int32_t track, int64_t issued
   auto it = by.find(track);
   if (it == by.end()) return nullptr;
   const std::vector<ReduceScatter>& v = it->second;
-  auto lo = std::upper_bound(v.begin(), v.end(), issued_ns, [](int64_t t, const ReduceScatter& r) { return t < r.end_ns; });
+  auto lo =
+      std::upper_bound(v.begin(), v.end(), issued_ns, [](int64_t t, const ReduceScatter& r) { return t < r.end_ns; });
   const ReduceScatter* best = nullptr;
   for (; lo != v.end() && lo->end_ns <= start_ns; ++lo)
     if (lo->ts_ns < start_ns && (!best || lo->order > best->order)) best = &*lo;
@@ -94,7 +102,8 @@ const ReduceScatter* rs_before(const RssByEnd& by, int32_t track, int64_t issued
 // across ranks (prefetch_peers.cc), for pairs that ran in time and still were not hidden.
 Cause pair_cause(const UnitPrefetch& u) {
   // Late because the limiter held it, or late anyway: the hit itself came after BC_i was issued.
-  if (u.issue_lead_ns <= 0) return u.throttled && u.throttled_from_ns < u.compute_issued_ns ? Cause::Throttled : Cause::IssuedLate;
+  if (u.issue_lead_ns <= 0)
+    return u.throttled && u.throttled_from_ns < u.compute_issued_ns ? Cause::Throttled : Cause::IssuedLate;
   if (u.serialized_behind_rs && u.queued_ns > u.ag_ns / 10) return Cause::QueuedBehindReduceScatter;
   if (u.throttled) return Cause::Throttled;
   if (u.ag_start_ns >= u.compute_end_ns) return Cause::StartedLate;
@@ -130,13 +139,15 @@ void judge_step(StepPrefetch& sp) {
     ++pairs[size_t(u.cause)];
   }
   if (sp.units.empty()) return;
-  const bool in_order = std::all_of(sp.units.begin(), sp.units.end(), [](const UnitPrefetch& u) { return u.issue_lead_ns > 0; });
+  const bool in_order =
+      std::all_of(sp.units.begin(), sp.units.end(), [](const UnitPrefetch& u) { return u.issue_lead_ns > 0; });
   sp.verdict = in_order && sp.hidden_share() >= kHiddenShareThreshold ? Verdict::Effective : Verdict::NotEffective;
   if (sp.verdict == Verdict::Effective) return;
   // A late issue breaks prefetch order whatever it cost, so it is named first; otherwise the cause that left
   // the most time exposed.
-  const bool late_by_limiter =
-      std::any_of(sp.units.begin(), sp.units.end(), [](const UnitPrefetch& u) { return u.issue_lead_ns <= 0 && u.cause == Cause::Throttled; });
+  const bool late_by_limiter = std::any_of(sp.units.begin(), sp.units.end(), [](const UnitPrefetch& u) {
+    return u.issue_lead_ns <= 0 && u.cause == Cause::Throttled;
+  });
   if (pairs[size_t(Cause::IssuedLate)] && pairs[size_t(Cause::IssuedLate)] >= pairs[size_t(Cause::Throttled)])
     sp.cause = Cause::IssuedLate;
   else if (late_by_limiter)
@@ -207,7 +218,8 @@ RankPrefetch check_prefetch(const model::Rank& rank) {
     // A step spans its host range and the device time its launches ran in (on a GPU the device lags); an
     // event belongs to one step only: the next step's host start closes this one for issues.
     const int64_t step_lo = std::min(st.host_start_ns, st.start_ns), step_hi = std::max(st.host_end_ns, st.end_ns);
-    const int64_t issue_hi = si + 1 < steps.size() ? std::min(steps[si + 1].host_start_ns, steps[si + 1].start_ns) : INT64_MAX;
+    const int64_t issue_hi =
+        si + 1 < steps.size() ? std::min(steps[si + 1].host_start_ns, steps[si + 1].start_ns) : INT64_MAX;
     // Where the importer says which step launched an event (a GPU's device work), that decides.
     const bool own_steps = !rank.steps.empty();
     auto in_step = [&](const Event& e) {
@@ -224,7 +236,8 @@ RankPrefetch check_prefetch(const model::Rank& rank) {
     // Backward starts at the backward phase range, else where the last unit's forward compute ended.
     int64_t backward_start = all_b.empty() ? step_lo : all_b.front().e->ts_ns, last_forward_end = INT64_MIN;
     for (const Ref& r : in.fwds)
-      if (in_step(*r.e) && r.e->end_ns() <= backward_start) last_forward_end = std::max(last_forward_end, r.e->end_ns());
+      if (in_step(*r.e) && r.e->end_ns() <= backward_start)
+        last_forward_end = std::max(last_forward_end, r.e->end_ns());
     if (last_forward_end != INT64_MIN) backward_start = last_forward_end;
     for (const Ref& r : in.phases)
       if (in_step(*r.e)) backward_start = r.e->ts_ns;
@@ -282,7 +295,8 @@ RankPrefetch check_prefetch(const model::Rank& rank) {
       u.ag_ns = a.dur_ns;
       u.hidden_ns = length_within(sets.compute, a.ts_ns, a.end_ns());
       const int64_t wait_end = std::min(a.end_ns(), next.ts_ns);
-      u.exposed_wait_ns = std::max<int64_t>(0, sat_sub(sat_sub(wait_end, a.ts_ns), length_within(sets.compute, a.ts_ns, wait_end)));
+      u.exposed_wait_ns =
+          std::max<int64_t>(0, sat_sub(sat_sub(wait_end, a.ts_ns), length_within(sets.compute, a.ts_ns, wait_end)));
       u.queued_ns = sat_diff(a.ts_ns, issued(a));
       if (const ReduceScatter* r = rs_before(rss_by_end, ag->at.track, issued(a), a.ts_ns)) {
         u.serialized_behind_rs = true;

@@ -41,25 +41,25 @@ inline constexpr size_t kCauseCount = 8;
 
 enum class NotApplicable : uint8_t {
   None,
-  NoUnitCompute,       // rank: no per-unit backward compute ranges
-  NoUnitAllGathers,    // rank: no all-gathers tagged with their unit (NO_SHARD, SHARD_GRAD_OP, untagged)
-  FewerThanTwoUnits,   // step: fewer than two re-gathered units computed backward (count: how many)
-  NoBackwardAllGather, // step: no unit pair had its all-gather in this step (count: the pairs)
+  NoUnitCompute,        // rank: no per-unit backward compute ranges
+  NoUnitAllGathers,     // rank: no all-gathers tagged with their unit (NO_SHARD, SHARD_GRAD_OP, untagged)
+  FewerThanTwoUnits,    // step: fewer than two re-gathered units computed backward (count: how many)
+  NoBackwardAllGather,  // step: no unit pair had its all-gather in this step (count: the pairs)
 };
 
 struct UnitPrefetch {
-  int unit = -1;       // i: the unit whose backward compute BC_i should hide AG_{i-1}
-  int next_unit = -1;  // i-1
+  int unit = -1;                               // i: the unit whose backward compute BC_i should hide AG_{i-1}
+  int next_unit = -1;                          // i-1
   EventRef compute, all_gather, next_compute;  // BC_i, AG_{i-1}, BC_{i-1}
   EventRef reduce_scatter;                     // the one it queued behind, when serialized_behind_rs
   int64_t compute_start_ns = 0, compute_end_ns = 0, next_compute_start_ns = 0;
   int64_t compute_issued_ns = 0;  // BC_i's first launch on a GPU, its start on a CPU
   int64_t issued_ns = 0, ag_start_ns = 0, ag_end_ns = 0;
-  int64_t issue_lead_ns = 0;    // > 0: issued before BC_i was (prefetch order): compute_issued_ns − issued_ns
-  int64_t ag_ns = 0;            // |AG_{i-1}|
-  int64_t hidden_ns = 0;        // |AG_{i-1} ∩ C|
+  int64_t issue_lead_ns = 0;  // > 0: issued before BC_i was (prefetch order): compute_issued_ns − issued_ns
+  int64_t ag_ns = 0;          // |AG_{i-1}|
+  int64_t hidden_ns = 0;      // |AG_{i-1} ∩ C|
   int64_t exposed_wait_ns = 0;
-  int64_t queued_ns = 0;        // AG start − AG issue
+  int64_t queued_ns = 0;  // AG start − AG issue
   bool serialized_behind_rs = false;
   bool throttled = false;
   int64_t throttled_from_ns = 0;  // when throttled: the limiter's hit
@@ -68,10 +68,10 @@ struct UnitPrefetch {
   int64_t all_gather_ordinal = -1;
   std::string all_gather_group;
   bool all_gather_by_seq = false;
-  int64_t all_gather_wall_ns = 0;   // its start on the wall clock
-  int late_peer = -1;           // the rank that arrived last at this all-gather, when it was not this one
-  int64_t late_peer_ns = 0;     // by how much after this rank (wall clock)
-  Cause cause = Cause::None;    // set when the pair is not hidden (late, or under half hidden)
+  int64_t all_gather_wall_ns = 0;  // its start on the wall clock
+  int late_peer = -1;              // the rank that arrived last at this all-gather, when it was not this one
+  int64_t late_peer_ns = 0;        // by how much after this rank (wall clock)
+  Cause cause = Cause::None;       // set when the pair is not hidden (late, or under half hidden)
   double hidden_share() const { return ag_ns > 0 ? double(hidden_ns) / double(ag_ns) : 0.0; }
 };
 
@@ -83,8 +83,8 @@ struct StepPrefetch {
   Verdict verdict = Verdict::NotApplicable;
   NotApplicable na = NotApplicable::None;
   size_t na_count = 0;
-  Cause cause = Cause::None;    // not effective: the cause behind the most exposed wait
-  size_t missing_pairs = 0;     // unit pairs with no backward all-gather found
+  Cause cause = Cause::None;  // not effective: the cause behind the most exposed wait
+  size_t missing_pairs = 0;   // unit pairs with no backward all-gather found
   int64_t ag_ns = 0, hidden_ns = 0, exposed_wait_ns = 0;
   double hidden_share() const { return ag_ns > 0 ? double(hidden_ns) / double(ag_ns) : 0.0; }
   size_t count(Cause c) const;
@@ -94,18 +94,20 @@ struct StepPrefetch {
 
 struct RankPrefetch {
   int rank = 0;
-  std::string configured;            // run_config backward_prefetch ("pre", "post", "none"), empty when unknown
-  std::optional<int> limit;          // limit_all_gathers, when on
+  std::string configured;    // run_config backward_prefetch ("pre", "post", "none"), empty when unknown
+  std::optional<int> limit;  // limit_all_gathers, when on
   std::vector<StepPrefetch> steps;
-  NotApplicable na = NotApplicable::None;  // set: nothing could be checked on this rank
+  NotApplicable na = NotApplicable::None;                          // set: nothing could be checked on this rank
   model::UnitIdentity unit_identity = model::UnitIdentity::Named;  // how units were identified
-  size_t forward_all_gathers = 0;    // all-gathers issued in forward
-  size_t forward_throttled = 0;      // of them, held back by the rate limiter
+  size_t forward_all_gathers = 0;                                  // all-gathers issued in forward
+  size_t forward_throttled = 0;                                    // of them, held back by the rate limiter
   // The run's verdict (kRunRule): from the steady-state steps.
   Verdict verdict = Verdict::NotApplicable;
   size_t steady_effective = 0, steady_not_effective = 0;
   int64_t steady_ag_ns = 0, steady_hidden_ns = 0;
-  double steady_hidden_share() const { return steady_ag_ns > 0 ? double(steady_hidden_ns) / double(steady_ag_ns) : 0.0; }
+  double steady_hidden_share() const {
+    return steady_ag_ns > 0 ? double(steady_hidden_ns) / double(steady_ag_ns) : 0.0;
+  }
 };
 
 struct PrefetchCheck {

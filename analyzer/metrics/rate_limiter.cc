@@ -17,13 +17,15 @@ RateLimiter::RateLimiter(const model::Rank& rank) {
   if (const nlohmann::json* v = model::json_field(rank.run_config, keys::kCfgLimitAllGathers)) {
     // Clamped before the cast: a double past int's range does not convert.
     if (v->is_number() && v->get<double>() >= 1) limit_ = int(std::min(v->get<double>(), 1e6));
-    else if (v->is_boolean() && v->get<bool>()) limit_ = kFsdp1Limit;
+    else if (v->is_boolean() && v->get<bool>())
+      limit_ = kFsdp1Limit;
   }
   model::StringId mark = rank.strings.find(keys::kRateLimited);
   for (const model::Track& t : rank.tracks)
     for (const model::Event& e : t.events) {
       if (e.name == mark && !e.is_device()) marks_.push_back({e.ts_ns, e.unit});
-      else if (e.cls == model::IntervalClass::Communication && e.coll == model::CollectiveKind::AllGather && e.ph == 'X')
+      else if (e.cls == model::IntervalClass::Communication && e.coll == model::CollectiveKind::AllGather &&
+               e.ph == 'X')
         gathers_.push_back({issued(e), e.end_ns(), &e});
     }
   std::sort(marks_.begin(), marks_.end(), [](const Mark& a, const Mark& b) { return a.ts < b.ts; });
@@ -34,7 +36,8 @@ std::optional<int64_t> RateLimiter::held_from(const model::Event& ag) const {
   const int64_t at = issued(ag);
   // The latest hit at or before the issue that is about this all-gather's unit (or names none).
   const Mark* hit = nullptr;
-  for (auto it = std::upper_bound(marks_.begin(), marks_.end(), at, [](int64_t t, const Mark& m) { return t < m.ts; }); it != marks_.begin();) {
+  for (auto it = std::upper_bound(marks_.begin(), marks_.end(), at, [](int64_t t, const Mark&m) { return t < m.ts; });
+       it != marks_.begin();) {
     --it;
     if (it->unit < 0 || ag.unit < 0 || it->unit == ag.unit) {
       hit = &*it;

@@ -33,8 +33,12 @@ std::string in_run(const char* side, const std::string& why) {
 }
 
 // Why a side's value is missing: the collectives' code when the row has one, else the analysis's reason.
-std::string why_a(const DiffRow& r) { return r.coll_na_a != metrics::CollectiveNa::None ? na_text(r.coll_na_a, r.kind) : na_text(r.na_a, r.kind); }
-std::string why_b(const DiffRow& r) { return r.coll_na_b != metrics::CollectiveNa::None ? na_text(r.coll_na_b, r.kind) : na_text(r.na_b, r.kind); }
+std::string why_a(const DiffRow& r) {
+  return r.coll_na_a != metrics::CollectiveNa::None ? na_text(r.coll_na_a, r.kind) : na_text(r.na_a, r.kind);
+}
+std::string why_b(const DiffRow& r) {
+  return r.coll_na_b != metrics::CollectiveNa::None ? na_text(r.coll_na_b, r.kind) : na_text(r.na_b, r.kind);
+}
 
 }  // namespace
 
@@ -45,14 +49,15 @@ std::string diff_text(const analysis::RunDiff& d, const std::string& a_path, con
     Table t{{"metric", "A", "B", "B - A"}, {}, 1};
     NaNotes na;
     for (const DiffRow& r : rd.rows)
-      t.rows.push_back({r.metric, na.value_or(num(r.a), r.metric, "", in_run("A", why_a(r))), na.value_or(num(r.b), r.metric, "", in_run("B", why_b(r))),
+      t.rows.push_back({r.metric, na.value_or(num(r.a), r.metric, "", in_run("A", why_a(r))),
+                        na.value_or(num(r.b), r.metric, "", in_run("B", why_b(r))),
                         na.value_or(delta(r), r.metric, "", "n/a in B - A: needs both A and B")});
     text += t.render(false, "  ");
     for (const std::string& l : na.lines()) text += "  " + l + "\n";
     Table c{{"device activity (largest change)", "A ms", "B ms", "B - A ms"}, {}, 1};
     for (const analysis::DeviceChange& v : rd.largest_changes)
-      c.rows.push_back({v.name.size() > 80 ? v.name.substr(0, 77) + "..." : v.name, fmt::format("{:.3f}", v.a_ns / 1e6), fmt::format("{:.3f}", v.b_ns / 1e6),
-                        fmt::format("{:+.3f}", (v.b_ns - v.a_ns) / 1e6)});
+      c.rows.push_back({v.name.size() > 80 ? v.name.substr(0, 77) + "..." : v.name, fmt::format("{:.3f}", v.a_ns / 1e6),
+                        fmt::format("{:.3f}", v.b_ns / 1e6), fmt::format("{:+.3f}", (v.b_ns - v.a_ns) / 1e6)});
     text += c.render(false, "  ");
   }
   return text;
@@ -67,13 +72,16 @@ nlohmann::json diff_json(const analysis::RunDiff& d, const std::string& a_path, 
     nlohmann::json rj = {{"rank_a", rd.rank_a}, {"rank_b", rd.rank_b}};
     rj[k::kDiff] = nlohmann::json::array();
     for (const DiffRow& r : rd.rows) {
-      nlohmann::json row = {{k::kMetric, r.metric}, {k::kA, r.a ? nlohmann::json(*r.a) : nlohmann::json(nullptr)}, {k::kB, r.b ? nlohmann::json(*r.b) : nlohmann::json(nullptr)}};
+      nlohmann::json row = {{k::kMetric, r.metric},
+                            {k::kA, r.a ? nlohmann::json(*r.a) : nlohmann::json(nullptr)},
+                            {k::kB, r.b ? nlohmann::json(*r.b) : nlohmann::json(nullptr)}};
       if (!r.a) row[k::kNaA] = why_a(r);
       if (!r.b) row[k::kNaB] = why_b(r);
       rj[k::kDiff].push_back(row);
     }
     rj[k::kTopDevice] = nlohmann::json::array();
-    for (const analysis::DeviceChange& v : rd.largest_changes) rj[k::kTopDevice].push_back({{k::kName, v.name}, {k::kA, v.a_ns}, {k::kB, v.b_ns}});
+    for (const analysis::DeviceChange& v : rd.largest_changes)
+      rj[k::kTopDevice].push_back({{k::kName, v.name}, {k::kA, v.a_ns}, {k::kB, v.b_ns}});
     j[k::kRanks].push_back(rj);
   }
   return j;

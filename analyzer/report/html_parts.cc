@@ -26,10 +26,12 @@ struct Segment {
 std::vector<Segment> segments(const metrics::WindowMetrics& m) {
   int64_t other = std::max<int64_t>(0, model::sat_sub(model::sat_sub(m.busy_ns, m.compute_ns), m.exposed_ns()));
   return {{"compute only", "#4e79a7", m.compute_ns - m.overlap_ns,
-           "compute ms - overlapped ms, compute while no communication ran (compute ms = " + definition("step", "compute ms") + ")"},
+           "compute ms - overlapped ms, compute while no communication ran (compute ms = " +
+               definition("step", "compute ms") + ")"},
           {"overlapped", "#59a14f", m.overlap_ns, "overlapped ms = " + definition("step", "overlapped ms")},
           {"exposed comm", "#e15759", m.exposed_ns(), "exposed ms = " + definition("step", "exposed ms")},
-          {"other device", "#b07aa1", other, "device activity that is neither compute nor communication (memory copies, synchronisation)"},
+          {"other device", "#b07aa1", other,
+           "device activity that is neither compute nor communication (memory copies, synchronisation)"},
           {"idle", "#d3d3d3", m.idle_ns(), "idle ms = " + definition("step", "idle ms")}};
 }
 
@@ -81,27 +83,35 @@ std::vector<double> ticks(double max) {
 }
 
 std::string axis(double x0, double y, double width, double max, const char* unit) {
-  std::string s = fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#555\"/>", x0, y, x0 + width, y);
+  std::string s = fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#555\"/>", x0, y,
+                              x0 + width, y);
   const std::vector<double> t = ticks(max);
   for (double v : t) {
     const double x = x0 + (max > 0 ? width * v / max : 0);
-    s += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"#555\"/><text x=\"{0:.1f}\" y=\"{3:.1f}\" font-size=\"10\" "
-                     "text-anchor=\"middle\">{4}</text>",
-                     x, y, y + 4, y + 14, tick_label(v));
+    s += fmt::format(
+        "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"#555\"/><text x=\"{0:.1f}\" "
+        "y=\"{3:.1f}\" font-size=\"10\" "
+        "text-anchor=\"middle\">{4}</text>",
+        x, y, y + 4, y + 14, tick_label(v));
   }
-  s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"10\" text-anchor=\"end\">{}</text>", x0 + width, y + 26, unit);
+  s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"10\" text-anchor=\"end\">{}</text>", x0 + width, y + 26,
+                   unit);
   return s;
 }
 
-std::string stacked_bar(const metrics::WindowMetrics& m, double x, double y, double width, double height, const std::string& what) {
+std::string stacked_bar(const metrics::WindowMetrics& m, double x, double y, double width, double height,
+                        const std::string& what) {
   std::string s;
   if (m.window_ns <= 0) return s;
   double at = x;
   for (const Segment& seg : segments(m)) {
     double w = width * double(seg.ns) / double(m.window_ns);
     if (w <= 0) continue;
-    s += fmt::format("<rect x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" height=\"{:.2f}\" fill=\"{}\"><title>{}{}: {:.3f} ms ({:.1f}%), {}</title></rect>", at, y, w,
-                     height, seg.color, what, seg.label, seg.ns / 1e6, 100.0 * double(seg.ns) / double(m.window_ns), html_escape(seg.meaning));
+    s += fmt::format(
+        "<rect x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" height=\"{:.2f}\" fill=\"{}\"><title>{}{}: {:.3f} ms "
+        "({:.1f}%), {}</title></rect>",
+        at, y, w, height, seg.color, what, seg.label, seg.ns / 1e6, 100.0 * double(seg.ns) / double(m.window_ns),
+        html_escape(seg.meaning));
     at += w;
   }
   return s;
@@ -110,10 +120,14 @@ std::string stacked_bar(const metrics::WindowMetrics& m, double x, double y, dou
 std::string bar_legend() {
   std::string s = "<p class=\"legend\">";
   for (const Segment& seg : segments({}))
-    s += fmt::format("<span title=\"{}\"><svg width=\"12\" height=\"12\"><rect width=\"12\" height=\"12\" fill=\"{}\"/></svg> {}</span> ", html_escape(seg.meaning),
-                     seg.color, seg.label);
-  return s + "<br><span class=\"na\">compute only + overlapped = the table's compute ms; overlapped + exposed comm = its comm ms; hover a colour for its "
-             "definition</span></p>";
+    s += fmt::format(
+        "<span title=\"{}\"><svg width=\"12\" height=\"12\"><rect width=\"12\" height=\"12\" fill=\"{}\"/></svg> "
+        "{}</span> ",
+        html_escape(seg.meaning), seg.color, seg.label);
+  return s +
+         "<br><span class=\"na\">compute only + overlapped = the table's compute ms; overlapped + exposed comm = its "
+         "comm ms; hover a colour for its "
+         "definition</span></p>";
 }
 
 // Saturating: µs near the int64 bounds (a hostile file's) do not fit as ns.

@@ -28,7 +28,8 @@ std::string axis(double x0, double y, double width, double max, const char* unit
 
 // A window as one bar split into SPEC's parts (compute only, overlapped, exposed communication, other device
 // work, idle), each with its definition as a tooltip; `what` prefixes the tooltips ("rank 3, all steps, ").
-std::string stacked_bar(const metrics::WindowMetrics& m, double x, double y, double width, double height, const std::string& what = "");
+std::string stacked_bar(const metrics::WindowMetrics& m, double x, double y, double width, double height,
+                        const std::string& what = "");
 // The bar's colours and what each part is.
 std::string bar_legend();
 // The whole-trace breakdown as a window, for ranks without steps.

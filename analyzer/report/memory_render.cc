@@ -11,29 +11,36 @@ using sizing::Precision;
 
 std::string describe(const MemoryConfig& c) {
   const double psi = c.padded_params > 0 ? c.padded_params : c.params;
-  std::string s = fmt::format("ZeRO stage {} over N = {}, Ψ = {:.0f}{}, {}-byte parameters: an fp32 master ({}), {}-byte gradients, AdamW's two fp32 moments",
-                              c.stage, c.world, psi, c.padded_params > 0 ? " (units padded to N)" : "", c.param_bytes,
-                              c.stage == 0 ? (c.param_bytes == 4 ? "the parameters themselves" : "whole") : "sharded", c.grad_bytes());
+  std::string s = fmt::format(
+      "ZeRO stage {} over N = {}, Ψ = {:.0f}{}, {}-byte parameters: an fp32 master ({}), {}-byte gradients, AdamW's "
+      "two fp32 moments",
+      c.stage, c.world, psi, c.padded_params > 0 ? " (units padded to N)" : "", c.param_bytes,
+      c.stage == 0 ? (c.param_bytes == 4 ? "the parameters themselves" : "whole") : "sharded", c.grad_bytes());
   if (c.stage >= 1 && c.stage <= 2) s += fmt::format("; the whole parameters in their dtype beside the master shard");
   if (c.stage == 3) {
     if (c.precision == Precision::Zero && c.param_bytes != 4) s += "; a shard of the parameters in their dtype";
     if (c.largest_unit_params > 0)
-      s += fmt::format("; gathered while running: the largest unit ({:.0f} parameters) × {} ({}){}", c.largest_unit_params, std::max(1, c.units_in_flight),
-                       c.units_in_flight >= 2 ? "the running unit and the prefetched one" : "no prefetch: the running unit only",
-                       c.root_unit_params > 0 ? fmt::format(", and the root unit ({:.0f}), kept gathered", c.root_unit_params) : "");
+      s += fmt::format(
+          "; gathered while running: the largest unit ({:.0f} parameters) × {} ({}){}", c.largest_unit_params,
+          std::max(1, c.units_in_flight),
+          c.units_in_flight >= 2 ? "the running unit and the prefetched one" : "no prefetch: the running unit only",
+          c.root_unit_params > 0 ? fmt::format(", and the root unit ({:.0f}), kept gathered", c.root_unit_params) : "");
     else
       s += "; gathered units: unknown (no unit sizes)";
   }
-  s += fmt::format(" ({} accounting{})", c.precision == Precision::Fsdp ? "PyTorch FSDP's and shardscope-train's" : "the ZeRO paper's",
+  s += fmt::format(" ({} accounting{})",
+                   c.precision == Precision::Fsdp ? "PyTorch FSDP's and shardscope-train's" : "the ZeRO paper's",
                    c.param_bytes == 4 ? "; in fp32 the two agree" : "");
-  if (c.offload) s += c.stage >= 2 ? "; the sharded state offloaded to the host" : "; offload changes nothing below stage 2";
+  if (c.offload)
+    s += c.stage >= 2 ? "; the sharded state offloaded to the host" : "; offload changes nothing below stage 2";
   return s;
 }
 
 std::string memory_command(const MemoryConfig& c) {
   const double psi = c.padded_params > 0 ? c.padded_params : c.params;
-  std::string s = fmt::format("shardscope memory --params {:.0f} --world {} --stage {} --dtype {} --precision {}", psi, c.world, c.stage,
-                              c.param_bytes == 4 ? "fp32" : "bf16", sizing::precision_name(c.precision));
+  std::string s =
+      fmt::format("shardscope memory --params {:.0f} --world {} --stage {} --dtype {} --precision {}", psi, c.world,
+                  c.stage, c.param_bytes == 4 ? "fp32" : "bf16", sizing::precision_name(c.precision));
   if (c.stage == 3 && c.largest_unit_params > 0) s += fmt::format(" --largest-unit {:.0f}", c.largest_unit_params);
   if (c.stage == 3 && c.root_unit_params > 0) s += fmt::format(" --root-unit {:.0f}", c.root_unit_params);
   if (c.stage == 3 && c.units_in_flight < 2) s += " --backward-prefetch none";
@@ -45,38 +52,52 @@ std::string na_text(const sizing::MemoryNa& why) {
   using Code = sizing::MemoryNa::Code;
   switch (why.code) {
     case Code::None: return "";
-    case Code::NoRunConfig: return "n/a: the trace has no run_config (give --params/--world/--stage to `shardscope memory`)";
+    case Code::NoRunConfig:
+      return "n/a: the trace has no run_config (give --params/--world/--stage to `shardscope memory`)";
     case Code::NoSharding: return "n/a: run_config does not say the sharding strategy";
     case Code::UnknownSharding: return "n/a: unknown sharding strategy \"" + why.text + "\"";
     case Code::ImplausibleUnitParams:
-      return fmt::format("n/a: run_config.units[{}] gives {} parameters: not a parameter count (0 to 1e15)", why.index, why.value);
+      return fmt::format("n/a: run_config.units[{}] gives {} parameters: not a parameter count (0 to 1e15)", why.index,
+                         why.value);
     case Code::NoUnitParams: return "n/a: run_config lists no units with parameter counts";
     case Code::NoActivationRunConfig: return "n/a: the trace has no run_config";
-    case Code::NoActivationInputs: return fmt::format("n/a: run_config lacks {} (needed to predict activations)", why.text);
+    case Code::NoActivationInputs:
+      return fmt::format("n/a: run_config lacks {} (needed to predict activations)", why.text);
     case Code::NoCounter: return "n/a: the trace has no memory.* counter for it";
     case Code::ModelSilent: return "n/a: the model says nothing about it";
     case Code::NoOffload: return "n/a: the run does not offload";
-    case Code::AllocatorTotal: return "n/a: the model predicts categories, not the allocator's total (which holds them all and more)";
+    case Code::AllocatorTotal:
+      return "n/a: the model predicts categories, not the allocator's total (which holds them all and more)";
   }
   return "";
 }
 
 std::string activations_how(const sizing::ActivationPrediction& p) {
   const sizing::ActivationConfig& c = p.inputs;
-  const std::string inputs = fmt::format("s={:g} b={:g} h={:g} a={:g} L={:g}", c.seq_len, c.batch, c.hidden, c.heads, c.layers);
-  const std::string dtype = p.scale == 1 ? "2-byte activations, as the formula counts"
-                                         : fmt::format("scaled x{:g} for {:g}-byte activations (the formula counts 2-byte ones)", p.scale, c.bytes_per_element);
+  const std::string inputs =
+      fmt::format("s={:g} b={:g} h={:g} a={:g} L={:g}", c.seq_len, c.batch, c.hidden, c.heads, c.layers);
+  const std::string dtype = p.scale == 1
+                                ? "2-byte activations, as the formula counts"
+                                : fmt::format("scaled x{:g} for {:g}-byte activations (the formula counts 2-byte ones)",
+                                              p.scale, c.bytes_per_element);
   if (c.checkpointing)
-    return fmt::format("predicted by Korthikanti et al. 2022 with full activation checkpointing: 2·s·b·h per layer (its input) × L + one layer's "
-                       "s·b·h·(34 + 5·a·s/h); {}; {}",
-                       inputs, dtype);
-  return fmt::format("predicted by Korthikanti et al. 2022 without recomputation: s·b·h·(34 + 5·a·s/h) per layer × L; {}; {}", inputs, dtype);
+    return fmt::format(
+        "predicted by Korthikanti et al. 2022 with full activation checkpointing: 2·s·b·h per layer (its input) × L + "
+        "one layer's "
+        "s·b·h·(34 + 5·a·s/h); {}; {}",
+        inputs, dtype);
+  return fmt::format(
+      "predicted by Korthikanti et al. 2022 without recomputation: s·b·h·(34 + 5·a·s/h) per layer × L; {}; {}", inputs,
+      dtype);
 }
 
-std::string activations_model(const metrics::RankMemory& m) { return m.activations ? activations_how(*m.activations) : na_text(m.activations_na); }
+std::string activations_model(const metrics::RankMemory& m) {
+  return m.activations ? activations_how(*m.activations) : na_text(m.activations_na);
+}
 
 std::string memory_not_applicable(const metrics::RankMemory& m) {
-  if (m.no_counters && m.states_na && !m.activations) return na_text(m.states_na) + "; and no memory.* counters in the trace";
+  if (m.no_counters && m.states_na && !m.activations)
+    return na_text(m.states_na) + "; and no memory.* counters in the trace";
   if (m.no_counters) return "n/a: no memory.* counters in the trace (prediction only)";
   return na_text(m.states_na);
 }
@@ -87,12 +108,16 @@ std::string states_model(const metrics::RankMemory& m) {
 }
 
 std::string departs_most(const metrics::RankMemory& m) {
-  if (m.all_agree) return fmt::format("none: every predicted category is within {:.0f}% of the model", 100 * metrics::kMemoryAgreement);
+  if (m.all_agree)
+    return fmt::format("none: every predicted category is within {:.0f}% of the model",
+                       100 * metrics::kMemoryAgreement);
   if (!m.departs_most) return "";
   const metrics::MemoryRow& row = m.rows[*m.departs_most];
   const double diff = *row.measured - *row.predicted;
-  const std::string by = *row.predicted > 0 ? fmt::format("{:+.1f}%", 100 * diff / *row.predicted) : "the model predicts none";
-  return fmt::format("{}: measured {:.3f} MB vs predicted {:.3f} MB ({})", row.category, *row.measured / 1e6, *row.predicted / 1e6, by);
+  const std::string by =
+      *row.predicted > 0 ? fmt::format("{:+.1f}%", 100 * diff / *row.predicted) : "the model predicts none";
+  return fmt::format("{}: measured {:.3f} MB vs predicted {:.3f} MB ({})", row.category, *row.measured / 1e6,
+                     *row.predicted / 1e6, by);
 }
 
 }  // namespace shardscope::report

@@ -29,35 +29,50 @@ std::string cause_sentence(const metrics::StepPrefetch& s, const metrics::RankPr
   const std::string hidden = fmt::format("{:.0f}% of backward all-gather time hidden", 100 * s.hidden_share());
   switch (s.cause) {
     case Cause::IssuedLate:
-      return fmt::format("issued late: {} of {} all-gathers were issued only after the backward compute they should hide had begun (unit {}'s, {} after "
-                         "unit {}'s backward compute began)",
-                         k, n, u->next_unit, us(model::sat_neg(u->issue_lead_ns)), u->unit);
+      return fmt::format(
+          "issued late: {} of {} all-gathers were issued only after the backward compute they should hide had begun "
+          "(unit {}'s, {} after "
+          "unit {}'s backward compute began)",
+          k, n, u->next_unit, us(model::sat_neg(u->issue_lead_ns)), u->unit);
     case Cause::Throttled:
-      return fmt::format("throttled by the rate limiter (limit_all_gathers{}): {} of {} all-gathers waited for an earlier all-gather to complete before "
-                         "they could be issued (unit {}'s: issue lead {}); {}",
-                         limit_text(p), k, n, u->next_unit, us(u->issue_lead_ns), hidden);
+      return fmt::format(
+          "throttled by the rate limiter (limit_all_gathers{}): {} of {} all-gathers waited for an earlier all-gather "
+          "to complete before "
+          "they could be issued (unit {}'s: issue lead {}); {}",
+          limit_text(p), k, n, u->next_unit, us(u->issue_lead_ns), hidden);
     case Cause::QueuedBehindReduceScatter:
-      return fmt::format("queued behind a reduce-scatter: {} of {} all-gathers were issued in time but ran only after a reduce-scatter on their own stream "
-                         "(unit {}'s waited {}); {}",
-                         k, n, u->next_unit, us(u->queued_ns), hidden);
+      return fmt::format(
+          "queued behind a reduce-scatter: {} of {} all-gathers were issued in time but ran only after a "
+          "reduce-scatter on their own stream "
+          "(unit {}'s waited {}); {}",
+          k, n, u->next_unit, us(u->queued_ns), hidden);
     case Cause::LatePeer:
-      return fmt::format("a late peer: rank {} arrived at {} of {} all-gathers late (unit {}'s: {} after this rank), so they could not finish under the "
-                         "compute; {}",
-                         u->late_peer, k, n, u->next_unit, us(u->late_peer_ns), hidden);
+      return fmt::format(
+          "a late peer: rank {} arrived at {} of {} all-gathers late (unit {}'s: {} after this rank), so they could "
+          "not finish under the "
+          "compute; {}",
+          u->late_peer, k, n, u->next_unit, us(u->late_peer_ns), hidden);
     case Cause::StartedLate:
-      return fmt::format("started late: {} of {} all-gathers were issued in time but started only after the compute they should hide had ended "
-                         "(unit {}'s started {} after its issue, not behind a reduce-scatter); {}",
-                         k, n, u->next_unit, us(u->queued_ns), hidden);
+      return fmt::format(
+          "started late: {} of {} all-gathers were issued in time but started only after the compute they should hide "
+          "had ended "
+          "(unit {}'s started {} after its issue, not behind a reduce-scatter); {}",
+          k, n, u->next_unit, us(u->queued_ns), hidden);
     case Cause::NoComputeUnderIt:
-      return fmt::format("no compute under it: {} of {} all-gathers were issued in time and were shorter than the compute they should hide, but ran "
-                         "before it began (unit {}'s ran {} of its {} before unit {}'s backward compute started, {} after the issue)",
-                         k, n, u->next_unit, us(std::max<int64_t>(0, sat_sub(std::min(u->ag_end_ns, u->compute_start_ns), u->ag_start_ns))),
-                         us(u->ag_ns), u->unit, us(u->issue_lead_ns), hidden);
+      return fmt::format(
+          "no compute under it: {} of {} all-gathers were issued in time and were shorter than the compute they should "
+          "hide, but ran "
+          "before it began (unit {}'s ran {} of its {} before unit {}'s backward compute started, {} after the issue)",
+          k, n, u->next_unit,
+          us(std::max<int64_t>(0, sat_sub(std::min(u->ag_end_ns, u->compute_start_ns), u->ag_start_ns))), us(u->ag_ns),
+          u->unit, us(u->issue_lead_ns), hidden);
     case Cause::LongerThanCompute:
-      return fmt::format("all-gather longer than the compute it should hide: {} of {} all-gathers were issued in time and ran at once, but outlasted the "
-                         "backward compute under them (unit {}'s: {} against {} of compute); {}",
-                         k, n, u ? u->next_unit : -1, u ? us(u->ag_ns) : "?", u ? us(sat_sub(u->compute_end_ns, u->compute_start_ns)) : "?",
-                         hidden);
+      return fmt::format(
+          "all-gather longer than the compute it should hide: {} of {} all-gathers were issued in time and ran at "
+          "once, but outlasted the "
+          "backward compute under them (unit {}'s: {} against {} of compute); {}",
+          k, n, u ? u->next_unit : -1, u ? us(u->ag_ns) : "?",
+          u ? us(sat_sub(u->compute_end_ns, u->compute_start_ns)) : "?", hidden);
     case Cause::None: break;
   }
   return hidden;
@@ -96,13 +111,16 @@ std::string cause_name(Cause c) {
 std::string na_sentence(NotApplicable na, size_t count) {
   switch (na) {
     case NotApplicable::None: return "";
-    case NotApplicable::NoUnitCompute: return "no per-unit backward compute in this trace (no \"unit_backward\" ranges, no FSDP labels)";
+    case NotApplicable::NoUnitCompute:
+      return "no per-unit backward compute in this trace (no \"unit_backward\" ranges, no FSDP labels)";
     case NotApplicable::NoUnitAllGathers:
-      return "no all-gathers tagged with their unit: nothing is re-gathered for backward (NO_SHARD or SHARD_GRAD_OP), or the trace does not say which "
+      return "no all-gathers tagged with their unit: nothing is re-gathered for backward (NO_SHARD or SHARD_GRAD_OP), "
+             "or the trace does not say which "
              "unit each all-gather is for";
     case NotApplicable::FewerThanTwoUnits:
       return fmt::format("{} unit(s) re-gathered for backward in this step; a prefetch needs two", count);
-    case NotApplicable::NoBackwardAllGather: return fmt::format("none of the {} unit pairs of this step has a backward all-gather", count);
+    case NotApplicable::NoBackwardAllGather:
+      return fmt::format("none of the {} unit pairs of this step has a backward all-gather", count);
   }
   return "?";
 }
@@ -111,9 +129,11 @@ std::string step_sentence(const metrics::StepPrefetch& s, const metrics::RankPre
   std::string out;
   if (s.verdict == Verdict::NotApplicable) out = "n/a: " + na_sentence(s.na, s.na_count);
   else if (s.verdict == Verdict::Effective)
-    out = fmt::format("effective: all {} backward all-gathers issued in prefetch order; {:.0f}% of their time hidden behind compute", s.units.size(),
-                      100 * s.hidden_share());
-  else out = "not effective: " + cause_sentence(s, p);
+    out = fmt::format(
+        "effective: all {} backward all-gathers issued in prefetch order; {:.0f}% of their time hidden behind compute",
+        s.units.size(), 100 * s.hidden_share());
+  else
+    out = "not effective: " + cause_sentence(s, p);
   if (s.missing_pairs) out += fmt::format(" ({} unit pair(s) had no backward all-gather)", s.missing_pairs);
   if (s.warm_up) out += " [warm-up: left out of the run's verdict]";
   if (s.aborted) out += " [aborted: did not complete; left out of the run's verdict]";
@@ -125,17 +145,22 @@ std::string run_sentence(const metrics::RankPrefetch& p) {
   const bool warm = !p.steps.empty() && p.steps.front().warm_up;
   if (p.na != NotApplicable::None) return "n/a: " + na_sentence(p.na, 0);
   if (steady == 0) return warm ? "n/a: only the warm-up step could be checked" : "n/a: no step could be checked";
-  std::string out = fmt::format("{}: {} of {} steady-state step(s) effective", verdict_name(p.verdict), p.steady_effective, steady);
-  if (p.steady_effective == p.steady_not_effective) out += fmt::format(", a tie: {:.0f}% of their backward all-gather time hidden", 100 * p.steady_hidden_share());
+  std::string out =
+      fmt::format("{}: {} of {} steady-state step(s) effective", verdict_name(p.verdict), p.steady_effective, steady);
+  if (p.steady_effective == p.steady_not_effective)
+    out += fmt::format(", a tie: {:.0f}% of their backward all-gather time hidden", 100 * p.steady_hidden_share());
   if (warm) out += fmt::format(" (step {} left out as warm-up)", p.steps.front().step);
   return out;
 }
 
 Table unit_table(const metrics::StepPrefetch& s) {
-  Table t{{"unit i", "AG of unit", "issue lead µs", "hidden %", "exposed wait µs", "queued µs", "cause", "late peer"}, {}, 0};
+  Table t{{"unit i", "AG of unit", "issue lead µs", "hidden %", "exposed wait µs", "queued µs", "cause", "late peer"},
+          {},
+          0};
   for (const metrics::UnitPrefetch& u : s.units)
-    t.rows.push_back({std::to_string(u.unit), std::to_string(u.next_unit), fmt::format("{:.1f}", u.issue_lead_ns / 1e3), fmt::format("{:.0f}", 100 * u.hidden_share()),
-                      fmt::format("{:.1f}", u.exposed_wait_ns / 1e3), fmt::format("{:.1f}", u.queued_ns / 1e3), u.cause == Cause::None ? "-" : cause_name(u.cause),
+    t.rows.push_back({std::to_string(u.unit), std::to_string(u.next_unit), fmt::format("{:.1f}", u.issue_lead_ns / 1e3),
+                      fmt::format("{:.0f}", 100 * u.hidden_share()), fmt::format("{:.1f}", u.exposed_wait_ns / 1e3),
+                      fmt::format("{:.1f}", u.queued_ns / 1e3), u.cause == Cause::None ? "-" : cause_name(u.cause),
                       u.late_peer >= 0 ? fmt::format("rank {} +{}", u.late_peer, ms(u.late_peer_ns)) : "-"});
   return t;
 }
@@ -144,19 +169,24 @@ std::string unit_identity_sentence(model::UnitIdentity id) {
   switch (id) {
     case model::UnitIdentity::Named: return "named by the trace";
     case model::UnitIdentity::InferredFromOrder:
-      return "inferred from order, not named: PyTorch FSDP1's labels (FullyShardedDataParallel._pre_forward, ._pre_backward_hook, ...) name no "
-             "module, so unit k is the k-th FSDP1 pre-forward of a step (unit 0 the root) and backward follows the reverse post-forward order";
+      return "inferred from order, not named: PyTorch FSDP1's labels (FullyShardedDataParallel._pre_forward, "
+             "._pre_backward_hook, ...) name no "
+             "module, so unit k is the k-th FSDP1 pre-forward of a step (unit 0 the root) and backward follows the "
+             "reverse post-forward order";
   }
   return "";
 }
 
 std::string prefetch_text(const metrics::RankPrefetch& p, const std::string& source, bool markdown, bool units_tables) {
-  std::string out = fmt::format("rank {}{}: backward prefetch configured {}: {}\n", p.rank, source.empty() ? "" : " (" + source + ")",
-                                p.configured.empty() ? "unknown" : p.configured, run_sentence(p));
-  if (p.unit_identity != model::UnitIdentity::Named) out += "  units: " + unit_identity_sentence(p.unit_identity) + "\n";
+  std::string out =
+      fmt::format("rank {}{}: backward prefetch configured {}: {}\n", p.rank, source.empty() ? "" : " (" + source + ")",
+                  p.configured.empty() ? "unknown" : p.configured, run_sentence(p));
+  if (p.unit_identity != model::UnitIdentity::Named)
+    out += "  units: " + unit_identity_sentence(p.unit_identity) + "\n";
   if (p.forward_throttled)
-    out += fmt::format("  forward: {} of {} forward all-gathers were throttled by the rate limiter (limit_all_gathers{})\n", p.forward_throttled,
-                       p.forward_all_gathers, limit_text(p));
+    out += fmt::format(
+        "  forward: {} of {} forward all-gathers were throttled by the rate limiter (limit_all_gathers{})\n",
+        p.forward_throttled, p.forward_all_gathers, limit_text(p));
   std::string units_legend;
   for (const metrics::StepPrefetch& s : p.steps) {
     out += fmt::format("  step {}: {}\n", s.step, step_sentence(s, p));
@@ -189,9 +219,14 @@ json prefetch_json(const metrics::RankPrefetch& p) {
   o[pk::kSteadyHiddenShare] = p.steady_hidden_share();
   o[k::kSteps] = json::array();
   for (const metrics::StepPrefetch& s : p.steps) {
-    json so{{k::kStep, s.step}, {pk::kWarmUp, s.warm_up}, {k::kVerdict, verdict_name(s.verdict)}, {k::kReason, step_sentence(s, p)},
-            {pk::kCause, s.cause == Cause::None ? json(nullptr) : json(cause_name(s.cause))}, {k::kHiddenShare, s.hidden_share()},
-            {k::kExposedWaitNs, s.exposed_wait_ns}, {pk::kMissingPairs, s.missing_pairs}};
+    json so{{k::kStep, s.step},
+            {pk::kWarmUp, s.warm_up},
+            {k::kVerdict, verdict_name(s.verdict)},
+            {k::kReason, step_sentence(s, p)},
+            {pk::kCause, s.cause == Cause::None ? json(nullptr) : json(cause_name(s.cause))},
+            {k::kHiddenShare, s.hidden_share()},
+            {k::kExposedWaitNs, s.exposed_wait_ns},
+            {pk::kMissingPairs, s.missing_pairs}};
     if (s.na != NotApplicable::None) so[pk::kNotApplicable] = na_sentence(s.na, s.na_count);
     if (s.aborted) so[k::kAborted] = true;
     so[k::kUnits] = json::array();
@@ -208,12 +243,15 @@ json prefetch_json(const metrics::RankPrefetch& p) {
               {pk::kCause, u.cause == Cause::None ? json(nullptr) : json(cause_name(u.cause))},
               {pk::kLatePeer, u.late_peer >= 0 ? json(u.late_peer) : json(nullptr)},
               {pk::kLatePeerNs, u.late_peer_ns}};
-      uo[pk::kEvidence] = {{pk::kCompute, ref_json(u.compute, u.compute_start_ns, u.compute_end_ns)},
-                           {pk::kNextCompute, ref_json(u.next_compute, u.next_compute_start_ns, u.next_compute_start_ns)},
-                           {pk::kAllGather, ref_json(u.all_gather, u.ag_start_ns, u.ag_end_ns)}};
+      uo[pk::kEvidence] = {
+          {pk::kCompute, ref_json(u.compute, u.compute_start_ns, u.compute_end_ns)},
+          {pk::kNextCompute, ref_json(u.next_compute, u.next_compute_start_ns, u.next_compute_start_ns)},
+          {pk::kAllGather, ref_json(u.all_gather, u.ag_start_ns, u.ag_end_ns)}};
       uo[pk::kEvidence][pk::kAllGather][pk::kIssuedNs] = u.issued_ns;
       uo[pk::kEvidence][pk::kCompute][pk::kIssuedNs] = u.compute_issued_ns;
-      if (u.reduce_scatter.valid()) uo[pk::kEvidence][pk::kReduceScatter] = {{pk::kTrack, u.reduce_scatter.track}, {pk::kIndex, u.reduce_scatter.index}};
+      if (u.reduce_scatter.valid())
+        uo[pk::kEvidence][pk::kReduceScatter] = {{pk::kTrack, u.reduce_scatter.track},
+                                                 {pk::kIndex, u.reduce_scatter.index}};
       so[k::kUnits].push_back(uo);
     }
     o[k::kSteps].push_back(so);

@@ -30,7 +30,8 @@ nlohmann::json prefetch_json(const metrics::RankPrefetch& p);
 
 // The run rule, as docs/check-prefetch.md states it.
 inline constexpr const char* kRunRule =
-    "step 0 is warm-up and left out; the run is effective when more than half of the remaining steps are, and on a tie when at least half of "
+    "step 0 is warm-up and left out; the run is effective when more than half of the remaining steps are, and on a tie "
+    "when at least half of "
     "their backward all-gather time is hidden";
 
 }  // namespace shardscope::report

@@ -25,11 +25,13 @@ std::string html_escape(std::string_view in) {
       // A control character from a trace (a terminal escape in a name) is shown as a code, not passed on;
       // so is a C1 control (U+0080 to U+009F, UTF-8 C2 80 to C2 9F), U+0085 a line break to some readers.
       default:
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) o += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
-        else if (static_cast<unsigned char>(c) == 0xc2 && i + 1 < in.size() && static_cast<unsigned char>(in[i + 1]) >= 0x80 &&
-                 static_cast<unsigned char>(in[i + 1]) <= 0x9f)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+          o += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+        else if (static_cast<unsigned char>(c) == 0xc2 && i + 1 < in.size() &&
+                 static_cast<unsigned char>(in[i + 1]) >= 0x80 && static_cast<unsigned char>(in[i + 1]) <= 0x9f)
           o += fmt::format("\\u{:04x}", static_cast<unsigned char>(in[++i]));
-        else o += c;
+        else
+          o += c;
     }
   }
   return o;
@@ -49,7 +51,8 @@ ul.summary{background:#f7f7f7;border:1px solid #ddd;padding:.8em 2em;max-width:7
 details>summary{cursor:pointer;font-weight:bold;margin:.6em 0}td.name{max-width:36em;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
 </style></head><body>
 )";
-  h += fmt::format("<h1>shardscope report</h1><p>{} rank(s) from {}</p>\n", r.ranks.size(), html_escape(fmt::format("{}", fmt::join(r.inputs, ", "))));
+  h += fmt::format("<h1>shardscope report</h1><p>{} rank(s) from {}</p>\n", r.ranks.size(),
+                   html_escape(fmt::format("{}", fmt::join(r.inputs, ", "))));
   for (const Section* s : run_sections()) s->html(c, h);
   h += "</body></html>\n";
   // Each defined column's header carries its definition as a tooltip (the text report's legend, the JSON's

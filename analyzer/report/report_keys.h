@@ -45,7 +45,8 @@ inline constexpr const char* kBusbwGbps = "busbw_gbps";
 inline constexpr const char* kGroupSize = "group_size";
 inline constexpr const char* kStragglers = "stragglers";
 inline constexpr const char* kSummary = "summary";
-inline constexpr const char* kDefinitions = "definitions";  // each table column's meaning (report/definitions.h)  // the run summary (report/summary_render.h)
+inline constexpr const char* kDefinitions =
+    "definitions";  // each table column's meaning (report/definitions.h)  // the run summary (report/summary_render.h)
 inline constexpr const char* kInstances = "instances";
 inline constexpr const char* kOrdinal = "ordinal";
 inline constexpr const char* kLastRank = "last_rank";
@@ -69,7 +70,8 @@ inline constexpr const char* kSerializedBehindRs = "serialized_behind_reduce_sca
 inline constexpr const char* kThrottled = "throttled_by_rate_limiter";
 inline constexpr const char* kUnitIdentity = "unit_identity";  // how units were identified, when not named
 inline constexpr const char* kActivationsModel = "activations_model";
-inline constexpr const char* kStatesModel = "states_model";  // how the model states were predicted  // how activations were predicted
+inline constexpr const char* kStatesModel =
+    "states_model";  // how the model states were predicted  // how activations were predicted
 inline constexpr const char* kMemory = "memory";
 inline constexpr const char* kRows = "rows";
 inline constexpr const char* kCategory = "category";
@@ -100,8 +102,8 @@ inline constexpr const char* kClass = "class";
 // Added later: what the report explains about itself.
 
 // report: the whole-trace breakdown.
-inline constexpr const char* kHtaSetting = "hta_setting";          // the HTA calls and setting reproduced
-inline constexpr const char* kLeftOutEvents = "left_out_events";   // device events HTA's step filter drops
+inline constexpr const char* kHtaSetting = "hta_setting";         // the HTA calls and setting reproduced
+inline constexpr const char* kLeftOutEvents = "left_out_events";  // device events HTA's step filter drops
 // report: device activity the step table leaves out.
 inline constexpr const char* kOutsideSteps = "outside_steps";
 inline constexpr const char* kBeforeFirstStep = "before_first_step";
@@ -111,8 +113,8 @@ inline constexpr const char* kBusyNs = "busy_ns";
 inline constexpr const char* kFirstStep = "first_step";
 inline constexpr const char* kLastStep = "last_step";
 // report: steps the trace marks as not completed (left out of all_steps and the prefetch verdict).
-inline constexpr const char* kAborted = "aborted";              // on such a step's row: true
-inline constexpr const char* kAbortedSteps = "aborted_steps";   // {steps: [N, ...], reason}
+inline constexpr const char* kAborted = "aborted";             // on such a step's row: true
+inline constexpr const char* kAbortedSteps = "aborted_steps";  // {steps: [N, ...], reason}
 // report: collectives of which only some instances carry a size.
 inline constexpr const char* kSizedCount = "sized_count";
 // Collectives across ranks (#26): a rank's time beyond the fastest rank's, and the link's own numbers.

@@ -23,6 +23,8 @@ void TextOut::table(const Table& t, const NaNotes& na) {
   for (const std::string& l : na.lines()) out_ += md_ ? l + "\n\n" : "    " + l + "\n";
 }
 
-void TextOut::legend(const std::vector<std::string>& header) { out_ += report::legend(header, md_ ? "" : "    ") + (md_ ? "\n" : ""); }
+void TextOut::legend(const std::vector<std::string>& header) {
+  out_ += report::legend(header, md_ ? "" : "    ") + (md_ ? "\n" : "");
+}
 
 }  // namespace shardscope::report

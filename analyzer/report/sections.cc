@@ -19,12 +19,11 @@ namespace shardscope::report {
 
 const std::vector<const Section*>& run_sections() {
   static const std::vector<const Section*> list = {
-      &summary_section(),     // the run summary first: the same lines for 2 ranks or 2,000
+      &summary_section(),       // the run summary first: the same lines for 2 ranks or 2,000
       &across_ranks_section(),  // HTML only
       &rank_bars_section(),     // HTML only
       &ranks_section(),         // each shown rank's details: rank_sections() below
-      &stragglers_section(),
-      &links_section(),
+      &stragglers_section(),   &links_section(),
       &definitions_section(),  // JSON only
   };
   return list;
@@ -32,7 +31,8 @@ const std::vector<const Section*>& run_sections() {
 
 const std::vector<const Section*>& rank_sections() {
   static const std::vector<const Section*> list = {
-      &whole_trace_section(), &steps_section(), &collectives_section(), &top_device_section(), &prefetch_section(), &memory_section(),
+      &whole_trace_section(), &steps_section(),    &collectives_section(),
+      &top_device_section(),  &prefetch_section(), &memory_section(),
   };
   return list;
 }

@@ -22,7 +22,10 @@ template <class T>
 std::vector<T> parse_list(const std::string& what, const std::string& arg) {
   std::vector<T> out;
   const std::string shown = arg.substr(0, 60);
-  auto usage = [&] { return std::invalid_argument(fmt::format("{} '{}': give all, worst, worst:N or numbers and ranges like 0,2,5-7", what, shown)); };
+  auto usage = [&] {
+    return std::invalid_argument(
+        fmt::format("{} '{}': give all, worst, worst:N or numbers and ranges like 0,2,5-7", what, shown));
+  };
   size_t at = 0;
   while (at <= arg.size()) {
     const size_t comma = std::min(arg.find(',', at), arg.size());
@@ -38,12 +41,15 @@ std::vector<T> parse_list(const std::string& what, const std::string& arg) {
                                                 std::numeric_limits<T>::min(), std::numeric_limits<T>::max()));
       return ec == std::errc();
     };
-    const bool ok = dash == std::string::npos ? num(item, lo) && (hi = lo, true) : num(std::string_view(item).substr(0, dash), lo) && num(std::string_view(item).substr(dash + 1), hi);
+    const bool ok = dash == std::string::npos ? num(item, lo) && (hi = lo, true)
+                                              : num(std::string_view(item).substr(0, dash), lo) &&
+                                                    num(std::string_view(item).substr(dash + 1), hi);
     if (!ok || hi < lo) throw usage();
     // hi - lo + 1 in unsigned arithmetic: it fits uint64_t for every T here, where the signed difference may not.
     const uint64_t count = uint64_t(hi) - uint64_t(lo) + 1;
     if (count == 0 || count > kMaxListed - std::min<uint64_t>(out.size(), kMaxListed))
-      throw std::invalid_argument(fmt::format("{} '{}': names more than {} numbers; give a narrower range", what, shown, kMaxListed));
+      throw std::invalid_argument(
+          fmt::format("{} '{}': names more than {} numbers; give a narrower range", what, shown, kMaxListed));
     for (uint64_t k = 0; k < count; ++k) out.push_back(T(uint64_t(lo) + k));
     at = comma + 1;
   }
@@ -55,10 +61,13 @@ std::vector<T> parse_list(const std::string& what, const std::string& arg) {
 Selection parse_selection(const std::string& ranks, const std::string& steps) {
   Selection s;
   if (ranks == "all") s.ranks = Selection::Ranks::All;
-  else if (ranks.empty() || ranks == "worst") s.ranks = Selection::Ranks::Worst;
+  else if (ranks.empty() || ranks == "worst")
+    s.ranks = Selection::Ranks::Worst;
   else if (ranks.rfind("worst:", 0) == 0) {
     std::vector<size_t> n = parse_list<size_t>("--ranks", ranks.substr(6));
-    if (n.size() != 1 || n[0] == 0) throw std::invalid_argument(fmt::format("--ranks '{}': worst:N takes one number, 1 or more", ranks.substr(0, 60)));
+    if (n.size() != 1 || n[0] == 0)
+      throw std::invalid_argument(
+          fmt::format("--ranks '{}': worst:N takes one number, 1 or more", ranks.substr(0, 60)));
     s.worst = n[0];
   } else {
     s.ranks = Selection::Ranks::List;
@@ -126,7 +135,8 @@ std::string steps_left_out(const RankReport& rr, const std::vector<int64_t>& sho
   if (!sel.steps.empty() || all.size() <= shown.size()) return "";
   const size_t more = all.size() - shown.size();
   const std::string range = fmt::format("{}-{}", *all.begin(), *all.rbegin());
-  return fmt::format("the {} slowest of {} steps; {} more: --steps all or a list like {}", shown.size(), all.size(), more, range);
+  return fmt::format("the {} slowest of {} steps; {} more: --steps all or a list like {}", shown.size(), all.size(),
+                     more, range);
 }
 
 }  // namespace shardscope::report

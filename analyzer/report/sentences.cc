@@ -23,36 +23,44 @@ std::string na_text(analysis::Na why, model::CollectiveKind kind) {
   return "";
 }
 
-std::string pct_or(const std::optional<double>& v, const std::string& why) { return v ? fmt::format("{:.2f} %", *v) : why; }
+std::string pct_or(const std::optional<double>& v, const std::string& why) {
+  return v ? fmt::format("{:.2f} %", *v) : why;
+}
 
 std::string whole_trace_setting(const metrics::HtaBreakdown& w) {
   std::string s = std::string("as ") + metrics::kHtaSetting;
   if (w.left_out)
-    s += fmt::format("; {} device event{} left out, as HTA's step filter leaves out those whose launch is not in the trace or comes after the last "
-                     "ProfilerStep",
-                     w.left_out, w.left_out == 1 ? "" : "s");
+    s += fmt::format(
+        "; {} device event{} left out, as HTA's step filter leaves out those whose launch is not in the trace or comes "
+        "after the last "
+        "ProfilerStep",
+        w.left_out, w.left_out == 1 ? "" : "s");
   return s;
 }
 
 std::string outside_steps_sentence(const metrics::OutsideSteps& o) {
   std::vector<std::string> parts;
   if (o.before_events)
-    parts.push_back(fmt::format("{} device event{} ({:.3f} ms busy) before step {}", o.before_events, o.before_events == 1 ? "" : "s", o.before_ns / 1e6,
-                                o.first_step));
+    parts.push_back(fmt::format("{} device event{} ({:.3f} ms busy) before step {}", o.before_events,
+                                o.before_events == 1 ? "" : "s", o.before_ns / 1e6, o.first_step));
   if (o.after_events)
-    parts.push_back(fmt::format("{} device event{} ({:.3f} ms busy) after step {}", o.after_events, o.after_events == 1 ? "" : "s", o.after_ns / 1e6,
-                                o.last_step));
+    parts.push_back(fmt::format("{} device event{} ({:.3f} ms busy) after step {}", o.after_events,
+                                o.after_events == 1 ? "" : "s", o.after_ns / 1e6, o.last_step));
   if (parts.empty()) return "";
-  return fmt::format("{} {} outside the step table", fmt::join(parts, " and "), o.before_events + o.after_events == 1 ? "is" : "are");
+  return fmt::format("{} {} outside the step table", fmt::join(parts, " and "),
+                     o.before_events + o.after_events == 1 ? "is" : "are");
 }
 
 std::string aborted_steps_sentence(const std::vector<int64_t>& steps) {
   if (steps.empty()) return "";
-  return fmt::format("step{} {} did not complete (the trace marks {} aborted): left out of the all-steps row and the prefetch verdict",
-                     steps.size() == 1 ? "" : "s", fmt::join(steps, ", "), steps.size() == 1 ? "it" : "them");
+  return fmt::format(
+      "step{} {} did not complete (the trace marks {} aborted): left out of the all-steps row and the prefetch verdict",
+      steps.size() == 1 ? "" : "s", fmt::join(steps, ", "), steps.size() == 1 ? "it" : "them");
 }
 
-std::string step_label(const model::Step& s) { return s.aborted ? fmt::format("{} (aborted)", s.number) : std::to_string(s.number); }
+std::string step_label(const model::Step& s) {
+  return s.aborted ? fmt::format("{} (aborted)", s.number) : std::to_string(s.number);
+}
 
 std::vector<std::string> report_notes(const Report& r) {
   std::vector<std::string> notes;
@@ -66,17 +74,22 @@ std::vector<std::string> report_notes(const Report& r) {
   for (const metrics::StragglerNote& n : r.stragglers.notes) {
     switch (n.code) {
       case Code::NoClockSync:
-        notes.push_back("stragglers: no rank's trace maps its clock onto the wall clock (no clock_sync pairs): arrivals are compared on the raw "
-                        "trace clocks, which agree only for ranks on one machine");
+        notes.push_back(
+            "stragglers: no rank's trace maps its clock onto the wall clock (no clock_sync pairs): arrivals are "
+            "compared on the raw "
+            "trace clocks, which agree only for ranks on one machine");
         break;
       case Code::SomeUnmapped:
-        notes.push_back(fmt::format("stragglers: rank(s) {} carry no clock_sync pairs: their arrivals are compared on their raw trace clocks, the "
-                                    "other ranks' on the wall clock; \"by how much\" is unreliable for them",
-                                    fmt::join(n.ranks, ",")));
+        notes.push_back(
+            fmt::format("stragglers: rank(s) {} carry no clock_sync pairs: their arrivals are compared on their raw "
+                        "trace clocks, the "
+                        "other ranks' on the wall clock; \"by how much\" is unreliable for them",
+                        fmt::join(n.ranks, ",")));
         break;
       case Code::CountsDiffer:
         // By sequence number the instances both have are matched whatever their place; by position, the first ones.
-        notes.push_back(fmt::format("stragglers: rank {} has {} {} and rank {} has {}: {}", n.rank, n.here, model::to_string(n.kind), n.other_rank, n.there,
+        notes.push_back(fmt::format("stragglers: rank {} has {} {} and rank {} has {}: {}", n.rank, n.here,
+                                    model::to_string(n.kind), n.other_rank, n.there,
                                     r.stragglers.pairing == metrics::Pairing::Sequence
                                         ? "matched those they share by sequence number"
                                         : fmt::format("matched the first {}", std::min(n.here, n.there))));

@@ -19,8 +19,10 @@ std::string ms(int64_t ns) { return fmt::format("{:.3f} ms", double(ns) / 1e6); 
 
 // "24.0 % (min 20.1 % rank 3, median 24.0 %, max 30.2 % rank 5)", or the one value when ranks agree.
 std::string spread(const analysis::AcrossRanks& a) {
-  if (a.ranks == 1 || fmt::format("{:.1f}", a.min) == fmt::format("{:.1f}", a.max)) return fmt::format("{:.1f} %", a.median);
-  return fmt::format("median {:.1f} % (min {:.1f} % on rank {}, max {:.1f} % on rank {})", a.median, a.min, a.min_rank, a.max, a.max_rank);
+  if (a.ranks == 1 || fmt::format("{:.1f}", a.min) == fmt::format("{:.1f}", a.max))
+    return fmt::format("{:.1f} %", a.median);
+  return fmt::format("median {:.1f} % (min {:.1f} % on rank {}, max {:.1f} % on rank {})", a.median, a.min, a.min_rank,
+                     a.max, a.max_rank);
 }
 
 std::string units_text(const std::vector<int>& units) {
@@ -32,10 +34,15 @@ std::string units_text(const std::vector<int>& units) {
 std::string missing_text(const analysis::RunSummary::Missing& m) {
   std::string why;
   if (m.part == "prefetch") why = na_sentence(m.prefetch_na, 0);
-  else if (m.part == "stragglers") why = na_text(m.stragglers_na);
-  else if (m.part == "memory") why = "n/a: no category with both a measured peak and a ZeRO prediction";
-  else why = na_text(m.na);
-  const std::string where = m.ranks.empty() ? "" : fmt::format(" on rank{} {}", m.ranks.size() == 1 ? "" : "s", analysis::rank_ranges(m.ranks, kListedRanges));
+  else if (m.part == "stragglers")
+    why = na_text(m.stragglers_na);
+  else if (m.part == "memory")
+    why = "n/a: no category with both a measured peak and a ZeRO prediction";
+  else
+    why = na_text(m.na);
+  const std::string where = m.ranks.empty() ? ""
+                                            : fmt::format(" on rank{} {}", m.ranks.size() == 1 ? "" : "s",
+                                                          analysis::rank_ranges(m.ranks, kListedRanges));
   if (why.rfind("n/a: ", 0) == 0) why = why.substr(5);  // the line already says "not computed"
   return fmt::format("{}{}: {}", m.part, where, why);
 }
@@ -48,24 +55,28 @@ std::vector<std::string> summary_lines(const analysis::RunSummary& s) {
   std::string run = fmt::format("run: {} rank{}", s.ranks, s.ranks == 1 ? "" : "s");
   if (s.steps) run += fmt::format(", {} step{} ({} steady)", s.steps, s.steps == 1 ? "" : "s", s.steady_steps);
   if (s.step_time)
-    run += fmt::format("; step time median {}, p90 {}, max {} (rank {}, step {})", ms(s.step_time->median_ns), ms(s.step_time->p90_ns),
-                       ms(s.step_time->max_ns), s.step_time->max_rank, s.step_time->max_step);
+    run += fmt::format("; step time median {}, p90 {}, max {} (rank {}, step {})", ms(s.step_time->median_ns),
+                       ms(s.step_time->p90_ns), ms(s.step_time->max_ns), s.step_time->max_rank, s.step_time->max_step);
   out.push_back(run);
   // Communication.
   if (s.comm_pct) {
-    std::string c = fmt::format("communication: {} of the {}", spread(*s.comm_pct), s.comm_from_whole_trace ? "trace" : "step");
+    std::string c =
+        fmt::format("communication: {} of the {}", spread(*s.comm_pct), s.comm_from_whole_trace ? "trace" : "step");
     if (s.exposed_pct) c += fmt::format("; exposed (not under compute): {}", spread(*s.exposed_pct));
     if (s.overlap_pct) c += fmt::format("; overlapped: {} of it", spread(*s.overlap_pct));
     out.push_back(c);
   }
   // Prefetch.
   if (s.prefetch_ranks) {
-    std::string p = fmt::format("backward prefetch: {} ({} of {} rank{} and {} of {} steady step{} effective)",
-                                s.prefetch == metrics::Verdict::NotEffective ? "NOT effective" : verdict_name(s.prefetch), s.prefetch_ranks_effective,
-                                s.prefetch_ranks, s.prefetch_ranks == 1 ? "" : "s", s.prefetch_steps_effective, s.prefetch_steps, s.prefetch_steps == 1 ? "" : "s");
+    std::string p =
+        fmt::format("backward prefetch: {} ({} of {} rank{} and {} of {} steady step{} effective)",
+                    s.prefetch == metrics::Verdict::NotEffective ? "NOT effective" : verdict_name(s.prefetch),
+                    s.prefetch_ranks_effective, s.prefetch_ranks, s.prefetch_ranks == 1 ? "" : "s",
+                    s.prefetch_steps_effective, s.prefetch_steps, s.prefetch_steps == 1 ? "" : "s");
     if (s.common_cause != metrics::Cause::None)
-      p += fmt::format("; most often {} ({} step{}{}, rank{} {})", cause_name(s.common_cause), s.common_cause_steps, s.common_cause_steps == 1 ? "" : "s",
-                       units_text(s.cause_units), s.cause_ranks.size() == 1 ? "" : "s", analysis::rank_ranges(s.cause_ranks, kListedRanges));
+      p += fmt::format("; most often {} ({} step{}{}, rank{} {})", cause_name(s.common_cause), s.common_cause_steps,
+                       s.common_cause_steps == 1 ? "" : "s", units_text(s.cause_units),
+                       s.cause_ranks.size() == 1 ? "" : "s", analysis::rank_ranges(s.cause_ranks, kListedRanges));
     out.push_back(p);
   }
   // The links apart from the skew.
@@ -73,30 +84,34 @@ std::vector<std::string> summary_lines(const analysis::RunSummary& s) {
     std::string line = "links (each instance timed by its fastest rank):";
     for (size_t i = 0; i < s.links.size(); ++i) {
       const auto& l = s.links[i];
-      line += fmt::format("{} {} busbw {}", i ? "," : "", model::to_string(l.kind),
-                          l.busbw_gbps   ? fmt::format("{:.2f} GB/s", *l.busbw_gbps)
-                          : l.algbw_gbps ? fmt::format("n/a: the trace does not say the group size (algbw {:.2f} GB/s)", *l.algbw_gbps)
-                                         : std::string("n/a: no message size in the trace"));
+      line += fmt::format(
+          "{} {} busbw {}", i ? "," : "", model::to_string(l.kind),
+          l.busbw_gbps   ? fmt::format("{:.2f} GB/s", *l.busbw_gbps)
+          : l.algbw_gbps ? fmt::format("n/a: the trace does not say the group size (algbw {:.2f} GB/s)", *l.algbw_gbps)
+                         : std::string("n/a: no message size in the trace"));
     }
-    if (s.median_wait_pct) line += fmt::format("; ranks wait for peers {:.1f} % of their collective time (median)", *s.median_wait_pct);
+    if (s.median_wait_pct)
+      line += fmt::format("; ranks wait for peers {:.1f} % of their collective time (median)", *s.median_wait_pct);
     out.push_back(line);
   }
   // The straggler.
   if (s.straggler)
-    out.push_back(fmt::format("straggler: rank {} arrived last at {} of {} collective instances, by {} (median, after the next-latest rank)", s.straggler->rank,
-                              s.straggler->times_last, s.straggler->instances,
-                              s.straggler->median_late_ns == INT64_MAX ? "over 2^63 ns" : ms(s.straggler->median_late_ns)));
+    out.push_back(fmt::format(
+        "straggler: rank {} arrived last at {} of {} collective instances, by {} (median, after the next-latest rank)",
+        s.straggler->rank, s.straggler->times_last, s.straggler->instances,
+        s.straggler->median_late_ns == INT64_MAX ? "over 2^63 ns" : ms(s.straggler->median_late_ns)));
   // Memory.
   if (s.memory_ranks) {
-    std::string m = s.memory_ranks_agree == s.memory_ranks
-                        ? fmt::format("memory vs the ZeRO model: agrees on all {} rank{} (within {:.0f} %)", s.memory_ranks, s.memory_ranks == 1 ? "" : "s",
-                                      100 * metrics::kMemoryAgreement)
-                        : fmt::format("memory vs the ZeRO model: departs on {} of {} rank{}", s.memory_ranks - s.memory_ranks_agree, s.memory_ranks,
-                                      s.memory_ranks == 1 ? "" : "s");
+    std::string m =
+        s.memory_ranks_agree == s.memory_ranks
+            ? fmt::format("memory vs the ZeRO model: agrees on all {} rank{} (within {:.0f} %)", s.memory_ranks,
+                          s.memory_ranks == 1 ? "" : "s", 100 * metrics::kMemoryAgreement)
+            : fmt::format("memory vs the ZeRO model: departs on {} of {} rank{}", s.memory_ranks - s.memory_ranks_agree,
+                          s.memory_ranks, s.memory_ranks == 1 ? "" : "s");
     if (s.departs_most) {
       const auto& d = *s.departs_most;
-      m += fmt::format("; most: {} on rank {}, {:.3f} MB measured vs {:.3f} MB predicted ({:+.1f} %)", d.category, d.rank, d.measured / 1e6, d.predicted / 1e6,
-                       100 * (d.measured - d.predicted) / d.predicted);
+      m += fmt::format("; most: {} on rank {}, {:.3f} MB measured vs {:.3f} MB predicted ({:+.1f} %)", d.category,
+                       d.rank, d.measured / 1e6, d.predicted / 1e6, 100 * (d.measured - d.predicted) / d.predicted);
     }
     out.push_back(m);
   }
@@ -105,36 +120,57 @@ std::vector<std::string> summary_lines(const analysis::RunSummary& s) {
 }
 
 nlohmann::json summary_json(const analysis::RunSummary& s) {
-  nlohmann::json j = {{"ranks", s.ranks}, {"steps", s.steps}, {"steady_steps", s.steady_steps}, {"worst_rank", s.worst_rank}};
+  nlohmann::json j = {
+      {"ranks", s.ranks}, {"steps", s.steps}, {"steady_steps", s.steady_steps}, {"worst_rank", s.worst_rank}};
   if (s.step_time)
-    j["step_time_ms"] = {{"median", double(s.step_time->median_ns) / 1e6}, {"p90", double(s.step_time->p90_ns) / 1e6}, {"max", double(s.step_time->max_ns) / 1e6},
-                         {"max_rank", s.step_time->max_rank}, {"max_step", s.step_time->max_step}};
+    j["step_time_ms"] = {{"median", double(s.step_time->median_ns) / 1e6},
+                         {"p90", double(s.step_time->p90_ns) / 1e6},
+                         {"max", double(s.step_time->max_ns) / 1e6},
+                         {"max_rank", s.step_time->max_rank},
+                         {"max_step", s.step_time->max_step}};
   auto across = [](const std::optional<analysis::AcrossRanks>& a) -> nlohmann::json {
     if (!a) return nullptr;
-    return {{"min", a->min}, {"median", a->median}, {"max", a->max}, {"min_rank", a->min_rank}, {"max_rank", a->max_rank}, {"ranks", a->ranks}};
+    return {{"min", a->min},           {"median", a->median},     {"max", a->max},
+            {"min_rank", a->min_rank}, {"max_rank", a->max_rank}, {"ranks", a->ranks}};
   };
   j["comm_pct"] = across(s.comm_pct);
   j["exposed_pct"] = across(s.exposed_pct);
   j["overlap_pct"] = across(s.overlap_pct);
   j["comm_from_whole_trace"] = s.comm_from_whole_trace;
-  j["prefetch"] = {{"verdict", verdict_name(s.prefetch)}, {"ranks", s.prefetch_ranks}, {"ranks_effective", s.prefetch_ranks_effective},
-                   {"steady_steps", s.prefetch_steps}, {"steady_steps_effective", s.prefetch_steps_effective},
-                   {"common_cause", s.common_cause == metrics::Cause::None ? nlohmann::json(nullptr) : nlohmann::json(cause_name(s.common_cause))},
-                   {"common_cause_steps", s.common_cause_steps}, {"cause_units", s.cause_units}, {"cause_ranks", s.cause_ranks}};
+  j["prefetch"] = {
+      {"verdict", verdict_name(s.prefetch)},
+      {"ranks", s.prefetch_ranks},
+      {"ranks_effective", s.prefetch_ranks_effective},
+      {"steady_steps", s.prefetch_steps},
+      {"steady_steps_effective", s.prefetch_steps_effective},
+      {"common_cause",
+       s.common_cause == metrics::Cause::None ? nlohmann::json(nullptr) : nlohmann::json(cause_name(s.common_cause))},
+      {"common_cause_steps", s.common_cause_steps},
+      {"cause_units", s.cause_units},
+      {"cause_ranks", s.cause_ranks}};
   j["links"] = nlohmann::json::array();
   for (const auto& l : s.links)
-    j["links"].push_back({{"kind", model::to_string(l.kind)}, {"busbw_gbps", l.busbw_gbps ? nlohmann::json(*l.busbw_gbps) : nlohmann::json(nullptr)},
+    j["links"].push_back({{"kind", model::to_string(l.kind)},
+                          {"busbw_gbps", l.busbw_gbps ? nlohmann::json(*l.busbw_gbps) : nlohmann::json(nullptr)},
                           {"algbw_gbps", l.algbw_gbps ? nlohmann::json(*l.algbw_gbps) : nlohmann::json(nullptr)}});
   j["median_wait_pct"] = s.median_wait_pct ? nlohmann::json(*s.median_wait_pct) : nlohmann::json(nullptr);
-  j["straggler"] = s.straggler ? nlohmann::json{{"rank", s.straggler->rank}, {"times_last", s.straggler->times_last}, {"instances", s.straggler->instances},
-                                                {"median_late_ms", s.straggler->median_late_ns == INT64_MAX ? nlohmann::json(nullptr) : nlohmann::json(double(s.straggler->median_late_ns) / 1e6)}}
-                               : nlohmann::json(nullptr);
+  j["straggler"] =
+      s.straggler ? nlohmann::json{{"rank", s.straggler->rank},
+                                   {"times_last", s.straggler->times_last},
+                                   {"instances", s.straggler->instances},
+                                   {"median_late_ms", s.straggler->median_late_ns == INT64_MAX
+                                                          ? nlohmann::json(nullptr)
+                                                          : nlohmann::json(double(s.straggler->median_late_ns) / 1e6)}}
+                  : nlohmann::json(nullptr);
   j["memory"] = {{"ranks", s.memory_ranks}, {"ranks_agree", s.memory_ranks_agree}};
   if (s.departs_most)
-    j["memory"]["departs_most"] = {{"rank", s.departs_most->rank}, {"category", s.departs_most->category}, {"measured_bytes", s.departs_most->measured},
+    j["memory"]["departs_most"] = {{"rank", s.departs_most->rank},
+                                   {"category", s.departs_most->category},
+                                   {"measured_bytes", s.departs_most->measured},
                                    {"predicted_bytes", s.departs_most->predicted}};
   j["not_computed"] = nlohmann::json::array();
-  for (const analysis::RunSummary::Missing& m : s.missing) j["not_computed"].push_back({{"part", m.part}, {"ranks", m.ranks}, {"reason", missing_text(m)}});
+  for (const analysis::RunSummary::Missing& m : s.missing)
+    j["not_computed"].push_back({{"part", m.part}, {"ranks", m.ranks}, {"reason", missing_text(m)}});
   return j;
 }
 

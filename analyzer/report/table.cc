@@ -19,10 +19,14 @@ std::string md_cell(const std::string& s) {
   for (char c : s) {
     // Cells hold names from traces: keep them from turning into table syntax or HTML when rendered.
     if (c == '|') o += "\\|";
-    else if (c == '<') o += "&lt;";
-    else if (c == '>') o += "&gt;";
-    else if (c == '\n') o += ' ';
-    else o += c;
+    else if (c == '<')
+      o += "&lt;";
+    else if (c == '>')
+      o += "&gt;";
+    else if (c == '\n')
+      o += ' ';
+    else
+      o += c;
   }
   return o;
 }
@@ -102,7 +106,8 @@ std::vector<std::string> NaNotes::lines() const {
       it->second.push_back(row);
     }
     std::string where;
-    for (const auto& [columns, grouped] : groups) where += (where.empty() ? "" : "; ") + (columns.empty() ? "" : columns + " of ") + join(grouped);
+    for (const auto& [columns, grouped] : groups)
+      where += (where.empty() ? "" : "; ") + (columns.empty() ? "" : columns + " of ") + join(grouped);
     out.push_back(why + " (" + where + ")");
   }
   return out;

@@ -25,14 +25,16 @@ class NaNotes {
  public:
   std::string cell(const std::string& row, const std::string& column, const std::string& reason);
   // `value` when there is one, else cell(row, column, reason).
-  std::string value_or(const std::string& value, const std::string& row, const std::string& column, const std::string& reason) {
+  std::string value_or(const std::string& value, const std::string& row, const std::string& column,
+                       const std::string& reason) {
     return value.empty() ? cell(row, column, reason) : value;
   }
   std::vector<std::string> lines() const;
   bool empty() const { return by_reason_.empty(); }
 
  private:
-  std::vector<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>> by_reason_;  // reason -> (row, column) cells
+  std::vector<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>>
+      by_reason_;  // reason -> (row, column) cells
 };
 
 }  // namespace shardscope::report

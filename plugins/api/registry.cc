@@ -53,11 +53,16 @@ void Registry::load_plugins(std::string_view list, std::vector<std::string>& ref
     auto version = reinterpret_cast<int (*)()>(dlsym(h, "shardscope_importer_abi_version"));
     auto create = reinterpret_cast<Importer* (*)()>(dlsym(h, "shardscope_create_importer"));
     if (!version || !create) {
-      refusals.push_back(fmt::format("{}: not a shardscope plugin (no shardscope_importer_abi_version / shardscope_create_importer)", lib.string()));
+      refusals.push_back(
+          fmt::format("{}: not a shardscope plugin (no shardscope_importer_abi_version / shardscope_create_importer)",
+                      lib.string()));
       continue;
     }
     if (int v = version(); v != kImporterAbiVersion) {
-      refusals.push_back(fmt::format("{}: refused: built for importer ABI version {}, this shardscope needs version {}; rebuild the plugin against this shardscope", lib.string(), v, kImporterAbiVersion));
+      refusals.push_back(
+          fmt::format("{}: refused: built for importer ABI version {}, this shardscope needs version {}; rebuild the "
+                      "plugin against this shardscope",
+                      lib.string(), v, kImporterAbiVersion));
       continue;
     }
     std::unique_ptr<Importer> imp(create());

@@ -50,10 +50,10 @@ struct Chunk {
   const char* start = nullptr;  // where the scan began; nullptr: no plausible event start in the region
   const char* stop = nullptr;   // Region: the next chunk's start; ArrayEnd: after ']'; Truncated, NotObject: the byte
   End end = End::Region;
-  size_t events = 0;  // whole events scanned
-  size_t parsed = 0;  // of them, parsed (before any parse error)
-  size_t skipped = 0;  // of those, of a phase the importer does not read
-  std::vector<Fields> fields;  // the others, parsed
+  size_t events = 0;                  // whole events scanned
+  size_t parsed = 0;                  // of them, parsed (before any parse error)
+  size_t skipped = 0;                 // of those, of a phase the importer does not read
+  std::vector<Fields> fields;         // the others, parsed
   std::vector<const char*> batch_of;  // the start of each parsed event's batch
   std::vector<RawArg> raw;
   Arena arena;
@@ -103,7 +103,9 @@ class BatchParser {
  private:
   void store(Fields& f, Chunk& c) {
     Arena& a = c.arena;
-    for (std::string_view* s : {&f.ph, &f.cat, &f.name, &f.coll_name, &f.dtype, &f.meta_name, &f.op_in_type, &f.pg_name}) *s = a.keep(*s);
+    for (std::string_view* s :
+         {&f.ph, &f.cat, &f.name, &f.coll_name, &f.dtype, &f.meta_name, &f.op_in_type, &f.pg_name})
+      *s = a.keep(*s);
     if (f.raw) {
       f.raw_begin = uint32_t(c.raw.size()), f.raw_count = uint32_t(f.raw->size());
       for (RawArg r : *f.raw) {
@@ -123,7 +125,8 @@ class BatchParser {
 
 // Scans from `start` the events that start before `region_end` and parses them batch by batch. `limit`
 // (below the text's end for a guessed start) bounds how far a scan may run: a wrong guess costs little.
-void scan_chunk(const ChunkText& t, const char* start, const char* region_end, const char* limit, const ChunkOptions& o, BatchParser& bp, Chunk& c) {
+void scan_chunk(const ChunkText& t, const char* start, const char* region_end, const char* limit, const ChunkOptions& o,
+                BatchParser& bp, Chunk& c) {
   c.start = start;
   const char* p = start;
   const char* batch = nullptr;
@@ -196,7 +199,9 @@ class Workers {
     for (std::thread& th : pool_) th.join();
   }
   size_t region(const char* p) const { return size_t(p - t_.begin) / o_.chunk_bytes; }
-  const char* region_end(size_t k) const { return t_.begin + std::min(size_t(t_.end - t_.begin), (k + 1) * o_.chunk_bytes); }
+  const char* region_end(size_t k) const {
+    return t_.begin + std::min(size_t(t_.end - t_.begin), (k + 1) * o_.chunk_bytes);
+  }
 
   // Region k's chunk, as a worker scanned it; `used` (the previous one) goes back to be filled again.
   std::unique_ptr<Chunk> take(size_t k, std::unique_ptr<Chunk> used) {
@@ -227,9 +232,11 @@ class Workers {
         if (!free_.empty()) c = std::move(free_.back()), free_.pop_back();
       }
       if (c) c->clear();
-      else c = std::make_unique<Chunk>();
+      else
+        c = std::make_unique<Chunk>();
       try {
-        const char* start = k == first_ ? begin_ : guess_event_start(begin_, t_.begin + k * o_.chunk_bytes, region_end(k));
+        const char* start =
+            k == first_ ? begin_ : guess_event_start(begin_, t_.begin + k * o_.chunk_bytes, region_end(k));
         const char* limit = k == first_ ? t_.end : std::min(t_.end, region_end(k) + o_.chunk_bytes);
         if (start) scan_chunk(t_, start, region_end(k), limit, o_, bp, *c);
       } catch (...) {  // bad_alloc, say: the consumer scans the chunk again and meets it itself
@@ -255,13 +262,14 @@ class Workers {
 
 }  // namespace
 
-ArrayEnd parse_event_array(const ChunkText& t, const char* begin, const ChunkOptions& o, bool keep_args, size_t& events, size_t& skipped,
-                           const AddEvent& add, std::exception_ptr& pending) {
+ArrayEnd parse_event_array(const ChunkText& t, const char* begin, const ChunkOptions& o, bool keep_args, size_t& events,
+                           size_t& skipped, const AddEvent& add, std::exception_ptr& pending) {
   const size_t batch = std::max<size_t>(o.batch_bytes, 1);
   const ChunkOptions opt{o.threads, std::max(batch, o.chunk_bytes / batch * batch), batch};
   BatchParser bp(keep_args);
   std::optional<Workers> workers;
-  if (opt.threads > 1 && size_t(t.end - begin) > opt.chunk_bytes) workers.emplace(t, begin, opt, keep_args);  // one region: no threads
+  if (opt.threads > 1 && size_t(t.end - begin) > opt.chunk_bytes)
+    workers.emplace(t, begin, opt, keep_args);  // one region: no threads
   auto region = [&](const char* p) { return size_t(p - t.begin) / opt.chunk_bytes; };
   auto region_end = [&](size_t k) { return t.begin + std::min(size_t(t.end - t.begin), (k + 1) * opt.chunk_bytes); };
   const char* at = begin;
@@ -272,11 +280,13 @@ ArrayEnd parse_event_array(const ChunkText& t, const char* begin, const ChunkOpt
     // A worker's chunk counts only when it began where the chunk before it stopped and ran to its end.
     if (!c || c->start != at || c->end == Chunk::End::Overrun) {
       if (c) c->clear();
-      else c = std::make_unique<Chunk>();
+      else
+        c = std::make_unique<Chunk>();
       scan_chunk(t, at, region_end(k), t.end, opt, bp, *c);
     }
     if (c->end == Chunk::End::NotObject)
-      throw trace::TraceError(t.name, uint64_t(c->stop - t.begin), fmt::format("traceEvents[{}] is not an object", events + c->events));
+      throw trace::TraceError(t.name, uint64_t(c->stop - t.begin),
+                              fmt::format("traceEvents[{}] is not an object", events + c->events));
     if (!pending) skipped += c->skipped;
     for (size_t i = 0; i < c->fields.size() && !pending; ++i) {
       const Fields& f = c->fields[i];
@@ -288,10 +298,12 @@ ArrayEnd parse_event_array(const ChunkText& t, const char* begin, const ChunkOpt
                         events + f.index, std::string(f.name.substr(0, 60)))));
     }
     if (c->parse_error && !pending)
-      pending = std::make_exception_ptr(trace::TraceError(t.name, uint64_t(c->parse_error->first - t.begin),
-                                                          "not valid JSON in the events that start here: " + c->parse_error->second));
+      pending = std::make_exception_ptr(
+          trace::TraceError(t.name, uint64_t(c->parse_error->first - t.begin),
+                            "not valid JSON in the events that start here: " + c->parse_error->second));
     events += c->events;
-    trace::parse_progress(uint64_t(c->stop - t.begin), events);  // once per chunk (8 MB): a loader's progress and cancel
+    trace::parse_progress(uint64_t(c->stop - t.begin),
+                          events);  // once per chunk (8 MB): a loader's progress and cancel
     if (c->end == Chunk::End::ArrayEnd) return {c->stop, 0};
     if (c->end == Chunk::End::Truncated) return {nullptr, uint64_t(c->stop - t.begin)};
     at = c->stop;

@@ -42,7 +42,7 @@ using AddEvent = std::function<bool(const Fields&, std::span<const RawArg>)>;
 // Parses the array whose '[' is just before `begin`; `events` counts the file's whole events (for messages),
 // `skipped` those of other phases. Structural errors are thrown at once; the first parse error (or refused
 // event) is left in `pending`, and no event is passed on after it.
-ArrayEnd parse_event_array(const ChunkText& text, const char* begin, const ChunkOptions& options, bool keep_args, size_t& events, size_t& skipped,
-                           const AddEvent& add, std::exception_ptr& pending);
+ArrayEnd parse_event_array(const ChunkText& text, const char* begin, const ChunkOptions& options, bool keep_args,
+                           size_t& events, size_t& skipped, const AddEvent& add, std::exception_ptr& pending);
 
 }  // namespace shardscope::plugins

@@ -103,8 +103,9 @@ std::optional<UnitLabels> fsdp1_units(const std::vector<HostLabel>& all) {
     for (const UnitWindow& w : forward_prefetches)  // one from the last pre-forward names no unit
       if (w.unit < pre_forwards) out.gathers.push_back(w);
     units = std::max(units, size_t(pre_forwards));
-    for (auto s = stack.rbegin(); s != stack.rend(); ++s) post_order.push_back(*s);  // forwards cut off by the trace's end
-    std::vector<int> order(post_order.rbegin(), post_order.rend());                // backward order
+    for (auto s = stack.rbegin(); s != stack.rend(); ++s)
+      post_order.push_back(*s);                                      // forwards cut off by the trace's end
+    std::vector<int> order(post_order.rbegin(), post_order.rend());  // backward order
     std::vector<int> next_in_backward(size_t(pre_forwards), -1);
     for (size_t k = 0; k + 1 < order.size(); ++k) next_in_backward[size_t(order[k])] = order[k + 1];
 
@@ -144,7 +145,9 @@ std::optional<UnitLabels> fsdp1_units(const std::vector<HostLabel>& all) {
   if (units == 0) return std::nullopt;
   for (const HostLabel* l : labels)
     if (l->name == kRateLimiter) out.rate_limited.push_back(l);
-  for (size_t u = 0; u < units; ++u) out.names.push_back(u == size_t(keys::kRootUnit) ? "unit 0 (root, by order)" : fmt::format("unit {} (by order)", u));
+  for (size_t u = 0; u < units; ++u)
+    out.names.push_back(u == size_t(keys::kRootUnit) ? "unit 0 (root, by order)"
+                                                     : fmt::format("unit {} (by order)", u));
   return out;
 }
 

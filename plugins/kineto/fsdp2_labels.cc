@@ -20,7 +20,8 @@ constexpr std::string_view kPostForward = "FSDP::post_forward";
 constexpr std::string_view kPreBackward = "FSDP::pre_backward";
 constexpr std::string_view kPostBackward = "FSDP::post_backward";  // also matches _accumulate, _reshard and _reduce
 constexpr std::string_view kRootPreForward = "FSDP::root_pre_forward";
-constexpr std::string_view kPrefetchFor = "_prefetch for ";  // "FSDP::backward_prefetch for x", "FSDP::forward_prefetch for x"
+constexpr std::string_view kPrefetchFor =
+    "_prefetch for ";  // "FSDP::backward_prefetch for x", "FSDP::forward_prefetch for x"
 constexpr const char* kRootName = "root";
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
@@ -86,7 +87,8 @@ std::optional<UnitLabels> fsdp2_units(const std::vector<HostLabel>& all) {
   int32_t pass_step = INT32_MIN;
   for (const auto& [l, h] : labels) {
     if (l.prefetch) {
-      if (auto it = unit_of.find(l.fqn); it != unit_of.end()) out.gathers.push_back({h->ts, h->end, it->second, h->track, h->step});
+      if (auto it = unit_of.find(l.fqn); it != unit_of.end())
+        out.gathers.push_back({h->ts, h->end, it->second, h->track, h->step});
       continue;
     }
     if (!l.group) {

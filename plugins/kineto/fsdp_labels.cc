@@ -24,11 +24,14 @@ model::Event derived(model::StringId name, model::StringId cat, int unit, int64_
   return e;
 }
 
-bool is_fsdp_label(std::string_view name) { return name.substr(0, 6) == "FSDP::" || name.substr(0, 25) == "FullyShardedDataParallel."; }
+bool is_fsdp_label(std::string_view name) {
+  return name.substr(0, 6) == "FSDP::" || name.substr(0, 25) == "FullyShardedDataParallel.";
+}
 
 // The ProfilerStep whose host range holds ts (rank.steps are sorted by host start), -1 none.
 int32_t step_at(const std::vector<model::Step>& steps, int64_t ts) {
-  auto it = std::upper_bound(steps.begin(), steps.end(), ts, [](int64_t t, const model::Step& s) { return t < s.host_start_ns; });
+  auto it = std::upper_bound(steps.begin(), steps.end(), ts,
+                             [](int64_t t, const model::Step& s) { return t < s.host_start_ns; });
   if (it == steps.begin()) return -1;
   --it;
   return ts < it->host_end_ns ? int32_t(it - steps.begin()) : -1;
@@ -47,7 +50,8 @@ struct Query {
 // with a stack of open windows answers them all: O((windows + queries) log).
 std::vector<int> innermost_units(std::vector<UnitWindow> windows, std::vector<Query> queries, size_t results) {
   std::sort(windows.begin(), windows.end(), [](const UnitWindow& a, const UnitWindow& b) {
-    return std::tie(a.track, a.ts) != std::tie(b.track, b.ts) ? std::tie(a.track, a.ts) < std::tie(b.track, b.ts) : a.end > b.end;
+    return std::tie(a.track, a.ts) != std::tie(b.track, b.ts) ? std::tie(a.track, a.ts) < std::tie(b.track, b.ts)
+                                                              : a.end > b.end;
   });
   std::sort(queries.begin(), queries.end());
   std::vector<int> out(results, -1);
@@ -72,7 +76,8 @@ std::vector<int> innermost_units(std::vector<UnitWindow> windows, std::vector<Qu
 
 }  // namespace
 
-size_t derive_fsdp_units(model::Rank& rank, std::vector<model::Event>& events, std::vector<uint32_t>& track_of, const std::vector<Launch>& launches) {
+size_t derive_fsdp_units(model::Rank& rank, std::vector<model::Event>& events, std::vector<uint32_t>& track_of,
+                         const std::vector<Launch>& launches) {
   // Host labels only: Kineto's gpu_user_annotation copies of the same labels lie on the GPU streams, at
   // device times.
   const model::StringId gpu_annotation = rank.strings.find(kineto_keys::kCatGpuUserAnnotation);
@@ -87,7 +92,8 @@ size_t derive_fsdp_units(model::Rank& rank, std::vector<model::Event>& events, s
   }
   if (labels.empty()) return 0;
   // Parents before children, so that nesting reads in order.
-  std::sort(labels.begin(), labels.end(), [](const HostLabel& a, const HostLabel& b) { return a.ts != b.ts ? a.ts < b.ts : a.end > b.end; });
+  std::sort(labels.begin(), labels.end(),
+            [](const HostLabel& a, const HostLabel& b) { return a.ts != b.ts ? a.ts < b.ts : a.end > b.end; });
   for (HostLabel& l : labels) l.step = step_at(rank.steps, l.ts);
   std::optional<UnitLabels> found = fsdp2_units(labels);
   if (!found) found = fsdp1_units(labels);
@@ -118,17 +124,24 @@ size_t derive_fsdp_units(model::Rank& rank, std::vector<model::Event>& events, s
   // step; on the device, from the first one's start to the last one's end.
   std::vector<model::Event> out;
   model::StringId bc_name = rank.strings.intern(keys::kUnitBackward), cat = rank.strings.intern(kDerivedCategory),
-                  phase_name = rank.strings.intern(keys::kBackwardPhase), limited = rank.strings.intern(keys::kRateLimited);
-  auto by_track_ts = [](const UnitWindow& a, const UnitWindow& b) { return std::tie(a.track, a.ts) < std::tie(b.track, b.ts); };
+                  phase_name = rank.strings.intern(keys::kBackwardPhase),
+                  limited = rank.strings.intern(keys::kRateLimited);
+  auto by_track_ts = [](const UnitWindow& a, const UnitWindow& b) {
+    return std::tie(a.track, a.ts) < std::tie(b.track, b.ts);
+  };
   std::vector<UnitWindow> pre = u.pre_backward, post = u.post_backward;
   std::sort(pre.begin(), pre.end(), by_track_ts);
-  std::sort(post.begin(), post.end(), [](const UnitWindow& a, const UnitWindow& b) { return std::tie(a.unit, a.track, a.ts) < std::tie(b.unit, b.track, b.ts); });
+  std::sort(post.begin(), post.end(), [](const UnitWindow& a, const UnitWindow& b) {
+    return std::tie(a.unit, a.track, a.ts) < std::tie(b.unit, b.track, b.ts);
+  });
   for (size_t k = 0; k < pre.size(); ++k) {
     const UnitWindow& p = pre[k];
     int64_t until = INT64_MAX;
     if (k + 1 < pre.size() && pre[k + 1].track == p.track) until = pre[k + 1].ts;
     auto q = std::lower_bound(post.begin(), post.end(), std::make_tuple(p.unit, p.track, p.end),
-                              [](const UnitWindow& w, const std::tuple<int, uint32_t, int64_t>& key) { return std::tie(w.unit, w.track, w.ts) < key; });
+                              [](const UnitWindow& w, const std::tuple<int, uint32_t, int64_t>& key) {
+                                return std::tie(w.unit, w.track, w.ts) < key;
+                              });
     if (q != post.end() && q->unit == p.unit && q->track == p.track) until = std::min(until, q->ts);
     if (p.step >= 0) until = std::min(until, rank.steps[size_t(p.step)].host_end_ns);
     auto it = std::lower_bound(compute.begin(), compute.end(), std::make_tuple(p.track, p.end, uint32_t(0)));
@@ -146,7 +159,8 @@ size_t derive_fsdp_units(model::Rank& rank, std::vector<model::Event>& events, s
   }
   for (const HostLabel* s : u.backward_starts) out.push_back(derived(phase_name, cat, -1, s->ts, 0, s->step));
   std::vector<Query> limiter;
-  for (size_t i = 0; i < u.rate_limited.size(); ++i) limiter.push_back({u.rate_limited[i]->track, u.rate_limited[i]->ts, i});
+  for (size_t i = 0; i < u.rate_limited.size(); ++i)
+    limiter.push_back({u.rate_limited[i]->track, u.rate_limited[i]->ts, i});
   std::vector<int> limited_unit = innermost_units(u.gathers, std::move(limiter), u.rate_limited.size());
   for (size_t i = 0; i < u.rate_limited.size(); ++i) {
     model::Event e = derived(limited, cat, limited_unit[i], u.rate_limited[i]->ts, 0, u.rate_limited[i]->step);

@@ -28,6 +28,7 @@ struct Launch {
 // events must already carry issued_ns (their launch) and rank.steps must be final. Appends derived events
 // and, when any, their track. Returns the number of FSDP units found (0: no FSDP labels; nothing is
 // changed). Inferred units are said so in rank.unit_identity.
-size_t derive_fsdp_units(model::Rank& rank, std::vector<model::Event>& events, std::vector<uint32_t>& track_of, const std::vector<Launch>& launches);
+size_t derive_fsdp_units(model::Rank& rank, std::vector<model::Event>& events, std::vector<uint32_t>& track_of,
+                         const std::vector<Launch>& launches);
 
 }  // namespace shardscope::plugins

@@ -37,11 +37,13 @@ struct UnitWindow {
 };
 
 struct UnitLabels {
-  std::vector<std::string> names;       // by unit number, units numbered in forward order
-  std::vector<UnitWindow> gathers;      // an all-gather launched inside, on the same thread, belongs to the unit (innermost wins)
+  std::vector<std::string> names;  // by unit number, units numbered in forward order
+  std::vector<UnitWindow>
+      gathers;  // an all-gather launched inside, on the same thread, belongs to the unit (innermost wins)
   std::vector<UnitWindow> pre_backward, post_backward;  // each unit's backward hooks
   std::vector<const HostLabel*> backward_starts;        // the first backward hook of each backward pass
-  std::vector<const HostLabel*> rate_limited;           // the rate limiter held back an all-gather (its unit: the gather window around it)
+  std::vector<const HostLabel*>
+      rate_limited;  // the rate limiter held back an all-gather (its unit: the gather window around it)
   model::UnitIdentity identity = model::UnitIdentity::Named;
 };
 

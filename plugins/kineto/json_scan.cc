@@ -49,7 +49,8 @@ const char* skip_container(const char* p, const char* end) {
       continue;
     }
     if (c == '{' || c == '[') ++depth;
-    else if ((c == '}' || c == ']') && --depth == 0) return p + 1;
+    else if ((c == '}' || c == ']') && --depth == 0)
+      return p + 1;
     ++p;
   }
   return nullptr;
@@ -78,7 +79,8 @@ int nesting_depth(std::string_view value) {
       continue;
     }
     if (c == '{' || c == '[') deepest = std::max(deepest, ++depth);
-    else if (c == '}' || c == ']') --depth;
+    else if (c == '}' || c == ']')
+      --depth;
     ++p;
   }
   return deepest;
@@ -93,13 +95,18 @@ TopLevel scan_top_level(std::string_view text, const std::string& name, const Ev
 
   const char* p = skip_space(text.starts_with("\xEF\xBB\xBF") ? base + 3 : base, end);  // after a UTF-8 byte order mark
   if (p == end) fail(p, text.empty() ? "empty file" : "file holds only whitespace");
-  if (*p != '{') fail(p, *p == '[' ? "the top level is an array; expected a Chrome-trace JSON object with \"traceEvents\"" : "not JSON: the top level is not an object");
+  if (*p != '{')
+    fail(p, *p == '[' ? "the top level is an array; expected a Chrome-trace JSON object with \"traceEvents\""
+                      : "not JSON: the top level is not an object");
   ++p;
   for (;;) {
     p = skip_space(p, end);
     if (p == end) return out.truncated_at = at(p), out;
     if (*p == '}') return out;
-    if (*p == ',') { ++p; continue; }
+    if (*p == ',') {
+      ++p;
+      continue;
+    }
     if (*p != '"') fail(p, "not JSON: expected a key");
     const char* key_end = skip_string(p, end);
     if (!key_end) return out.truncated_at = at(p), out;

@@ -17,7 +17,8 @@ void try_get(R&& r, T& out) {
 }
 
 std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\r' || s.back() == '\t')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\r' || s.back() == '\t'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -26,7 +27,8 @@ bool get_int(od::value& v, int64_t& out) {
   if (v.type().get(t) != simdjson::SUCCESS || t != od::json_type::number) return false;
   if (v.get_int64().get(out) == simdjson::SUCCESS) return true;
   double d;
-  if (v.get_double().get(d) == simdjson::SUCCESS && std::isfinite(d) && std::fabs(d) < 9e18) return out = int64_t(d), true;
+  if (v.get_double().get(d) == simdjson::SUCCESS && std::isfinite(d) && std::fabs(d) < 9e18)
+    return out = int64_t(d), true;
   return false;
 }
 
@@ -43,7 +45,9 @@ std::string_view skip_ws(std::string_view s) {
 
 // Whether the event is a CPU op that launches a collective; its name is read before its args in Kineto's
 // files (an op whose name comes later goes without its input's size).
-bool launches_collective(const Fields& f) { return model::collective_from_launching_op(f.name) != model::CollectiveKind::None; }
+bool launches_collective(const Fields& f) {
+  return model::collective_from_launching_op(f.name) != model::CollectiveKind::None;
+}
 
 // The first tensor's element count in an "Input Dims" arg's JSON text ("[[888, 2880], []]": 2557440;
 // "[[], ...]" is a scalar: 1); -1 when the text is not so shaped or the count overflows.
@@ -65,7 +69,9 @@ int64_t first_input_numel(std::string_view json) {
     int64_t dim = 0;
     size_t digits = 0;
     for (; digits < json.size() && json[digits] >= '0' && json[digits] <= '9'; ++digits)
-      if (__builtin_mul_overflow(dim, int64_t(10), &dim) || __builtin_add_overflow(dim, int64_t(json[digits] - '0'), &dim)) return -1;
+      if (__builtin_mul_overflow(dim, int64_t(10), &dim) ||
+          __builtin_add_overflow(dim, int64_t(json[digits] - '0'), &dim))
+        return -1;
     if (digits == 0 || __builtin_mul_overflow(numel, dim, &numel)) return -1;
     json.remove_prefix(digits);
   }
@@ -92,12 +98,15 @@ void read_args(od::object args, Fields& f) {
         break;
       case 11:
         if (k == kk::kCorrelation) get_int(v, f.correlation);
-        else if (k == kk::kExternalId) get_int(v, f.ext);
-        else if (k == kk::kDeviceType) get_int(v, f.device_type);
+        else if (k == kk::kExternalId)
+          get_int(v, f.ext);
+        else if (k == kk::kDeviceType)
+          get_int(v, f.device_type);
         break;
       case 15:  // "Collective name", "Total Allocated"
         if (k == kk::kCollectiveName) try_get(v.get_string(), f.coll_name);
-        else if (k == kk::kTotalAllocated) try_get(v.get_double(), f.total_allocated);
+        else if (k == kk::kTotalAllocated)
+          try_get(v.get_double(), f.total_allocated);
         break;
       case 13:
         if (k == kk::kInMsgNelems) get_int(v, f.in_nelems);
@@ -111,12 +120,14 @@ void read_args(od::object args, Fields& f) {
           std::string_view text;
           if (simdjson::to_json_string(v).get(text) != simdjson::SUCCESS) break;
           if (k == kk::kInputDims) f.op_in_numel = first_input_numel(text);
-          else f.op_in_type = first_input_type(text);
+          else
+            f.op_in_type = first_input_type(text);
         }
         break;
       case 5:
         if (k == kk::kDtype) try_get(v.get_string(), f.dtype);
-        else if (k == kk::kBytes) get_int(v, f.bytes);
+        else if (k == kk::kBytes)
+          get_int(v, f.bytes);
         break;
       case 4:
         if (k == kk::kMetaName) try_get(v.get_string(), f.meta_name);
@@ -127,8 +138,7 @@ void read_args(od::object args, Fields& f) {
       case 18:
         if (k == kk::kProcessGroupName) try_get(v.get_string(), f.pg_name);
         break;
-      default:
-        break;
+      default: break;
     }
   }
 }
@@ -144,8 +154,10 @@ void read_args_keeping(od::object args, Fields& f) {
     switch (t) {
       case od::json_type::number:
         if (v.get_int64().get(a.i) == simdjson::SUCCESS) a.kind = model::ArgKind::Int;
-        else if (v.get_double().get(a.d) == simdjson::SUCCESS) a.kind = model::ArgKind::Double;
-        else continue;
+        else if (v.get_double().get(a.d) == simdjson::SUCCESS)
+          a.kind = model::ArgKind::Double;
+        else
+          continue;
         break;
       case od::json_type::string:
         if (v.get_string().get(a.text) != simdjson::SUCCESS) continue;
@@ -166,26 +178,42 @@ void read_args_keeping(od::object args, Fields& f) {
     // The fields the importer maps, as read_args does.
     const bool number = a.kind == model::ArgKind::Int || a.kind == model::ArgKind::Double;
     int64_t n = a.i;
-    const bool whole = a.kind == model::ArgKind::Int || (a.kind == model::ArgKind::Double && std::isfinite(a.d) && std::fabs(a.d) < 9e18 && (n = int64_t(a.d), true));
+    const bool whole = a.kind == model::ArgKind::Int || (a.kind == model::ArgKind::Double && std::isfinite(a.d) &&
+                                                         std::fabs(a.d) < 9e18 && (n = int64_t(a.d), true));
     const double d = a.kind == model::ArgKind::Int ? double(a.i) : a.d;
     const bool str = a.kind == model::ArgKind::String;
     std::string_view k = a.key;
     if (k == kk::kStream) f.has_stream = whole, f.stream = whole ? n : f.stream;
-    else if (whole && k == kk::kCorrelation) f.correlation = n;
-    else if (whole && k == kk::kExternalId) f.ext = n;
-    else if (whole && k == kk::kDeviceType) f.device_type = n;
-    else if (str && k == kk::kCollectiveName) f.coll_name = a.text;
-    else if (number && k == kk::kTotalAllocated) f.total_allocated = d;
-    else if (whole && k == kk::kInMsgNelems) f.in_nelems = n;
-    else if (whole && k == kk::kOutMsgNelems) f.out_nelems = n;
-    else if (whole && k == kk::kGroupSize) f.group = n;
-    else if (str && k == kk::kDtype) f.dtype = a.text;
-    else if (whole && k == kk::kBytes) f.bytes = n;
-    else if (str && k == kk::kMetaName) f.meta_name = a.text;
-    else if (whole && k == kk::kSeq) f.seq = n;
-    else if (str && k == kk::kProcessGroupName) f.pg_name = a.text;
-    else if (a.kind == model::ArgKind::Json && k == kk::kInputDims && launches_collective(f)) f.op_in_numel = first_input_numel(a.text);
-    else if (a.kind == model::ArgKind::Json && k == kk::kInputType && launches_collective(f)) f.op_in_type = first_input_type(a.text);
+    else if (whole && k == kk::kCorrelation)
+      f.correlation = n;
+    else if (whole && k == kk::kExternalId)
+      f.ext = n;
+    else if (whole && k == kk::kDeviceType)
+      f.device_type = n;
+    else if (str && k == kk::kCollectiveName)
+      f.coll_name = a.text;
+    else if (number && k == kk::kTotalAllocated)
+      f.total_allocated = d;
+    else if (whole && k == kk::kInMsgNelems)
+      f.in_nelems = n;
+    else if (whole && k == kk::kOutMsgNelems)
+      f.out_nelems = n;
+    else if (whole && k == kk::kGroupSize)
+      f.group = n;
+    else if (str && k == kk::kDtype)
+      f.dtype = a.text;
+    else if (whole && k == kk::kBytes)
+      f.bytes = n;
+    else if (str && k == kk::kMetaName)
+      f.meta_name = a.text;
+    else if (whole && k == kk::kSeq)
+      f.seq = n;
+    else if (str && k == kk::kProcessGroupName)
+      f.pg_name = a.text;
+    else if (a.kind == model::ArgKind::Json && k == kk::kInputDims && launches_collective(f))
+      f.op_in_numel = first_input_numel(a.text);
+    else if (a.kind == model::ArgKind::Json && k == kk::kInputType && launches_collective(f))
+      f.op_in_type = first_input_type(a.text);
   }
 }
 
@@ -196,12 +224,18 @@ void read_event(od::object obj, Fields& f) {
     std::string_view k = field.unescaped_key();
     od::value v = field.value();
     if (k == kk::kPh) try_get(v.get_string(), f.ph);
-    else if (k == kk::kName) try_get(v.get_string(), f.name);
-    else if (k == kk::kCat) try_get(v.get_string(), f.cat);
-    else if (k == kk::kTs) f.ts = get_us(v);
-    else if (k == kk::kDur) f.dur = get_us(v);
-    else if (k == kk::kPid) f.pid_ok = get_int(v, f.pid);
-    else if (k == kk::kTid) f.tid_ok = get_int(v, f.tid);
+    else if (k == kk::kName)
+      try_get(v.get_string(), f.name);
+    else if (k == kk::kCat)
+      try_get(v.get_string(), f.cat);
+    else if (k == kk::kTs)
+      f.ts = get_us(v);
+    else if (k == kk::kDur)
+      f.dur = get_us(v);
+    else if (k == kk::kPid)
+      f.pid_ok = get_int(v, f.pid);
+    else if (k == kk::kTid)
+      f.tid_ok = get_int(v, f.tid);
     else if (k == kk::kArgs) {
       od::object args;
       if (v.get_object().get(args) == simdjson::SUCCESS) f.raw ? read_args_keeping(args, f) : read_args(args, f);
@@ -213,7 +247,11 @@ void replace_invalid_utf8(std::string& s) {
   auto cont = [&](size_t i) { return i < s.size() && (uint8_t(s[i]) & 0xC0) == 0x80; };
   for (size_t i = 0; i < s.size();) {
     uint8_t c = uint8_t(s[i]);
-    size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 && c >= 0xC2 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E && c <= 0xF4 ? 4 : 0;
+    size_t n = c < 0x80                        ? 1
+               : (c >> 5) == 0x6 && c >= 0xC2  ? 2
+               : (c >> 4) == 0xE               ? 3
+               : (c >> 3) == 0x1E && c <= 0xF4 ? 4
+                                               : 0;
     bool ok = n > 0;
     for (size_t k = 1; ok && k < n; ++k) ok = cont(i + k);
     if (ok && n == 3) {  // no overlong forms, no surrogates
@@ -231,6 +269,5 @@ void replace_invalid_utf8(std::string& s) {
     i += n;
   }
 }
-
 
 }  // namespace shardscope::plugins

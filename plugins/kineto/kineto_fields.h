@@ -40,13 +40,15 @@ struct Fields {
   std::string_view op_in_type;
   int64_t in_nelems = -1, out_nelems = -1, group = -1, bytes = -1, device_type = -1;
   double total_allocated = NAN;
-  std::vector<RawArg>* raw = nullptr;  // set while parsing: every arg is kept here too
+  std::vector<RawArg>* raw = nullptr;     // set while parsing: every arg is kept here too
   uint32_t raw_begin = 0, raw_count = 0;  // once stored: the args' place in their chunk's args
-  size_t index = 0;  // once stored: its place among its chunk's events
+  size_t index = 0;                       // once stored: its place among its chunk's events
 };
 
 // Whether the importer reads events of this phase ("X", "i", "I", "M"); the others are only counted.
-inline bool phase_read(std::string_view ph) { return ph.size() == 1 && (ph[0] == 'X' || ph[0] == 'i' || ph[0] == 'I' || ph[0] == 'M'); }
+inline bool phase_read(std::string_view ph) {
+  return ph.size() == 1 && (ph[0] == 'X' || ph[0] == 'i' || ph[0] == 'I' || ph[0] == 'M');
+}
 
 // Reads one event object into `f` (an odd type is not an error: the field stays as it was). Throws
 // simdjson::simdjson_error on malformed JSON.

@@ -32,8 +32,8 @@ using model::CollectiveKind;
 using model::IntervalClass;
 
 bool is_device_category(std::string_view cat) {
-  return cat == kk::kCatKernel || cat == "Kernel" || cat == kk::kCatMemcpy || cat == kk::kCatMemset || cat == kk::kCatCudaSync ||
-         cat == kk::kCatMtiaCcp;
+  return cat == kk::kCatKernel || cat == "Kernel" || cat == kk::kCatMemcpy || cat == kk::kCatMemset ||
+         cat == kk::kCatCudaSync || cat == kk::kCatMtiaCcp;
 }
 
 std::optional<int64_t> profiler_step_number(std::string_view name) {
@@ -107,10 +107,12 @@ class Builder {
       }
       device_refs_.push_back({uint32_t(events_.size()), f.correlation, f.ext, !f.coll_name.empty()});
     } else {
-      if (f.correlation >= 0 && (f.cat == kk::kCatCudaRuntime || f.cat == kk::kCatCudaDriver)) launch_[f.correlation] = {ts, track};
+      if (f.correlation >= 0 && (f.cat == kk::kCatCudaRuntime || f.cat == kk::kCatCudaDriver))
+        launch_[f.correlation] = {ts, track};
       if (f.ext >= 0) {
         if (f.name == kk::kRecordParamComms && !f.coll_name.empty()) comm_by_ext_[f.ext] = coll_args(f);
-        else if (CollectiveKind k = name_class(e.name, f.name).launching_op; k != CollectiveKind::None) comm_by_ext_[f.ext] = op_args(f, k);
+        else if (CollectiveKind k = name_class(e.name, f.name).launching_op; k != CollectiveKind::None)
+          comm_by_ext_[f.ext] = op_args(f, k);
       }
       if (f.cat != kk::kCatGpuUserAnnotation)
         if (auto n = profiler_step_number(f.name)) steps_.push_back({*n, ts, end});
@@ -128,9 +130,12 @@ class Builder {
     distribute();
     if (dist.is_object()) {
       // Range-checked in read(): these fit an int.
-      if (dist.contains(kk::kRank) && dist[kk::kRank].is_number_integer()) rank_.rank = int(dist[kk::kRank].get<int64_t>());
-      else rank_.rank = -1;
-      if (dist.contains(kk::kWorldSize) && dist[kk::kWorldSize].is_number_integer()) rank_.world_size = int(dist[kk::kWorldSize].get<int64_t>());
+      if (dist.contains(kk::kRank) && dist[kk::kRank].is_number_integer())
+        rank_.rank = int(dist[kk::kRank].get<int64_t>());
+      else
+        rank_.rank = -1;
+      if (dist.contains(kk::kWorldSize) && dist[kk::kWorldSize].is_number_integer())
+        rank_.world_size = int(dist[kk::kWorldSize].get<int64_t>());
       nlohmann::json meta = dist;
       meta.erase("pg_config");
       rank_.metadata[kk::kDistributedInfo] = meta;
@@ -139,7 +144,8 @@ class Builder {
     }
     if (skipped_) rank_.metadata["skipped_events"] = skipped_;
     if (args_ && args) *args = args_->finalize(rank_);
-    else rank_.finalize();
+    else
+      rank_.finalize();
     return std::move(rank_);
   }
 
@@ -171,8 +177,8 @@ class Builder {
   // millions of times, and matching each against the collective patterns was a tenth of the parse.
   struct NameClass {
     bool known = false;
-    IntervalClass device = IntervalClass::Compute;    // as a device event's name
-    CollectiveKind kernel_coll = CollectiveKind::None;  // as a communication kernel's
+    IntervalClass device = IntervalClass::Compute;       // as a device event's name
+    CollectiveKind kernel_coll = CollectiveKind::None;   // as a communication kernel's
     CollectiveKind launching_op = CollectiveKind::None;  // as a host op's
   };
   const NameClass& name_class(model::StringId id, std::string_view name) {
@@ -210,7 +216,8 @@ class Builder {
     int64_t nelems = a.kind == CollectiveKind::AllGather ? f.out_nelems : f.in_nelems;
     int size = model::dtype_size(f.dtype);
     // A hostile element count may overflow the product: the bytes then stay unknown.
-    if (int64_t bytes = 0; nelems >= 0 && size > 0 && !__builtin_mul_overflow(nelems, int64_t(size), &bytes)) a.bytes = bytes;
+    if (int64_t bytes = 0; nelems >= 0 && size > 0 && !__builtin_mul_overflow(nelems, int64_t(size), &bytes))
+      a.bytes = bytes;
     if (f.group > 0) a.group = int32_t(f.group);
     return a;
   }
@@ -221,9 +228,12 @@ class Builder {
     CollArgs a;
     a.kind = kind;
     a.by_op = true;
-    const bool input_sized = kind == CollectiveKind::AllReduce || kind == CollectiveKind::Broadcast || kind == CollectiveKind::Reduce;
+    const bool input_sized =
+        kind == CollectiveKind::AllReduce || kind == CollectiveKind::Broadcast || kind == CollectiveKind::Reduce;
     int size = model::dtype_size(f.op_in_type);
-    if (int64_t bytes = 0; input_sized && f.op_in_numel >= 0 && size > 0 && !__builtin_mul_overflow(f.op_in_numel, int64_t(size), &bytes)) a.bytes = bytes;
+    if (int64_t bytes = 0;
+        input_sized && f.op_in_numel >= 0 && size > 0 && !__builtin_mul_overflow(f.op_in_numel, int64_t(size), &bytes))
+      a.bytes = bytes;
     return a;
   }
 
@@ -241,7 +251,8 @@ class Builder {
 
   void instant(const Fields& f, int64_t ts) {
     if (f.name == kk::kMemoryEvent) {
-      if (f.device_type == kk::kDeviceTypeCuda && std::isfinite(f.total_allocated)) memory_.push_back({ts, f.total_allocated});
+      if (f.device_type == kk::kDeviceTypeCuda && std::isfinite(f.total_allocated))
+        memory_.push_back({ts, f.total_allocated});
       return;
     }
     model::Event e;
@@ -259,18 +270,22 @@ class Builder {
   void meta(const Fields& f) {
     if (!f.pid_ok || f.meta_name.empty()) return;
     if (f.name == kk::kThreadName && f.tid_ok) thread_names_[{f.pid, f.tid}] = std::string(f.meta_name);
-    else if (f.name == kk::kProcessName) process_names_[f.pid] = std::string(f.meta_name);
+    else if (f.name == kk::kProcessName)
+      process_names_[f.pid] = std::string(f.meta_name);
   }
 
   void apply_steps_and_launches() {
     std::sort(steps_.begin(), steps_.end(), [](const HostStep& a, const HostStep& b) { return a.start < b.start; });
-    steps_.erase(std::unique(steps_.begin(), steps_.end(), [](const HostStep& a, const HostStep& b) { return a.number == b.number; }), steps_.end());
+    steps_.erase(std::unique(steps_.begin(), steps_.end(),
+                             [](const HostStep& a, const HostStep& b) { return a.number == b.number; }),
+                 steps_.end());
     // HTA keeps, when there are two or more ProfilerSteps, only device events launched by a CPU event that
     // starts (in whole µs) no later than the last step ends; our HTA-compatible numbers do the same.
     bool hta_filter = steps_.size() >= 2;
     int64_t last_end_us = 0;
     if (hta_filter) {
-      const HostStep& last = *std::max_element(steps_.begin(), steps_.end(), [](const HostStep& a, const HostStep& b) { return a.start < b.start; });
+      const HostStep& last = *std::max_element(steps_.begin(), steps_.end(),
+                                               [](const HostStep& a, const HostStep& b) { return a.start < b.start; });
       last_end_us = floor_us(last.end);
     }
     struct Span {
@@ -286,15 +301,19 @@ class Builder {
         e.issued_ns = launch->second.ts;
         launches_.push_back({r.index, launch->second.track});
       }
-      if (hta_filter && (launch == launch_.end() || ceil_us(launch->second.ts) > last_end_us)) e.flags |= model::kOutsideHtaWindow;
-      if ((e.cls == IntervalClass::Communication || e.cls == IntervalClass::Compute) && !r.has_coll_args && r.ext >= 0) {
+      if (hta_filter && (launch == launch_.end() || ceil_us(launch->second.ts) > last_end_us))
+        e.flags |= model::kOutsideHtaWindow;
+      if ((e.cls == IntervalClass::Communication || e.cls == IntervalClass::Compute) && !r.has_coll_args &&
+          r.ext >= 0) {
         // Older traces carry the collective's arguments only on the record_param_comms op that launched it.
         // A kernel launched by a collective op of symmetric memory, functional c10d or vLLM is that
         // collective whatever its name (record_param_comms keeps to the kernels named as communication, as
         // HTA does, since it also wraps copies on some releases).
-        if (auto c = comm_by_ext_.find(r.ext); c != comm_by_ext_.end() && (e.cls == IntervalClass::Communication || c->second.by_op)) {
+        if (auto c = comm_by_ext_.find(r.ext);
+            c != comm_by_ext_.end() && (e.cls == IntervalClass::Communication || c->second.by_op)) {
           e.cls = IntervalClass::Communication;
-          if (c->second.kind != CollectiveKind::None && c->second.kind != CollectiveKind::Unknown) e.coll = c->second.kind;
+          if (c->second.kind != CollectiveKind::None && c->second.kind != CollectiveKind::Unknown)
+            e.coll = c->second.kind;
           e.bytes = c->second.bytes;
           e.group_size = c->second.group;
           e.seq = c->second.seq;
@@ -309,7 +328,8 @@ class Builder {
         }
       }
       if (e.issued_ns != model::kUnknown && !steps_.empty()) {
-        auto it = std::upper_bound(steps_.begin(), steps_.end(), e.issued_ns, [](int64_t t, const HostStep& s) { return t < s.start; });
+        auto it = std::upper_bound(steps_.begin(), steps_.end(), e.issued_ns,
+                                   [](int64_t t, const HostStep& s) { return t < s.start; });
         if (it != steps_.begin() && e.issued_ns < std::prev(it)->end) {
           size_t i = size_t(std::prev(it) - steps_.begin());
           e.step = int32_t(i);
@@ -347,8 +367,10 @@ class Builder {
     std::vector<uint32_t>().swap(track_of_);
     for (model::Track& t : rank_.tracks) {
       if (auto n = thread_names_.find({t.pid, t.tid}); n != thread_names_.end()) t.name = n->second;
-      else if (t.kind == model::TrackKind::DeviceStream) t.name = fmt::format("GPU {} stream {}", t.pid, t.tid);
-      else t.name = fmt::format("thread {}", t.tid);
+      else if (t.kind == model::TrackKind::DeviceStream)
+        t.name = fmt::format("GPU {} stream {}", t.pid, t.tid);
+      else
+        t.name = fmt::format("thread {}", t.tid);
       if (auto p = process_names_.find(t.pid); p != process_names_.end() && t.kind != model::TrackKind::DeviceStream)
         t.name = p->second + " / " + t.name;
     }
@@ -399,7 +421,8 @@ bool KinetoImporter::can_read(std::string_view head) const {
   if (head.starts_with("\xEF\xBB\xBF")) head.remove_prefix(3);  // a UTF-8 byte order mark
   size_t i = head.find_first_not_of(" \t\r\n");
   if (i == std::string_view::npos || head[i] != '{') return false;
-  return head.find("\"traceEvents\"") != std::string_view::npos || head.find("\"schemaVersion\"") != std::string_view::npos ||
+  return head.find("\"traceEvents\"") != std::string_view::npos ||
+         head.find("\"schemaVersion\"") != std::string_view::npos ||
          head.find("\"deviceProperties\"") != std::string_view::npos;
 }
 
@@ -408,8 +431,8 @@ unsigned default_parse_threads() { return std::clamp(std::thread::hardware_concu
 model::Rank read_kineto(Input in, const KinetoParseOptions& options, model::EventArgs* args) {
   const std::string& name = in.path;
   const ChunkText text{in.data, in.data + in.size, name};
-  ChunkOptions chunking{std::clamp(options.threads ? options.threads : default_parse_threads(), 1u, kMaxParseThreads), options.chunk_bytes,
-                        options.batch_bytes};
+  ChunkOptions chunking{std::clamp(options.threads ? options.threads : default_parse_threads(), 1u, kMaxParseThreads),
+                        options.chunk_bytes, options.batch_bytes};
   // The events are added as they are parsed, with the baseTimeNanoseconds seen before their array (Kineto
   // writes it first). A file that gives it only later is read again with the final one.
   std::optional<int64_t> forced_base;
@@ -418,7 +441,9 @@ model::Rank read_kineto(Input in, const KinetoParseOptions& options, model::Even
     std::exception_ptr pending;  // the first bad event: raised after the checks of the whole file's structure
     size_t events = 0;
     std::vector<int64_t> bases_used;
-    auto base_of = [](std::string_view v, int64_t& out) { return std::from_chars(v.data(), v.data() + v.size(), out).ec == std::errc(); };
+    auto base_of = [](std::string_view v, int64_t& out) {
+      return std::from_chars(v.data(), v.data() + v.size(), out).ec == std::errc();
+    };
     TopLevel top = scan_top_level(in.text(), name, [&](const char* begin, const TopLevel& so_far) {
       int64_t base = 0;
       for (auto [key, value] : so_far.members)
@@ -426,37 +451,46 @@ model::Rank read_kineto(Input in, const KinetoParseOptions& options, model::Even
       bases_used.push_back(forced_base.value_or(base));
       b.set_base(bases_used.back());
       size_t skipped = 0;
-      ArrayEnd end = parse_event_array(text, begin, chunking, args != nullptr, events, skipped,
-                                       [&](const Fields& f, std::span<const RawArg> raw) { return b.add(f, raw); }, pending);
+      ArrayEnd end = parse_event_array(
+          text, begin, chunking, args != nullptr, events, skipped,
+          [&](const Fields& f, std::span<const RawArg> raw) { return b.add(f, raw); }, pending);
       b.add_skipped(skipped);
       return end;
     });
     if (!top.has_events) {
-      if (top.truncated_at) throw trace::TraceError(name, *top.truncated_at, "file cut off before its \"traceEvents\" array: nothing to load");
+      if (top.truncated_at)
+        throw trace::TraceError(name, *top.truncated_at,
+                                "file cut off before its \"traceEvents\" array: nothing to load");
       throw trace::TraceError(name, in.size, "no \"traceEvents\" array: not a Chrome-trace / PyTorch profiler file");
     }
     // A top-level "shardscope" header past the head this importer was chosen by: a shardscope trace whose
     // events come first. `inspect` reads it as one; so does the loader, asked to read it again.
-    if (std::any_of(top.members.begin(), top.members.end(), [](const auto& m) { return m.first == "shardscope" && m.second.starts_with('{'); }))
+    if (std::any_of(top.members.begin(), top.members.end(),
+                    [](const auto& m) { return m.first == "shardscope" && m.second.starts_with('{'); }))
       throw ReadAs("shardscope");
     int64_t base_ns = 0;
     nlohmann::json dist;
     for (auto [key, value] : top.members) {
       if (key == kk::kBaseTimeNanoseconds) {
-        if (!base_of(value, base_ns)) throw trace::TraceError(name, uint64_t(value.data() - in.data), "baseTimeNanoseconds is not an integer");
+        if (!base_of(value, base_ns))
+          throw trace::TraceError(name, uint64_t(value.data() - in.data), "baseTimeNanoseconds is not an integer");
       } else if (key == kk::kDistributedInfo) {
         const uint64_t at = uint64_t(value.data() - in.data);
         if (nesting_depth(value) > trace::limits().max_depth)
-          throw trace::TraceError(name, at, "distributedInfo nests objects and arrays deeper than " + std::to_string(trace::limits().max_depth) + " levels: refused");
+          throw trace::TraceError(name, at,
+                                  "distributedInfo nests objects and arrays deeper than " +
+                                      std::to_string(trace::limits().max_depth) + " levels: refused");
         dist = nlohmann::json::parse(value, nullptr, false);
         if (dist.is_discarded()) throw trace::TraceError(name, at, "distributedInfo is not valid JSON");
         if (dist.is_object()) {
           auto check = [&](const char* key, int64_t lo) {
             auto it = dist.find(key);
             if (it == dist.end() || !it->is_number_integer()) return;
-            bool ok = !(it->is_number_unsigned() && it->get<uint64_t>() > uint64_t(INT32_MAX)) && it->get<int64_t>() >= lo && it->get<int64_t>() <= INT32_MAX - 1;
+            bool ok = !(it->is_number_unsigned() && it->get<uint64_t>() > uint64_t(INT32_MAX)) &&
+                      it->get<int64_t>() >= lo && it->get<int64_t>() <= INT32_MAX - 1;
             if (!ok)
-              throw trace::TraceError(name, at, fmt::format("distributedInfo.{} is {}: not an integer from {} up", key, it->dump(), lo));
+              throw trace::TraceError(
+                  name, at, fmt::format("distributedInfo.{} is {}: not an integer from {} up", key, it->dump(), lo));
           };
           check(kk::kRank, 0);
           check(kk::kWorldSize, 1);
@@ -478,7 +512,8 @@ model::Rank read_kineto(Input in, const KinetoParseOptions& options, model::Even
     r.clock_sync.push_back({0, 0});
     if (top.truncated_at) {
       r.truncated = true;
-      r.warnings.push_back(fmt::format("{}: file cut off at byte {} of {}: read the {} whole events before the cut", name, *top.truncated_at, text_size, events));
+      r.warnings.push_back(fmt::format("{}: file cut off at byte {} of {}: read the {} whole events before the cut",
+                                       name, *top.truncated_at, text_size, events));
     }
     return r;
   }

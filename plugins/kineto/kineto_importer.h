@@ -12,9 +12,9 @@ inline constexpr unsigned kMaxParseThreads = 16;
 unsigned default_parse_threads();
 
 struct KinetoParseOptions {
-  unsigned threads = 0;            // 0: default_parse_threads()
-  size_t chunk_bytes = 8 << 20;    // the text each thread takes at a time (rounded down to batches)
-  size_t batch_bytes = 1 << 20;    // events that start in one such block are one simdjson document
+  unsigned threads = 0;          // 0: default_parse_threads()
+  size_t chunk_bytes = 8 << 20;  // the text each thread takes at a time (rounded down to batches)
+  size_t batch_bytes = 1 << 20;  // events that start in one such block are one simdjson document
 };
 
 // The importer's work, with its knobs (tests cut small files into many chunks). The rank does not depend
@@ -26,8 +26,12 @@ class KinetoImporter : public Importer, public ArgsImporter, public ParallelImpo
   std::string name() const override { return "kineto"; }
   bool can_read(std::string_view head) const override;
   model::Rank read(Input in) const override { return read_rank(std::move(in), nullptr, 0); }
-  model::Rank read_with_args(Input in, model::EventArgs& args) const override { return read_rank(std::move(in), &args, 0); }
-  model::Rank read_parallel(Input in, unsigned threads, model::EventArgs* args) const override { return read_rank(std::move(in), args, threads); }
+  model::Rank read_with_args(Input in, model::EventArgs& args) const override {
+    return read_rank(std::move(in), &args, 0);
+  }
+  model::Rank read_parallel(Input in, unsigned threads, model::EventArgs* args) const override {
+    return read_rank(std::move(in), args, threads);
+  }
 
  private:
   model::Rank read_rank(Input in, model::EventArgs* args, unsigned threads) const;

@@ -1,6 +1,5 @@
 #include "plugins/load/load.h"
 
-
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -35,7 +34,9 @@ namespace {
 
 bool is_trace_name(const fs::path& p) {
   std::string n = p.filename().string();
-  auto ends = [&](std::string_view s) { return n.size() >= s.size() && n.compare(n.size() - s.size(), s.size(), s) == 0; };
+  auto ends = [&](std::string_view s) {
+    return n.size() >= s.size() && n.compare(n.size() - s.size(), s.size(), s) == 0;
+  };
   return ends(".json") || ends(".json.gz") || ends(".gz") || ends(".sqlite");
 }
 
@@ -62,7 +63,9 @@ struct TempCopy {
   fs::path dir, path;
   TempCopy(const fs::path& of, const FileText& text) {
     std::string tmpl = (fs::temp_directory_path() / "shardscope-XXXXXX").string();
-    if (!::mkdtemp(tmpl.data())) throw trace::TraceError(of.string(), 0, fmt::format("cannot make a temporary folder to inflate it into: {}", std::strerror(errno)));
+    if (!::mkdtemp(tmpl.data()))
+      throw trace::TraceError(
+          of.string(), 0, fmt::format("cannot make a temporary folder to inflate it into: {}", std::strerror(errno)));
     dir = tmpl;
     path = dir / of.filename().replace_extension();  // run.sqlite.gz -> run.sqlite
     std::FILE* f = std::fopen(path.c_str(), "wb");
@@ -71,7 +74,8 @@ struct TempCopy {
     if (f && std::fclose(f) != 0) {}
     if (!ok) {
       remove();
-      throw trace::TraceError(of.string(), 0, fmt::format("cannot inflate it into {}: {}", dir.string(), std::strerror(err)));
+      throw trace::TraceError(of.string(), 0,
+                              fmt::format("cannot inflate it into {}: {}", dir.string(), std::strerror(err)));
     }
   }
   TempCopy(const TempCopy&) = delete;
@@ -148,7 +152,8 @@ std::string show(const nlohmann::json& v) {
 // The first place where two values differ, as a path under `path` ("run_config.model.dim",
 // "run_config.units[3].params"), with the two values there. Keys present on one side only are not a
 // difference (a program may add metadata on one rank). False when they agree.
-bool first_difference(const nlohmann::json& a, const nlohmann::json& b, const std::string& path, std::string& at, nlohmann::json& va, nlohmann::json& vb) {
+bool first_difference(const nlohmann::json& a, const nlohmann::json& b, const std::string& path, std::string& at,
+                      nlohmann::json& va, nlohmann::json& vb) {
   if (a.is_object() && b.is_object()) {
     for (auto it = a.begin(); it != a.end(); ++it) {
       auto jt = b.find(it.key());
@@ -171,9 +176,10 @@ bool first_difference(const nlohmann::json& a, const nlohmann::json& b, const st
 // run_config keys that shape the run: two ranks that differ in one were not trained together.
 bool shapes_the_run(const std::string& key) {
   namespace k = keys;
-  for (const char* s : {k::kWorldSize, k::kCfgSharding, k::kCfgBackwardPrefetch, k::kCfgForwardPrefetch, k::kCfgLimitAllGathers, k::kCfgParamDtype,
-                        k::kCfgReduceDtype, k::kCfgRanksPerNode, k::kCfgActivationCheckpointing, k::kCfgCpuOffload, k::kCfgOptimizer, k::kCfgModel,
-                        k::kCfgUnits, k::kCfgBatchSize})
+  for (const char* s :
+       {k::kWorldSize, k::kCfgSharding, k::kCfgBackwardPrefetch, k::kCfgForwardPrefetch, k::kCfgLimitAllGathers,
+        k::kCfgParamDtype, k::kCfgReduceDtype, k::kCfgRanksPerNode, k::kCfgActivationCheckpointing, k::kCfgCpuOffload,
+        k::kCfgOptimizer, k::kCfgModel, k::kCfgUnits, k::kCfgBatchSize})
     if (key == s) return true;
   return false;
 }
@@ -196,12 +202,15 @@ std::optional<int64_t> wall_start(const model::Rank& r) {
   if (!first) return std::nullopt;
   // A hostile file's times and clock pairs may lie at both ends of the int64 range: distances are unsigned,
   // and a wall time beyond int64 is one the trace does not map.
-  auto distance = [&](int64_t t) { return t > *first ? uint64_t(t) - uint64_t(*first) : uint64_t(*first) - uint64_t(t); };
+  auto distance = [&](int64_t t) {
+    return t > *first ? uint64_t(t) - uint64_t(*first) : uint64_t(*first) - uint64_t(t);
+  };
   const model::ClockPair* near = &r.clock_sync.front();
   for (const model::ClockPair& p : r.clock_sync)
     if (distance(p.trace_ns) < distance(near->trace_ns)) near = &p;
   int64_t offset, wall;
-  if (__builtin_sub_overflow(near->realtime_ns, near->trace_ns, &offset) || __builtin_add_overflow(*first, offset, &wall))
+  if (__builtin_sub_overflow(near->realtime_ns, near->trace_ns, &offset) ||
+      __builtin_add_overflow(*first, offset, &wall))
     return std::nullopt;
   return wall;
 }
@@ -213,7 +222,9 @@ RankHeader header_of(const model::Rank& r, bool rank_given) {
 }
 
 void check_one_run(const std::vector<RankHeader>& ranks, std::vector<std::string>& warnings) {
-  constexpr const char* kHint = "give the files of one run (a directory may still hold the ranks of an earlier run; move them away or name the files)";
+  constexpr const char* kHint =
+      "give the files of one run (a directory may still hold the ranks of an earlier run; move them away or name the "
+      "files)";
   // World sizes.
   std::map<int, std::vector<std::string>> by_world;
   for (const RankHeader& r : ranks)
@@ -221,7 +232,8 @@ void check_one_run(const std::vector<RankHeader>& ranks, std::vector<std::string
   if (by_world.size() > 1) {
     std::vector<std::string> parts;
     for (auto& [w, files] : by_world) parts.push_back(fmt::format("world_size {} in {}", w, name_files(files)));
-    throw MixedRunsError(fmt::format("these files are not one run: their headers differ in world_size: {}; {}", fmt::join(parts, "; "), kHint));
+    throw MixedRunsError(fmt::format("these files are not one run: their headers differ in world_size: {}; {}",
+                                     fmt::join(parts, "; "), kHint));
   }
   // Run configurations, each against the first rank that has one.
   const RankHeader* ref = nullptr;
@@ -236,10 +248,14 @@ void check_one_run(const std::vector<RankHeader>& ranks, std::vector<std::string
       auto jt = r.run_config.find(it.key());
       std::string at;
       nlohmann::json va, vb;
-      if (jt == r.run_config.end() || !first_difference(*it, *jt, std::string(keys::kRunConfig) + "." + it.key(), at, va, vb)) continue;
+      if (jt == r.run_config.end() ||
+          !first_difference(*it, *jt, std::string(keys::kRunConfig) + "." + it.key(), at, va, vb))
+        continue;
       std::string what = fmt::format("{} is {} in {} but {} in {}", at, show(va), ref->source, show(vb), r.source);
-      if (shapes_the_run(it.key())) throw MixedRunsError(fmt::format("these files are not one run: {}; {}", what, kHint));
-      if (warned.insert(it.key()).second) warnings.push_back(fmt::format("the ranks' run configurations differ: {}", what));
+      if (shapes_the_run(it.key()))
+        throw MixedRunsError(fmt::format("these files are not one run: {}; {}", what, kHint));
+      if (warned.insert(it.key()).second)
+        warnings.push_back(fmt::format("the ranks' run configurations differ: {}", what));
     }
   }
   // Ranks within the world, one file each.
@@ -247,13 +263,16 @@ void check_one_run(const std::vector<RankHeader>& ranks, std::vector<std::string
   for (size_t i = 0; i < ranks.size(); ++i) {
     const RankHeader& r = ranks[i];
     if (r.rank_given && r.world_size > 0 && r.rank >= r.world_size)
-      throw MixedRunsError(fmt::format("{} says it is rank {} but its world_size is {}: a run of {} ranks has ranks 0 to {}", r.source, r.rank,
-                                       r.world_size, r.world_size, r.world_size - 1));
+      throw MixedRunsError(
+          fmt::format("{} says it is rank {} but its world_size is {}: a run of {} ranks has ranks 0 to {}", r.source,
+                      r.rank, r.world_size, r.world_size, r.world_size - 1));
     auto [it, fresh] = seen.emplace(r.rank, std::pair(r.source, r.rank_given));
     if (fresh) continue;
     if (r.rank_given && it->second.second)
-      throw MixedRunsError(fmt::format("{} and {} both say they are rank {}: one run has one file per rank; {}", it->second.first, r.source, r.rank, kHint));
-    warnings.push_back(fmt::format("{} and {} both claim rank {} (one of them guessed from its place among the files)", it->second.first, r.source, r.rank));
+      throw MixedRunsError(fmt::format("{} and {} both say they are rank {}: one run has one file per rank; {}",
+                                       it->second.first, r.source, r.rank, kHint));
+    warnings.push_back(fmt::format("{} and {} both claim rank {} (one of them guessed from its place among the files)",
+                                   it->second.first, r.source, r.rank));
   }
   // Start times: one run's ranks start together.
   const RankHeader *early = nullptr, *late = nullptr;
@@ -267,9 +286,10 @@ void check_one_run(const std::vector<RankHeader>& ranks, std::vector<std::string
   int64_t spread;  // hi >= lo, but the two may be further apart than int64 holds
   if (__builtin_sub_overflow(hi, lo, &spread)) spread = INT64_MAX;
   if (early && late && spread > kRunStartSpreadNs)
-    warnings.push_back(fmt::format("{} starts {} after {} on the wall clock (first events, through each trace's clock_sync or Kineto's wall-clock "
-                                   "times): the ranks of one run start together; are these files from different runs?",
-                                   late->source, duration(spread), early->source));
+    warnings.push_back(fmt::format(
+        "{} starts {} after {} on the wall clock (first events, through each trace's clock_sync or Kineto's wall-clock "
+        "times): the ranks of one run start together; are these files from different runs?",
+        late->source, duration(spread), early->source));
 }
 
 std::vector<fs::path> expand_inputs(const std::vector<fs::path>& paths) {
@@ -283,7 +303,8 @@ std::vector<fs::path> expand_inputs(const std::vector<fs::path>& paths) {
       if (ec) throw trace::TraceError(p.string(), 0, fmt::format("cannot list this directory: {}", ec.message()));
       for (const auto& entry : listing) {
         if (entry.is_regular_file() && is_trace_name(entry.path())) found.push_back(entry.path());
-        else if (entry.is_directory()) subdirs.push_back(entry.path().filename().string());
+        else if (entry.is_directory())
+          subdirs.push_back(entry.path().filename().string());
       }
       if (found.empty()) {
         // A run per subdirectory (control/ and test/, one per rank...) is common: name them rather than guess
@@ -292,9 +313,11 @@ std::vector<fs::path> expand_inputs(const std::vector<fs::path>& paths) {
         std::sort(subdirs.begin(), subdirs.end());
         for (size_t i = 0; i < subdirs.size() && i < 8; ++i) hint += (i ? ", " : "") + subdirs[i] + "/";
         if (subdirs.size() > 8) hint += ", ...";
-        throw trace::TraceError(p.string(), 0,
-                                "no trace files (*.json, *.json.gz, *.sqlite) in this directory" +
-                                    (hint.empty() ? std::string() : "; it has subdirectories (" + hint + "): give the ones that hold one run's traces"));
+        throw trace::TraceError(
+            p.string(), 0,
+            "no trace files (*.json, *.json.gz, *.sqlite) in this directory" +
+                (hint.empty() ? std::string()
+                              : "; it has subdirectories (" + hint + "): give the ones that hold one run's traces"));
       }
       std::sort(found.begin(), found.end());
       out.insert(out.end(), found.begin(), found.end());
@@ -319,7 +342,8 @@ LoadResult load_each(const std::vector<fs::path>& paths, const LoadOptions& opti
   try {
     step_pattern.emplace(options.step_pattern.empty() ? model::kDefaultStepPattern : options.step_pattern);
   } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(fmt::format("--step-pattern '{}' is not a regular expression (RE2 syntax): {}", options.step_pattern, e.what()));
+    throw std::invalid_argument(fmt::format("--step-pattern '{}' is not a regular expression (RE2 syntax): {}",
+                                            options.step_pattern, e.what()));
   }
   std::vector<fs::path> files = expand_inputs(paths);
   // A file found by listing a directory that no importer reads (a training log, say) is passed over with a
@@ -364,12 +388,14 @@ LoadResult load_each(const std::vector<fs::path>& paths, const LoadOptions& opti
         progress.file_started(i, files[i].string(), disk);
         const trace::ParseHook hook = [&](uint64_t text_bytes, uint64_t events) {
           if (options.cancel && options.cancel->load(std::memory_order_relaxed)) throw Cancelled();
-          const uint64_t done = text_size ? uint64_t(double(std::min(text_bytes, text_size)) / double(text_size) * double(disk)) : 0;
+          const uint64_t done =
+              text_size ? uint64_t(double(std::min(text_bytes, text_size)) / double(text_size) * double(disk)) : 0;
           progress.reading(i, files[i].string(), done, disk, events);
         };
         trace::ParseProgressScope progress_scope(&hook);
         try {
-          std::optional<Claimed> claimed = options.claim ? options.claim(options.first_order + i, files[i]) : std::nullopt;
+          std::optional<Claimed> claimed =
+              options.claim ? options.claim(options.first_order + i, files[i]) : std::nullopt;
           if (claimed) {
             headers[i].push_back(std::move(claimed->header));
             file_warnings[i] = std::move(claimed->warnings);
@@ -381,7 +407,9 @@ LoadResult load_each(const std::vector<fs::path>& paths, const LoadOptions& opti
               // An injected program's own step ranges (NVTX "step 3"): steps the importer did not know to look for.
               std::vector<model::Step> own = model::steps_matching(rank, *step_pattern);
               const bool device = std::any_of(rank.tracks.begin(), rank.tracks.end(), [](const model::Track& tr) {
-                return std::any_of(tr.events.begin(), tr.events.end(), [](const model::Event& e) { return e.is_device() && e.issued_ns != model::kUnknown; });
+                return std::any_of(tr.events.begin(), tr.events.end(), [](const model::Event& e) {
+                  return e.is_device() && e.issued_ns != model::kUnknown;
+                });
               });
               if (!own.empty()) model::set_steps(rank, std::move(own), device);
             }
@@ -391,7 +419,8 @@ LoadResult load_each(const std::vector<fs::path>& paths, const LoadOptions& opti
               const uint64_t place = options.first_order + i;
               rank.rank = int(place);
               if ((options.run_files ? options.run_files : files.size()) > 1)
-                warnings.push_back(fmt::format("{}: the trace does not say its rank; using {} (its place among the files)", rank.source, place));
+                warnings.push_back(fmt::format(
+                    "{}: the trace does not say its rank; using {} (its place among the files)", rank.source, place));
             }
             for (std::string& w : rank.warnings) warnings.push_back(w);
             RankHeader header = header_of(rank, given);
@@ -417,7 +446,8 @@ LoadResult load_each(const std::vector<fs::path>& paths, const LoadOptions& opti
             if (!imp) {
               std::string_view head = text->text().substr(0, 64 * 1024);
               if (head.find_first_not_of(" \t\r\n") == std::string_view::npos)
-                throw trace::TraceError(files[i].string(), 0, text->size == 0 ? "empty file" : "file holds only whitespace");
+                throw trace::TraceError(files[i].string(), 0,
+                                        text->size == 0 ? "empty file" : "file holds only whitespace");
               imp = registry->find(head);
             }
             if (!imp && !named.count(files[i])) {
@@ -425,22 +455,25 @@ LoadResult load_each(const std::vector<fs::path>& paths, const LoadOptions& opti
               continue;
             }
             if (!imp)
-              throw trace::TraceError(files[i].string(), 0,
-                                      fmt::format("unknown format: no importer reads it (tried: {})", fmt::join(registry->names(), ", ")));
+              throw trace::TraceError(
+                  files[i].string(), 0,
+                  fmt::format("unknown format: no importer reads it (tried: {})", fmt::join(registry->names(), ", ")));
             if (imp->reads_file()) {
               std::error_code ec;
               sizes[i] = text ? text->size : fs::file_size(files[i], ec);
               // A gzip'd database: inflated to a temporary file the importer can open, removed after the read.
               if (text) copy.emplace(files[i], *text), text.reset();
               Input in{.path = files[i].string(), .file = copy ? copy->path.string() : files[i].string()};
-              imp->read_ranks(std::move(in), options.keep_args, [&](model::Rank&& r, model::EventArgs&& a) { deliver(r, a); });
+              imp->read_ranks(std::move(in), options.keep_args,
+                              [&](model::Rank&& r, model::EventArgs&& a) { deliver(r, a); });
             } else if (!dynamic_cast<const ArgsImporter*>(imp) && !dynamic_cast<const ParallelImporter*>(imp)) {
               // A plugin's importer: one rank or several, through read_ranks (read() unless it has more to say).
               sizes[i] = text->size;
               FileText t = std::move(*text);
               text.reset();
               Input in{files[i].string(), t.data, t.size, std::move(t.owner), t.gzip, t.gzip_cut_at};
-              imp->read_ranks(std::move(in), options.keep_args, [&](model::Rank&& r, model::EventArgs&& a) { deliver(r, a); });
+              imp->read_ranks(std::move(in), options.keep_args,
+                              [&](model::Rank&& r, model::EventArgs&& a) { deliver(r, a); });
             } else {
               FileText t = std::move(*text);
               text.reset();
@@ -460,7 +493,8 @@ LoadResult load_each(const std::vector<fs::path>& paths, const LoadOptions& opti
               } catch (const ReadAs& again) {
                 // The head chose one importer, the whole file says another (its header after its events).
                 const Importer* other = registry->named(again.importer);
-                if (!other || other == imp) throw trace::TraceError(files[i].string(), 0, "unknown format: the importers disagree about it");
+                if (!other || other == imp)
+                  throw trace::TraceError(files[i].string(), 0, "unknown format: the importers disagree about it");
                 args = {};
                 rank = read_with(other, read_text(files[i]));
               }
@@ -469,10 +503,11 @@ LoadResult load_each(const std::vector<fs::path>& paths, const LoadOptions& opti
           }
         } catch (const std::bad_alloc&) {
           // A bare "std::bad_alloc" names neither the file nor the way out.
-          errors[i] = std::make_exception_ptr(trace::TraceError(
-              files[i].string(), 0,
-              fmt::format("out of memory while loading it (the text limit is {}; --max-trace-bytes lowers it, or give fewer files at once)",
-                          trace::show_bytes(trace::max_text_bytes()))));
+          errors[i] = std::make_exception_ptr(
+              trace::TraceError(files[i].string(), 0,
+                                fmt::format("out of memory while loading it (the text limit is {}; --max-trace-bytes "
+                                            "lowers it, or give fewer files at once)",
+                                            trace::show_bytes(trace::max_text_bytes()))));
         } catch (...) {
           errors[i] = std::current_exception();
         }
@@ -498,7 +533,9 @@ LoadResult load_each(const std::vector<fs::path>& paths, const LoadOptions& opti
   }
   const size_t taken = size_t(std::count(ours.begin(), ours.end(), 1));
   if (taken == 0) return result;
-  if (failed == taken) std::rethrow_exception(*std::find_if(errors.begin(), errors.end(), [](const std::exception_ptr& e) { return bool(e); }));
+  if (failed == taken)
+    std::rethrow_exception(
+        *std::find_if(errors.begin(), errors.end(), [](const std::exception_ptr& e) { return bool(e); }));
   if (size_t(std::count(skipped.begin(), skipped.end(), 1)) == taken)
     throw trace::TraceError(files.front().parent_path().string(), 0, "no file here is a trace any importer reads");
 
@@ -517,7 +554,9 @@ LoadResult load_each(const std::vector<fs::path>& paths, const LoadOptions& opti
   return result;
 }
 
-std::string passed_over(const std::string& path) { return fmt::format("{}: passed over: not a trace (no importer reads it)", path); }
+std::string passed_over(const std::string& path) {
+  return fmt::format("{}: passed over: not a trace (no importer reads it)", path);
+}
 
 LoadResult load(const std::vector<fs::path>& paths, const LoadOptions& options) {
   std::mutex mu;

@@ -21,7 +21,7 @@ namespace shardscope::plugins {
 struct LoadProgress {
   size_t files_done = 0, files = 0;
   uint64_t bytes_done = 0, bytes = 0;  // on disk; bytes_done counts the parsed share of the files being read
-  std::string file;                     // the file just finished; empty until one has
+  std::string file;                    // the file just finished; empty until one has
   // The file this call is about while it is read (empty in the first call and after a file ends): how much
   // of it is parsed, in bytes on disk (a gzip file's parsed text scaled to its compressed size), and its
   // events so far.
@@ -60,7 +60,7 @@ struct Claimed {
 };
 
 struct LoadOptions {
-  const Registry* registry = nullptr;  // nullptr: the built-in importers plus SHARDSCOPE_PLUGIN_PATH
+  const Registry* registry = nullptr;                    // nullptr: the built-in importers plus SHARDSCOPE_PLUGIN_PATH
   std::function<void(const LoadProgress&)> on_progress;  // empty: none
   // Set (from any thread) to stop the load: it throws Cancelled. nullptr: cannot be cancelled.
   const std::atomic<bool>* cancel = nullptr;
@@ -129,12 +129,12 @@ void check_one_run(const std::vector<RankHeader>& ranks, std::vector<std::string
 // is in memory. The sink is called from several threads at once; what it throws fails that file like an
 // import error. Throws as load() does, after every file is read; the result's trace is empty.
 struct LoadedRank {
-  uint64_t order;                           // the file's place among the inputs
+  uint64_t order;  // the file's place among the inputs
   model::Rank& rank;
-  model::EventArgs& args;                   // empty unless LoadOptions::keep_args
+  model::EventArgs& args;  // empty unless LoadOptions::keep_args
   const RankHeader& header;
   const std::vector<std::string>& warnings;  // the file's: the rank guessed, what its importer noticed
-  uint64_t bytes;                           // the file's size on disk
+  uint64_t bytes;                            // the file's size on disk
 };
 using RankSink = std::function<void(LoadedRank&)>;
 LoadResult load_each(const std::vector<std::filesystem::path>& paths, const LoadOptions& options, const RankSink& sink);

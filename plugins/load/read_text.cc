@@ -84,7 +84,8 @@ FileText read_text(const std::filesystem::path& path) {
   // Cut off, several members, a trailer that lies, or over 4 GiB: zlib's streaming inflate keeps what
   // inflated before a cut and stops at the limit.
   auto text = std::make_shared<std::string>();
-  std::optional<uint64_t> cut = trace::inflate_gzip(std::string_view(raw, raw_size), path.string(), *text, plausible ? isize : 0);
+  std::optional<uint64_t> cut =
+      trace::inflate_gzip(std::string_view(raw, raw_size), path.string(), *text, plausible ? isize : 0);
   m.reset();
   // A truncated stream inflates less than a whole file would; flag it so the message can say why.
   if (cut) f.gzip_cut_at = text->size();

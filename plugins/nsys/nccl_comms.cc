@@ -23,8 +23,9 @@ void read_ranges(Export& x, NcclComms& out) {
   const bool json = x.db.has_column(t, k::kJsonText), binary = x.db.has_column(t, k::kBinaryData);
   if (!x.db.has_column(t, k::kGlobalTid) || (!json && !binary)) return;
   const std::string j = json ? quoted(k::kJsonText) : "NULL", b = binary ? quoted(k::kBinaryData) : "NULL";
-  Stmt q(x.db, fmt::format("SELECT {} >> {}, {}, {}, {}, {}, {} FROM {} WHERE {} IS NOT NULL OR {} IS NOT NULL", quoted(k::kGlobalTid), k::kTidBits,
-                           x.column(t, k::kText), x.column(t, k::kTextId), x.column(t, k::kDomainId), j, b, quoted(t), j, b));
+  Stmt q(x.db, fmt::format("SELECT {} >> {}, {}, {}, {}, {}, {} FROM {} WHERE {} IS NOT NULL OR {} IS NOT NULL",
+                           quoted(k::kGlobalTid), k::kTidBits, x.column(t, k::kText), x.column(t, k::kTextId),
+                           x.column(t, k::kDomainId), j, b, quoted(t), j, b));
   std::optional<NvtxSchemas> schemas;  // read when the first binary payload is met
   std::vector<std::string> missing;
   size_t undescribed = 0;  // said by the ranks' own reads (nsys_rank.cc), not twice here
@@ -66,7 +67,8 @@ void read_table(Export& x, NcclComms& out) {
       break;
     }
   Stmt q(x.db, fmt::format("SELECT {}, {}, {} FROM {}", quoted(k::kCommHash), process,
-                           out.table_size_column.empty() ? std::string("NULL") : nsys::quoted(out.table_size_column), nsys::quoted(t)));
+                           out.table_size_column.empty() ? std::string("NULL") : nsys::quoted(out.table_size_column),
+                           nsys::quoted(t)));
   while (q.row()) {
     const std::optional<uint64_t> comm = comm_id(q, 0);
     if (!comm) continue;

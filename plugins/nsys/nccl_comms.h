@@ -32,11 +32,11 @@ struct CommSize {
 };
 
 struct NcclComms {
-  std::map<uint64_t, int> table_size;              // commHash -> the composite table's size column
-  std::map<uint64_t, int> init_size;               // commHash -> "No. of ranks" of a communicator init
-  std::map<uint64_t, std::set<int64_t>> members;   // commHash -> processes (globalTid >> 24) using it
-  std::map<int64_t, std::pair<int, int>> ranks;    // process -> (rank, nranks) in its largest communicator
-  std::string table_size_column;                   // the composite table's size column, or empty
+  std::map<uint64_t, int> table_size;             // commHash -> the composite table's size column
+  std::map<uint64_t, int> init_size;              // commHash -> "No. of ranks" of a communicator init
+  std::map<uint64_t, std::set<int64_t>> members;  // commHash -> processes (globalTid >> 24) using it
+  std::map<int64_t, std::pair<int, int>> ranks;   // process -> (rank, nranks) in its largest communicator
+  std::string table_size_column;                  // the composite table's size column, or empty
 
   // The size of `comm`: the table's, else a communicator init's, else the processes using it where that is
   // at least two (one process of a file may be one report of a per-rank capture: not the group).

@@ -19,11 +19,13 @@ model::CollectiveKind kind_of(std::string_view name) {
 }  // namespace
 
 size_t link_nccl(std::vector<NcclRange>& ranges, std::vector<NcclLaunch>& launches) {
-  std::sort(ranges.begin(), ranges.end(), [](const NcclRange& a, const NcclRange& b) { return a.tid != b.tid ? a.tid < b.tid : a.start < b.start; });
+  std::sort(ranges.begin(), ranges.end(),
+            [](const NcclRange& a, const NcclRange& b) { return a.tid != b.tid ? a.tid < b.tid : a.start < b.start; });
   size_t described = 0;
   for (NcclLaunch& l : launches) {
     // The innermost range on the thread that holds the launch: the last one starting at or before it.
-    auto lo = std::lower_bound(ranges.begin(), ranges.end(), l.tid, [](const NcclRange& r, int64_t t) { return r.tid < t; });
+    auto lo =
+        std::lower_bound(ranges.begin(), ranges.end(), l.tid, [](const NcclRange& r, int64_t t) { return r.tid < t; });
     auto hi = std::upper_bound(lo, ranges.end(), l.tid, [](int64_t t, const NcclRange& r) { return t < r.tid; });
     auto after = std::upper_bound(lo, hi, l.at, [](int64_t t, const NcclRange& r) { return t < r.start; });
     const NcclRange* holder = nullptr;
@@ -62,7 +64,8 @@ size_t link_nccl(std::vector<NcclRange>& ranges, std::vector<NcclLaunch>& launch
       }
       if (c->name == k::kNcclSend || c->name == k::kNcclRecv) {
         if (c->peer < 0 || (peer >= 0 && c->peer != peer)) one_peer = false;
-        else peer = c->peer;
+        else
+          peer = c->peer;
       }
       model::CollectiveKind ck = kind_of(c->name);
       if (ck == model::CollectiveKind::None || ck == model::CollectiveKind::Unknown) continue;

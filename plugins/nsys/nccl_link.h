@@ -18,15 +18,15 @@ struct NcclRange {
   std::string name;  // "ncclAllReduce"
   int64_t bytes = -1;
   int nranks = 0;
-  int peer = -1;  // ncclSend / ncclRecv: the other rank, where the payload says
+  int peer = -1;                 // ncclSend / ncclRecv: the other rank, where the payload says
   std::optional<uint64_t> comm;  // the communicator (commHash), where the payload says
 };
 
 struct NcclLaunch {
-  model::Event* kernel;  // valid until the rank's tracks change
-  int64_t tid;           // the launching thread
-  int64_t at;            // the launch call's start
-  int peer = -1;         // out: the peer of a send/recv kernel whose calls all name the same one
+  model::Event* kernel;          // valid until the rank's tracks change
+  int64_t tid;                   // the launching thread
+  int64_t at;                    // the launch call's start
+  int peer = -1;                 // out: the peer of a send/recv kernel whose calls all name the same one
   std::optional<uint64_t> comm;  // out: the communicator its calls name (all the same one)
 };
 

@@ -18,7 +18,8 @@ std::string nccl_ops_table(Db& db) {
   return "";
 }
 
-NcclOpsResult read_nccl_ops(Export& x, model::Rank& r, const std::vector<plugins::gpu_join::DeviceWork>& launched, int64_t lo, int64_t hi, bool only) {
+NcclOpsResult read_nccl_ops(Export& x, model::Rank& r, const std::vector<plugins::gpu_join::DeviceWork>& launched,
+                            int64_t lo, int64_t hi, bool only) {
   NcclOpsResult out;
   out.table = nccl_ops_table(x.db);
   if (out.table.empty()) return out;
@@ -42,13 +43,14 @@ NcclOpsResult read_nccl_ops(Export& x, model::Rank& r, const std::vector<plugins
         where = fmt::format(" WHERE {0} >= ?1 AND {0} < ?2", quoted(id));
         break;
       }
-  Stmt q(x.db, fmt::format("SELECT {}, {}, {}, {}, {} FROM {}{}", quoted(k::kCorrelationId), quoted(k::kCommHash), quoted(k::kSeqNumber),
-                           col(k::kOperationId), bytes, nsys::quoted(t), where));
+  Stmt q(x.db, fmt::format("SELECT {}, {}, {}, {}, {} FROM {}{}", quoted(k::kCorrelationId), quoted(k::kCommHash),
+                           quoted(k::kSeqNumber), col(k::kOperationId), bytes, nsys::quoted(t), where));
   if (!where.empty()) q.bind(1, lo).bind(2, hi);
   // The device events by correlationId.
   std::vector<uint32_t> by_corr(launched.size());
   for (uint32_t i = 0; i < by_corr.size(); ++i) by_corr[i] = i;
-  std::sort(by_corr.begin(), by_corr.end(), [&](uint32_t a, uint32_t b) { return launched[a].correlation < launched[b].correlation; });
+  std::sort(by_corr.begin(), by_corr.end(),
+            [&](uint32_t a, uint32_t b) { return launched[a].correlation < launched[b].correlation; });
   std::unordered_map<std::string, model::StringId> groups;
   while (q.row()) {
     ++out.rows;
@@ -66,7 +68,8 @@ NcclOpsResult read_nccl_ops(Export& x, model::Rank& r, const std::vector<plugins
       kind = model::collective_from_op_name(op);
     }
     const int64_t size = q.i64_or(4, model::kUnknown);
-    auto it = std::lower_bound(by_corr.begin(), by_corr.end(), corr, [&](uint32_t i, int64_t c) { return launched[i].correlation < c; });
+    auto it = std::lower_bound(by_corr.begin(), by_corr.end(), corr,
+                               [&](uint32_t i, int64_t c) { return launched[i].correlation < c; });
     for (; it != by_corr.end() && launched[*it].correlation == corr; ++it) {
       model::Event& e = r.tracks[launched[*it].at.track].events[launched[*it].at.index];
       if (e.cls != model::IntervalClass::Communication) continue;

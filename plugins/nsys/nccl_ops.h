@@ -33,6 +33,7 @@ struct NcclOpsResult {
 // Gives each NCCL kernel of `launched` (device events with their correlationId) its operation's communicator
 // and sequence number (Event::group, Event::seq), kind and bytes. `where` / `lo` / `hi`: the process's rows
 // (a globalPid or globalTid range), empty for all.
-NcclOpsResult read_nccl_ops(Export& x, model::Rank& r, const std::vector<plugins::gpu_join::DeviceWork>& launched, int64_t lo, int64_t hi, bool only);
+NcclOpsResult read_nccl_ops(Export& x, model::Rank& r, const std::vector<plugins::gpu_join::DeviceWork>& launched,
+                            int64_t lo, int64_t hi, bool only);
 
 }  // namespace shardscope::nsys

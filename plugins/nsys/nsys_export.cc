@@ -31,11 +31,15 @@ std::optional<int> small_int(std::string_view v) {
 
 Export::Export(const std::string& file, const std::string& name) : db(file, name), file(file) {
   const bool any = db.has_table(k::kStringIds) || db.has_table(k::kNvtx) || db.has_table(k::kRuntime) ||
-                   std::any_of(std::begin(kActivityTables), std::end(kActivityTables), [&](const char* t) { return db.has_table(t); });
+                   std::any_of(std::begin(kActivityTables), std::end(kActivityTables),
+                               [&](const char* t) { return db.has_table(t); });
   if (!any)
-    throw trace::TraceError(name, 0, fmt::format("not an Nsight Systems export: a SQLite database with none of its tables ({}, {}, {}, {}); it has {} table(s)",
-                                                 k::kStringIds, k::kKernel, k::kRuntime, k::kNvtx, db.tables().size()));
-  for (const char* t : {k::kStringIds, k::kKernel, k::kMemcpy, k::kMemset, k::kSync, k::kRuntime, k::kNvtx, k::kSessionStart})
+    throw trace::TraceError(name, 0,
+                            fmt::format("not an Nsight Systems export: a SQLite database with none of its tables ({}, "
+                                        "{}, {}, {}); it has {} table(s)",
+                                        k::kStringIds, k::kKernel, k::kRuntime, k::kNvtx, db.tables().size()));
+  for (const char* t :
+       {k::kStringIds, k::kKernel, k::kMemcpy, k::kMemset, k::kSync, k::kRuntime, k::kNvtx, k::kSessionStart})
     if (!db.has_table(t)) missing.push_back(t);
   if (db.has_table(k::kStringIds) && db.has_column(k::kStringIds, k::kId) && db.has_column(k::kStringIds, k::kValue)) {
     Stmt q(db, fmt::format("SELECT {}, {} FROM {}", quoted(k::kId), quoted(k::kValue), quoted(k::kStringIds)));
@@ -70,7 +74,8 @@ void Export::read_meta() {
     Stmt q(db, fmt::format("SELECT {}, {} FROM {}", quoted(k::kMetaName), quoted(k::kMetaValue), quoted(t)));
     while (q.row()) {
       if (q.text(0) == k::kSchemaVersion) schema_version = q.text(1);
-      else if (q.text(0) == k::kProductVersion) product_version = q.text(1);
+      else if (q.text(0) == k::kProductVersion)
+        product_version = q.text(1);
     }
     return;
   }
@@ -91,7 +96,8 @@ std::vector<Process> Export::processes(std::vector<std::string>& warnings) {
       if (!q.null(0)) keys.insert(q.i64(0));
   }
   for (const char* t : {k::kRuntime, k::kNvtx}) {
-    if (!keys.empty() && t == std::string_view(k::kNvtx)) break;  // NVTX alone makes a process a rank only in a capture without CUDA
+    if (!keys.empty() && t == std::string_view(k::kNvtx))
+      break;  // NVTX alone makes a process a rank only in a capture without CUDA
     if (!db.has_column(t, k::kGlobalTid)) continue;
     Stmt q(db, fmt::format("SELECT DISTINCT {} >> {} FROM {}", quoted(k::kGlobalTid), k::kTidBits, quoted(t)));
     while (q.row())
@@ -99,7 +105,9 @@ std::vector<Process> Export::processes(std::vector<std::string>& warnings) {
   }
   if (!by_pid && keys.size() > 1) {
     // GPU work that does not say its process cannot be dealt out among several.
-    warnings.push_back(fmt::format("{}: the GPU activity tables have no {} column: all GPU work is read as the first process's", db.name(), k::kGlobalPid));
+    warnings.push_back(
+        fmt::format("{}: the GPU activity tables have no {} column: all GPU work is read as the first process's",
+                    db.name(), k::kGlobalPid));
   }
   if (keys.empty()) keys.insert(0);  // an export with no process ids at all: one rank
   std::map<int64_t, std::string> names;
@@ -108,8 +116,10 @@ std::vector<Process> Export::processes(std::vector<std::string>& warnings) {
     while (q.row()) names[q.i64(0) >> k::kTidBits] = std::string(q.text(1));
   }
   std::vector<Process> out;
-  for (int64_t key : keys) out.push_back({key, key & k::kTidMask, names.count(key) ? names[key] : std::string(), -1, 0, ""});
-  std::sort(out.begin(), out.end(), [](const Process& a, const Process& b) { return a.pid != b.pid ? a.pid < b.pid : a.key < b.key; });
+  for (int64_t key : keys)
+    out.push_back({key, key & k::kTidMask, names.count(key) ? names[key] : std::string(), -1, 0, ""});
+  std::sort(out.begin(), out.end(),
+            [](const Process& a, const Process& b) { return a.pid != b.pid ? a.pid < b.pid : a.key < b.key; });
 
   // The launcher's rank variables in the environments nsys recorded of the processes it launched
   // (META_DATA_CAPTURE: PROCESS_n:PID, PROCESS_n:ENVIRONMENT_VARIABLE NAME="value").
@@ -121,8 +131,8 @@ std::vector<Process> Export::processes(std::vector<std::string>& warnings) {
   };
   std::map<std::string, Launched> launched;
   if (db.has_column(k::kMetaCapture, k::kMetaName) && db.has_column(k::kMetaCapture, k::kMetaValue)) {
-    Stmt q(db, fmt::format("SELECT {}, {} FROM {} WHERE {} LIKE 'PROCESS\\_%' ESCAPE '\\'", quoted(k::kMetaName), quoted(k::kMetaValue),
-                           quoted(k::kMetaCapture), quoted(k::kMetaName)));
+    Stmt q(db, fmt::format("SELECT {}, {} FROM {} WHERE {} LIKE 'PROCESS\\_%' ESCAPE '\\'", quoted(k::kMetaName),
+                           quoted(k::kMetaValue), quoted(k::kMetaCapture), quoted(k::kMetaName)));
     while (q.row()) {
       std::string_view n = q.text(0), v = q.text(1);
       size_t colon = n.find(':');
@@ -148,7 +158,8 @@ std::vector<Process> Export::processes(std::vector<std::string>& warnings) {
     if (l.rank) with_rank.push_back(&l);
   for (Process& p : out)
     for (const Launched* l : with_rank)
-      if (l->pid == p.pid || (out.size() == 1 && with_rank.size() == 1)) p.rank = *l->rank, p.world_size = l->world.value_or(0), p.rank_from = l->from;
+      if (l->pid == p.pid || (out.size() == 1 && with_rank.size() == 1))
+        p.rank = *l->rank, p.world_size = l->world.value_or(0), p.rank_from = l->from;
 
   // NCCL's own rank, from its communicator-init range payloads: the rank in the process's largest
   // communicator (the world's), where every process without a launcher's rank has one and no two share it
@@ -167,16 +178,18 @@ std::vector<Process> Export::processes(std::vector<std::string>& warnings) {
     from_nccl.emplace_back(&p, it->second);
   }
   if (clash) {
-    warnings.push_back(fmt::format("{}: NCCL's communicator-init payloads give two processes the same rank: not used", db.name()));
+    warnings.push_back(
+        fmt::format("{}: NCCL's communicator-init payloads give two processes the same rank: not used", db.name()));
   } else if (!from_nccl.empty()) {
     std::vector<std::string> said;
     for (auto& [p, r] : from_nccl) {
       p->rank = r.first, p->world_size = r.second, p->rank_from = "NCCL";
       said.push_back(fmt::format("pid {} -> rank {} of {}", p->pid, r.first, r.second));
     }
-    warnings.push_back(fmt::format("{}: ranks from NCCL's communicator-init payloads (the process's largest communicator; no rank variable in the "
-                                   "environment): {}",
-                                   db.name(), fmt::join(said, ", ")));
+    warnings.push_back(fmt::format(
+        "{}: ranks from NCCL's communicator-init payloads (the process's largest communicator; no rank variable in the "
+        "environment): {}",
+        db.name(), fmt::join(said, ", ")));
   }
 
   if (out.size() > 1 && std::any_of(out.begin(), out.end(), [](const Process& p) { return p.rank < 0; })) {
@@ -186,9 +199,10 @@ std::vector<Process> Export::processes(std::vector<std::string>& warnings) {
       said.push_back(fmt::format("pid {} -> rank {}", out[i].pid, i));
     }
     for (Process& p : out) p.world_size = std::max(p.world_size, int(out.size()));
-    warnings.push_back(fmt::format("{}: {} processes and no rank variable (RANK, SLURM_PROCID, OMPI_COMM_WORLD_RANK) or NCCL rank for each: ranks "
-                                   "given in pid order ({})",
-                                   db.name(), out.size(), fmt::join(said, ", ")));
+    warnings.push_back(fmt::format(
+        "{}: {} processes and no rank variable (RANK, SLURM_PROCID, OMPI_COMM_WORLD_RANK) or NCCL rank for each: ranks "
+        "given in pid order ({})",
+        db.name(), out.size(), fmt::join(said, ", ")));
   }
   return out;
 }

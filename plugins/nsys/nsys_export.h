@@ -16,7 +16,7 @@ struct Process {
   int64_t key = 0;  // globalPid >> 24: the process (with its VM bits), the same in globalTid >> 24
   int64_t pid = 0;
   std::string name;
-  int rank = -1;      // -1: the file does not say
+  int rank = -1;  // -1: the file does not say
   int world_size = 0;
   std::string rank_from;  // "RANK", "NCCL", "pid order"
 };
@@ -27,7 +27,7 @@ class Export {
   Export(const std::string& file, const std::string& name);
 
   Db db;
-  std::string file;  // what was opened (a second connection opens it again: prefetch.h)
+  std::string file;                  // what was opened (a second connection opens it again: prefetch.h)
   std::vector<std::string> missing;  // tables and columns looked for and not found
   std::string schema_version, product_version;
   bool has_base = false;

@@ -37,7 +37,8 @@ size_t derive_units(model::Rank& rank, const std::vector<std::pair<int64_t, int6
       if (e.is_device() && e.issued_ns != model::kUnknown) {
         auto c = std::lower_bound(calls.begin(), calls.end(), std::pair(e.issued_ns, INT64_MIN));
         if (c != calls.end() && c->first == e.issued_ns)
-          if (auto h = host_track.find(c->second); h != host_track.end()) launches.push_back({uint32_t(events.size()), h->second});
+          if (auto h = host_track.find(c->second); h != host_track.end())
+            launches.push_back({uint32_t(events.size()), h->second});
       }
       events.push_back(e);
       track_of.push_back(t);

@@ -12,7 +12,8 @@
 namespace shardscope::plugins {
 
 bool NsysImporter::can_read(std::string_view head) const {
-  return head.size() >= sizeof nsys_keys::kSqliteMagic && std::memcmp(head.data(), nsys_keys::kSqliteMagic, sizeof nsys_keys::kSqliteMagic) == 0;
+  return head.size() >= sizeof nsys_keys::kSqliteMagic &&
+         std::memcmp(head.data(), nsys_keys::kSqliteMagic, sizeof nsys_keys::kSqliteMagic) == 0;
 }
 
 model::Rank NsysImporter::read(Input in) const {

@@ -23,8 +23,8 @@ inline constexpr const char* kPayloadEntries = "NVTX_PAYLOAD_SCHEMA_ENTRIES";
 inline constexpr const char* kProcesses = "PROCESSES";
 inline constexpr const char* kThreadNames = "ThreadNames";
 inline constexpr const char* kSessionStart = "TARGET_INFO_SESSION_START_TIME";
-inline constexpr const char* kMetaExport = "META_DATA_EXPORT";    // schema 3.x
-inline constexpr const char* kMetaCapture = "META_DATA_CAPTURE";  // schema 3.x: the launched processes' environments
+inline constexpr const char* kMetaExport = "META_DATA_EXPORT";     // schema 3.x
+inline constexpr const char* kMetaCapture = "META_DATA_CAPTURE";   // schema 3.x: the launched processes' environments
 inline constexpr const char* kOldMetaExport = "EXPORT_META_DATA";  // schema 2.x names
 
 // Columns.
@@ -67,7 +67,8 @@ inline constexpr const char* kSeqNumber = "seqNumber";
 inline constexpr const char* kOperationId = "operationId";
 inline constexpr const char* kMessageSize = "messageSize";
 // Its communicator's size, where it has one (nccl_comms.h): the first of these it has, in this order.
-inline constexpr const char* kNcclTableRanks[] = {"nranks", "nRanks", "numRanks", "commSize", "commNranks", "groupSize"};
+inline constexpr const char* kNcclTableRanks[] = {"nranks",   "nRanks",     "numRanks",
+                                                  "commSize", "commNranks", "groupSize"};
 
 // META_DATA_EXPORT / META_DATA_CAPTURE rows.
 inline constexpr const char* kMetaName = "name";
@@ -119,7 +120,9 @@ inline constexpr const char* kPayloadComm = "NCCL communicator ID";
 inline constexpr const char* kArgPeer = "peer";
 
 // CUPTI_ACTIVITY_MEMCPY_KIND and CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE, as Kineto names them.
-inline constexpr const char* kMemcpyKinds[] = {"Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};
-inline constexpr const char* kSyncNames[] = {"Unknown Sync", "Event Sync", "Stream Wait Event", "Stream Sync", "Context Sync"};
+inline constexpr const char* kMemcpyKinds[] = {"Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
+                                               "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
+inline constexpr const char* kSyncNames[] = {"Unknown Sync", "Event Sync", "Stream Wait Event", "Stream Sync",
+                                             "Context Sync"};
 
 }  // namespace shardscope::nsys_keys

@@ -19,11 +19,14 @@ bool shallow(std::string_view t, int limit) {
     char c = t[i];
     if (in_string) {
       if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') in_string = true;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"')
+      in_string = true;
     else if (c == '{' || c == '[') {
       if (++depth > limit) return false;
-    } else if (c == '}' || c == ']') --depth;
+    } else if (c == '}' || c == ']')
+      --depth;
   }
   return true;
 }
@@ -43,7 +46,8 @@ void collect(const nlohmann::json& j, NcclPayload& p) {
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (it.key() == k::kPayloadComm) {
       // A 64-bit hash: an unsigned integer, or text.
-      if (it->is_number_integer()) p.comm = it->is_number_unsigned() ? it->get<uint64_t>() : uint64_t(it->get<int64_t>()), p.any = true;
+      if (it->is_number_integer())
+        p.comm = it->is_number_unsigned() ? it->get<uint64_t>() : uint64_t(it->get<int64_t>()), p.any = true;
       else if (it->is_string())
         if (auto c = comm_id(it->get_ref<const std::string&>())) p.comm = c, p.any = true;
       continue;
@@ -51,9 +55,12 @@ void collect(const nlohmann::json& j, NcclPayload& p) {
     auto v = integer(*it);
     if (v && *v >= 0) {
       if (it.key() == k::kPayloadBytes) p.bytes = *v, p.any = true;
-      else if (it.key() == k::kPayloadPeer && *v <= INT32_MAX) p.peer = int(*v), p.any = true;
-      else if (it.key() == k::kPayloadRanks && *v <= INT32_MAX) p.nranks = int(*v), p.any = true;
-      else if (it.key() == k::kPayloadRank && *v <= INT32_MAX) p.rank = int(*v), p.any = true;
+      else if (it.key() == k::kPayloadPeer && *v <= INT32_MAX)
+        p.peer = int(*v), p.any = true;
+      else if (it.key() == k::kPayloadRanks && *v <= INT32_MAX)
+        p.nranks = int(*v), p.any = true;
+      else if (it.key() == k::kPayloadRank && *v <= INT32_MAX)
+        p.rank = int(*v), p.any = true;
     }
     if (it->is_structured()) collect(*it, p);
   }

@@ -10,10 +10,10 @@
 namespace shardscope::nsys {
 
 struct NcclPayload {
-  int64_t bytes = -1;  // "Message size [bytes]"
-  int peer = -1;       // "Peer rank"
-  int nranks = 0;      // "No. of ranks" (communicator init)
-  int rank = -1;       // "Rank" (communicator init)
+  int64_t bytes = -1;            // "Message size [bytes]"
+  int peer = -1;                 // "Peer rank"
+  int nranks = 0;                // "No. of ranks" (communicator init)
+  int rank = -1;                 // "Rank" (communicator init)
   std::optional<uint64_t> comm;  // "NCCL communicator ID" (commHash; NCCL >= 2.25)
   bool any = false;
 };

@@ -80,7 +80,9 @@ class RankBuilder {
   bool times(Q& q, int c, model::Event& e) {
     const int64_t s = q.i64_or(c, model::kUnknown), end = q.i64_or(c + 1, model::kUnknown);
     int64_t ts = 0, te = 0;
-    if (s == model::kUnknown || end == model::kUnknown || end < s || __builtin_add_overflow(s, x_.base_ns, &ts) || __builtin_add_overflow(end, x_.base_ns, &te) || ts == model::kUnknown) return false;
+    if (s == model::kUnknown || end == model::kUnknown || end < s || __builtin_add_overflow(s, x_.base_ns, &ts) ||
+        __builtin_add_overflow(end, x_.base_ns, &te) || ts == model::kUnknown)
+      return false;
     e.ts_ns = ts;
     e.dur_ns = te - ts;
     return true;
@@ -98,14 +100,17 @@ class RankBuilder {
 
   uint32_t device_track(int64_t device, int64_t stream) {
     auto [it, fresh] = device_tracks_.try_emplace({device, stream}, uint32_t(r_.tracks.size()));
-    if (fresh) r_.tracks.push_back({device, stream, fmt::format("GPU {} stream {}", device, stream), model::TrackKind::DeviceStream, {}});
+    if (fresh)
+      r_.tracks.push_back(
+          {device, stream, fmt::format("GPU {} stream {}", device, stream), model::TrackKind::DeviceStream, {}});
     return it->second;
   }
   uint32_t host_track(int64_t tid) {
     auto [it, fresh] = host_tracks_.try_emplace(tid, uint32_t(r_.tracks.size()));
     if (fresh) {
       auto n = thread_names_.find(tid);
-      std::string name = n != thread_names_.end() && !n->second.empty() ? fmt::format("{} (thread {})", n->second, tid) : fmt::format("thread {}", tid);
+      std::string name = n != thread_names_.end() && !n->second.empty() ? fmt::format("{} (thread {})", n->second, tid)
+                                                                        : fmt::format("thread {}", tid);
       r_.tracks.push_back({p_.pid, tid, std::move(name), model::TrackKind::HostThread, {}});
     }
     return it->second;
@@ -114,7 +119,8 @@ class RankBuilder {
   void thread_names() {
     if (!x_.db.has_column(k::kThreadNames, k::kGlobalTid) || !x_.db.has_column(k::kThreadNames, k::kNameId)) return;
     std::string w = where(k::kThreadNames, k::kGlobalTid);
-    Stmt q(x_.db, fmt::format("SELECT {}, {} FROM {}{}", quoted(k::kGlobalTid), quoted(k::kNameId), quoted(k::kThreadNames), w));
+    Stmt q(x_.db, fmt::format("SELECT {}, {} FROM {}{}", quoted(k::kGlobalTid), quoted(k::kNameId),
+                              quoted(k::kThreadNames), w));
     bind(q, w);
     while (q.row()) thread_names_[q.i64(0) & k::kTidMask] = x_.str(q.i64(1));
   }
@@ -123,10 +129,14 @@ class RankBuilder {
     const char* t = k::kRuntime;
     if (!x_.db.has_table(t)) return;
     std::string w = where(t, k::kGlobalTid);
-    Prefetched q = prefetch(fmt::format("SELECT {}, {}, {}, {}, {} FROM {}{}", x_.column(t, k::kStart), x_.column(t, k::kEnd), x_.column(t, k::kGlobalTid),
-                              x_.column(t, k::kCorrelationId), x_.column(t, k::kNameId), quoted(t), w), w);
-    const model::StringId runtime_cat = r_.strings.intern(k::kCatRuntime), driver_cat = r_.strings.intern(k::kCatDriver);
-    std::unordered_map<int64_t, std::pair<model::StringId, model::StringId>> names;  // nameId -> name without its _vNNNN, category
+    Prefetched q = prefetch(fmt::format("SELECT {}, {}, {}, {}, {} FROM {}{}", x_.column(t, k::kStart),
+                                        x_.column(t, k::kEnd), x_.column(t, k::kGlobalTid),
+                                        x_.column(t, k::kCorrelationId), x_.column(t, k::kNameId), quoted(t), w),
+                            w);
+    const model::StringId runtime_cat = r_.strings.intern(k::kCatRuntime),
+                          driver_cat = r_.strings.intern(k::kCatDriver);
+    std::unordered_map<int64_t, std::pair<model::StringId, model::StringId>>
+        names;  // nameId -> name without its _vNNNN, category
     while (q.row()) {
       model::Event e;
       if (!times(q, 0, e)) {
@@ -165,9 +175,12 @@ class RankBuilder {
     const bool kernel = t == std::string_view(k::kKernel), memcpy = t == std::string_view(k::kMemcpy);
     std::string w = where(t, k::kGlobalPid);
     std::string extra = kernel ? fmt::format("{}, {}", x_.column(t, k::kDemangledName), x_.column(t, k::kShortName))
-                               : fmt::format("{}, {}", x_.column(t, k::kBytes), memcpy ? x_.column(t, k::kCopyKind) : std::string("NULL"));
-    Prefetched q = prefetch(fmt::format("SELECT {}, {}, {}, {}, {}, {} FROM {}{}", x_.column(t, k::kStart), x_.column(t, k::kEnd), x_.column(t, k::kDeviceId),
-                              x_.column(t, k::kStreamId), x_.column(t, k::kCorrelationId), extra, quoted(t), w), w);
+                               : fmt::format("{}, {}", x_.column(t, k::kBytes),
+                                             memcpy ? x_.column(t, k::kCopyKind) : std::string("NULL"));
+    Prefetched q = prefetch(fmt::format("SELECT {}, {}, {}, {}, {}, {} FROM {}{}", x_.column(t, k::kStart),
+                                        x_.column(t, k::kEnd), x_.column(t, k::kDeviceId), x_.column(t, k::kStreamId),
+                                        x_.column(t, k::kCorrelationId), extra, quoted(t), w),
+                            w);
     const model::StringId cat = r_.strings.intern(kernel ? k::kCatKernel : memcpy ? k::kCatMemcpy : k::kCatMemset);
     model::StringId memset_name = r_.strings.intern("Memset (Device)");
     std::unordered_map<model::StringId, std::pair<IntervalClass, model::CollectiveKind>> classes;
@@ -188,14 +201,17 @@ class RankBuilder {
         if (fresh) {
           std::string_view n = r_.str(e.name);
           it->second.first = model::classify_device_name(n);
-          if (it->second.first == IntervalClass::Communication) it->second.second = model::collective_from_kernel_name(n);
+          if (it->second.first == IntervalClass::Communication)
+            it->second.second = model::collective_from_kernel_name(n);
         }
         e.cls = it->second.first;
         e.coll = it->second.second;
       } else {
         if (memcpy) {
           int64_t kind = q.null(6) ? 0 : q.i64(6);
-          e.name = r_.strings.intern(fmt::format("Memcpy {}", kind >= 0 && kind < int64_t(std::size(k::kMemcpyKinds)) ? k::kMemcpyKinds[kind] : "Unknown"));
+          e.name = r_.strings.intern(fmt::format("Memcpy {}", kind >= 0 && kind < int64_t(std::size(k::kMemcpyKinds))
+                                                                  ? k::kMemcpyKinds[kind]
+                                                                  : "Unknown"));
         } else {
           e.name = memset_name;
         }
@@ -205,7 +221,8 @@ class RankBuilder {
       const Call* call = call_of(q, 4);
       if (call) e.issued_ns = call->ts;
       uint32_t track = device_track(device, stream);
-      if (call && e.cls == IntervalClass::Communication) nccl_.push_back({track, uint32_t(r_.tracks[track].events.size()), call->tid, call->ts});
+      if (call && e.cls == IntervalClass::Communication)
+        nccl_.push_back({track, uint32_t(r_.tracks[track].events.size()), call->tid, call->ts});
       r_.tracks[track].events.push_back(e);
     }
   }
@@ -216,8 +233,10 @@ class RankBuilder {
     const char* t = k::kSync;
     if (!x_.db.has_table(t)) return;
     std::string w = where(t, k::kGlobalPid);
-    Prefetched q = prefetch(fmt::format("SELECT {}, {}, {}, {}, {}, {} FROM {}{}", x_.column(t, k::kStart), x_.column(t, k::kEnd), x_.column(t, k::kDeviceId),
-                              x_.column(t, k::kStreamId), x_.column(t, k::kCorrelationId), x_.column(t, k::kSyncType), quoted(t), w), w);
+    Prefetched q = prefetch(fmt::format("SELECT {}, {}, {}, {}, {}, {} FROM {}{}", x_.column(t, k::kStart),
+                                        x_.column(t, k::kEnd), x_.column(t, k::kDeviceId), x_.column(t, k::kStreamId),
+                                        x_.column(t, k::kCorrelationId), x_.column(t, k::kSyncType), quoted(t), w),
+                            w);
     const model::StringId cat = r_.strings.intern(k::kCatSync);
     while (q.row()) {
       model::Event e;
@@ -230,9 +249,13 @@ class RankBuilder {
       auto known = stream_device_.find(stream);
       // Exports give some synchronizations device 0 whatever the process's GPU: a stream of no kernel goes to
       // the process's one device where it has one.
-      const int64_t device = known != stream_device_.end() ? known->second : devices_.size() == 1 ? *devices_.begin() : q.null(2) ? 0 : q.i64(2);
+      const int64_t device = known != stream_device_.end() ? known->second
+                             : devices_.size() == 1        ? *devices_.begin()
+                             : q.null(2)                   ? 0
+                                                           : q.i64(2);
       int64_t type = q.null(5) ? 0 : q.i64(5);
-      e.name = r_.strings.intern(type >= 0 && type < int64_t(std::size(k::kSyncNames)) ? k::kSyncNames[type] : k::kSyncNames[0]);
+      e.name = r_.strings.intern(type >= 0 && type < int64_t(std::size(k::kSyncNames)) ? k::kSyncNames[type]
+                                                                                       : k::kSyncNames[0]);
       e.cat = cat;
       e.cls = model::classify_device_name(r_.str(e.name));
       const uint32_t track = device_track(device, stream);
@@ -249,10 +272,13 @@ class RankBuilder {
     const bool json = x_.db.has_column(t, k::kJsonText);
     has_int64_ = x_.db.has_column(t, k::kInt64Value);
     const bool binary = x_.db.has_column(t, k::kBinaryData);
-    Prefetched q = prefetch(fmt::format("SELECT {}, {}, {}, {}, {}, {}, {}, {}, {}, {} FROM {}{}", x_.column(t, k::kStart), x_.column(t, k::kEnd), x_.column(t, k::kEventType),
-                              x_.column(t, k::kText), x_.column(t, k::kTextId), x_.column(t, k::kDomainId), x_.column(t, k::kGlobalTid),
-                              json ? quoted(k::kJsonText) : std::string("NULL"), has_int64_ ? quoted(k::kInt64Value) : std::string("NULL"),
-                              binary ? quoted(k::kBinaryData) : std::string("NULL"), quoted(t), w), w);
+    Prefetched q = prefetch(fmt::format("SELECT {}, {}, {}, {}, {}, {}, {}, {}, {}, {} FROM {}{}",
+                                        x_.column(t, k::kStart), x_.column(t, k::kEnd), x_.column(t, k::kEventType),
+                                        x_.column(t, k::kText), x_.column(t, k::kTextId), x_.column(t, k::kDomainId),
+                                        x_.column(t, k::kGlobalTid), json ? quoted(k::kJsonText) : std::string("NULL"),
+                                        has_int64_ ? quoted(k::kInt64Value) : std::string("NULL"),
+                                        binary ? quoted(k::kBinaryData) : std::string("NULL"), quoted(t), w),
+                            w);
     const model::StringId cat = r_.strings.intern(k::kCatNvtx);
     std::map<int64_t, std::string> domains;
     struct InDomain {
@@ -269,7 +295,8 @@ class RankBuilder {
         continue;
       }
       const bool mark = type == k::kNvtxMark;
-      const bool range = type == k::kNvtxPushPopRange || type == k::kNvtxStartEndRange || type == k::kNvtxtPushPopRange || type == k::kNvtxtStartEndRange;
+      const bool range = type == k::kNvtxPushPopRange || type == k::kNvtxStartEndRange ||
+                         type == k::kNvtxtPushPopRange || type == k::kNvtxtStartEndRange;
       if (!mark && !range) continue;
       model::Event e;
       if (mark) {
@@ -318,7 +345,9 @@ class RankBuilder {
     std::map<int64_t, model::StringId> domain_cat;
     for (const InDomain& d : in_domain) {
       auto [it, fresh] = domain_cat.try_emplace(d.domain, 0);
-      if (fresh) it->second = r_.strings.intern(domains.count(d.domain) ? domains[d.domain] : fmt::format("{} domain {}", k::kCatNvtx, d.domain));
+      if (fresh)
+        it->second = r_.strings.intern(domains.count(d.domain) ? domains[d.domain]
+                                                               : fmt::format("{} domain {}", k::kCatNvtx, d.domain));
       r_.tracks[d.track].events[d.index].cat = it->second;
     }
   }
@@ -340,31 +369,44 @@ class RankBuilder {
     r_.source = x_.db.name();
     r_.format = "nsys";
     if (x_.has_base) r_.clock_sync.push_back({0, 0});  // times are on the wall clock (UTC ns), as Kineto's
-    nlohmann::json meta = {{"pid", p_.pid}, {"process", p_.name}, {"schema_version", x_.schema_version}, {"product_version", x_.product_version}};
+    nlohmann::json meta = {{"pid", p_.pid},
+                           {"process", p_.name},
+                           {"schema_version", x_.schema_version},
+                           {"product_version", x_.product_version}};
     if (!p_.rank_from.empty()) meta["rank_from"] = p_.rank_from;
     if (!nccl_.empty()) meta["nccl_kernels_described_by_nvtx"] = described_;
     if (!nccl_table_.is_null()) meta["nccl_table"] = nccl_table_;
     if (!group_size_from_.is_null()) meta["group_size_from"] = group_size_from_;
     r_.metadata["nsys"] = meta;
     if (file_warnings_ && !x_.missing.empty())
-      r_.warnings.push_back(fmt::format("{}: not in this export (read what is there): {}", r_.source, fmt::join(x_.missing, ", ")));
+      r_.warnings.push_back(
+          fmt::format("{}: not in this export (read what is there): {}", r_.source, fmt::join(x_.missing, ", ")));
     if (file_warnings_ && !x_.has_base)
-      r_.warnings.push_back(fmt::format("{}: no session start ({}.{}): times are the export's own, not aligned with other files", r_.source, k::kSessionStart, k::kUtcEpochNs));
-    if (skipped_) r_.warnings.push_back(fmt::format("{}: {} event(s) with missing or out-of-range times left out", r_.source, skipped_));
+      r_.warnings.push_back(
+          fmt::format("{}: no session start ({}.{}): times are the export's own, not aligned with other files",
+                      r_.source, k::kSessionStart, k::kUtcEpochNs));
+    if (skipped_)
+      r_.warnings.push_back(
+          fmt::format("{}: {} event(s) with missing or out-of-range times left out", r_.source, skipped_));
     if (binary_ && !schema_missing_.empty())
-      r_.warnings.push_back(fmt::format("{}: {} NCCL range(s) with a binary payload and no schema to read it by (not in this export: {}): their bytes unknown",
-                                        r_.source, binary_, fmt::join(schema_missing_, ", ")));
+      r_.warnings.push_back(
+          fmt::format("{}: {} NCCL range(s) with a binary payload and no schema to read it by (not in this export: "
+                      "{}): their bytes unknown",
+                      r_.source, binary_, fmt::join(schema_missing_, ", ")));
     else if (undescribed_)
-      r_.warnings.push_back(fmt::format("{}: {} field(s) of NCCL's binary payloads that {} does not describe (or describes two ways) left unknown",
-                                        r_.source, undescribed_, k::kPayloadEntries));
-    if (unended_) r_.warnings.push_back(fmt::format("{}: {} NVTX range(s) that never ended left out", r_.source, unended_));
+      r_.warnings.push_back(fmt::format(
+          "{}: {} field(s) of NCCL's binary payloads that {} does not describe (or describes two ways) left unknown",
+          r_.source, undescribed_, k::kPayloadEntries));
+    if (unended_)
+      r_.warnings.push_back(fmt::format("{}: {} NVTX range(s) that never ended left out", r_.source, unended_));
     trainer();
     // A thread's CUDA calls and its NVTX ranges each come in time order (exports write them so): merged in
     // linear time here, where finalize() would sort them.
     for (size_t i = 0; i < split_.size() && i < r_.tracks.size(); ++i) {
       std::vector<model::Event>& ev = r_.tracks[i].events;
       const auto mid = ev.begin() + ptrdiff_t(split_[i]);
-      if (split_[i] > 0 && mid != ev.end() && std::is_sorted(ev.begin(), mid, model::event_before) && std::is_sorted(mid, ev.end(), model::event_before))
+      if (split_[i] > 0 && mid != ev.end() && std::is_sorted(ev.begin(), mid, model::event_before) &&
+          std::is_sorted(mid, ev.end(), model::event_before))
         std::inplace_merge(ev.begin(), mid, ev.end(), model::event_before);
     }
     // A send/recv kernel's peer rank (nccl_link.h), as the event's arg "peer" where args are kept: the model
@@ -405,7 +447,8 @@ class RankBuilder {
       for (uint32_t i = 0; i < ev.size(); ++i) {
         if (ev[i].issued_ns == model::kUnknown) continue;
         auto c = std::lower_bound(by_ts.begin(), by_ts.end(), std::pair(ev[i].issued_ns, INT64_MIN));
-        if (c == by_ts.end() || c->first != ev[i].issued_ns || (c + 1 != by_ts.end() && (c + 1)->first == c->first)) continue;
+        if (c == by_ts.end() || c->first != ev[i].issued_ns || (c + 1 != by_ts.end() && (c + 1)->first == c->first))
+          continue;
         out.push_back({{t, i}, c->second, model::kUnknown, model::kUnknown});
       }
     }
@@ -418,12 +461,15 @@ class RankBuilder {
     if (nccl_.empty()) return;
     NcclOpsResult n = read_nccl_ops(x_, r_, launched(), p_.key << k::kTidBits, (p_.key + 1) << k::kTidBits, only_);
     if (n.table.empty()) return;
-    for (const NcclOpsResult::Comm& c : n.comms) comm_of_[at_key(c.track, c.index)] = c.comm;  // over what the ranges said
+    for (const NcclOpsResult::Comm& c : n.comms)
+      comm_of_[at_key(c.track, c.index)] = c.comm;  // over what the ranges said
     nccl_table_ = {{"table", n.table}, {"rows", n.rows}, {"kernels", n.linked}};
     if (!x_.comms.table_size_column.empty()) nccl_table_["size_column"] = x_.comms.table_size_column;
     if (file_warnings_ && !n.missing.empty())
-      r_.warnings.push_back(fmt::format("{}: NCCL's table {} lacks {}: {}", x_.db.name(), n.table, fmt::join(n.missing, ", "),
-                                        n.linked ? "kinds or bytes stay as the kernels' names and NVTX ranges say" : "its rows are not linked to kernels"));
+      r_.warnings.push_back(fmt::format("{}: NCCL's table {} lacks {}: {}", x_.db.name(), n.table,
+                                        fmt::join(n.missing, ", "),
+                                        n.linked ? "kinds or bytes stay as the kernels' names and NVTX ranges say"
+                                                 : "its rows are not linked to kernels"));
   }
 
   static uint64_t at_key(uint32_t track, uint32_t index) { return uint64_t(track) << 32 | index; }
@@ -458,13 +504,17 @@ class RankBuilder {
       return fmt::format("{}", fmt::join(out, ", "));
     };
     if (n_counted)
-      r_.warnings.push_back(fmt::format("{}: group size of {} NCCL kernel(s) not in NCCL's records (no size column in its table, no communicator-init "
-                                        "payload): taken as the ranks of this file that use the communicator ({})",
-                                        x_.db.name(), n_counted, comms(counted)));
+      r_.warnings.push_back(
+          fmt::format("{}: group size of {} NCCL kernel(s) not in NCCL's records (no size column in its table, no "
+                      "communicator-init "
+                      "payload): taken as the ranks of this file that use the communicator ({})",
+                      x_.db.name(), n_counted, comms(counted)));
     if (n_unsized)
-      r_.warnings.push_back(fmt::format("{}: group size of {} NCCL kernel(s) unknown (busbw n/a): not in NCCL's records, and fewer than two ranks of this "
-                                        "file use the communicator ({})",
-                                        x_.db.name(), n_unsized, comms(unsized)));
+      r_.warnings.push_back(
+          fmt::format("{}: group size of {} NCCL kernel(s) unknown (busbw n/a): not in NCCL's records, and fewer than "
+                      "two ranks of this "
+                      "file use the communicator ({})",
+                      x_.db.name(), n_unsized, comms(unsized)));
   }
 
   // shardscope-train's own ranges (nsys_trainer.h): before the merge below, while the indices hold.
@@ -476,13 +526,18 @@ class RankBuilder {
     trainer_.device = launched();
     const TrainerStats s = apply_trainer(r_, trainer_);
     if (s.unit_ranges == 0 && s.steps == 0) return;
-    r_.metadata["nsys"]["trainer"] = {{"steps", s.steps}, {"unit_ranges", s.unit_ranges}, {"collectives_joined", s.joined}};
+    r_.metadata["nsys"]["trainer"] = {
+        {"steps", s.steps}, {"unit_ranges", s.unit_ranges}, {"collectives_joined", s.joined}};
     if (!has_int64_)
-      r_.warnings.push_back(fmt::format("{}: shardscope-train's NVTX ranges without payloads ({}.{} not in this export): units and step numbers unknown",
-                                        r_.source, k::kNvtx, k::kInt64Value));
+      r_.warnings.push_back(
+          fmt::format("{}: shardscope-train's NVTX ranges without payloads ({}.{} not in this export): units and step "
+                      "numbers unknown",
+                      r_.source, k::kNvtx, k::kInt64Value));
     else if (s.without_payload)
-      r_.warnings.push_back(fmt::format("{}: {} of shardscope-train's NVTX ranges without a unit or step number in their payload ({}) left without one",
-                                        x_.db.name(), s.without_payload, k::kInt64Value));
+      r_.warnings.push_back(
+          fmt::format("{}: {} of shardscope-train's NVTX ranges without a unit or step number in their payload ({}) "
+                      "left without one",
+                      x_.db.name(), s.without_payload, k::kInt64Value));
   }
 
   struct NcclAt {

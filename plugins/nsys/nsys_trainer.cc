@@ -13,7 +13,8 @@ namespace {
 
 const char* category_of(std::string_view name) {
   if (name == keys::kStepRange) return keys::kCatStep;
-  if (name == keys::kForwardPhase || name == keys::kBackwardPhase || name == keys::kOptimizerPhase) return keys::kCatPhase;
+  if (name == keys::kForwardPhase || name == keys::kBackwardPhase || name == keys::kOptimizerPhase)
+    return keys::kCatPhase;
   if (name == keys::kUnitForward || name == keys::kUnitBackward) return keys::kCatCompute;
   if (name == keys::kAllGather || name == keys::kReduceScatter || name == keys::kAllReduce) return keys::kCatComm;
   return nullptr;
@@ -60,7 +61,8 @@ TrainerStats apply_trainer(model::Rank& r, TrainerInput& in) {
       // The trainer's view of a collective; its NCCL kernel is the device's communication.
       e.coll = model::collective_from_op_name(name);
       if (is_unit) e.unit = int32_t(t.payload);
-      else ++s.without_payload;
+      else
+        ++s.without_payload;
       join.comm.push_back(ref);
     }
   }
@@ -73,7 +75,8 @@ TrainerStats apply_trainer(model::Rank& r, TrainerInput& in) {
   const plugins::gpu_join::Stats j = plugins::gpu_join::join(r, join);
   s.joined = j.by_external_id + j.by_thread;
   s.unit_ranges = j.unit_ranges;
-  std::sort(steps.begin(), steps.end(), [](const model::Step& a, const model::Step& b) { return a.start_ns < b.start_ns; });
+  std::sort(steps.begin(), steps.end(),
+            [](const model::Step& a, const model::Step& b) { return a.start_ns < b.start_ns; });
   s.steps = steps.size();
   if (!steps.empty()) model::set_steps(r, std::move(steps), true);
   in = TrainerInput{};

@@ -43,7 +43,8 @@ class NvtxSchemas {
   // The field `name` as every candidate schema that has it describes it: false when none does or they differ.
   bool field(int64_t domain, size_t size, std::string_view name, const std::string& bytes, int64_t& value) const;
   // Its bits as read (sign-extended where signed), whatever its value.
-  bool bits(int64_t domain, size_t size, std::string_view name, const std::string& bytes, uint64_t& u, bool& is_signed) const;
+  bool bits(int64_t domain, size_t size, std::string_view name, const std::string& bytes, uint64_t& u,
+            bool& is_signed) const;
 };
 
 }  // namespace shardscope::nsys

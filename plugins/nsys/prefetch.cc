@@ -16,7 +16,8 @@ constexpr size_t kChunkRows = 16384;
 constexpr size_t kChunksWaiting = 4;
 }  // namespace
 
-Prefetched::Prefetched(const Db& db, const std::string& file, std::string sql, std::vector<int64_t> binds, Reading how) {
+Prefetched::Prefetched(const Db& db, const std::string& file, std::string sql, std::vector<int64_t> binds,
+                       Reading how) {
   if (how == Reading::kBySize) {
     std::error_code ec;
     const uint64_t size = std::filesystem::file_size(file, ec);
@@ -79,7 +80,8 @@ bool Prefetched::fill(Stmt& q, const std::vector<bool>& integer, Chunk& c) {
       }
       const int t = sqlite3_column_type(s, k);
       if (t == SQLITE_TEXT || t == SQLITE_BLOB) {
-        const char* p = reinterpret_cast<const char*>(t == SQLITE_TEXT ? sqlite3_column_text(s, k) : sqlite3_column_blob(s, k));
+        const char* p =
+            reinterpret_cast<const char*>(t == SQLITE_TEXT ? sqlite3_column_text(s, k) : sqlite3_column_blob(s, k));
         const size_t n = size_t(sqlite3_column_bytes(s, k));
         c.value.push_back(int64_t(c.arena.size()));
         c.length.push_back(uint32_t(n));

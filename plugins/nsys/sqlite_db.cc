@@ -22,7 +22,8 @@ Db::Db(const std::string& file, const std::string& name) : name_(name) {
   for (char c : file) {
     // Percent-encode what a URI path would read otherwise.
     if (c == '%' || c == '?' || c == '#') uri += fmt::format("%{:02X}", unsigned(static_cast<unsigned char>(c)));
-    else uri += c;
+    else
+      uri += c;
   }
   uri += "?immutable=1";
   int rc = sqlite3_open_v2(uri.c_str(), &db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr);
@@ -44,7 +45,8 @@ Db::Db(const std::string& file, const std::string& name) : name_(name) {
 Db::~Db() { sqlite3_close(db_); }
 
 void Db::fail(std::string_view what) const {
-  throw trace::TraceError(name_, 0, fmt::format("{}: {} (a damaged or not an Nsight Systems database)", what, sqlite3_errmsg(db_)));
+  throw trace::TraceError(
+      name_, 0, fmt::format("{}: {} (a damaged or not an Nsight Systems database)", what, sqlite3_errmsg(db_)));
 }
 
 const std::set<std::string>& Db::columns(std::string_view table) {
@@ -59,7 +61,8 @@ const std::set<std::string>& Db::columns(std::string_view table) {
 }
 
 Stmt::Stmt(const Db& db, const std::string& sql) : db_(db) {
-  if (sqlite3_prepare_v2(db.handle(), sql.c_str(), int(sql.size()), &s_, nullptr) != SQLITE_OK) db.fail("cannot read it");
+  if (sqlite3_prepare_v2(db.handle(), sql.c_str(), int(sql.size()), &s_, nullptr) != SQLITE_OK)
+    db.fail("cannot read it");
 }
 
 Stmt::~Stmt() { sqlite3_finalize(s_); }

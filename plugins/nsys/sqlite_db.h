@@ -25,7 +25,9 @@ class Db {
   bool has_table(std::string_view table) const { return tables_.count(std::string(table)) > 0; }
   // The table's columns; empty when it is absent.
   const std::set<std::string>& columns(std::string_view table);
-  bool has_column(std::string_view table, std::string_view column) { return columns(table).count(std::string(column)) > 0; }
+  bool has_column(std::string_view table, std::string_view column) {
+    return columns(table).count(std::string(column)) > 0;
+  }
   const std::set<std::string>& tables() const { return tables_; }
   sqlite3* handle() const { return db_; }
   const std::string& name() const { return name_; }

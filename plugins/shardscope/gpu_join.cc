@@ -49,8 +49,10 @@ class Joiner {
       }
     for (auto [thread, track] : api_track_)
       if (!traced.count(thread)) helpers_.push_back(track);
-    std::sort(in.api.begin(), in.api.end(), [](const ApiCall& a, const ApiCall& b) { return a.track != b.track ? a.track < b.track : a.ts < b.ts; });
-    std::sort(in.device.begin(), in.device.end(), [](const DeviceWork& a, const DeviceWork& b) { return a.correlation < b.correlation; });
+    std::sort(in.api.begin(), in.api.end(),
+              [](const ApiCall& a, const ApiCall& b) { return a.track != b.track ? a.track < b.track : a.ts < b.ts; });
+    std::sort(in.device.begin(), in.device.end(),
+              [](const DeviceWork& a, const DeviceWork& b) { return a.correlation < b.correlation; });
   }
 
   Event& at(Ref x) { return r_.tracks[x.track].events[x.index]; }
@@ -59,7 +61,9 @@ class Joiner {
   template <typename F>
   void launched(uint32_t api, int64_t lo, int64_t hi, F&& f) {
     auto it = std::lower_bound(in_.api.begin(), in_.api.end(), std::make_pair(api, lo),
-                               [](const ApiCall& c, const std::pair<uint32_t, int64_t>& k) { return c.track != k.first ? c.track < k.first : c.ts < k.second; });
+                               [](const ApiCall& c, const std::pair<uint32_t, int64_t>& k) {
+                                 return c.track != k.first ? c.track < k.first : c.ts < k.second;
+                               });
     for (; it != in_.api.end() && it->track == api && it->ts < hi; ++it) {
       auto d = std::lower_bound(in_.device.begin(), in_.device.end(), it->correlation,
                                 [](const DeviceWork& w, int64_t c) { return w.correlation < c; });
@@ -87,7 +91,8 @@ class Joiner {
       const DeviceWork& w = in_.device[d];
       const Event& k = at(w.at);
       if (w.external_id == model::kUnknown || k.cls != IntervalClass::Communication) continue;
-      auto lo = std::lower_bound(by_issued.begin(), by_issued.end(), w.external_id, [&](uint32_t c, int64_t v) { return issued(c) < v; });
+      auto lo = std::lower_bound(by_issued.begin(), by_issued.end(), w.external_id,
+                                 [&](uint32_t c, int64_t v) { return issued(c) < v; });
       int32_t found = -1, matches = 0;
       for (auto it = lo; it != by_issued.end() && issued(*it) == w.external_id; ++it)
         if (same_kind(k.coll, at(in_.comm[*it]).coll)) found = int32_t(*it), ++matches;
@@ -123,7 +128,8 @@ class Joiner {
       ++kernels[c];
       int64_t m = in_.device[d].message_bytes;
       if (m == model::kUnknown || m <= 0) all_sized[c] = false;
-      else message_sum[c] += m;
+      else
+        message_sum[c] += m;
     }
     std::vector<int64_t> given(in_.comm.size(), 0);
     std::vector<uint32_t> seen(in_.comm.size(), 0);
@@ -140,8 +146,10 @@ class Joiner {
       int64_t share = h.bytes;
       if (kernels[c] > 1) {
         if (++seen[c] == kernels[c]) share = h.bytes - given[c];  // the last takes what rounding left
-        else if (all_sized[c]) share = int64_t(__int128(h.bytes) * in_.device[d].message_bytes / message_sum[c]);
-        else share = h.bytes / int64_t(kernels[c]);
+        else if (all_sized[c])
+          share = int64_t(__int128(h.bytes) * in_.device[d].message_bytes / message_sum[c]);
+        else
+          share = h.bytes / int64_t(kernels[c]);
         given[c] += share;
       }
       k.bytes = share;

@@ -40,8 +40,8 @@ struct DeviceWork {  // a kernel, copy, set or sync on a GPU stream
 struct Input {
   std::vector<ApiCall> api;
   std::vector<DeviceWork> device;
-  std::vector<Ref> comm;     // the trainer's host collectives
-  std::vector<Ref> compute;  // the trainer's unit_forward / unit_backward host ranges
+  std::vector<Ref> comm;                             // the trainer's host collectives
+  std::vector<Ref> compute;                          // the trainer's unit_forward / unit_backward host ranges
   std::vector<std::pair<int64_t, int64_t>> os_tids;  // (track tid, OS thread id) from thread_name metadata
   // (OS thread id, track) of CUDA API tracks that keys::kCudaApiTrack does not name: on Nsight input a
   // thread's calls and its ranges share one track (plugins/nsys/nsys_trainer.h).

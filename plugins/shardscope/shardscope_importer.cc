@@ -27,7 +27,9 @@ int64_t arg_int(const json& args, const char* key, int64_t fallback) {
   return model::json_int64(args, key).value_or(fallback);
 }
 
-bool has_stream(const trace::Event& e) { return e.args.is_object() && e.args.contains(keys::kArgStream) && e.args[keys::kArgStream].is_number(); }
+bool has_stream(const trace::Event& e) {
+  return e.args.is_object() && e.args.contains(keys::kArgStream) && e.args[keys::kArgStream].is_number();
+}
 
 // GPU work recorded by the GPU tracer (tracer/cupti): kernels, copies, sets, and NCCL kernels (cat "comm", as
 // the trainer's host collectives, but with a stream). A synchronization counts as device activity only when
@@ -57,7 +59,8 @@ void keep_args(model::ArgsBuilder& b, uint32_t track, uint32_t index, const json
       case json::value_t::number_integer: b.add(it.key(), v.get<int64_t>()); break;
       case json::value_t::number_unsigned:
         if (v.get<uint64_t>() <= uint64_t(INT64_MAX)) b.add(it.key(), int64_t(v.get<uint64_t>()));
-        else b.add(it.key(), v.get<double>());
+        else
+          b.add(it.key(), v.get<double>());
         break;
       case json::value_t::number_float: b.add(it.key(), v.get<double>()); break;
       case json::value_t::boolean: b.add(it.key(), v.get<bool>()); break;
@@ -72,7 +75,9 @@ int64_t external_id(const json& args) {
   return arg_int(args, keys::kArgExternalId, model::kUnknown);
 }
 
-bool is_launch(const trace::Event& e) { return e.ph == 'X' && (e.cat == keys::kCatCudaRuntime || e.cat == keys::kCatCudaDriver); }
+bool is_launch(const trace::Event& e) {
+  return e.ph == 'X' && (e.cat == keys::kCatCudaRuntime || e.cat == keys::kCatCudaDriver);
+}
 
 }  // namespace
 
@@ -123,10 +128,11 @@ model::Rank ShardscopeImporter::read_rank(Input in, model::EventArgs* args) cons
   for (const char* k : {keys::kHost, keys::kClock, keys::kTracer, keys::kDroppedRecords})
     if (h.contains(k)) r.metadata[k] = h[k];
   if (const json* clock = model::json_field(h, keys::kClock))
-    if (auto p = clock_pair(model::json_field(*clock, keys::kClockSync) ? (*clock)[keys::kClockSync] : json())) r.clock_sync.push_back(*p);
+    if (auto p = clock_pair(model::json_field(*clock, keys::kClockSync) ? (*clock)[keys::kClockSync] : json()))
+      r.clock_sync.push_back(*p);
   if (file.truncated)
-    r.warnings.push_back(fmt::format("{}: file cut off at byte {} ({}): read the {} whole events before the cut", in.path, file.truncated->offset,
-                                     file.truncated->detail, file.events.size()));
+    r.warnings.push_back(fmt::format("{}: file cut off at byte {} ({}): read the {} whole events before the cut",
+                                     in.path, file.truncated->offset, file.truncated->detail, file.events.size()));
   if (int64_t dropped = model::json_int64(h, keys::kDroppedRecords).value_or(0); dropped > 0)
     r.warnings.push_back(fmt::format("{}: the tracer dropped {} records (its buffers were full)", in.path, dropped));
   r.truncated = file.truncated.has_value();
@@ -146,19 +152,23 @@ model::Rank ShardscopeImporter::read_rank(Input in, model::EventArgs* args) cons
   std::vector<model::Step> steps;
   std::unordered_map<int64_t, int64_t> launch_ts;  // CUDA API call correlation -> when it was called
   for (const trace::Event& te : file.events)
-    if (is_launch(te) && arg_int(te.args, keys::kArgCorrelation, -1) >= 0) launch_ts[arg_int(te.args, keys::kArgCorrelation, -1)] = te.ts_ns;
+    if (is_launch(te) && arg_int(te.args, keys::kArgCorrelation, -1) >= 0)
+      launch_ts[arg_int(te.args, keys::kArgCorrelation, -1)] = te.ts_ns;
   for (const trace::Event& te : file.events) {
     if (te.ph == 'M') {
       if (te.name == keys::kClockSyncEvent)
         if (auto p = clock_pair(te.args)) r.clock_sync.push_back(*p);
-      if (te.name == keys::kThreadName && te.args.is_object() && te.args.contains(keys::kName) && te.args[keys::kName].is_string()) {
+      if (te.name == keys::kThreadName && te.args.is_object() && te.args.contains(keys::kName) &&
+          te.args[keys::kName].is_string()) {
         names[te.tid] = te.args[keys::kName].get<std::string>();
         if (int64_t os = arg_int(te.args, keys::kOsTid, -1); os >= 0) join.os_tids.push_back({te.tid, os});
       }
       continue;
     }
     if (te.ph == 'C') {
-      double v = te.args.is_object() && te.args.contains(keys::kValue) && te.args[keys::kValue].is_number() ? te.args[keys::kValue].get<double>() : 0.0;
+      double v = te.args.is_object() && te.args.contains(keys::kValue) && te.args[keys::kValue].is_number()
+                     ? te.args[keys::kValue].get<double>()
+                     : 0.0;
       auto [it, fresh] = counter_index.try_emplace(te.name, r.counters.size());
       if (fresh) r.counters.push_back({te.name, {}});
       r.counters[it->second].samples.push_back({te.ts_ns, v});
@@ -182,7 +192,8 @@ model::Rank ShardscopeImporter::read_rank(Input in, model::EventArgs* args) cons
         if (te.cat == keys::kCatComm) e.cls = IntervalClass::Communication;
         if (e.cls == IntervalClass::Communication) {
           auto c = te.args.find(keys::kArgCollective);
-          e.coll = c != te.args.end() && c->is_string() ? model::collective_from_op_name(c->get<std::string>()) : model::collective_from_kernel_name(te.name);
+          e.coll = c != te.args.end() && c->is_string() ? model::collective_from_op_name(c->get<std::string>())
+                                                        : model::collective_from_kernel_name(te.name);
           // NCCL's own size where it equals nccl-tests' bytes (all_reduce, ...: tracer/cupti writes it then);
           // the trainer's host collective, when joined below, says it for the others.
           e.bytes = arg_int(te.args, keys::kArgBytes, model::kUnknown);
@@ -190,9 +201,12 @@ model::Rank ShardscopeImporter::read_rank(Input in, model::EventArgs* args) cons
         t.kind = model::TrackKind::DeviceStream;
         int64_t corr = arg_int(te.args, keys::kArgCorrelation, -1);
         if (auto l = launch_ts.find(corr); l != launch_ts.end()) e.issued_ns = l->second;
-        if (corr >= 0) join.device.push_back({ref, corr, external_id(te.args), arg_int(te.args, keys::kArgNcclMessageBytes, model::kUnknown)});
+        if (corr >= 0)
+          join.device.push_back(
+              {ref, corr, external_id(te.args), arg_int(te.args, keys::kArgNcclMessageBytes, model::kUnknown)});
       } else if (is_launch(te)) {
-        if (int64_t corr = arg_int(te.args, keys::kArgCorrelation, -1); corr >= 0 && has_gpu) join.api.push_back({ti, te.ts_ns, corr});
+        if (int64_t corr = arg_int(te.args, keys::kArgCorrelation, -1); corr >= 0 && has_gpu)
+          join.api.push_back({ti, te.ts_ns, corr});
       } else if (te.cat == keys::kCatComm) {
         // The trainer's collectives. On a GPU run the NCCL kernels are the device's communication and this
         // host range is only the trainer's view of it.
@@ -207,11 +221,13 @@ model::Rank ShardscopeImporter::read_rank(Input in, model::EventArgs* args) cons
         // On a CPU run the compute thread is the device: each unit's forward/backward compute and the
         // optimizer step are its compute intervals (the forward/backward phase ranges also hold the waits).
         e.cls = has_gpu ? IntervalClass::Host : IntervalClass::Compute;
-        if (has_gpu && te.cat == keys::kCatCompute && e.unit >= 0 && (te.name == keys::kUnitForward || te.name == keys::kUnitBackward))
+        if (has_gpu && te.cat == keys::kCatCompute && e.unit >= 0 &&
+            (te.name == keys::kUnitForward || te.name == keys::kUnitBackward))
           join.compute.push_back(ref);
       } else if (te.cat == keys::kCatStep && te.name == keys::kStepRange) {
         int64_t n = arg_int(te.args, keys::kArgStep, int64_t(steps.size()));
-        steps.push_back({n, te.ts_ns, te.ts_ns + te.dur_ns, te.ts_ns, te.ts_ns + te.dur_ns, te.args.is_object() && te.args.contains(keys::kArgAborted)});
+        steps.push_back({n, te.ts_ns, te.ts_ns + te.dur_ns, te.ts_ns, te.ts_ns + te.dur_ns,
+                         te.args.is_object() && te.args.contains(keys::kArgAborted)});
       }
     }
     if (kept && te.args.is_object() && !te.args.empty()) keep_args(*kept, ref.track, ref.index, te.args);
@@ -224,9 +240,11 @@ model::Rank ShardscopeImporter::read_rank(Input in, model::EventArgs* args) cons
   if (has_gpu) gpu_join::join(r, join);  // before steps: a joined kernel's issue time is the host's
   // Device work belongs to the step that launched it; on a GPU a step's window is its device time.
   model::set_steps(r, std::move(steps), has_gpu);
-  std::sort(r.clock_sync.begin(), r.clock_sync.end(), [](const model::ClockPair& a, const model::ClockPair& b) { return a.trace_ns < b.trace_ns; });
+  std::sort(r.clock_sync.begin(), r.clock_sync.end(),
+            [](const model::ClockPair& a, const model::ClockPair& b) { return a.trace_ns < b.trace_ns; });
   if (kept) *args = kept->finalize(r);
-  else r.finalize();
+  else
+    r.finalize();
   return r;
 }
 

@@ -24,7 +24,8 @@ int main(int argc, char** argv) {
   int steps = 5;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--out")) out = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--steps")) steps = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--steps"))
+      steps = std::atoi(argv[i + 1]);
   }
   bool gpu = tr::cupti::start({.path = out, .rank = 0, .run_config = {{"program", "gpu-demo"}}});
   int devices = 0;

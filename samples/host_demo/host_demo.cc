@@ -24,7 +24,9 @@ void matmul(const std::vector<float>& a, const std::vector<float>& b, std::vecto
 }
 
 int usage(const char* msg) {
-  std::fprintf(stderr, "shardscope-host-demo: %s\nusage: shardscope-host-demo --rank R --world-size N --steps S --out FILE\n", msg);
+  std::fprintf(stderr,
+               "shardscope-host-demo: %s\nusage: shardscope-host-demo --rank R --world-size N --steps S --out FILE\n",
+               msg);
   return 2;
 }
 
@@ -36,10 +38,14 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i];
     if (k == "--rank") rank = std::atoi(argv[i + 1]);
-    else if (k == "--world-size") world = std::atoi(argv[i + 1]);
-    else if (k == "--steps") steps = std::atoi(argv[i + 1]);
-    else if (k == "--out") out = argv[i + 1];
-    else return usage(("unknown option " + k).c_str());
+    else if (k == "--world-size")
+      world = std::atoi(argv[i + 1]);
+    else if (k == "--steps")
+      steps = std::atoi(argv[i + 1]);
+    else if (k == "--out")
+      out = argv[i + 1];
+    else
+      return usage(("unknown option " + k).c_str());
   }
   if (out.empty() || rank < 0 || world < 1 || rank >= world || steps < 1) return usage("bad arguments");
 
@@ -59,7 +65,8 @@ int main(int argc, char** argv) {
     std::thread comm([&] {
       int64_t t0 = tr::now_ns();
       for (int r = 0; r < 8; ++r) std::memcpy(dst.data(), src.data(), src.size());
-      tr::complete(comm_track, "all_gather", "comm", t0, tr::now_ns(), {{"bytes", int64_t(8 * src.size())}, {"group_size", world}});
+      tr::complete(comm_track, "all_gather", "comm", t0, tr::now_ns(),
+                   {{"bytes", int64_t(8 * src.size())}, {"group_size", world}});
     });
     for (int u = 0; u < kUnits; ++u) {
       tr::Range unit("forward", {{"unit", u}});

@@ -54,7 +54,7 @@ TEST(Activations, Fp32ActivationsTakeTwiceTheBytes) {
   ASSERT_TRUE(c) << why.text;
   sizing::ActivationPrediction p = sizing::predict_activations(*c);
   EXPECT_DOUBLE_EQ(p.bytes, 2 * 4 * 720'896.0);  // 5,767,168
-  EXPECT_DOUBLE_EQ(p.scale, 2);  // the report words it (tests/golden/trainer_cpu_2ranks)
+  EXPECT_DOUBLE_EQ(p.scale, 2);                  // the report words it (tests/golden/trainer_cpu_2ranks)
 }
 
 TEST(Activations, FullCheckpointingKeepsLayerInputsPlusOneLayer) {

@@ -10,7 +10,8 @@ namespace shardscope::report {
 namespace {
 
 TEST(Definitions, TextLegendHtmlTooltipsAndJsonAgree) {
-  analysis::AnalysedRun run = analysis::analyse_run({std::string(SHARDSCOPE_SOURCE_DIR) + "/tests/golden/trainer_cpu_2ranks/pre"}, {});
+  analysis::AnalysedRun run =
+      analysis::analyse_run({std::string(SHARDSCOPE_SOURCE_DIR) + "/tests/golden/trainer_cpu_2ranks/pre"}, {});
   const std::string text = render_text(run.report, false, parse_selection("all", ""));
   const std::string html = render_html(run.report);
   const nlohmann::json json = render_json(run.report);

@@ -50,7 +50,8 @@ TEST_P(H100Verdicts, MatchWhatTheTimelineShows) {
         // Backward runs the units downwards, one step at a time: no pair reaches into another step.
         EXPECT_EQ(u["next_unit"].get<int>(), u["unit"].get<int>() - 1) << text;
         const json& ev = u["evidence"];
-        EXPECT_LE(ev["backward_compute"]["start_ns"].get<int64_t>(), ev["next_backward_compute"]["start_ns"].get<int64_t>());
+        EXPECT_LE(ev["backward_compute"]["start_ns"].get<int64_t>(),
+                  ev["next_backward_compute"]["start_ns"].get<int64_t>());
       }
     }
     EXPECT_GT(pairs, 0u) << text;
@@ -58,7 +59,8 @@ TEST_P(H100Verdicts, MatchWhatTheTimelineShows) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Runs, H100Verdicts,
-                         ::testing::Values(Case{"shardscope_train_pre", "effective", nullptr}, Case{"shardscope_train_none", "not effective", "issued late"},
+                         ::testing::Values(Case{"shardscope_train_pre", "effective", nullptr},
+                                           Case{"shardscope_train_none", "not effective", "issued late"},
                                            Case{"pytorch_fsdp1_backward_pre", "effective", nullptr},
                                            Case{"pytorch_fsdp1_backward_none", "not effective", "issued late"},
                                            Case{"pytorch_fsdp2", "effective", nullptr}),

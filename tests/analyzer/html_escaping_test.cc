@@ -33,13 +33,15 @@ TEST(HtmlEscaping, EveryTextFromATraceIsShownAsTextNeverAsMarkup) {
     TrainerTraceOptions o;
     o.rank = r;
     if (r == 1) o.hostile_name = hostile("kernel");
-    o.run_config_extra = {{"backward_prefetch", hostile("configured")}, {"comment", hostile(r == 0 ? "config0" : "config1")}};
+    o.run_config_extra = {{"backward_prefetch", hostile("configured")},
+                          {"comment", hostile(r == 0 ? "config0" : "config1")}};
     write_trainer_trace(dir / (hostile("file") + std::to_string(r) + ".json"), o);
   }
   auto r = run({kBin, "report", dir.string(), "--format", "html", "--ranks", "all", "--steps", "all"});
   ASSERT_EQ(r.rc, 0) << r.err;
   for (const char* field : {"dir", "file", "kernel", "configured", "config0", "config1"})
-    EXPECT_NE(r.out.find(escaped(field)), std::string::npos) << field << " is not printed, or not escaped as expected\n" << r.out;
+    EXPECT_NE(r.out.find(escaped(field)), std::string::npos) << field << " is not printed, or not escaped as expected\n"
+                                                             << r.out;
   EXPECT_EQ(r.out.find("<b id="), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("\"'&"), std::string::npos) << r.out;
 }

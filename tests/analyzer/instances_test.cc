@@ -26,7 +26,8 @@ std::vector<RankArrivals> run(size_t ranks, uint32_t seed) {
     for (size_t i = 0; i < (r == 3 ? 39u : 40u); ++i) {
       a.wall_start[CollectiveKind::AllGather].push_back(int64_t(i) * 100 + jitter(gen) * 10);
       // Kernel times 40-70 ns, the first five instances of unknown size.
-      a.size[CollectiveKind::AllGather].push_back({40 + jitter(gen) * 10, i < 5 ? model::kUnknown : int64_t(1000 * (i + 1)), 4});
+      a.size[CollectiveKind::AllGather].push_back(
+          {40 + jitter(gen) * 10, i < 5 ? model::kUnknown : int64_t(1000 * (i + 1)), 4});
     }
     for (size_t i = 0; i < 12; ++i) {
       a.wall_start[CollectiveKind::ReduceScatter].push_back(5000 + int64_t(i) * 100 + jitter(gen) * 10);
@@ -117,7 +118,9 @@ TEST(InstanceTable, ALatePeerIsTheFirstOfTheRanksThatArrivedLast) {
   for (int r = 0; r < 4; ++r) {
     RankArrivals a;
     a.key = {r, uint64_t(r)};
-    a.wall_start[CollectiveKind::AllGather] = {r == 0 ? 100 : r >= 2 ? 900 : 500};  // ranks 2 and 3 arrive last together
+    a.wall_start[CollectiveKind::AllGather] = {r == 0   ? 100
+                                               : r >= 2 ? 900
+                                                        : 500};  // ranks 2 and 3 arrive last together
     t.add(a);
   }
   RankPrefetch p;
@@ -160,7 +163,8 @@ TEST(InstanceTable, LinksTimeEachInstanceByItsFastestRank) {
       int64_t f = INT64_MAX;
       for (const RankArrivals& a : ranks) f = std::min(f, a.size.at(l.kind)[i].dur_ns);
       fastest += f;
-      if (ranks[0].size.at(l.kind)[i].bytes != model::kUnknown) sized_fastest += f, bytes += ranks[0].size.at(l.kind)[i].bytes;
+      if (ranks[0].size.at(l.kind)[i].bytes != model::kUnknown)
+        sized_fastest += f, bytes += ranks[0].size.at(l.kind)[i].bytes;
     }
     EXPECT_EQ(l.fastest_ns, fastest);
     EXPECT_EQ(l.sized_fastest_ns, sized_fastest);
@@ -211,7 +215,9 @@ TEST(InstanceTable, AWaitShareIsTheTimeBeyondTheFastestRank) {
 namespace shardscope::metrics {
 namespace {
 
-KeyedArrival keyed(CollectiveKind kind, const char* group, int64_t seq, int64_t wall) { return {{kind, group, true, seq}, wall, {10, 100, 2}}; }
+KeyedArrival keyed(CollectiveKind kind, const char* group, int64_t seq, int64_t wall) {
+  return {{kind, group, true, seq}, wall, {10, 100, 2}};
+}
 
 // Rank 1's trace starts one collective late: it holds sequence numbers 1-4 where rank 0 holds 0-4. By
 // position its first all-gather would be taken for rank 0's first; by sequence number it is rank 0's second.
@@ -253,10 +259,10 @@ TEST(InstanceTable, TwoProcessGroupsInterleavedDifferentlyPairByGroup) {
   RankArrivals r0, r1;
   r0.key = {0, 0}, r1.key = {1, 1};
   // Rank 0: dp0 tp0 dp1 tp1; rank 1: tp0 tp1 dp0 dp1 (rank 1 is 7 ns late on dp, rank 0 3 ns late on tp).
-  r0.keyed = {keyed(CollectiveKind::AllReduce, "dp", 0, 100), keyed(CollectiveKind::AllReduce, "tp", 0, 200), keyed(CollectiveKind::AllReduce, "dp", 1, 300),
-              keyed(CollectiveKind::AllReduce, "tp", 1, 400)};
-  r1.keyed = {keyed(CollectiveKind::AllReduce, "tp", 0, 197), keyed(CollectiveKind::AllReduce, "tp", 1, 397), keyed(CollectiveKind::AllReduce, "dp", 0, 107),
-              keyed(CollectiveKind::AllReduce, "dp", 1, 307)};
+  r0.keyed = {keyed(CollectiveKind::AllReduce, "dp", 0, 100), keyed(CollectiveKind::AllReduce, "tp", 0, 200),
+              keyed(CollectiveKind::AllReduce, "dp", 1, 300), keyed(CollectiveKind::AllReduce, "tp", 1, 400)};
+  r1.keyed = {keyed(CollectiveKind::AllReduce, "tp", 0, 197), keyed(CollectiveKind::AllReduce, "tp", 1, 397),
+              keyed(CollectiveKind::AllReduce, "dp", 0, 107), keyed(CollectiveKind::AllReduce, "dp", 1, 307)};
   InstanceTable t;
   t.add(r1), t.add(r0);
   const Stragglers s = t.stragglers();

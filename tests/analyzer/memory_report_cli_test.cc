@@ -42,8 +42,10 @@ TEST(MemoryReportCli, ActivationsPredictedBesideMeasured) {
 
   auto text = run({SHARDSCOPE_BIN, "report", path.string()});
   ASSERT_EQ(text.rc, 0) << text.err;
-  EXPECT_TRUE(std::regex_search(text.out, std::regex("activations +2\\.500 +2\\.884"))) << text.out;  // measured, predicted MB
-  EXPECT_NE(text.out.find("activations: predicted by Korthikanti et al. 2022 without recomputation"), std::string::npos) << text.out;
+  EXPECT_TRUE(std::regex_search(text.out, std::regex("activations +2\\.500 +2\\.884")))
+      << text.out;  // measured, predicted MB
+  EXPECT_NE(text.out.find("activations: predicted by Korthikanti et al. 2022 without recomputation"), std::string::npos)
+      << text.out;
 
   auto html = run({SHARDSCOPE_BIN, "report", path.string(), "--format", "html"});
   ASSERT_EQ(html.rc, 0) << html.err;
@@ -53,7 +55,8 @@ TEST(MemoryReportCli, ActivationsPredictedBesideMeasured) {
 
 json predicted_rows(const json& report_rank) {
   json out = json::object();
-  for (const json& row : report_rank["memory"]["rows"]) out[row["category"].get<std::string>()] = row["predicted_bytes"];
+  for (const json& row : report_rank["memory"]["rows"])
+    out[row["category"].get<std::string>()] = row["predicted_bytes"];
   return out;
 }
 
@@ -82,7 +85,8 @@ TEST(MemoryCli, AgreesWithTheReportOnTheSameConfiguration) {
       // The report names the `shardscope memory` command that prints its prediction.
       const std::string command = rank["memory"]["memory_command"];
       EXPECT_EQ(command, "shardscope memory --params 4000000 --world 2 --stage 3 --dtype " + dtype +
-                             " --precision fsdp --largest-unit 1000000 --root-unit 1000000" + (prefetch == "none" ? " --backward-prefetch none" : ""));
+                             " --precision fsdp --largest-unit 1000000 --root-unit 1000000" +
+                             (prefetch == "none" ? " --backward-prefetch none" : ""));
       EXPECT_NE(rank["memory"]["states_model"].get<std::string>().find(command), std::string::npos);
       std::vector<std::string> argv = words(command);
       argv[0] = SHARDSCOPE_BIN;
@@ -107,26 +111,31 @@ TEST(MemoryCli, AgreesWithTheReportOnTheSameConfiguration) {
 TEST(MemoryCli, MasterShardAtStagesOneAndTwoAndTwoGatheredUnitsAtStageThree) {
   // fp32 at stage 2, Ψ = 1e9 over 4 ranks: the fp32 master shard (1 GB) beside the whole fp32 parameters
   // (4 GB), gradient shard 1 GB, moments 2 GB.
-  auto s2 = run({SHARDSCOPE_BIN, "memory", "--params", "1e9", "--world", "4", "--stage", "2", "--dtype", "fp32", "--format", "json"});
+  auto s2 = run({SHARDSCOPE_BIN, "memory", "--params", "1e9", "--world", "4", "--stage", "2", "--dtype", "fp32",
+                 "--format", "json"});
   ASSERT_EQ(s2.rc, 0) << s2.err;
   const json st2 = json::parse(s2.out)["stages"][0];
   EXPECT_DOUBLE_EQ(st2["master_bytes"].get<double>(), 1e9);
   EXPECT_DOUBLE_EQ(st2["params_bytes"].get<double>(), 4e9);
   EXPECT_DOUBLE_EQ(st2["model_states_bytes"].get<double>(), 8e9);
-  auto s1 = run({SHARDSCOPE_BIN, "memory", "--params", "1e9", "--world", "4", "--stage", "1", "--dtype", "fp32", "--format", "json"});
+  auto s1 = run({SHARDSCOPE_BIN, "memory", "--params", "1e9", "--world", "4", "--stage", "1", "--dtype", "fp32",
+                 "--format", "json"});
   EXPECT_DOUBLE_EQ(json::parse(s1.out)["stages"][0]["master_bytes"].get<double>(), 1e9);
   // Stage 3 in bf16: the largest unit twice (running + prefetched) and the root, in bf16.
-  auto s3 = run({SHARDSCOPE_BIN, "memory", "--params", "1e9", "--world", "4", "--stage", "3", "--largest-unit", "1e8", "--root-unit", "5e7", "--format", "json"});
+  auto s3 = run({SHARDSCOPE_BIN, "memory", "--params", "1e9", "--world", "4", "--stage", "3", "--largest-unit", "1e8",
+                 "--root-unit", "5e7", "--format", "json"});
   ASSERT_EQ(s3.rc, 0) << s3.err;
   EXPECT_DOUBLE_EQ(json::parse(s3.out)["stages"][0]["gathered_bytes"].get<double>(), 2 * (2 * 1e8 + 5e7));
-  auto none = run({SHARDSCOPE_BIN, "memory", "--params", "1e9", "--world", "4", "--stage", "3", "--largest-unit", "1e8", "--root-unit", "5e7",
-                   "--backward-prefetch", "none", "--format", "json"});
+  auto none = run({SHARDSCOPE_BIN, "memory", "--params", "1e9", "--world", "4", "--stage", "3", "--largest-unit", "1e8",
+                   "--root-unit", "5e7", "--backward-prefetch", "none", "--format", "json"});
   EXPECT_DOUBLE_EQ(json::parse(none.out)["stages"][0]["gathered_bytes"].get<double>(), 2 * (1e8 + 5e7));
   auto text = run({SHARDSCOPE_BIN, "memory", "--params", "1e9", "--world", "4"});
   ASSERT_EQ(text.rc, 0) << text.err;
   EXPECT_NE(text.out.find("fp32 master GB"), std::string::npos) << text.out;
-  EXPECT_NE(text.out.find("the largest unit × 2 (the running one and the prefetched one)"), std::string::npos) << text.out;
-  EXPECT_NE(text.out.find("n/a: no unit sizes"), std::string::npos) << text.out;  // the stage-3 "+ gathered" cell says why
+  EXPECT_NE(text.out.find("the largest unit × 2 (the running one and the prefetched one)"), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("n/a: no unit sizes"), std::string::npos)
+      << text.out;  // the stage-3 "+ gathered" cell says why
   // A preset knows its units; a small one is shown in MB.
   auto tiny = run({SHARDSCOPE_BIN, "memory", "--preset", "tiny", "--world", "2", "--stage", "3"});
   ASSERT_EQ(tiny.rc, 0) << tiny.err;
@@ -135,14 +144,17 @@ TEST(MemoryCli, MasterShardAtStagesOneAndTwoAndTwoGatheredUnitsAtStageThree) {
 }
 
 TEST(MemoryCli, HybridShardShardsWithinANode) {
-  auto h = run({SHARDSCOPE_BIN, "memory", "--params", "8e9", "--world", "64", "--hybrid-shard", "8", "--stage", "3", "--format", "json"});
+  auto h = run({SHARDSCOPE_BIN, "memory", "--params", "8e9", "--world", "64", "--hybrid-shard", "8", "--stage", "3",
+                "--format", "json"});
   ASSERT_EQ(h.rc, 0) << h.err;
   const json j = json::parse(h.out);
   EXPECT_EQ(j["sharding_group"], 8);
   EXPECT_EQ(j["stages"][0]["strategy"], "HYBRID_SHARD");
-  EXPECT_DOUBLE_EQ(j["model_states_bytes"].get<double>(), 16 * 8e9 / 8);  // the ZeRO paper's 16 bytes a parameter, over the 8 of a node
+  EXPECT_DOUBLE_EQ(j["model_states_bytes"].get<double>(),
+                   16 * 8e9 / 8);  // the ZeRO paper's 16 bytes a parameter, over the 8 of a node
   auto text = run({SHARDSCOPE_BIN, "memory", "--params", "8e9", "--world", "64", "--hybrid-shard", "8"});
-  EXPECT_NE(text.out.find("HYBRID_SHARD: sharded within nodes of 8, replicated across 8 nodes"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("HYBRID_SHARD: sharded within nodes of 8, replicated across 8 nodes"), std::string::npos)
+      << text.out;
   auto bad = run({SHARDSCOPE_BIN, "memory", "--params", "8e9", "--world", "64", "--hybrid-shard", "6"});
   EXPECT_EQ(bad.rc, 2);
   EXPECT_NE(bad.err.find("--hybrid-shard 6 does not divide --world 64"), std::string::npos) << bad.err;
@@ -154,7 +166,9 @@ TEST(MemoryCli, HybridShardShardsWithinANode) {
   shardscope::test::write_trainer_trace(d.path() / "t.json", o);
   auto rep = run({SHARDSCOPE_BIN, "report", (d.path() / "t.json").string(), "--format", "json"});
   ASSERT_EQ(rep.rc, 0) << rep.err;
-  EXPECT_NE(json::parse(rep.out)["ranks"][0]["memory"]["memory_command"].get<std::string>().find("--world 1 --stage 3"), std::string::npos) << rep.out;
+  EXPECT_NE(json::parse(rep.out)["ranks"][0]["memory"]["memory_command"].get<std::string>().find("--world 1 --stage 3"),
+            std::string::npos)
+      << rep.out;
 }
 
 }  // namespace

@@ -29,8 +29,10 @@ TEST(Collectives, CountBytesTimeAndBandwidths) {
   r.tracks.push_back({});
   // Two all-gathers of 1 GB over 4 ranks, 1 ms + 3 ms: algbw = 2e9 B / 4e6 ns = 500 GB/s;
   // busbw = 500 × 3/4 = 375. One all-reduce of 1e9 B in 2 ms over 8 ranks: algbw 500, busbw 500 × 2·7/8 = 875.
-  r.tracks[0].events = {comm(CollectiveKind::AllGather, 0, 1'000'000, 1'000'000'000, 4), comm(CollectiveKind::AllGather, 5'000'000, 3'000'000, 1'000'000'000, 4),
-                        comm(CollectiveKind::AllReduce, 9'000'000, 2'000'000, 1'000'000'000, 8), comm(CollectiveKind::SendRecv, 12'000'000, 1'000, model::kUnknown, 0)};
+  r.tracks[0].events = {comm(CollectiveKind::AllGather, 0, 1'000'000, 1'000'000'000, 4),
+                        comm(CollectiveKind::AllGather, 5'000'000, 3'000'000, 1'000'000'000, 4),
+                        comm(CollectiveKind::AllReduce, 9'000'000, 2'000'000, 1'000'000'000, 8),
+                        comm(CollectiveKind::SendRecv, 12'000'000, 1'000, model::kUnknown, 0)};
   auto stats = metrics::collective_stats(r);
   ASSERT_EQ(stats.size(), 3u);
   EXPECT_EQ(stats[0].kind, CollectiveKind::AllGather);
@@ -51,7 +53,8 @@ TEST(Collectives, TotalsAtTheInt64ExtremesSaturate) {
   model::Rank r;
   r.tracks.push_back({});
   r.tracks[0].events = {comm(CollectiveKind::AllGather, INT64_MIN, INT64_MAX, INT64_MAX, 4),
-                        comm(CollectiveKind::AllGather, 0, INT64_MAX, 1, 4), comm(CollectiveKind::AllGather, 1, 1, model::kUnknown, 4)};
+                        comm(CollectiveKind::AllGather, 0, INT64_MAX, 1, 4),
+                        comm(CollectiveKind::AllGather, 1, 1, model::kUnknown, 4)};
   auto stats = metrics::collective_stats(r);
   ASSERT_EQ(stats.size(), 1u);
   EXPECT_EQ(stats[0].count, 3);
@@ -64,10 +67,15 @@ TEST(Collectives, TotalsAtTheInt64ExtremesSaturate) {
 TEST(Collectives, KindsFromEveryNameFamily) {
   using model::collective_from_kernel_name;
   using model::collective_from_op_name;
-  EXPECT_EQ(collective_from_kernel_name("ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)"), CollectiveKind::AllReduce);
-  EXPECT_EQ(collective_from_kernel_name("ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)"), CollectiveKind::AllGather);
-  EXPECT_EQ(collective_from_kernel_name("ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL(x)"), CollectiveKind::ReduceScatter);
-  EXPECT_EQ(collective_from_kernel_name("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclWorkElem)"), CollectiveKind::SendRecv);
+  EXPECT_EQ(
+      collective_from_kernel_name("ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)"),
+      CollectiveKind::AllReduce);
+  EXPECT_EQ(collective_from_kernel_name("ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)"),
+            CollectiveKind::AllGather);
+  EXPECT_EQ(collective_from_kernel_name("ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL(x)"),
+            CollectiveKind::ReduceScatter);
+  EXPECT_EQ(collective_from_kernel_name("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclWorkElem)"),
+            CollectiveKind::SendRecv);
   EXPECT_EQ(collective_from_kernel_name("ncclDevKernel_Generic"), CollectiveKind::Unknown);
   EXPECT_EQ(collective_from_op_name("_allgather_base"), CollectiveKind::AllGather);
   EXPECT_EQ(collective_from_op_name("reduce_scatter_tensor_coalesced"), CollectiveKind::ReduceScatter);

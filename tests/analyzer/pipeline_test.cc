@@ -118,10 +118,12 @@ TEST(Pipeline, PrefetchOnlyScopeGivesTheSameVerdictAsTheReport) {
   analysis::AnalysedRun only = analysis::analyse_run({kRank0, kRank1}, {}, analysis::Scope::PrefetchOnly);
   EXPECT_EQ(all.prefetch.verdict, only.prefetch.verdict);
   ASSERT_EQ(all.prefetch.ranks.size(), only.prefetch.ranks.size());
-  for (size_t i = 0; i < all.prefetch.ranks.size(); ++i) EXPECT_EQ(all.prefetch.ranks[i].steps.size(), only.prefetch.ranks[i].steps.size());
+  for (size_t i = 0; i < all.prefetch.ranks.size(); ++i)
+    EXPECT_EQ(all.prefetch.ranks[i].steps.size(), only.prefetch.ranks[i].steps.size());
   // Nothing else was computed: each rank carries its header and its prefetch check only.
   ASSERT_EQ(only.report.ranks.size(), all.report.ranks.size());
-  for (const report::RankReport& r : only.report.ranks) EXPECT_TRUE(r.steps.empty() && r.collectives.empty() && r.top_device.empty() && !r.whole) << r.source;
+  for (const report::RankReport& r : only.report.ranks)
+    EXPECT_TRUE(r.steps.empty() && r.collectives.empty() && r.top_device.empty() && !r.whole) << r.source;
   EXPECT_TRUE(only.report.stragglers.instances.empty());
   EXPECT_FALSE(all.report.stragglers.instances.empty());
 }
@@ -136,8 +138,10 @@ TEST(Pipeline, DiffPairsRanksAndRanksChangesLargestFirst) {
   ASSERT_FALSE(r.largest_changes.empty());
   EXPECT_LE(r.largest_changes.size(), analysis::kLargestChanges);
   for (size_t i = 1; i < r.largest_changes.size(); ++i)
-    EXPECT_GE(std::llabs(r.largest_changes[i - 1].b_ns - r.largest_changes[i - 1].a_ns), std::llabs(r.largest_changes[i].b_ns - r.largest_changes[i].a_ns));
-  const auto steps = std::find_if(r.rows.begin(), r.rows.end(), [](const analysis::DiffRow& row) { return row.metric == "steps"; });
+    EXPECT_GE(std::llabs(r.largest_changes[i - 1].b_ns - r.largest_changes[i - 1].a_ns),
+              std::llabs(r.largest_changes[i].b_ns - r.largest_changes[i].a_ns));
+  const auto steps =
+      std::find_if(r.rows.begin(), r.rows.end(), [](const analysis::DiffRow& row) { return row.metric == "steps"; });
   ASSERT_NE(steps, r.rows.end());
   EXPECT_EQ(steps->a, steps->b);  // both ranks profiled the same two steps
 }

@@ -18,8 +18,8 @@ using metrics::Verdict;
 namespace {
 
 constexpr int64_t kUs = 1'000;
-constexpr int64_t T = 10'000 * kUs;     // BC_1 (unit 1's backward compute) starts here
-constexpr int64_t kCompute = 800 * kUs;  // BC_1's length
+constexpr int64_t T = 10'000 * kUs;        // BC_1 (unit 1's backward compute) starts here
+constexpr int64_t kCompute = 800 * kUs;    // BC_1's length
 constexpr int64_t kNext = T + 3000 * kUs;  // BC_0 starts here, after every all-gather below has ended
 
 // One step: unit 0's all-gather for forward at T - 1 ms, its forward compute until T - 900 µs (backward
@@ -35,8 +35,8 @@ model::Rank timeline(const Layout& l) {
   model::Rank r;
   r.rank = 0;
   r.tracks.resize(2);
-  const model::StringId bc = r.strings.intern(keys::kUnitBackward), fwd = r.strings.intern(keys::kUnitForward), ag = r.strings.intern("all_gather"),
-                        rs = r.strings.intern("reduce_scatter");
+  const model::StringId bc = r.strings.intern(keys::kUnitBackward), fwd = r.strings.intern(keys::kUnitForward),
+                        ag = r.strings.intern("all_gather"), rs = r.strings.intern("reduce_scatter");
   auto compute = [&](model::StringId name, int unit, int64_t ts, int64_t dur) {
     model::Event e;
     e.name = name;
@@ -57,11 +57,14 @@ model::Rank timeline(const Layout& l) {
     e.dur_ns = dur;
     return e;
   };
-  r.tracks[0].events = {compute(fwd, 0, T - 950 * kUs, 50 * kUs), compute(bc, 1, T, kCompute), compute(bc, 0, kNext, 500 * kUs)};
+  r.tracks[0].events = {compute(fwd, 0, T - 950 * kUs, 50 * kUs), compute(bc, 1, T, kCompute),
+                        compute(bc, 0, kNext, 500 * kUs)};
   std::vector<model::Event>& c = r.tracks[1].events;
-  c.push_back(comm(ag, model::CollectiveKind::AllGather, 0, T - 1000 * kUs, T - 1000 * kUs, 10 * kUs));  // forward: the step begins here
+  c.push_back(comm(ag, model::CollectiveKind::AllGather, 0, T - 1000 * kUs, T - 1000 * kUs,
+                   10 * kUs));  // forward: the step begins here
   c.push_back(comm(ag, model::CollectiveKind::AllGather, 1, T - 870 * kUs, T - 870 * kUs, 10 * kUs));
-  if (l.rs_end) c.push_back(comm(rs, model::CollectiveKind::ReduceScatter, -1, l.rs_start, l.rs_start, l.rs_end - l.rs_start));
+  if (l.rs_end)
+    c.push_back(comm(rs, model::CollectiveKind::ReduceScatter, -1, l.rs_start, l.rs_start, l.rs_end - l.rs_start));
   c.push_back(comm(ag, model::CollectiveKind::AllGather, 0, l.issued, l.start, l.dur));
   std::sort(c.begin(), c.end(), [](const model::Event& a, const model::Event& b) { return a.ts_ns < b.ts_ns; });
   return r;
@@ -88,18 +91,26 @@ TEST(PrefetchCauses, IssuedLate) {
   const Judged j = judge(timeline({T + 100 * kUs, T + 100 * kUs, 300 * kUs}));
   EXPECT_EQ(j.step().cause, Cause::IssuedLate);
   EXPECT_EQ(j.step().units[0].issue_lead_ns, -100 * kUs);
-  EXPECT_SAYS(j.sentence(), "not effective: issued late: 1 of 1 all-gathers were issued only after the backward compute they should hide had begun "
-                            "(unit 0's, 100.0 µs after unit 1's backward compute began)");
+  EXPECT_SAYS(j.sentence(),
+              "not effective: issued late: 1 of 1 all-gathers were issued only after the backward compute they should "
+              "hide had begun "
+              "(unit 0's, 100.0 µs after unit 1's backward compute began)");
 }
 
 TEST(PrefetchCauses, QueuedBehindAReduceScatter) {
   // Issued 50 µs before BC_1, it waited on its stream behind a reduce-scatter until T + 700 µs: 750 µs
   // queued; then 100 µs of its 300 µs ran under BC_1: 33 % hidden.
-  const Judged j = judge(timeline({.issued = T - 50 * kUs, .start = T + 700 * kUs, .dur = 300 * kUs, .rs_start = T - 40 * kUs, .rs_end = T + 700 * kUs}));
+  const Judged j = judge(timeline({.issued = T - 50 * kUs,
+                                   .start = T + 700 * kUs,
+                                   .dur = 300 * kUs,
+                                   .rs_start = T - 40 * kUs,
+                                   .rs_end = T + 700 * kUs}));
   EXPECT_EQ(j.step().cause, Cause::QueuedBehindReduceScatter);
   EXPECT_EQ(j.step().units[0].queued_ns, 750 * kUs);
-  EXPECT_SAYS(j.sentence(), "queued behind a reduce-scatter: 1 of 1 all-gathers were issued in time but ran only after a reduce-scatter on their own "
-                            "stream (unit 0's waited 750.0 µs); 33% of backward all-gather time hidden");
+  EXPECT_SAYS(j.sentence(),
+              "queued behind a reduce-scatter: 1 of 1 all-gathers were issued in time but ran only after a "
+              "reduce-scatter on their own "
+              "stream (unit 0's waited 750.0 µs); 33% of backward all-gather time hidden");
 }
 
 TEST(PrefetchCauses, StartedLate) {
@@ -107,8 +118,11 @@ TEST(PrefetchCauses, StartedLate) {
   const Judged j = judge(timeline({T - 50 * kUs, T + kCompute, 300 * kUs}));
   EXPECT_EQ(j.step().cause, Cause::StartedLate);
   EXPECT_EQ(j.step().units[0].queued_ns, 850 * kUs);
-  EXPECT_SAYS(j.sentence(), "started late: 1 of 1 all-gathers were issued in time but started only after the compute they should hide had ended "
-                            "(unit 0's started 850.0 µs after its issue, not behind a reduce-scatter); 0% of backward all-gather time hidden");
+  EXPECT_SAYS(j.sentence(),
+              "started late: 1 of 1 all-gathers were issued in time but started only after the compute they should "
+              "hide had ended "
+              "(unit 0's started 850.0 µs after its issue, not behind a reduce-scatter); 0% of backward all-gather "
+              "time hidden");
 }
 
 TEST(PrefetchCauses, NoComputeUnderIt) {
@@ -116,8 +130,11 @@ TEST(PrefetchCauses, NoComputeUnderIt) {
   const Judged j = judge(timeline({T - 500 * kUs, T - 500 * kUs, 300 * kUs}));
   EXPECT_EQ(j.step().cause, Cause::NoComputeUnderIt);
   EXPECT_EQ(j.step().units[0].issue_lead_ns, 500 * kUs);
-  EXPECT_SAYS(j.sentence(), "no compute under it: 1 of 1 all-gathers were issued in time and were shorter than the compute they should hide, but ran "
-                            "before it began (unit 0's ran 300.0 µs of its 300.0 µs before unit 1's backward compute started, 500.0 µs after the issue)");
+  EXPECT_SAYS(j.sentence(),
+              "no compute under it: 1 of 1 all-gathers were issued in time and were shorter than the compute they "
+              "should hide, but ran "
+              "before it began (unit 0's ran 300.0 µs of its 300.0 µs before unit 1's backward compute started, 500.0 "
+              "µs after the issue)");
 }
 
 TEST(PrefetchCauses, LongerThanCompute) {
@@ -125,8 +142,11 @@ TEST(PrefetchCauses, LongerThanCompute) {
   const Judged j = judge(timeline({T - 5 * kUs, T - 5 * kUs, 2000 * kUs}));
   EXPECT_EQ(j.step().cause, Cause::LongerThanCompute);
   EXPECT_EQ(j.step().units[0].hidden_ns, kCompute);
-  EXPECT_SAYS(j.sentence(), "all-gather longer than the compute it should hide: 1 of 1 all-gathers were issued in time and ran at once, but outlasted "
-                            "the backward compute under them (unit 0's: 2000.0 µs against 800.0 µs of compute); 40% of backward all-gather time hidden");
+  EXPECT_SAYS(j.sentence(),
+              "all-gather longer than the compute it should hide: 1 of 1 all-gathers were issued in time and ran at "
+              "once, but outlasted "
+              "the backward compute under them (unit 0's: 2000.0 µs against 800.0 µs of compute); 40% of backward "
+              "all-gather time hidden");
 }
 
 TEST(PrefetchCauses, LatePeer) {
@@ -151,8 +171,9 @@ TEST(PrefetchCauses, LatePeer) {
   EXPECT_EQ(u.late_peer_ns, 1000 * kUs);
   EXPECT_EQ(u.exposed_wait_ns, 1200 * kUs);
   EXPECT_EQ(u.hidden_ns, kCompute);
-  EXPECT_SAYS(report::step_sentence(s, p), "not effective: a late peer: rank 1 arrived at 1 of 1 all-gathers late (unit 0's: 1000.0 µs after this "
-                                           "rank), so they could not finish under the compute; 40% of backward all-gather time hidden");
+  EXPECT_SAYS(report::step_sentence(s, p),
+              "not effective: a late peer: rank 1 arrived at 1 of 1 all-gathers late (unit 0's: 1000.0 µs after this "
+              "rank), so they could not finish under the compute; 40% of backward all-gather time hidden");
   // The per-unit row says the same peer and lateness.
   const report::Table t = report::unit_table(s);
   ASSERT_EQ(t.rows.size(), 1u);
@@ -181,8 +202,10 @@ TEST(PrefetchCauses, Throttled) {
   ASSERT_NE(u, nullptr);
   EXPECT_EQ(u->issue_lead_ns, o.hook_ns);
   const std::string said = report::step_sentence(s, p);
-  EXPECT_SAYS(said, fmt::format("throttled by the rate limiter (limit_all_gathers = 1): {0} of {0} all-gathers waited for an earlier all-gather to "
-                                "complete before they could be issued (unit {1}'s: issue lead 5.0 µs); 33% of backward all-gather time hidden",
+  EXPECT_SAYS(said, fmt::format("throttled by the rate limiter (limit_all_gathers = 1): {0} of {0} all-gathers waited "
+                                "for an earlier all-gather to "
+                                "complete before they could be issued (unit {1}'s: issue lead 5.0 µs); 33% of backward "
+                                "all-gather time hidden",
                                 o.units - 1, u->next_unit));
 }
 

@@ -22,7 +22,8 @@ namespace {
 TEST(PrefetchRuns, BackwardPreIsIssuedInPrefetchOrderAndAnyExposureIsAnExecutionCause) {
   // The causes as check-prefetch names them in JSON (analyzer/report/prefetch_render.cc; a queued all-gather is
   // "behind reduce-scatter").
-  const std::set<std::string> execution = {"started late", "no compute under it", "longer than compute", "behind reduce-scatter", "late peer"};
+  const std::set<std::string> execution = {"started late", "no compute under it", "longer than compute",
+                                           "behind reduce-scatter", "late peer"};
   shardscope::test::TempDir d;
   int effective = 0;
   constexpr int kRuns = 4;
@@ -35,14 +36,19 @@ TEST(PrefetchRuns, BackwardPreIsIssuedInPrefetchOrderAndAnyExposureIsAnExecution
       // Step 0 is warm-up: reported, never counted.
       ASSERT_FALSE(rank["steps"].empty());
       EXPECT_TRUE(rank["steps"][0]["warm_up"].get<bool>());
-      EXPECT_EQ(rank["steady_steps_effective"].get<int>() + rank["steady_steps_not_effective"].get<int>(), kSteps - 1) << c.text;
+      EXPECT_EQ(rank["steady_steps_effective"].get<int>() + rank["steady_steps_not_effective"].get<int>(), kSteps - 1)
+          << c.text;
       for (const json& step : rank["steps"]) {
         ASSERT_EQ(step["units"].size(), 3u) << c.text;
         for (const json& u : step["units"]) {
-          EXPECT_GT(u["issue_lead_ns"].get<int64_t>(), 0) << "run " << i << ", step " << step["step"] << ", unit " << u["unit"] << "\n" << c.text;
-          if (!u["cause"].is_null()) EXPECT_TRUE(execution.count(u["cause"].get<std::string>())) << u["cause"] << "\n" << c.text;
+          EXPECT_GT(u["issue_lead_ns"].get<int64_t>(), 0)
+              << "run " << i << ", step " << step["step"] << ", unit " << u["unit"] << "\n"
+              << c.text;
+          if (!u["cause"].is_null())
+            EXPECT_TRUE(execution.count(u["cause"].get<std::string>())) << u["cause"] << "\n" << c.text;
         }
-        if (step["verdict"] == "not effective") EXPECT_TRUE(execution.count(step["cause"].get<std::string>())) << step["cause"] << "\n" << c.text;
+        if (step["verdict"] == "not effective")
+          EXPECT_TRUE(execution.count(step["cause"].get<std::string>())) << step["cause"] << "\n" << c.text;
       }
     }
   }

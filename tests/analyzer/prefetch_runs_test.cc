@@ -62,7 +62,8 @@ TEST(PrefetchRuns, ARankSlowedOnPurposeIsNamedAsTheCause) {
 
 TEST(PrefetchRuns, TheRateLimiterHoldingForwardPrefetchIsReported) {
   shardscope::test::TempDir d;
-  Checked c = train_and_check(d.path(), {"--backward-prefetch", "pre", "--forward-prefetch", "--limit-all-gathers", "1"});
+  Checked c =
+      train_and_check(d.path(), {"--backward-prefetch", "pre", "--forward-prefetch", "--limit-all-gathers", "1"});
   ASSERT_FALSE(c.result.is_discarded()) << c.text;
   for (const json& rank : c.result["ranks"]) {
     EXPECT_EQ(rank["limit_all_gathers"], 1);

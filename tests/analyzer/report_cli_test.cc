@@ -55,9 +55,11 @@ TEST(ReportCli, JsonHasSchemaRanksWholeTraceAndSteps) {
     const json& rank = j["ranks"][i];
     EXPECT_EQ(rank["rank"], i);
     const json& w = rank["whole_trace"];
-    for (const char* k : {"window_ns", "overlap_pct", "idle_pct", "compute_pct", "non_compute_pct"}) EXPECT_TRUE(w.contains(k)) << k;
+    for (const char* k : {"window_ns", "overlap_pct", "idle_pct", "compute_pct", "non_compute_pct"})
+      EXPECT_TRUE(w.contains(k)) << k;
     // idle + compute + non-compute is the whole window.
-    EXPECT_NEAR(w["idle_pct"].get<double>() + w["compute_pct"].get<double>() + w["non_compute_pct"].get<double>(), 100.0, 0.01);
+    EXPECT_NEAR(w["idle_pct"].get<double>() + w["compute_pct"].get<double>() + w["non_compute_pct"].get<double>(),
+                100.0, 0.01);
     ASSERT_EQ(rank["steps"].size(), 2u);
     const json& s = rank["steps"][0];
     EXPECT_EQ(s["step_ns"].get<int64_t>() - s["idle_ns"].get<int64_t>() >= s["compute_ns"].get<int64_t>(), true);
@@ -75,14 +77,18 @@ TEST(ReportCli, ATotalBeyondInt64IsAnErrorNamingTheTrace) {
   // Three all-gathers of 4e15 µs each: each fits, their sum does not.
   std::string events;
   for (int i = 1; i <= 3; ++i)
-    events += std::string(i > 1 ? "," : "") + R"J({"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllGather_RING_LL(x)", "pid": 0, "tid": 7, "ts": )J" +
-              std::to_string(i) + R"J(, "dur": 4000000000000000, "args": {"stream": 7}})J";
+    events +=
+        std::string(i > 1 ? "," : "") +
+        R"J({"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllGather_RING_LL(x)", "pid": 0, "tid": 7, "ts": )J" +
+        std::to_string(i) + R"J(, "dur": 4000000000000000, "args": {"stream": 7}})J";
   write(d.path() / "big.json", R"({"traceEvents": [)" + events + "]}");
   for (const char* format : {"text", "json", "html"}) {
     auto r = run({kBin, "report", "--format", format, (d.path() / "big.json").string()});
     EXPECT_EQ(r.rc, 2) << format;
-    EXPECT_NE(r.err.find("shardscope: error: " + (d.path() / "big.json").string() + ": at byte 0: the all_gather collectives' durations or sizes add up to more than 64-bit"),
-              std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("shardscope: error: " + (d.path() / "big.json").string() +
+                         ": at byte 0: the all_gather collectives' durations or sizes add up to more than 64-bit"),
+              std::string::npos)
+        << r.err;
     EXPECT_EQ(r.out.find("9223372036854"), std::string::npos) << r.out;
   }
 }
@@ -135,7 +141,9 @@ TEST(ReportCli, HtmlIsSelfContainedAndEscapesHostileNames) {
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(r.out.find("<script"), std::string::npos);
   EXPECT_EQ(r.out.find("<img"), std::string::npos);
-  EXPECT_NE(r.out.find("&lt;script&gt;alert(&quot;pwned&quot;)&lt;/script&gt;&lt;img src=x onerror=&#39;y&#39;&gt;&amp;"), std::string::npos);
+  EXPECT_NE(
+      r.out.find("&lt;script&gt;alert(&quot;pwned&quot;)&lt;/script&gt;&lt;img src=x onerror=&#39;y&#39;&gt;&amp;"),
+      std::string::npos);
   EXPECT_NE(r.out.find("<svg"), std::string::npos);
   // No network: nothing is fetched (the only URL is the SVG namespace name).
   EXPECT_EQ(r.out.find("src=\""), std::string::npos);
@@ -183,14 +191,17 @@ TEST(ReportCli, TimesAndSizesAtTheInt64ExtremesAreRefusedWithoutOverflow) {
   for (const char* format : {"html", "text", "md"}) {
     auto r = run({kBin, "report", (d.path() / "k.json").string(), "--format", format});
     EXPECT_EQ(r.rc, 2) << format << ": " << r.err;
-    EXPECT_NE(r.err.find((d.path() / "k.json").string() + ": at byte 0: the all_reduce collectives' durations or sizes add up to more than"), std::string::npos)
+    EXPECT_NE(r.err.find((d.path() / "k.json").string() +
+                         ": at byte 0: the all_reduce collectives' durations or sizes add up to more than"),
+              std::string::npos)
         << r.err;
   }
 }
 
 TEST(ReportCli, NoDeviceEventsSaysWhy) {
   TempDir d;
-  std::string t = R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 1, "dur": 2}]})";
+  std::string t =
+      R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 1, "dur": 2}]})";
   write(d.path() / "cpu.json", t);
   auto r = run({kBin, "report", (d.path() / "cpu.json").string()});
   ASSERT_EQ(r.rc, 0) << r.err;
@@ -268,7 +279,9 @@ TEST(ReportCli, BadInputExitsTwoWithAClearMessage) {
   EXPECT_EQ(other.rc, 2);
   EXPECT_NE(other.err.find("unknown format"), std::string::npos) << other.err;
 
-  write(d.path() / "broken.json", R"({"traceEvents": [{"ph": "X", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 2, "args": {"stream": 7}} x ]})");
+  write(
+      d.path() / "broken.json",
+      R"({"traceEvents": [{"ph": "X", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 2, "args": {"stream": 7}} x ]})");
   auto broken = run({kBin, "report", (d.path() / "broken.json").string()});
   EXPECT_EQ(broken.rc, 2);
   EXPECT_NE(broken.err.find("broken.json: at byte"), std::string::npos) << broken.err;
@@ -297,7 +310,9 @@ TEST(ReportCli, SelectionsBeyondTheirRangeExitTwoWithOneLine) {
     EXPECT_EQ(r.rc, 2) << r.err;
     EXPECT_EQ(r.err.rfind("shardscope: error: --", 0), 0u) << r.err;
     EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
-    EXPECT_TRUE(r.err.find("out of range") != std::string::npos || r.err.find("more than 1000000 numbers") != std::string::npos) << r.err;
+    EXPECT_TRUE(r.err.find("out of range") != std::string::npos ||
+                r.err.find("more than 1000000 numbers") != std::string::npos)
+        << r.err;
   }
 }
 
@@ -312,7 +327,8 @@ TEST(ReportCli, TruncatedFilesLoadWithAWarning) {
   json j = json::parse(r.out);
   EXPECT_EQ(j["ranks"][0]["events"], 2);
   EXPECT_EQ(j["ranks"][0]["whole_trace"]["overlap_pct"], nullptr);
-  EXPECT_NE(j["ranks"][0]["whole_trace"]["na"]["overlap_pct"].get<std::string>().find("no communication"), std::string::npos);
+  EXPECT_NE(j["ranks"][0]["whole_trace"]["na"]["overlap_pct"].get<std::string>().find("no communication"),
+            std::string::npos);
 
   TrainerTraceOptions o;
   write_trainer_trace(d.path() / "own.json", o);
@@ -331,7 +347,7 @@ TEST(CheckPrefetchCli, ExitCodesGateACi) {
   TempDir d;
   auto pre = run({kBin, "check-prefetch", two_ranks(d, "pre", "pre").string()});
   EXPECT_EQ(pre.rc, 0) << pre.out << pre.err;
-  EXPECT_EQ(pre.out.rfind("verdict: effective", 0), 0u) << pre.out;  // the answer first
+  EXPECT_EQ(pre.out.rfind("verdict: effective", 0), 0u) << pre.out;     // the answer first
   EXPECT_EQ(pre.out.find("issue lead"), std::string::npos) << pre.out;  // per-unit rows on demand
   auto units = run({kBin, "check-prefetch", (d.path() / "pre").string(), "--units"});
   EXPECT_NE(units.out.find("issue lead"), std::string::npos) << units.out;
@@ -372,7 +388,8 @@ TEST(DiffCli, ShowsMetricAndUnitChanges) {
 TEST(MemoryCli, ZeroPaperNumbersAndJson) {
   auto t = run({kBin, "memory", "--params", "7.5e9", "--world", "64"});
   ASSERT_EQ(t.rc, 0) << t.err;
-  for (const char* gb : {"120.0", "31.4", "16.6", "1.9"}) EXPECT_NE(t.out.find(gb), std::string::npos) << gb << "\n" << t.out;
+  for (const char* gb : {"120.0", "31.4", "16.6", "1.9"})
+    EXPECT_NE(t.out.find(gb), std::string::npos) << gb << "\n" << t.out;
   auto j = run({kBin, "memory", "--params", "7.5e9", "--world", "64", "--stage", "2", "--format", "json"});
   ASSERT_EQ(j.rc, 0) << j.err;
   json parsed = json::parse(j.out);
@@ -391,20 +408,24 @@ TEST(MemoryCli, ZeroPaperNumbersAndJson) {
 std::string kineto_rank(int rank, int world, int64_t base_ns) {
   return R"J({"schemaVersion": 1, "baseTimeNanoseconds": )J" + std::to_string(base_ns) + R"J(, "traceEvents": [
 {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 10.000, "dur": 20.000, "args": {"stream": 7}}
-], "distributedInfo": {"rank": )J" + std::to_string(rank) + R"J(, "world_size": )J" + std::to_string(world) + "}}";
+], "distributedInfo": {"rank": )J" +
+         std::to_string(rank) + R"J(, "world_size": )J" + std::to_string(world) + "}}";
 }
 
 // Every command that reads traces refuses them the same way: exit 2, the files and what differs on stderr.
 void expect_refused_everywhere(const fs::path& dir, const std::vector<std::string>& in_message) {
   TempDir other;
   write_trainer_trace(other.path() / "trace.rank0.json", TrainerTraceOptions{});
-  for (const std::vector<std::string>& args : {std::vector<std::string>{kBin, "report", dir.string()}, {kBin, "report", dir.string(), "--format", "json"},
-                                               {kBin, "check-prefetch", dir.string()}, {kBin, "diff", dir.string(), other.path().string()},
+  for (const std::vector<std::string>& args : {std::vector<std::string>{kBin, "report", dir.string()},
+                                               {kBin, "report", dir.string(), "--format", "json"},
+                                               {kBin, "check-prefetch", dir.string()},
+                                               {kBin, "diff", dir.string(), other.path().string()},
                                                {kBin, "diff", other.path().string(), dir.string()}}) {
     auto r = run(args);
     EXPECT_EQ(r.rc, 2) << args[1] << "\n" << r.out << r.err;
     EXPECT_NE(r.err.find("shardscope: error: "), std::string::npos) << args[1] << ": " << r.err;
-    for (const std::string& m : in_message) EXPECT_NE(r.err.find(m), std::string::npos) << args[1] << ": no \"" << m << "\" in: " << r.err;
+    for (const std::string& m : in_message)
+      EXPECT_NE(r.err.find(m), std::string::npos) << args[1] << ": no \"" << m << "\" in: " << r.err;
   }
 }
 
@@ -418,8 +439,9 @@ TEST(OneRun, AnEarlierLargerRunInTheDirectoryIsAnError) {
     write_trainer_trace(d.path() / ("trace.rank" + std::to_string(r) + ".json"), o);
   }
   const std::string p = d.path().string() + "/trace.rank";
-  expect_refused_everywhere(d.path(), {"not one run", "world_size", "world_size 2 in " + p + "0.json and " + p + "1.json",
-                                       "world_size 4 in " + p + "2.json and " + p + "3.json"});
+  expect_refused_everywhere(d.path(),
+                            {"not one run", "world_size", "world_size 2 in " + p + "0.json and " + p + "1.json",
+                             "world_size 4 in " + p + "2.json and " + p + "3.json"});
 }
 
 TEST(OneRun, ADifferentRunConfigurationIsAnErrorNamingTheKey) {
@@ -429,8 +451,9 @@ TEST(OneRun, ADifferentRunConfigurationIsAnErrorNamingTheKey) {
   b.prefetch = "none";
   write_trainer_trace(d.path() / "trace.rank0.json", a);
   write_trainer_trace(d.path() / "trace.rank1.json", b);
-  expect_refused_everywhere(d.path(), {"run_config.backward_prefetch is \"pre\" in " + (d.path() / "trace.rank0.json").string() + " but \"none\" in " +
-                                       (d.path() / "trace.rank1.json").string()});
+  expect_refused_everywhere(d.path(),
+                            {"run_config.backward_prefetch is \"pre\" in " + (d.path() / "trace.rank0.json").string() +
+                             " but \"none\" in " + (d.path() / "trace.rank1.json").string()});
   // A nested difference names its path.
   TempDir m;
   a.run_config_extra = {{"model", {{"layers", 4}, {"dim", 128}}}};
@@ -452,7 +475,10 @@ TEST(OneRun, ADifferentRunConfigurationIsAnErrorNamingTheKey) {
   write_trainer_trace(w.path() / "y.json", y);
   auto warned = run({kBin, "report", w.path().string()});
   EXPECT_EQ(warned.rc, 0) << warned.err;
-  EXPECT_NE(warned.err.find("shardscope: warning: the ranks' run configurations differ: run_config.job_note is \"first\" in"), std::string::npos) << warned.err;
+  EXPECT_NE(
+      warned.err.find("shardscope: warning: the ranks' run configurations differ: run_config.job_note is \"first\" in"),
+      std::string::npos)
+      << warned.err;
   EXPECT_NE(warned.out.find("warning: the ranks' run configurations differ"), std::string::npos) << warned.out;
 }
 
@@ -460,7 +486,8 @@ TEST(OneRun, TwoFilesOfOneRankOrARankBeyondTheWorldAreErrors) {
   TempDir d;
   write_trainer_trace(d.path() / "run_a.rank0.json", TrainerTraceOptions{});
   write_trainer_trace(d.path() / "run_b.rank0.json", TrainerTraceOptions{});
-  expect_refused_everywhere(d.path(), {(d.path() / "run_a.rank0.json").string() + " and " + (d.path() / "run_b.rank0.json").string() + " both say they are rank 0"});
+  expect_refused_everywhere(d.path(), {(d.path() / "run_a.rank0.json").string() + " and " +
+                                       (d.path() / "run_b.rank0.json").string() + " both say they are rank 0"});
 
   TempDir beyond;
   TrainerTraceOptions o;
@@ -486,7 +513,8 @@ TEST(OneRun, StartTimesFarApartWarnNamingBothFiles) {
   two(d.path() / "apart", 2 * kHour + 5 * 60'000'000'000LL);
   auto r = run({kBin, "report", (d.path() / "apart").string()});
   EXPECT_EQ(r.rc, 0) << r.err;
-  const std::string want = (d.path() / "apart" / "trace.rank1.json").string() + " starts 2 h 5 min after " + (d.path() / "apart" / "trace.rank0.json").string();
+  const std::string want = (d.path() / "apart" / "trace.rank1.json").string() + " starts 2 h 5 min after " +
+                           (d.path() / "apart" / "trace.rank0.json").string();
   EXPECT_NE(r.err.find("shardscope: warning: " + want), std::string::npos) << r.err;
   EXPECT_NE(r.out.find("warning: " + want), std::string::npos) << r.out;
   // Seconds apart is one run starting.
@@ -505,7 +533,9 @@ TEST(OneRun, StartTimesFarApartWarnNamingBothFiles) {
   write(k.path() / "rank1.json", kineto_rank(1, 4, kWall));
   auto kw = run({kBin, "report", k.path().string()});
   EXPECT_EQ(kw.rc, 2);
-  EXPECT_NE(kw.err.find("world_size 2 in " + (k.path() / "rank0.json").string() + "; world_size 4 in " + (k.path() / "rank1.json").string()), std::string::npos)
+  EXPECT_NE(kw.err.find("world_size 2 in " + (k.path() / "rank0.json").string() + "; world_size 4 in " +
+                        (k.path() / "rank1.json").string()),
+            std::string::npos)
       << kw.err;
 }
 
@@ -546,8 +576,8 @@ void expect_every_na_explained(const std::string& out) {
       row = row.substr(0, row.find_first_of(" |"));
       bool explained = false;
       for (size_t j = i + 1; j < lines.size() && !explained; ++j)
-        explained = lines[j].find("n/a") != std::string::npos && lines[j].find(": ") != std::string::npos && lines[j].find(row) != std::string::npos &&
-                    lines[j].find('(') != std::string::npos;
+        explained = lines[j].find("n/a") != std::string::npos && lines[j].find(": ") != std::string::npos &&
+                    lines[j].find(row) != std::string::npos && lines[j].find('(') != std::string::npos;
       EXPECT_TRUE(explained) << "unexplained n/a in line: " << l << "\n" << out;
     }
     EXPECT_EQ(l.find("n/a: no communication %"), std::string::npos) << l;
@@ -557,7 +587,9 @@ void expect_every_na_explained(const std::string& out) {
 TEST(ReportDetails, NoPercentSignAfterAnNa) {
   TempDir d;
   // Compute only: no communication anywhere.
-  write(d.path() / "k.json", R"J({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 10, "dur": 20, "args": {"stream": 7}}]})J");
+  write(
+      d.path() / "k.json",
+      R"J({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 10, "dur": 20, "args": {"stream": 7}}]})J");
   for (const char* format : {"text", "md", "html"}) {
     auto r = run({kBin, "report", (d.path() / "k.json").string(), "--format", format});
     ASSERT_EQ(r.rc, 0) << r.err;
@@ -574,17 +606,22 @@ TEST(ReportDetails, NoPercentSignAfterAnNa) {
 TEST(ReportDetails, NoProjectJargonInReportsOrHelp) {
   TempDir d;
   fs::path dir = two_ranks(d, "pre", "run");
-  std::vector<std::vector<std::string>> commands = {{kBin, "report", dir.string()}, {kBin, "report", dir.string(), "--format", "md"},
-                                                    {kBin, "report", dir.string(), "--format", "html"}, {kBin, "--help"}};
-  for (const char* sub : {"report", "check-prefetch", "diff", "memory", "inspect", "launch"}) commands.push_back({kBin, sub, "--help"});
+  std::vector<std::vector<std::string>> commands = {{kBin, "report", dir.string()},
+                                                    {kBin, "report", dir.string(), "--format", "md"},
+                                                    {kBin, "report", dir.string(), "--format", "html"},
+                                                    {kBin, "--help"}};
+  for (const char* sub : {"report", "check-prefetch", "diff", "memory", "inspect", "launch"})
+    commands.push_back({kBin, sub, "--help"});
   commands.push_back({kBin, "memory", "--params", "7.5e9", "--world", "64"});
   for (const auto& c : commands) {
     auto r = run(c);
     EXPECT_EQ(r.out.find("SPEC"), std::string::npos) << c[1] << "\n" << r.out;
   }
   auto text = run({kBin, "report", dir.string()});
-  EXPECT_NE(text.out.find("legend: time ms = |W|, the step's window on the device timeline"), std::string::npos) << text.out;
-  EXPECT_NE(text.out.find("exposed ms = |M| - |M ∩ C|, communication while no compute ran"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("legend: time ms = |W|, the step's window on the device timeline"), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("exposed ms = |M| - |M ∩ C|, communication while no compute ran"), std::string::npos)
+      << text.out;
 }
 
 TEST(ReportDetails, EveryNaSaysWhy) {
@@ -593,7 +630,11 @@ TEST(ReportDetails, EveryNaSaysWhy) {
   auto r = run({kBin, "report", (d.path() / "k.json").string()});
   ASSERT_EQ(r.rc, 0) << r.err;
   // The legacy NCCL kernel carries no message size and no group size.
-  EXPECT_NE(r.out.find("n/a: no message size in the trace (MB (1e6 B), algbw GB/s (1e9 B/s), busbw GB/s (1e9 B/s) of send_recv)"), std::string::npos) << r.out;
+  EXPECT_NE(
+      r.out.find(
+          "n/a: no message size in the trace (MB (1e6 B), algbw GB/s (1e9 B/s), busbw GB/s (1e9 B/s) of send_recv)"),
+      std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("n/a: the trace does not say the group size (group of send_recv)"), std::string::npos) << r.out;
   // Step 3 has no communication: its overlap % is n/a, and says so.
   EXPECT_NE(r.out.find("n/a: no communication in the step (overlap % of step 3)"), std::string::npos) << r.out;
@@ -601,7 +642,9 @@ TEST(ReportDetails, EveryNaSaysWhy) {
   auto md = run({kBin, "report", (d.path() / "k.json").string(), "--format", "md"});
   expect_every_na_explained(md.out);
   auto html = run({kBin, "report", (d.path() / "k.json").string(), "--format", "html"});
-  EXPECT_NE(html.out.find("<p class=\"na\">n/a: no message size in the trace (MB (1e6 B), algbw GB/s (1e9 B/s), busbw GB/s (1e9 B/s) of send_recv)</p>"), std::string::npos);
+  EXPECT_NE(html.out.find("<p class=\"na\">n/a: no message size in the trace (MB (1e6 B), algbw GB/s (1e9 B/s), busbw "
+                          "GB/s (1e9 B/s) of send_recv)</p>"),
+            std::string::npos);
   auto j = run({kBin, "report", (d.path() / "k.json").string(), "--format", "json"});
   const json c = json::parse(j.out)["ranks"][0]["collectives"][0];
   EXPECT_TRUE(c["bytes"].is_null());
@@ -613,7 +656,8 @@ TEST(ReportDetails, EveryNaSaysWhy) {
   write_trainer_trace(t.path() / "t.json", TrainerTraceOptions{});
   auto own = run({kBin, "report", (t.path() / "t.json").string()});
   ASSERT_EQ(own.rc, 0) << own.err;
-  EXPECT_NE(own.out.find("n/a: the model predicts categories, not the allocator's total"), std::string::npos) << own.out;
+  EXPECT_NE(own.out.find("n/a: the model predicts categories, not the allocator's total"), std::string::npos)
+      << own.out;
   expect_every_na_explained(own.out);
   // And diff's.
   auto diff = run({kBin, "diff", (d.path() / "k.json").string(), (t.path() / "t.json").string()});
@@ -626,7 +670,11 @@ TEST(ReportDetails, LegacyTracesSayWhyTheCollectiveTableHasNoSizes) {
   ASSERT_TRUE(fs::exists(dir)) << dir << " is missing: tests/data holds it";
   auto r = run({kBin, "report", dir.string()});
   ASSERT_EQ(r.rc, 0) << r.err;
-  EXPECT_NE(r.out.find("n/a: no message size in the trace (MB (1e6 B), algbw GB/s (1e9 B/s), busbw GB/s (1e9 B/s) of send_recv)"), std::string::npos) << r.out;
+  EXPECT_NE(
+      r.out.find(
+          "n/a: no message size in the trace (MB (1e6 B), algbw GB/s (1e9 B/s), busbw GB/s (1e9 B/s) of send_recv)"),
+      std::string::npos)
+      << r.out;
   expect_every_na_explained(r.out);
 }
 
@@ -635,8 +683,10 @@ TEST(ReportDetails, WholeTraceNamesTheHtaSettingItReproduces) {
   write(d.path() / "k.json", kKinetoSteps);
   auto r = run({kBin, "report", (d.path() / "k.json").string()});
   ASSERT_EQ(r.rc, 0) << r.err;
-  EXPECT_NE(r.out.find("whole trace (as HTA's get_temporal_breakdown and get_comm_comp_overlap with include_last_profiler_step=True: window [first, last "
-                       "device event], whole µs; 1 device event left out, as HTA's step filter leaves out those whose launch is not in the trace or "
+  EXPECT_NE(r.out.find("whole trace (as HTA's get_temporal_breakdown and get_comm_comp_overlap with "
+                       "include_last_profiler_step=True: window [first, last "
+                       "device event], whole µs; 1 device event left out, as HTA's step filter leaves out those whose "
+                       "launch is not in the trace or "
                        "comes after the last ProfilerStep): window 0.240 ms"),
             std::string::npos)
       << r.out;
@@ -652,9 +702,11 @@ TEST(ReportDetails, DeviceEventsOutsideTheStepTableAreCountedAndSaid) {
   for (const char* format : {"text", "md", "html"}) {
     auto r = run({kBin, "report", (d.path() / "k.json").string(), "--format", format});
     ASSERT_EQ(r.rc, 0) << r.err;
-    EXPECT_NE(r.out.find("1 device event (0.010 ms busy) before step 2 and 1 device event (0.010 ms busy) after step 3 are outside the step table"),
+    EXPECT_NE(r.out.find("1 device event (0.010 ms busy) before step 2 and 1 device event (0.010 ms busy) after step 3 "
+                         "are outside the step table"),
               std::string::npos)
-        << format << "\n" << r.out;
+        << format << "\n"
+        << r.out;
   }
   auto j = run({kBin, "report", (d.path() / "k.json").string(), "--format", "json"});
   const json o = json::parse(j.out)["ranks"][0]["outside_steps"];
@@ -681,11 +733,13 @@ std::string seq_rank(int rank, std::vector<int> seqs) {
   std::string ev;
   for (int seq : seqs) {
     const int ts = 100 * seq + (rank == 1 ? 3 : 0);
-    ev += fmt::format(R"({{"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 1, "ts": {}, "dur": 1, "args": {{"External id": {}, "Seq": {}, )"
-                      R"("Process Group Name": "0", "Collective name": "_allgather_base", "Out msg nelems": 1000, "Group size": 2, "dtype": "Float"}}}},)",
-                      ts, 10 + seq, seq);
-    ev += fmt::format(R"J({{"ph": "X", "cat": "kernel", "name": "ncclDevKernel_Generic(x)", "pid": 0, "tid": 7, "ts": {}, "dur": 20, "args": {{"stream": 7, "External id": {}}}}},)J",
-                      ts + 1, 10 + seq);
+    ev += fmt::format(
+        R"({{"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 1, "ts": {}, "dur": 1, "args": {{"External id": {}, "Seq": {}, )"
+        R"("Process Group Name": "0", "Collective name": "_allgather_base", "Out msg nelems": 1000, "Group size": 2, "dtype": "Float"}}}},)",
+        ts, 10 + seq, seq);
+    ev += fmt::format(
+        R"J({{"ph": "X", "cat": "kernel", "name": "ncclDevKernel_Generic(x)", "pid": 0, "tid": 7, "ts": {}, "dur": 20, "args": {{"stream": 7, "External id": {}}}}},)J",
+        ts + 1, 10 + seq);
   }
   ev.pop_back();
   return fmt::format(R"({{"distributedInfo": {{"rank": {}, "world_size": 2}}, "traceEvents": [{}]}})", rank, ev);
@@ -710,5 +764,7 @@ TEST(ReportCli, CollectiveInstancesPairBySequenceNumberWhereTheTraceHasOne) {
     EXPECT_EQ(s["instances"][i]["late_by_ns"], 3000);
   }
   shardscope::test::RunResult text = run({SHARDSCOPE_BIN, "report", d.path().string(), "--ranks", "all"});
-  EXPECT_NE(text.out.find("2 collective instances matched across ranks by process group and sequence number"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("2 collective instances matched across ranks by process group and sequence number"),
+            std::string::npos)
+      << text.out;
 }

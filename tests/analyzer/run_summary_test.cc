@@ -50,8 +50,10 @@ TEST(RunSummary, TheStragglerIsTheRankMostOftenLastWithItsMedianLateness) {
   r.ranks.push_back(rank_with_steps(0, {1}, 0, 0));
   r.ranks.push_back(rank_with_steps(1, {1}, 0, 0));
   r.stragglers.ranks = {{0, 1, 7, 7}, {1, 3, 60, 40}};
-  r.stragglers.instances = {{model::CollectiveKind::AllGather, 0, 1, 10, 10}, {model::CollectiveKind::AllGather, 1, 0, 7, 7},
-                            {model::CollectiveKind::AllGather, 2, 1, 40, 40}, {model::CollectiveKind::AllGather, 3, 1, 10, 12}};
+  r.stragglers.instances = {{model::CollectiveKind::AllGather, 0, 1, 10, 10},
+                            {model::CollectiveKind::AllGather, 1, 0, 7, 7},
+                            {model::CollectiveKind::AllGather, 2, 1, 40, 40},
+                            {model::CollectiveKind::AllGather, 3, 1, 10, 12}};
   const RunSummary s = summarize_run(r);
   ASSERT_TRUE(s.straggler);
   EXPECT_EQ(s.straggler->rank, 1);
@@ -103,13 +105,19 @@ TEST(RunSummary, SelectionsOutOfRangeOrTooWideAreRefusedByValue) {
     }
     return std::string("(accepted)");
   };
-  EXPECT_NE(message("all", "-9223372036854775808-9223372036854775807").find("more than 1000000 numbers"), std::string::npos);
-  EXPECT_NE(message("-2147483648-2147483647", "").find("--ranks '-2147483648-2147483647': names more than 1000000"), std::string::npos);
+  EXPECT_NE(message("all", "-9223372036854775808-9223372036854775807").find("more than 1000000 numbers"),
+            std::string::npos);
+  EXPECT_NE(message("-2147483648-2147483647", "").find("--ranks '-2147483648-2147483647': names more than 1000000"),
+            std::string::npos);
   EXPECT_NE(message("0-600000,0-600000", "").find("more than 1000000"), std::string::npos);
   EXPECT_NE(message("worst:18446744073709551615-0", "").find("--ranks"), std::string::npos);
   EXPECT_NE(message("all", "0-18446744073709551615").find("out of range"), std::string::npos);
-  EXPECT_NE(message("2147483648", "").find("--ranks '2147483648': 2147483648 is out of range (-2147483648 to 2147483647)"), std::string::npos);
-  EXPECT_NE(message("all", "99999999999999999999").find("--steps '99999999999999999999': 99999999999999999999 is out of range"), std::string::npos);
+  EXPECT_NE(
+      message("2147483648", "").find("--ranks '2147483648': 2147483648 is out of range (-2147483648 to 2147483647)"),
+      std::string::npos);
+  EXPECT_NE(message("all", "99999999999999999999")
+                .find("--steps '99999999999999999999': 99999999999999999999 is out of range"),
+            std::string::npos);
   EXPECT_NE(message("worst:99999999999999999999999", "").find("out of range"), std::string::npos);
   EXPECT_EQ(report::parse_selection("2147483647", "9223372036854775806-9223372036854775807").steps,
             (std::vector<int64_t>{9223372036854775806, 9223372036854775807}));

@@ -56,9 +56,10 @@ TEST(StepPattern, MegabyteNamesAreMatchedWithoutExhaustingTheStack) {
     std::ofstream out(file);
     out << R"({"traceEvents": [)";
     int ts = 0;
-    for (const std::string& name : {"step" + digits, "iteration" + digits, "ProfilerStep#" + digits, std::string(1'000'000, 'x') + "step 3",
-                                    std::string("iteration 7")}) {
-      out << R"({"ph": "X", "cat": "user_annotation", "name": ")" << name << R"(", "pid": 1, "tid": 1, "ts": )" << ts << R"(, "dur": 5},)";
+    for (const std::string& name : {"step" + digits, "iteration" + digits, "ProfilerStep#" + digits,
+                                    std::string(1'000'000, 'x') + "step 3", std::string("iteration 7")}) {
+      out << R"({"ph": "X", "cat": "user_annotation", "name": ")" << name << R"(", "pid": 1, "tid": 1, "ts": )" << ts
+          << R"(, "dur": 5},)";
       ts += 10;
     }
     out << R"({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 41, "dur": 2, "args": {"stream": 7}}]})";

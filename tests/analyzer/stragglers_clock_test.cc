@@ -15,7 +15,7 @@ using namespace shardscope;
 namespace {
 
 constexpr int64_t kWall = 1'700'000'000'000'000'000;  // some realtime
-constexpr int64_t kLate = 1'234;                       // rank 1 arrives this much later, on the wall clock
+constexpr int64_t kLate = 1'234;                      // rank 1 arrives this much later, on the wall clock
 constexpr int64_t kHour = 3'600'000'000'000;
 
 // The same run on two machines: rank 1's monotonic clock reads 600 ms less than rank 0's (a different
@@ -30,7 +30,8 @@ model::Trace two_machines(int with_pairs) {
     const int64_t boot = r == 0 ? 0 : -600'000'000;
     o.t0_ns = 1'000'000'000 + boot;
     const int64_t offset = kWall - boot + (r == 1 ? kLate : 0);  // realtime − monotonic
-    if (r < with_pairs) o.clock_pairs = {{o.t0_ns - 1'000, o.t0_ns - 1'000 + offset}, {o.t0_ns + kHour, o.t0_ns + kHour + offset}};
+    if (r < with_pairs)
+      o.clock_pairs = {{o.t0_ns - 1'000, o.t0_ns - 1'000 + offset}, {o.t0_ns + kHour, o.t0_ns + kHour + offset}};
     files.push_back(dir.path() / ("trace.rank" + std::to_string(r) + ".json"));
     test::write_trainer_trace(files.back(), o);
   }
@@ -89,8 +90,8 @@ TEST(ClockSync, PairsBeyondInt64AreIgnoredWholeFloatsAreKept) {
   test::TempDir dir;
   auto load_with = [&](const std::string& mono, const std::string& real) {
     std::filesystem::path f = dir.path() / "rank0.json";
-    std::ofstream(f) << R"({"shardscope":{"schema_version":1,"rank":0,"world_size":1,"clock":{"sync":{"monotonic_ns":)" << mono
-                     << R"(,"realtime_ns":)" << real << R"(}}},"traceEvents":[]})";
+    std::ofstream(f) << R"({"shardscope":{"schema_version":1,"rank":0,"world_size":1,"clock":{"sync":{"monotonic_ns":)"
+                     << mono << R"(,"realtime_ns":)" << real << R"(}}},"traceEvents":[]})";
     return plugins::load({f}).trace;
   };
   model::Trace kept = load_with("1000.0", "2e18");

@@ -15,9 +15,9 @@
 namespace shardscope::test {
 
 struct Checked {
-  int rc = -1;       // check-prefetch's exit code
-  nlohmann::json result;       // its JSON
-  std::string text;  // its text, for failure messages
+  int rc = -1;            // check-prefetch's exit code
+  nlohmann::json result;  // its JSON
+  std::string text;       // its text, for failure messages
 };
 
 inline constexpr int kSteps = 6;  // step 0 warm-up, 5 steady
@@ -26,9 +26,12 @@ inline constexpr int kSteps = 6;  // step 0 warm-up, 5 steady
 // (about 10 ms here) then outlasts its all-gather (about 2 ms) by enough that hiding it is possible on a CPU
 // whose two cores both ranks' compute and communication threads share.
 inline Checked train_and_check(const std::filesystem::path& dir, const std::vector<std::string>& extra) {
-  std::vector<std::string> argv = {SHARDSCOPE_BIN, "launch", "-n", "2", "--", TRAINER_BIN, "--preset", "tiny", "--dim", "256", "--ffn-dim", "768",
-                                   "--seq-len", "128", "--batch-size", "2", "--threads", "1", "--steps", std::to_string(kSteps), "--sharding", "full_shard",
-                                   "--trace-dir", dir.string()};
+  std::vector<std::string> argv = {SHARDSCOPE_BIN, "launch",     "-n",           "2",
+                                   "--",           TRAINER_BIN,  "--preset",     "tiny",
+                                   "--dim",        "256",        "--ffn-dim",    "768",
+                                   "--seq-len",    "128",        "--batch-size", "2",
+                                   "--threads",    "1",          "--steps",      std::to_string(kSteps),
+                                   "--sharding",   "full_shard", "--trace-dir",  dir.string()};
   argv.insert(argv.end(), extra.begin(), extra.end());
   auto trained = run(argv);
   EXPECT_EQ(trained.rc, 0) << trained.err;

@@ -27,7 +27,8 @@ bool train_with(const fs::path& dir, const std::vector<std::string>& extra, int 
       setenv("LOCAL_WORLD_SIZE", "2", 1);
       setenv("MASTER_ADDR", "127.0.0.1", 1);
       setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
-      std::vector<std::string> args = {TRAINER_BIN, "--preset", "tiny", "--batch-size", "2", "--threads", "1", "--trace-dir", dir.string()};
+      std::vector<std::string> args = {TRAINER_BIN, "--preset", "tiny",        "--batch-size", "2",
+                                       "--threads", "1",        "--trace-dir", dir.string()};
       args.insert(args.end(), extra.begin(), extra.end());
       std::vector<char*> argv;
       for (auto& a : args) argv.push_back(a.data());

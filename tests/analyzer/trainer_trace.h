@@ -32,13 +32,13 @@ struct TrainerTraceOptions {
   int64_t backward_ns = 800'000;  // one unit's backward compute
   int64_t all_gather_ns = 300'000;
   int64_t reduce_scatter_ns = 200'000;
-  int64_t hook_ns = 5'000;        // pre-backward hook: between issuing a prefetch and the compute starting
-  int64_t comm_delay_ns = 0;      // every collective of this rank starts this much later (a straggler)
+  int64_t hook_ns = 5'000;    // pre-backward hook: between issuing a prefetch and the compute starting
+  int64_t comm_delay_ns = 0;  // every collective of this rank starts this much later (a straggler)
   double unit_params = 1e6;
   bool memory_counters = true;
-  double optimizer_scale = 1.0;   // measured optimizer state = scale × the model's prediction
-  double activations_bytes = 0;   // > 0: a memory.activations counter with this peak
-  std::string hostile_name;       // when set, an extra compute range with this name
+  double optimizer_scale = 1.0;  // measured optimizer state = scale × the model's prediction
+  double activations_bytes = 0;  // > 0: a memory.activations counter with this peak
+  std::string hostile_name;      // when set, an extra compute range with this name
   // The rate limiter: at most this many all-gathers issued and not yet complete when a backward prefetch is
   // issued (0: none, and no limit_all_gathers in run_config). Each time it holds an issue back, the
   // trainer's "rate_limited" instant is written.
@@ -56,22 +56,33 @@ inline void write_trainer_trace(const std::filesystem::path& path, const Trainer
   using nlohmann::json;
   namespace k = keys;
   json units = json::array();
-  for (int u = 0; u < o.units; ++u) units.push_back({{k::kCfgUnitId, u}, {k::kName, "block" + std::to_string(u)}, {k::kCfgUnitParams, o.unit_params}});
-  json run_config = {{k::kCfgSharding, "full_shard"}, {k::kCfgBackwardPrefetch, o.prefetch}, {k::kCfgParamDtype, "bf16"}, {k::kWorldSize, o.world}, {k::kCfgUnits, units}};
+  for (int u = 0; u < o.units; ++u)
+    units.push_back({{k::kCfgUnitId, u}, {k::kName, "block" + std::to_string(u)}, {k::kCfgUnitParams, o.unit_params}});
+  json run_config = {{k::kCfgSharding, "full_shard"},
+                     {k::kCfgBackwardPrefetch, o.prefetch},
+                     {k::kCfgParamDtype, "bf16"},
+                     {k::kWorldSize, o.world},
+                     {k::kCfgUnits, units}};
   if (o.limit_all_gathers > 0) run_config[k::kCfgLimitAllGathers] = o.limit_all_gathers;
   run_config.update(o.run_config_extra);
-  json header = {{k::kSchemaVersion, k::kSchemaVersionValue}, {k::kRank, o.rank}, {k::kWorldSize, o.world}, {k::kRunConfig, run_config}};
+  json header = {{k::kSchemaVersion, k::kSchemaVersionValue},
+                 {k::kRank, o.rank},
+                 {k::kWorldSize, o.world},
+                 {k::kRunConfig, run_config}};
   if (!o.clock_pairs.empty())
-    header[k::kClock] = {{k::kClockDomain, k::kClockMonotonic},
-                         {k::kClockUnit, k::kUnitNs},
-                         {k::kClockSync, {{k::kMonotonicNs, o.clock_pairs[0].first}, {k::kRealtimeNs, o.clock_pairs[0].second}, {k::kBracketNs, 100}}}};
+    header[k::kClock] = {
+        {k::kClockDomain, k::kClockMonotonic},
+        {k::kClockUnit, k::kUnitNs},
+        {k::kClockSync,
+         {{k::kMonotonicNs, o.clock_pairs[0].first}, {k::kRealtimeNs, o.clock_pairs[0].second}, {k::kBracketNs, 100}}}};
   trace::Writer w(path, header);
   for (size_t i = 1; i < o.clock_pairs.size(); ++i) {
     trace::Event e;
     e.ph = 'M';
     e.name = k::kClockSyncEvent;
     e.pid = o.rank;
-    e.args = {{k::kMonotonicNs, o.clock_pairs[i].first}, {k::kRealtimeNs, o.clock_pairs[i].second}, {k::kBracketNs, 100}};
+    e.args = {
+        {k::kMonotonicNs, o.clock_pairs[i].first}, {k::kRealtimeNs, o.clock_pairs[i].second}, {k::kBracketNs, 100}};
     w.append(e);
   }
   const int64_t compute = 1, comm = 2;
@@ -105,7 +116,10 @@ inline void write_trainer_trace(const std::filesystem::path& path, const Trainer
     comm_free = start + dur;
     if (std::string_view(kind) == k::kAllGather) gathers.push_back({t, comm_free});
     range(comm, kind, k::kCatComm, start, dur,
-          {{k::kArgUnit, unit}, {k::kArgBytes, int64_t(o.unit_params * 2)}, {k::kArgGroupSize, o.world}, {k::kArgIssuedNs, t}});
+          {{k::kArgUnit, unit},
+           {k::kArgBytes, int64_t(o.unit_params * 2)},
+           {k::kArgGroupSize, o.world},
+           {k::kArgIssuedNs, t}});
     return comm_free;
   };
   auto instant = [&](int64_t tid, const char* name, int64_t ts, json args) {
@@ -177,7 +191,8 @@ inline void write_trainer_trace(const std::filesystem::path& path, const Trainer
       t += 1'000;
     }
     json step_args = {{k::kArgStep, s}};
-    if (std::find(o.aborted_steps.begin(), o.aborted_steps.end(), s) != o.aborted_steps.end()) step_args[k::kArgAborted] = "planted";
+    if (std::find(o.aborted_steps.begin(), o.aborted_steps.end(), s) != o.aborted_steps.end())
+      step_args[k::kArgAborted] = "planted";
     range(compute, k::kStepRange, k::kCatStep, step_start, t - step_start, step_args);
     if (o.memory_counters) {
       // As the trainer counts under bf16: an fp32 master shard, fp32 gradient shard, AdamW's two moments.

@@ -24,23 +24,26 @@ fs::path generated_trace() {
   static fs::path path = [] {
     fs::path p = fs::temp_directory_path() / "shardscope_ingest_bench.json";
     std::ofstream out(p, std::ios::binary);
-    out << R"({"schemaVersion": 1, "baseTimeNanoseconds": 1767189312000000000, "traceEvents": [)" << "\n";
+    out << R"({"schemaVersion": 1, "baseTimeNanoseconds": 1767189312000000000, "traceEvents": [)"
+        << "\n";
     char buf[2048];
     double ts = 1000;
     for (int i = 1; i <= 120000; ++i, ts += 20) {
-      int n = std::snprintf(buf, sizeof buf,
-                            R"({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 4000, "tid": 4000, "ts": %.3f, "dur": 12.345, "args": {"External id": %d, "Record function id": 0, "Ev Idx": %d, "Input Dims": [[4096, 4096], [4096, 4096]], "Input type": ["c10::BFloat16", "c10::BFloat16"]}},)"
-                            "\n"
-                            R"({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 4000, "tid": 4000, "ts": %.3f, "dur": 4.210, "args": {"External id": %d, "cbid": 211, "correlation": %d}},)"
-                            "\n"
-                            R"({"ph": "X", "cat": "kernel", "name": "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas", "pid": 0, "tid": 7, "ts": %.3f, "dur": 9.500, "args": {"External id": %d, "queued": 0, "device": 0, "context": 1, "stream": 7, "correlation": %d, "registers per thread": 168, "shared memory": 213248, "blocks per SM": 0.996, "warps per SM": 11.9, "grid": [132, 1, 1], "block": [384, 1, 1], "est. achieved occupancy %%": 19}},)"
-                            "\n"
-                            R"({"ph": "s", "id": %d, "pid": 4000, "tid": 4000, "ts": %.3f, "cat": "ac2g", "name": "ac2g"},)"
-                            "\n",
-                            ts, i, i, ts + 2, i, i, ts + 8, i, i, i, ts + 2);
+      int n = std::snprintf(
+          buf, sizeof buf,
+          R"({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 4000, "tid": 4000, "ts": %.3f, "dur": 12.345, "args": {"External id": %d, "Record function id": 0, "Ev Idx": %d, "Input Dims": [[4096, 4096], [4096, 4096]], "Input type": ["c10::BFloat16", "c10::BFloat16"]}},)"
+          "\n"
+          R"({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 4000, "tid": 4000, "ts": %.3f, "dur": 4.210, "args": {"External id": %d, "cbid": 211, "correlation": %d}},)"
+          "\n"
+          R"({"ph": "X", "cat": "kernel", "name": "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas", "pid": 0, "tid": 7, "ts": %.3f, "dur": 9.500, "args": {"External id": %d, "queued": 0, "device": 0, "context": 1, "stream": 7, "correlation": %d, "registers per thread": 168, "shared memory": 213248, "blocks per SM": 0.996, "warps per SM": 11.9, "grid": [132, 1, 1], "block": [384, 1, 1], "est. achieved occupancy %%": 19}},)"
+          "\n"
+          R"({"ph": "s", "id": %d, "pid": 4000, "tid": 4000, "ts": %.3f, "cat": "ac2g", "name": "ac2g"},)"
+          "\n",
+          ts, i, i, ts + 2, i, i, ts + 8, i, i, i, ts + 2);
       out.write(buf, n);
     }
-    out << R"({"ph": "i", "cat": "", "name": "Record Window End", "pid": "", "tid": "", "ts": 1.0, "s": "g"}], "distributedInfo": {"rank": 0, "world_size": 8}})" << "\n";
+    out << R"({"ph": "i", "cat": "", "name": "Record Window End", "pid": "", "tid": "", "ts": 1.0, "s": "g"}], "distributedInfo": {"rank": 0, "world_size": 8}})"
+        << "\n";
     return p;
   }();
   return path;
@@ -59,7 +62,8 @@ void ingest(benchmark::State& state, const fs::path& file, bool keep_args = fals
     bytes = r.json_bytes;
     events = r.trace.ranks[0].event_count();
     strings = r.trace.ranks[0].strings.size();  // args' keys and string values are interned there too
-    if (const model::EventArgs* a = r.trace.args_of(0)) args_bytes = a->memory_bytes(), with_args = a->events_with_args();
+    if (const model::EventArgs* a = r.trace.args_of(0))
+      args_bytes = a->memory_bytes(), with_args = a->events_with_args();
     benchmark::DoNotOptimize(r.trace.ranks.data());
   }
   state.SetBytesProcessed(int64_t(bytes) * state.iterations());
@@ -88,7 +92,8 @@ void BM_ParseBigFile(benchmark::State& state) {
   static fs::path read;
   if (read != file) t = plugins::read_text(file), read = file;
   for (auto _ : state) {
-    plugins::Input in{file.string(), t.data, t.size, t.owner, t.gzip, t.gzip_cut_at};  // shares the text: release() keeps it
+    plugins::Input in{file.string(), t.data, t.size,
+                      t.owner,       t.gzip, t.gzip_cut_at};  // shares the text: release() keeps it
     model::Rank r = plugins::read_kineto(std::move(in), {.threads = unsigned(state.range(0))});
     benchmark::DoNotOptimize(r.tracks.data());
   }
@@ -112,11 +117,17 @@ void BM_LoadBigFile(benchmark::State& state) {
 BENCHMARK(BM_LoadBigFile)->Unit(benchmark::kMillisecond)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
 
 const fs::path kShared = fs::path(SHARDSCOPE_DATA_DIR);
-void BM_IngestSharedTraceDiffControl(benchmark::State& state) { ingest(state, kShared / "hta_trace_diff/control/control.json.gz", state.range(0)); }
+void BM_IngestSharedTraceDiffControl(benchmark::State& state) {
+  ingest(state, kShared / "hta_trace_diff/control/control.json.gz", state.range(0));
+}
 BENCHMARK(BM_IngestSharedTraceDiffControl)->Unit(benchmark::kMillisecond)->ArgName("args")->Arg(0)->Arg(1);
-void BM_IngestSharedNcclData(benchmark::State& state) { ingest(state, kShared / "hta_nccl_parser_config/nccl_data.json.gz", state.range(0)); }
+void BM_IngestSharedNcclData(benchmark::State& state) {
+  ingest(state, kShared / "hta_nccl_parser_config/nccl_data.json.gz", state.range(0));
+}
 BENCHMARK(BM_IngestSharedNcclData)->Unit(benchmark::kMillisecond)->ArgName("args")->Arg(0)->Arg(1);
-void BM_IngestSharedB200(benchmark::State& state) { ingest(state, kShared / "tracelens_b200/eager_trace.json.gz", state.range(0)); }
+void BM_IngestSharedB200(benchmark::State& state) {
+  ingest(state, kShared / "tracelens_b200/eager_trace.json.gz", state.range(0));
+}
 BENCHMARK(BM_IngestSharedB200)->Unit(benchmark::kMillisecond)->ArgName("args")->Arg(0)->Arg(1);
 
 // shardscope's own format: the trainer on an H100 with the CUPTI tracer (the reader parses args with nlohmann).

@@ -41,43 +41,68 @@ void must(sqlite3* db, int rc) {
 void write_export(const fs::path& path, int64_t n) {
   sqlite3* db = nullptr;
   must(db, sqlite3_open(path.c_str(), &db));
-  must(db, sqlite3_exec(db,
-                        "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; BEGIN;"
-                        "CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);"
-                        "CREATE TABLE TARGET_INFO_SESSION_START_TIME (utcEpochNs INTEGER, utcTime TEXT, localTime TEXT, systemClockNs INTEGER);"
-                        "INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (1779782330176752435, '', '', 28254349605);"
-                        "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId "
-                        "INTEGER NOT NULL, greenContextId INTEGER, streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, demangledName "
-                        "INTEGER NOT NULL, shortName INTEGER NOT NULL, mangledName INTEGER, launchType INTEGER, cacheConfig INTEGER, registersPerThread "
-                        "INTEGER NOT NULL, gridX INTEGER NOT NULL, gridY INTEGER NOT NULL, gridZ INTEGER NOT NULL, blockX INTEGER NOT NULL, blockY INTEGER "
-                        "NOT NULL, blockZ INTEGER NOT NULL, staticSharedMemory INTEGER NOT NULL, dynamicSharedMemory INTEGER NOT NULL, "
-                        "localMemoryPerThread INTEGER NOT NULL, localMemoryTotal INTEGER NOT NULL, gridId INTEGER NOT NULL, sharedMemoryExecuted INTEGER, "
-                        "graphNodeId INTEGER, sharedMemoryLimitConfig INTEGER, qmdBulkReleaseDone INTEGER, qmdPreexitDone INTEGER, qmdLastCtaDone INTEGER, "
-                        "graphId INTEGER, clusterX INTEGER, clusterY INTEGER, clusterZ INTEGER, clusterSchedulingPolicy INTEGER, maxPotentialClusterSize "
-                        "INTEGER, maxActiveClusters INTEGER, sharedMemoryRequestedPercentage INTEGER, tensorSizeMinusOneElements TEXT NOT NULL);"
-                        "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER NOT NULL, globalTid "
-                        "INTEGER, correlationId INTEGER, nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL, callchainId INTEGER);"
-                        "CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL, rangeId INTEGER, category INTEGER, "
-                        "color INTEGER, text TEXT, globalTid INTEGER, endGlobalTid INTEGER, textId INTEGER, domainId INTEGER, uint64Value INTEGER, "
-                        "int64Value INTEGER, doubleValue REAL, uint32Value INTEGER, int32Value INTEGER, floatValue REAL, jsonTextId INTEGER, jsonText TEXT, "
-                        "binaryData TEXT);",
-                        nullptr, nullptr, nullptr));
+  must(
+      db,
+      sqlite3_exec(
+          db,
+          "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; BEGIN;"
+          "CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);"
+          "CREATE TABLE TARGET_INFO_SESSION_START_TIME (utcEpochNs INTEGER, utcTime TEXT, localTime TEXT, "
+          "systemClockNs INTEGER);"
+          "INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (1779782330176752435, '', '', 28254349605);"
+          "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT "
+          "NULL, contextId "
+          "INTEGER NOT NULL, greenContextId INTEGER, streamId INTEGER NOT NULL, correlationId INTEGER, globalPid "
+          "INTEGER, demangledName "
+          "INTEGER NOT NULL, shortName INTEGER NOT NULL, mangledName INTEGER, launchType INTEGER, cacheConfig INTEGER, "
+          "registersPerThread "
+          "INTEGER NOT NULL, gridX INTEGER NOT NULL, gridY INTEGER NOT NULL, gridZ INTEGER NOT NULL, blockX INTEGER "
+          "NOT NULL, blockY INTEGER "
+          "NOT NULL, blockZ INTEGER NOT NULL, staticSharedMemory INTEGER NOT NULL, dynamicSharedMemory INTEGER NOT "
+          "NULL, "
+          "localMemoryPerThread INTEGER NOT NULL, localMemoryTotal INTEGER NOT NULL, gridId INTEGER NOT NULL, "
+          "sharedMemoryExecuted INTEGER, "
+          "graphNodeId INTEGER, sharedMemoryLimitConfig INTEGER, qmdBulkReleaseDone INTEGER, qmdPreexitDone INTEGER, "
+          "qmdLastCtaDone INTEGER, "
+          "graphId INTEGER, clusterX INTEGER, clusterY INTEGER, clusterZ INTEGER, clusterSchedulingPolicy INTEGER, "
+          "maxPotentialClusterSize "
+          "INTEGER, maxActiveClusters INTEGER, sharedMemoryRequestedPercentage INTEGER, tensorSizeMinusOneElements "
+          "TEXT NOT NULL);"
+          "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER "
+          "NOT NULL, globalTid "
+          "INTEGER, correlationId INTEGER, nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL, callchainId INTEGER);"
+          "CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL, rangeId INTEGER, "
+          "category INTEGER, "
+          "color INTEGER, text TEXT, globalTid INTEGER, endGlobalTid INTEGER, textId INTEGER, domainId INTEGER, "
+          "uint64Value INTEGER, "
+          "int64Value INTEGER, doubleValue REAL, uint32Value INTEGER, int32Value INTEGER, floatValue REAL, jsonTextId "
+          "INTEGER, jsonText TEXT, "
+          "binaryData TEXT);",
+          nullptr, nullptr, nullptr));
   constexpr int kNames = 64;  // distinct kernels
   sqlite3_stmt *str = nullptr, *k = nullptr, *rt = nullptr, *nv = nullptr;
   must(db, sqlite3_prepare_v2(db, "INSERT INTO StringIds VALUES (?, ?)", -1, &str, nullptr));
   for (int i = 0; i <= kNames; ++i) {
-    std::string v = i == kNames ? "cudaLaunchKernel_v7000" : fmt::format("void at::native::elementwise_kernel<128, {}>(int, at::native::Op{})", i, i);
+    std::string v = i == kNames
+                        ? "cudaLaunchKernel_v7000"
+                        : fmt::format("void at::native::elementwise_kernel<128, {}>(int, at::native::Op{})", i, i);
     sqlite3_bind_int(str, 1, i + 1);
     sqlite3_bind_text(str, 2, v.c_str(), -1, SQLITE_TRANSIENT);
     must(db, sqlite3_step(str));
     sqlite3_reset(str);
   }
+  must(db, sqlite3_prepare_v2(
+               db,
+               "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?1, ?2, 0, 1, 0, 7, ?3, 281477392629760, ?4, ?4, ?4, 1, "
+               "1, 32, 1024, 1, 1, "
+               "128, 1, 1, 0, 0, 0, 250871808, ?3, 32768, NULL, 0, NULL, NULL, NULL, 0, 0, 0, 0, 1, 0, 0, NULL, '[]')",
+               -1, &k, nullptr));
+  must(db, sqlite3_prepare_v2(
+               db, "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?1, ?2, 0, 281477392629904, ?3, ?4, 0, NULL)", -1,
+               &rt, nullptr));
   must(db, sqlite3_prepare_v2(db,
-                              "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?1, ?2, 0, 1, 0, 7, ?3, 281477392629760, ?4, ?4, ?4, 1, 1, 32, 1024, 1, 1, "
-                              "128, 1, 1, 0, 0, 0, 250871808, ?3, 32768, NULL, 0, NULL, NULL, NULL, 0, 0, 0, 0, 1, 0, 0, NULL, '[]')",
-                              -1, &k, nullptr));
-  must(db, sqlite3_prepare_v2(db, "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?1, ?2, 0, 281477392629904, ?3, ?4, 0, NULL)", -1, &rt, nullptr));
-  must(db, sqlite3_prepare_v2(db, "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?1, ?2, 59, ?3, 281477392629904, 0)",
+                              "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?1, "
+                              "?2, 59, ?3, 281477392629904, 0)",
                               -1, &nv, nullptr));
   auto step = [&](sqlite3_stmt* s) {
     must(db, sqlite3_step(s));
@@ -86,11 +111,16 @@ void write_export(const fs::path& path, int64_t n) {
   int64_t t = 60'000'000'000;
   for (int64_t i = 0; i < n; ++i, t += 2000) {
     // The calls and ranges of one thread in time order, as exports write them.
-    std::string outer = fmt::format("aten::linear, op_id = {}", 2 * i), inner = fmt::format("aten::mm, op_id = {}", 2 * i + 1);
-    sqlite3_bind_int64(nv, 1, t), sqlite3_bind_int64(nv, 2, t + 1500), sqlite3_bind_text(nv, 3, outer.c_str(), -1, SQLITE_TRANSIENT), step(nv);
-    sqlite3_bind_int64(nv, 1, t + 100), sqlite3_bind_int64(nv, 2, t + 1200), sqlite3_bind_text(nv, 3, inner.c_str(), -1, SQLITE_TRANSIENT), step(nv);
-    sqlite3_bind_int64(rt, 1, t + 300), sqlite3_bind_int64(rt, 2, t + 900), sqlite3_bind_int64(rt, 3, i + 1), sqlite3_bind_int(rt, 4, kNames + 1), step(rt);
-    sqlite3_bind_int64(k, 1, t + 1000), sqlite3_bind_int64(k, 2, t + 1900), sqlite3_bind_int64(k, 3, i + 1), sqlite3_bind_int(k, 4, int(i % kNames) + 1), step(k);
+    std::string outer = fmt::format("aten::linear, op_id = {}", 2 * i),
+                inner = fmt::format("aten::mm, op_id = {}", 2 * i + 1);
+    sqlite3_bind_int64(nv, 1, t), sqlite3_bind_int64(nv, 2, t + 1500),
+        sqlite3_bind_text(nv, 3, outer.c_str(), -1, SQLITE_TRANSIENT), step(nv);
+    sqlite3_bind_int64(nv, 1, t + 100), sqlite3_bind_int64(nv, 2, t + 1200),
+        sqlite3_bind_text(nv, 3, inner.c_str(), -1, SQLITE_TRANSIENT), step(nv);
+    sqlite3_bind_int64(rt, 1, t + 300), sqlite3_bind_int64(rt, 2, t + 900), sqlite3_bind_int64(rt, 3, i + 1),
+        sqlite3_bind_int(rt, 4, kNames + 1), step(rt);
+    sqlite3_bind_int64(k, 1, t + 1000), sqlite3_bind_int64(k, 2, t + 1900), sqlite3_bind_int64(k, 3, i + 1),
+        sqlite3_bind_int(k, 4, int(i % kNames) + 1), step(k);
   }
   for (sqlite3_stmt* s : {str, k, rt, nv}) sqlite3_finalize(s);
   must(db, sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr));

@@ -41,7 +41,8 @@ std::string gzip(const std::string& text) {
 }
 
 // The error: exit 2, one line, naming the file and containing `what`, within `seconds`.
-void expect_refused(const std::vector<std::string>& args, const std::string& file, const std::string& what, double seconds = 5) {
+void expect_refused(const std::vector<std::string>& args, const std::string& file, const std::string& what,
+                    double seconds = 5) {
   std::vector<std::string> a = {"/usr/bin/timeout", "-s", "KILL", "20", SHARDSCOPE_BIN};
   a.insert(a.end(), args.begin(), args.end());
   auto t0 = std::chrono::steady_clock::now();
@@ -57,7 +58,10 @@ void expect_refused(const std::vector<std::string>& args, const std::string& fil
 }
 
 void expect_refused_everywhere(const std::string& file, const std::string& what) {
-  for (std::vector<std::string> args : {std::vector<std::string>{"inspect", file}, {"report", file}, {"report", "--format", "html", file}, {"check-prefetch", file}})
+  for (std::vector<std::string> args : {std::vector<std::string>{"inspect", file},
+                                        {"report", file},
+                                        {"report", "--format", "html", file},
+                                        {"check-prefetch", file}})
     expect_refused(args, file, what);
 }
 
@@ -74,12 +78,15 @@ TEST(Hostile, DeepNestingInEveryHeaderObject) {
   for (int i = 0; i < 50000; ++i) objs += "{\"a\":";
   objs += "1" + std::string(50000, '}');
   fs::path args = dir.path() / "deep_args.json";
-  write(args, kHeader + "},\"traceEvents\":[{\"ph\":\"i\",\"name\":\"x\",\"pid\":0,\"tid\":1,\"ts\":1,\"args\":" + objs + "}]}");
+  write(args, kHeader + "},\"traceEvents\":[{\"ph\":\"i\",\"name\":\"x\",\"pid\":0,\"tid\":1,\"ts\":1,\"args\":" +
+                  objs + "}]}");
   expect_refused_everywhere(args.string(), "nested deeper than 128 levels");
   // Kineto's distributedInfo (report reads Kineto files).
   fs::path kineto = dir.path() / "deep_kineto.json";
-  write(kineto, "{\"schemaVersion\":1,\"distributedInfo\":" + deep + ",\"traceEvents\":[{\"ph\":\"X\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":1.5,\"dur\":2}]}");
-  expect_refused({"report", kineto.string()}, kineto.string(), "distributedInfo nests objects and arrays deeper than 128 levels");
+  write(kineto, "{\"schemaVersion\":1,\"distributedInfo\":" + deep +
+                    ",\"traceEvents\":[{\"ph\":\"X\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":1.5,\"dur\":2}]}");
+  expect_refused({"report", kineto.string()}, kineto.string(),
+                 "distributedInfo nests objects and arrays deeper than 128 levels");
 }
 
 TEST(Hostile, NonRegularFilesRefusedByName) {
@@ -119,14 +126,16 @@ TEST(Hostile, GzipBombsStopAtTheLimit) {
   fs::path m = dir.path() / "ws_bomb.json.gz";
   write(m, multi);
   // One member of 80 MiB of valid events: its trailer is plausible, so libdeflate's one-pass path meets it.
-  std::string ev = R"({"ph":"X","name":"kernel","cat":"kernel","pid":0,"tid":7,"ts":1000,"dur":5,"args":{"stream":7}},)";
+  std::string ev =
+      R"({"ph":"X","name":"kernel","cat":"kernel","pid":0,"tid":7,"ts":1000,"dur":5,"args":{"stream":7}},)";
   std::string events = kHeader + "},\"traceEvents\":[";
   while (events.size() < (80u << 20)) events += ev;
   fs::path one = dir.path() / "event_bomb.json.gz";
   write(one, gzip(events));
   for (const fs::path& f : {m, one})
     for (const char* cmd : {"inspect", "report"})
-      expect_refused({cmd, "--max-trace-bytes", "64MiB", f.string()}, f.string(), "inflates to more than 64 MiB of JSON text, the limit (--max-trace-bytes raises it)", 10);
+      expect_refused({cmd, "--max-trace-bytes", "64MiB", f.string()}, f.string(),
+                     "inflates to more than 64 MiB of JSON text, the limit (--max-trace-bytes raises it)", 10);
   // The limit also bounds plain files.
   fs::path plain = dir.path() / "big.json";
   write(plain, kHeader + "},\"traceEvents\":[" + std::string(2 << 20, ' ') + "]}");
@@ -153,7 +162,9 @@ TEST(Hostile, DefaultLimitFollowsTheMemoryAllowed) {
 TEST(Hostile, LongUnterminatedStringInGzipIsACutNotAHang) {
   TempDir dir;
   // One whole event, then a 40 MB string that never ends (over the 16 MiB string limit): about 40 KB of gzip.
-  std::string text = kHeader + R"(},"traceEvents":[{"ph":"i","name":"kept","pid":0,"tid":1,"ts":1},{"ph":"X","name":")" + std::string(40'000'000, 'a');
+  std::string text = kHeader +
+                     R"(},"traceEvents":[{"ph":"i","name":"kept","pid":0,"tid":1,"ts":1},{"ph":"X","name":")" +
+                     std::string(40'000'000, 'a');
   fs::path f = dir.path() / "long_string.json.gz";
   write(f, gzip(text));
   const uint64_t at = text.find("\"aaaa");
@@ -162,7 +173,8 @@ TEST(Hostile, LongUnterminatedStringInGzipIsACutNotAHang) {
     RunResult r = run({"/usr/bin/timeout", "-s", "KILL", "20", SHARDSCOPE_BIN, cmd, f.string()});
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     EXPECT_EQ(r.rc, 0) << r.err;  // the event before the cut is kept, with a warning
-    EXPECT_NE(r.err.find(f.string() + ": file cut off at byte " + std::to_string(at)), std::string::npos) << r.err.substr(0, 500);
+    EXPECT_NE(r.err.find(f.string() + ": file cut off at byte " + std::to_string(at)), std::string::npos)
+        << r.err.substr(0, 500);
     EXPECT_LT(r.err.size(), 2000u) << "the partial token is not echoed";
     EXPECT_LT(s, 5.0);
   }
@@ -179,7 +191,8 @@ TEST(Hostile, TimesOutOfRangeAreErrors) {
     const char* name;
     std::string fields, what;
   } cases[] = {
-      {"ts_max.json", R"("ts":9223372036854775807,"dur":1)", "traceEvents[0].ts 9223372036854775807 µs is out of range"},
+      {"ts_max.json", R"("ts":9223372036854775807,"dur":1)",
+       "traceEvents[0].ts 9223372036854775807 µs is out of range"},
       {"dur_big.json", R"("ts":1,"dur":9300000000000000)", "traceEvents[0].dur 9300000000000000 µs is out of range"},
       {"ts_u64.json", R"("ts":18446744073709551615,"dur":1)", "is out of range"},
       {"ts_float.json", R"("ts":9.3e15,"dur":1)", "traceEvents[0].ts 9.3e15 µs is out of range"},
@@ -198,10 +211,14 @@ TEST(Hostile, HeaderFieldsOfTheWrongKind) {
     const char* name;
     std::string header, what;
   } cases[] = {
-      {"neg.json", R"({"shardscope":{"schema_version":1,"rank":-5,"world_size":-1})", "\"shardscope\".\"rank\" is -5: not an integer from 0 up"},
-      {"world.json", R"({"shardscope":{"schema_version":1,"rank":0,"world_size":-1})", "\"shardscope\".\"world_size\" is -1: not an integer from 1 up"},
-      {"host.json", R"({"shardscope":{"schema_version":1,"rank":0,"world_size":1,"host":null})", "\"shardscope\".\"host\" is null: not a string"},
-      {"dropped.json", R"({"shardscope":{"schema_version":1,"rank":0,"world_size":1,"dropped_records":"many"})", "\"dropped_records\" is \"many\""},
+      {"neg.json", R"({"shardscope":{"schema_version":1,"rank":-5,"world_size":-1})",
+       "\"shardscope\".\"rank\" is -5: not an integer from 0 up"},
+      {"world.json", R"({"shardscope":{"schema_version":1,"rank":0,"world_size":-1})",
+       "\"shardscope\".\"world_size\" is -1: not an integer from 1 up"},
+      {"host.json", R"({"shardscope":{"schema_version":1,"rank":0,"world_size":1,"host":null})",
+       "\"shardscope\".\"host\" is null: not a string"},
+      {"dropped.json", R"({"shardscope":{"schema_version":1,"rank":0,"world_size":1,"dropped_records":"many"})",
+       "\"dropped_records\" is \"many\""},
   };
   for (const Case& c : cases) {
     fs::path f = dir.path() / c.name;
@@ -217,7 +234,8 @@ TEST(Hostile, InspectOnAKinetoFileSaysSoAtOnce) {
   events += R"({"name":"Record Window End","ph":"i","s":"g","pid":"","tid":"","ts":5}]})";
   fs::path f = dir.path() / "kineto.json";
   write(f, events);
-  expect_refused({"inspect", f.string()}, f.string() + ": at byte 1: not a shardscope trace file", "PyTorch profiler (Kineto)", 2);
+  expect_refused({"inspect", f.string()}, f.string() + ": at byte 1: not a shardscope trace file",
+                 "PyTorch profiler (Kineto)", 2);
   RunResult r = run({SHARDSCOPE_BIN, "report", f.string()});
   EXPECT_EQ(r.rc, 0) << r.err;
 }
@@ -239,7 +257,10 @@ TEST(Hostile, ZeroLengthDeviceEventsKeepSharesInRange) {
 TEST(Hostile, ImplausibleParameterCountIsNotApplicable) {
   TempDir dir;
   fs::path f = dir.path() / "params.json";
-  write(f, kHeader + R"(,"run_config":{"sharding":"full_shard","world_size":1,"units":[{"id":0,"params":1e308},{"id":1,"params":1e308}]}},"traceEvents":[
+  write(
+      f,
+      kHeader +
+          R"(,"run_config":{"sharding":"full_shard","world_size":1,"units":[{"id":0,"params":1e308},{"id":1,"params":1e308}]}},"traceEvents":[
 {"ph":"X","name":"gemm","cat":"kernel","pid":0,"tid":7,"ts":100,"dur":3,"args":{"stream":7}}]})");
   for (const char* fmt : {"text", "html", "json"}) {
     RunResult r = run({SHARDSCOPE_BIN, "report", "--format", fmt, f.string()});
@@ -257,10 +278,12 @@ TEST(Hostile, StragglerTotalsNeverWrap) {
   // Two ranks whose clock pairs put them at the two ends of the int64 range: the lateness saturates.
   auto rank = [&](int r, const char* realtime) {
     std::string t = std::string(R"({"shardscope":{"schema_version":1,"rank":)") + std::to_string(r) +
-                    R"(,"world_size":2,"clock":{"sync":{"monotonic_ns":0,"realtime_ns":)" + realtime + R"(}}},"traceEvents":[)";
+                    R"(,"world_size":2,"clock":{"sync":{"monotonic_ns":0,"realtime_ns":)" + realtime +
+                    R"(}}},"traceEvents":[)";
     for (int i = 0; i < 3; ++i)
-      t += std::string(i ? "," : "") + R"({"ph":"X","name":"ncclDevKernel_AllGather_RING_LL","cat":"comm","pid":0,"tid":7,"ts":)" + std::to_string(10 + i * 10) +
-           R"(,"dur":1,"args":{"stream":7}})";
+      t += std::string(i ? "," : "") +
+           R"({"ph":"X","name":"ncclDevKernel_AllGather_RING_LL","cat":"comm","pid":0,"tid":7,"ts":)" +
+           std::to_string(10 + i * 10) + R"(,"dur":1,"args":{"stream":7}})";
     fs::path f = dir.path() / ("rank" + std::to_string(r) + ".json");
     write(f, t + "]}");
     return f.string();
@@ -289,7 +312,8 @@ TEST(Hostile, ClockPairsBeyondInt64MapNoWallStart) {
   // ranks start together has nothing to compare (it used to wrap and warn about a start decades apart).
   auto rank = [&](int r, const char* monotonic, const char* realtime) {
     std::string t = std::string(R"({"shardscope":{"schema_version":1,"rank":)") + std::to_string(r) +
-                    R"(,"world_size":2,"clock":{"sync":{"monotonic_ns":)" + monotonic + R"(,"realtime_ns":)" + realtime +
+                    R"(,"world_size":2,"clock":{"sync":{"monotonic_ns":)" + monotonic + R"(,"realtime_ns":)" +
+                    realtime +
                     R"(}}},"traceEvents":[{"ph":"X","name":"step","cat":"range","pid":0,"tid":1,"ts":10,"dur":1}]})";
     fs::path f = dir.path() / ("rank" + std::to_string(r) + ".json");
     write(f, t);

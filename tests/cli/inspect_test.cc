@@ -13,9 +13,7 @@ namespace {
 
 using json = nlohmann::json;
 
-void write(const std::filesystem::path& p, const std::string& text) {
-  std::ofstream(p, std::ios::binary) << text;
-}
+void write(const std::filesystem::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
 
 TEST(Cli, HelpVersionAndWrongFlags) {
   RunResult help = run({SHARDSCOPE_BIN, "--help"});
@@ -93,7 +91,9 @@ TEST(Cli, TruncatedFileLoadsWithWarning) {
   write(trace, text.substr(0, cut));
   RunResult r = run({SHARDSCOPE_BIN, "inspect", trace.string()});
   EXPECT_EQ(r.rc, 0) << r.err;
-  EXPECT_NE(r.err.find("warning: " + trace.string() + ": file cut off at byte " + std::to_string(cut)), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("warning: " + trace.string() + ": file cut off at byte " + std::to_string(cut)),
+            std::string::npos)
+      << r.err;
   EXPECT_NE(r.out.find("TRUNCATED   at byte " + std::to_string(cut)), std::string::npos) << r.out;
 }
 

@@ -87,12 +87,14 @@ std::string joined(const Streamed& s) {
 }
 
 TEST(Launch, GivesEachRankTheTorchrunVariablesAndPrefixesItsOutput) {
-  RunResult r = run({SHARDSCOPE_BIN, "launch", "-n", "3", "--master-port", "29777", "--", "/bin/sh", "-c",
-                     "echo \"$RANK $LOCAL_RANK $WORLD_SIZE $LOCAL_WORLD_SIZE $MASTER_ADDR:$MASTER_PORT\"; echo err >&2"});
+  RunResult r =
+      run({SHARDSCOPE_BIN, "launch", "-n", "3", "--master-port", "29777", "--", "/bin/sh", "-c",
+           "echo \"$RANK $LOCAL_RANK $WORLD_SIZE $LOCAL_WORLD_SIZE $MASTER_ADDR:$MASTER_PORT\"; echo err >&2"});
   EXPECT_EQ(r.rc, 0) << r.err;
   for (int k = 0; k < 3; ++k) {
     std::string rank = std::to_string(k);
-    EXPECT_NE(r.out.find("[rank " + rank + "] " + rank + " " + rank + " 3 3 127.0.0.1:29777\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("[rank " + rank + "] " + rank + " " + rank + " 3 3 127.0.0.1:29777\n"), std::string::npos)
+        << r.out;
     EXPECT_NE(r.out.find("[rank " + rank + "] err\n"), std::string::npos) << r.out;
   }
 }
@@ -110,7 +112,8 @@ TEST(Launch, OneFailingRankStopsTheOthersAndSetsTheExitCode) {
 // blocking, and the launch ends in one error line and exit 2.
 TEST(Launch, StdoutThatCannotBeWrittenIsAnErrorAndNoRankBlocks) {
   auto t0 = std::chrono::steady_clock::now();
-  RunResult r = run({"/bin/sh", "-c", std::string(SHARDSCOPE_BIN) + " launch -n 2 -- /bin/sh -c 'seq 1 200000' > /dev/full"});
+  RunResult r =
+      run({"/bin/sh", "-c", std::string(SHARDSCOPE_BIN) + " launch -n 2 -- /bin/sh -c 'seq 1 200000' > /dev/full"});
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20));
   EXPECT_EQ(r.rc, 2);
   EXPECT_EQ(r.err, "shardscope: error: cannot write to standard output: No space left on device\n");
@@ -134,7 +137,8 @@ TEST(Launch, ShowsEachLineWhileTheRankIsStillRunning) {
   Streamed s = run_streamed({SHARDSCOPE_BIN, "launch", "-n", "2", "--", "/bin/sh", "-c",
                              "if [ \"$RANK\" = 0 ]; then exec perl -e 'print \"first\\n\"; $t = 0; "
                              "while (!-e $ARGV[0] && $t++ < 600) { select(undef, undef, undef, 0.05) } "
-                             "print -e $ARGV[0] ? \"second\\n\" : \"gave up waiting\\n\"; print \"no newline\"' " + seen + "; fi"},
+                             "print -e $ARGV[0] ? \"second\\n\" : \"gave up waiting\\n\"; print \"no newline\"' " +
+                                 seen + "; fi"},
                             std::chrono::seconds(90), [&](const std::string& line) {
                               if (line == "[rank 0] first") std::ofstream(seen) << "1";
                             });
@@ -153,7 +157,8 @@ TEST(Launch, WhenARankFailsEveryLineTheOthersWroteIsShown) {
   Streamed s = run_streamed(
       {SHARDSCOPE_BIN, "launch", "-n", "2", "--", "/bin/sh", "-c",
        "if [ \"$RANK\" = 0 ]; then exec perl -e 'print \"step $_ done\\n\" for 1..5; open F, \">\", $ARGV[0]; "
-       "close F; sleep 60' " + ready + "; fi; while [ ! -e " + ready + " ]; do sleep 0.05; done; echo failing; exit 3"},
+       "close F; sleep 60' " +
+           ready + "; fi; while [ ! -e " + ready + " ]; do sleep 0.05; done; echo failing; exit 3"},
       std::chrono::seconds(50));
   ASSERT_TRUE(s.finished) << joined(s);
   EXPECT_EQ(s.rc, 3);

@@ -23,9 +23,11 @@ RunResult sh(const std::string& command) { return run({"/bin/sh", "-c", command}
 TEST(Output, EveryCommandFailsWhenStdoutCannotBeWritten) {
   TempDir dir;
   const std::string bin = SHARDSCOPE_BIN;
-  for (const std::string& args : {"inspect " + kGolden + "/pre/trace.rank0.json.gz", "report " + kGolden + "/pre", "check-prefetch " + kGolden + "/pre",
-                                   "diff " + kGolden + "/pre " + kGolden + "/none", std::string("memory --params 1e9 --world 8"),
-                                   "summarize " + kGolden + "/pre -o " + (dir.path() / "s").string(), std::string("launch -n 1 -- /bin/echo hi")}) {
+  for (const std::string& args :
+       {"inspect " + kGolden + "/pre/trace.rank0.json.gz", "report " + kGolden + "/pre",
+        "check-prefetch " + kGolden + "/pre", "diff " + kGolden + "/pre " + kGolden + "/none",
+        std::string("memory --params 1e9 --world 8"), "summarize " + kGolden + "/pre -o " + (dir.path() / "s").string(),
+        std::string("launch -n 1 -- /bin/echo hi")}) {
     RunResult r = sh(bin + " " + args + " > /dev/full");
     SCOPED_TRACE(args);
     EXPECT_EQ(r.rc, 2);
@@ -56,8 +58,9 @@ TEST(Output, AByteOrderMarkChangesNothingInAnyCommand) {
     const std::string bom = std::string(run_dir) == "bom" ? "printf '\\357\\273\\277' > $2; " : ": > $2; ";
     const std::string copy = "copy() { " + bom + "gzip -dc $1 >> $2; }; ";
     const std::string out = (dir.path() / run_dir).string();
-    ASSERT_EQ(sh(copy + "copy " + kGolden + "/pre/trace.rank0.json.gz " + out + "/own/trace.rank0.json && copy " + kGolden + "/pre/trace.rank1.json.gz " + out +
-                 "/own/trace.rank1.json && copy " + source + "/kineto_two_ranks/sampled_rank-0.json.gz " + out + "/kineto/rank-0.json && copy " + source +
+    ASSERT_EQ(sh(copy + "copy " + kGolden + "/pre/trace.rank0.json.gz " + out + "/own/trace.rank0.json && copy " +
+                 kGolden + "/pre/trace.rank1.json.gz " + out + "/own/trace.rank1.json && copy " + source +
+                 "/kineto_two_ranks/sampled_rank-0.json.gz " + out + "/kineto/rank-0.json && copy " + source +
                  "/kineto_two_ranks/sampled_rank-1.json.gz " + out + "/kineto/rank-1.json")
                   .rc,
               0);
@@ -66,10 +69,12 @@ TEST(Output, AByteOrderMarkChangesNothingInAnyCommand) {
     std::vector<RunResult> results;
     for (const char* run_dir : {"plain", "bom"}) {
       std::vector<std::string> argv = {SHARDSCOPE_BIN};
-      for (const std::string& a : args) argv.push_back(a.find("RUN") == 0 ? (dir.path() / run_dir).string() + a.substr(3) : a);
+      for (const std::string& a : args)
+        argv.push_back(a.find("RUN") == 0 ? (dir.path() / run_dir).string() + a.substr(3) : a);
       RunResult r = run(argv);
       for (std::string* text : {&r.out, &r.err})
-        for (size_t at; (at = text->find((dir.path() / run_dir).string())) != std::string::npos;) text->replace(at, (dir.path() / run_dir).string().size(), "RUN");
+        for (size_t at; (at = text->find((dir.path() / run_dir).string())) != std::string::npos;)
+          text->replace(at, (dir.path() / run_dir).string().size(), "RUN");
       results.push_back(r);
     }
     SCOPED_TRACE(args[0] + " " + args[1]);
@@ -96,8 +101,9 @@ TEST(Output, AByteOrderMarkChangesNothingInAnyCommand) {
 TEST(Output, AHugeNumberInATraceGivesAShortErrorLine) {
   TempDir dir;
   const fs::path f = dir.path() / "big.json";
-  std::ofstream(f) << R"({"shardscope":{"schema_version":1,"rank":0,"world_size":1},"traceEvents":[{"ph":"X","name":"a","pid":0,"tid":1,"ts":)"
-                   << std::string(5'000'000, '9') << R"(,"dur":1}]})";
+  std::ofstream(f)
+      << R"({"shardscope":{"schema_version":1,"rank":0,"world_size":1},"traceEvents":[{"ph":"X","name":"a","pid":0,"tid":1,"ts":)"
+      << std::string(5'000'000, '9') << R"(,"dur":1}]})";
   for (const char* cmd : {"report", "inspect", "check-prefetch"}) {
     RunResult r = run({SHARDSCOPE_BIN, cmd, f.string()});
     SCOPED_TRACE(cmd);
@@ -111,7 +117,8 @@ TEST(Output, AHugeNumberInATraceGivesAShortErrorLine) {
 TEST(Output, ControlCharactersInNamesAreShownNotObeyed) {
   TempDir dir;
   const fs::path f = dir.path() / "names.json";
-  std::ofstream(f) << R"({"traceEvents":[{"ph":"X","cat":"kernel","name":"line\nbreak\u001b[31mred","pid":1,"tid":7,"ts":1,"dur":5,"args":{"stream":7}}]})";
+  std::ofstream(f)
+      << R"({"traceEvents":[{"ph":"X","cat":"kernel","name":"line\nbreak\u001b[31mred","pid":1,"tid":7,"ts":1,"dur":5,"args":{"stream":7}}]})";
   RunResult text = run({SHARDSCOPE_BIN, "report", f.string()});
   ASSERT_EQ(text.rc, 0) << text.err;
   EXPECT_EQ(text.out.find('\x1b'), std::string::npos);
@@ -120,7 +127,8 @@ TEST(Output, ControlCharactersInNamesAreShownNotObeyed) {
   EXPECT_EQ(html.out.find('\x1b'), std::string::npos);
   // A file name with a newline, in an error.
   const fs::path odd = dir.path() / "odd\nname.json";
-  std::ofstream(odd) << R"({"traceEvents": [ {"ph": "X", "name": "a", "ts": 1, "dur": 2, "pid": 1, "tid": 1} ,, {"ph": "X"} ]})";
+  std::ofstream(odd)
+      << R"({"traceEvents": [ {"ph": "X", "name": "a", "ts": 1, "dur": 2, "pid": 1, "tid": 1} ,, {"ph": "X"} ]})";
   RunResult bad = run({SHARDSCOPE_BIN, "report", odd.string()});
   EXPECT_EQ(bad.rc, 2);
   EXPECT_NE(bad.err.find("odd\\nname.json"), std::string::npos) << bad.err;
@@ -132,10 +140,14 @@ TEST(Output, ControlCharactersInNamesAreShownNotObeyed) {
 // HTML cell and in its tooltip.
 TEST(Output, HostileNamesStayOnTheirLineInTextAndHtml) {
   TempDir dir;
-  const fs::path f = dir.path() / "a\nb\xC2\x85" "c.json";
+  const fs::path f = dir.path() /
+                     "a\nb\xC2\x85"
+                     "c.json";
   const std::string long_name(5000, 'z');
-  std::ofstream(f) << R"({"traceEvents":[{"ph":"X","cat":"kernel","name":"k\nx\tx\u0085y\u009b","pid":1,"tid":7,"ts":1,"dur":5,"args":{"stream":7}},)"
-                   << R"({"ph":"X","cat":"kernel","name":")" << long_name << R"(","pid":1,"tid":7,"ts":10,"dur":5,"args":{"stream":7}}]})";
+  std::ofstream(f)
+      << R"({"traceEvents":[{"ph":"X","cat":"kernel","name":"k\nx\tx\u0085y\u009b","pid":1,"tid":7,"ts":1,"dur":5,"args":{"stream":7}},)"
+      << R"({"ph":"X","cat":"kernel","name":")" << long_name
+      << R"(","pid":1,"tid":7,"ts":10,"dur":5,"args":{"stream":7}}]})";
   for (const char* format : {"text", "md"}) {
     RunResult text = run({SHARDSCOPE_BIN, "report", "--format", format, f.string()});
     SCOPED_TRACE(format);
@@ -153,7 +165,8 @@ TEST(Output, HostileNamesStayOnTheirLineInTextAndHtml) {
   EXPECT_EQ(html.out.find("a\nb"), std::string::npos);
   EXPECT_NE(html.out.find("a\\nb\\u0085c.json"), std::string::npos);
   EXPECT_NE(html.out.find("k\\nx\\tx\\u0085y\\u009b"), std::string::npos);
-  EXPECT_EQ(html.out.find(std::string(1001, 'z')), std::string::npos) << "a long name is clipped, in its cell and its title";
+  EXPECT_EQ(html.out.find(std::string(1001, 'z')), std::string::npos)
+      << "a long name is clipped, in its cell and its title";
   EXPECT_NE(html.out.find(std::string(160, 'z') + "... (4840 more bytes)</td>"), std::string::npos);
   EXPECT_NE(html.out.find(std::string(1000, 'z') + "... (4000 more bytes)\""), std::string::npos);
 }
@@ -169,7 +182,9 @@ TEST(Output, AFolderThatCannotBeListedSaysSo) {
   RunResult r = sh(as + SHARDSCOPE_BIN + " report " + locked.string());
   fs::permissions(locked, fs::perms::owner_all);
   EXPECT_EQ(r.rc, 2);
-  EXPECT_NE(r.err.find(locked.string() + ": at byte 0: cannot list this directory: Permission denied"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(locked.string() + ": at byte 0: cannot list this directory: Permission denied"),
+            std::string::npos)
+      << r.err;
 }
 
 // A summary into a folder that cannot be written, and a trace that cannot be read: the system's reason.
@@ -177,11 +192,12 @@ TEST(Output, PermissionErrorsAreNamedAsSuch) {
   TempDir dir;
   const fs::path locked = dir.path() / "locked";
   fs::create_directories(locked);
-  fs::permissions(locked, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
-                              fs::perms::others_exec);
+  fs::permissions(locked, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read |
+                              fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec);
   fs::permissions(dir.path(), fs::perms::all);
   const fs::path unreadable = dir.path() / "t.json.gz";
-  fs::copy_file(fs::path(SHARDSCOPE_SOURCE_DIR) / "tests/golden/trainer_cpu_2ranks/pre/trace.rank0.json.gz", unreadable);
+  fs::copy_file(fs::path(SHARDSCOPE_SOURCE_DIR) / "tests/golden/trainer_cpu_2ranks/pre/trace.rank0.json.gz",
+                unreadable);
   fs::permissions(unreadable, fs::perms::none);
   const std::string as = geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups " : "";
   // The input copied beside it: the checkout itself may be closed to nobody (a clone under mktemp -d is 0700).
@@ -190,10 +206,14 @@ TEST(Output, PermissionErrorsAreNamedAsSuch) {
   fs::permissions(readable, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
   RunResult w = sh(as + SHARDSCOPE_BIN + " summarize " + readable.string() + " -o " + locked.string());
   EXPECT_EQ(w.rc, 2);
-  EXPECT_NE(w.err.find((locked / "trace.rank0.sqlite").string() + ": at byte 0: cannot write the summary: Permission denied"), std::string::npos) << w.err;
+  EXPECT_NE(
+      w.err.find((locked / "trace.rank0.sqlite").string() + ": at byte 0: cannot write the summary: Permission denied"),
+      std::string::npos)
+      << w.err;
   RunResult r = sh(as + SHARDSCOPE_BIN + " report " + unreadable.string());
   EXPECT_EQ(r.rc, 2);
-  EXPECT_NE(r.err.find(unreadable.string() + ": at byte 0: cannot open: Permission denied"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(unreadable.string() + ": at byte 0: cannot open: Permission denied"), std::string::npos)
+      << r.err;
   fs::permissions(locked, fs::perms::owner_all);
 }
 
@@ -215,7 +235,7 @@ TEST(Output, RangeErrorsReadAsSentencesAndNaNIsRefused) {
 // are refused with the bound said, for --params, --largest-unit and --root-unit.
 TEST(Output, ParameterCountsBeyondTheBoundAreRefused) {
   const std::vector<std::vector<std::string>> refused = {
-      {"--params", "1e308"}, {"--params", "1e-300"}, {"--params", "2e15"}, {"--params", "7.5"},
+      {"--params", "1e308"},       {"--params", "1e-300"},  {"--params", "2e15"},      {"--params", "7.5"},
       {"--largest-unit", "1e300"}, {"--root-unit", "1e16"}, {"--largest-unit", "0.5"}, {"--root-unit", "-1"}};
   for (const auto& flag : refused) {
     std::vector<std::string> argv = {SHARDSCOPE_BIN, "memory", "--world", "8"};
@@ -228,7 +248,8 @@ TEST(Output, ParameterCountsBeyondTheBoundAreRefused) {
     EXPECT_NE(r.err.find("to 1e+15"), std::string::npos) << r.err;
     EXPECT_EQ(r.out.find("inf"), std::string::npos) << r.out;
   }
-  RunResult top = run({SHARDSCOPE_BIN, "memory", "--world", "8", "--params", "1e15", "--largest-unit", "1e15", "--root-unit", "0"});
+  RunResult top =
+      run({SHARDSCOPE_BIN, "memory", "--world", "8", "--params", "1e15", "--largest-unit", "1e15", "--root-unit", "0"});
   EXPECT_EQ(top.rc, 0) << top.err;
   EXPECT_EQ(top.out.find("inf"), std::string::npos) << top.out;
 }

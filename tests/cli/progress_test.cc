@@ -34,7 +34,8 @@ PtyResult run_on_pty(const std::vector<std::string>& argv, const std::string& af
   pid_t pid = forkpty(&master, nullptr, nullptr, nullptr);
   if (pid == 0) {
     if (after_ms.empty()) unsetenv("SHARDSCOPE_PROGRESS_AFTER_MS");
-    else setenv("SHARDSCOPE_PROGRESS_AFTER_MS", after_ms.c_str(), 1);
+    else
+      setenv("SHARDSCOPE_PROGRESS_AFTER_MS", after_ms.c_str(), 1);
     std::vector<char*> args;
     for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);

@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   auto file = shardscope::trace::read_trace(argv[1]);
   int forwards = 0;
   for (const auto& e : file.events) forwards += e.name == "consumer.forward" && e.ph == 'X';
-  std::printf("consumer: %zu events, %d consumer.forward ranges, gzip %d\n", file.events.size(), forwards, int(file.gzip));
+  std::printf("consumer: %zu events, %d consumer.forward ranges, gzip %d\n", file.events.size(), forwards,
+              int(file.gzip));
   return forwards == kSteps && file.gzip ? 0 : 1;
 }

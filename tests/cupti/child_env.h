@@ -16,13 +16,15 @@ class ScopedEnv {
     const char* old = getenv(name.c_str());
     saved_.push_back({name, old ? std::optional<std::string>(old) : std::nullopt});
     if (value) setenv(name.c_str(), value->c_str(), 1);
-    else unsetenv(name.c_str());
+    else
+      unsetenv(name.c_str());
     return *this;
   }
   ~ScopedEnv() {
     for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) {
       if (it->second) setenv(it->first.c_str(), it->second->c_str(), 1);
-      else unsetenv(it->first.c_str());
+      else
+        unsetenv(it->first.c_str());
     }
   }
 

@@ -28,7 +28,8 @@ const char* kAllGatherKernel = "_Z31ncclDevKernel_AllGather_RING_LL24ncclDevKern
 
 const trace::Event* kernel_with(const std::vector<trace::Event>& events, uint32_t correlation) {
   for (const trace::Event& e : events)
-    if (e.ph == 'X' && e.args.is_object() && e.args.value(keys::kArgCorrelation, 0u) == correlation && e.args.contains(keys::kArgStream))
+    if (e.ph == 'X' && e.args.is_object() && e.args.value(keys::kArgCorrelation, 0u) == correlation &&
+        e.args.contains(keys::kArgStream))
       return &e;
   return nullptr;
 }
@@ -77,7 +78,10 @@ TEST(ExternalId, JoinsTheKernelToItsHostCollectiveThroughTheFile) {
     tracer::name_this_thread("comm: all-gather");
     int64_t start = now_ns();
     tracer::complete(0, keys::kAllGather, keys::kCatComm, start, start + 1'000'000,
-                     {{keys::kArgUnit, int64_t(3)}, {keys::kArgBytes, int64_t(8192)}, {keys::kArgGroupSize, 2}, {keys::kArgIssuedNs, issued}});
+                     {{keys::kArgUnit, int64_t(3)},
+                      {keys::kArgBytes, int64_t(8192)},
+                      {keys::kArgGroupSize, 2},
+                      {keys::kArgIssuedNs, issued}});
   });
   comm.join();
   Records r;
@@ -121,7 +125,8 @@ TEST(ExternalId, PopsWhatItPushed) {
   }
   detail::set_external_ids_on(false);
   uint64_t last = 0;
-  EXPECT_EQ(cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last), CUPTI_ERROR_QUEUE_EMPTY);
+  EXPECT_EQ(cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last),
+            CUPTI_ERROR_QUEUE_EMPTY);
   // And a push the scope did not make stays for its owner.
   ASSERT_EQ(cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, 5), CUPTI_SUCCESS);
   {

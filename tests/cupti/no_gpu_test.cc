@@ -27,8 +27,9 @@ std::string run_host_only(const std::filesystem::path& file) {
   for (const auto& e : f.events) steps += e.ph == 'X' && e.name == "host step";
   EXPECT_EQ(steps, 10);
   EXPECT_EQ(f.shardscope[keys::kGpuTracing][keys::kGpuBackend], keys::kGpuBackendNone);
-  EXPECT_EQ(f.shardscope[keys::kGpuTracing][keys::kGpuReason].get<std::string>() + "; GPU tracing off, host tracing only\n",
-            r.err.substr(r.err.find(": ") + 2));
+  EXPECT_EQ(
+      f.shardscope[keys::kGpuTracing][keys::kGpuReason].get<std::string>() + "; GPU tracing off, host tracing only\n",
+      r.err.substr(r.err.find(": ") + 2));
   return r.err;
 }
 

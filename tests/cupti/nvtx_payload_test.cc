@@ -18,12 +18,12 @@ namespace shardscope::tracer::cupti {
 namespace {
 
 using json = nlohmann::json;
-using trace::Event;
 using test::Records;
+using trace::Event;
 using Entry = PayloadSchema::Entry;
 
 constexpr int64_t kPid = 3;
-constexpr uint32_t kDomain = 7;  // CUPTI's id for the "NCCL" domain
+constexpr uint32_t kDomain = 7;                                           // CUPTI's id for the "NCCL" domain
 constexpr uint64_t kAllGather = NVTX_PAYLOAD_SCHEMA_ID_STATIC_START + 4;  // NCCL's NVTX_SID_AllGather
 constexpr uint64_t kAllReduce = NVTX_PAYLOAD_SCHEMA_ID_STATIC_START + 5;
 constexpr uint64_t kReduceScatter = NVTX_PAYLOAD_SCHEMA_ID_STATIC_START + 7;
@@ -97,8 +97,9 @@ class NvtxPayloadTest : public ::testing::Test {
     return {ph, keys::kFlowLaunch, keys::kCatFlow, kPid, tid, ts, 0, std::move(id), nullptr};
   }
   static json kargs(uint32_t corr, json extra) {
-    json a = {{"device", 0}, {"stream", 20}, {"correlation", corr}, {"grid", {0, 0, 0}}, {"block", {0, 0, 0}},
-              {"registers_per_thread", 0}, {"shared_memory", 0}};
+    json a = {{"device", 0},       {"stream", 20},       {"correlation", corr},
+              {"grid", {0, 0, 0}}, {"block", {0, 0, 0}}, {"registers_per_thread", 0},
+              {"shared_memory", 0}};
     a.update(extra);
     return a;
   }
@@ -133,7 +134,7 @@ TEST_F(NvtxPayloadTest, AllReduceBytesOpAndCommOnTheRangeAndOnItsKernel) {
   };
   EXPECT_EQ(dump(p.take()), dump(expected));
   EXPECT_EQ(schemas->released, std::vector<const nvtxPayloadData_t*>{&data});  // freed once, in production
-  EXPECT_EQ(schemas->lookups, 2);  // the schema and its enum
+  EXPECT_EQ(schemas->lookups, 2);                                              // the schema and its enum
 }
 
 TEST_F(NvtxPayloadTest, AllGatherCommAndBytesReachAKernelThatComesInALaterBatch) {
@@ -217,12 +218,12 @@ TEST_F(NvtxPayloadTest, ShortPayloadsAndSchemasReadOnlyTheEntriesInsideThem) {
     int root;
   } mixed{1, 2, 3};
   const uint64_t kMixed = NVTX_PAYLOAD_SCHEMA_ID_STATIC_START + 21;
-  schemas->schemas[{kDomain, kMixed}] = static_schema(
-      {{0, 999, "Mystery", 0},
-       {NVTX_PAYLOAD_ENTRY_FLAG_ARRAY_FIXED_SIZE, NVTX_PAYLOAD_ENTRY_TYPE_UINT64, "Counts", 8},
-       {0, NVTX_PAYLOAD_ENTRY_TYPE_SIZE, "Message size [bytes]", 0},
-       {0, NVTX_PAYLOAD_ENTRY_TYPE_INT, "Root", offsetof(Mixed, root)}},
-      sizeof mixed);
+  schemas->schemas[{kDomain, kMixed}] =
+      static_schema({{0, 999, "Mystery", 0},
+                     {NVTX_PAYLOAD_ENTRY_FLAG_ARRAY_FIXED_SIZE, NVTX_PAYLOAD_ENTRY_TYPE_UINT64, "Counts", 8},
+                     {0, NVTX_PAYLOAD_ENTRY_TYPE_SIZE, "Message size [bytes]", 0},
+                     {0, NVTX_PAYLOAD_ENTRY_TYPE_INT, "Root", offsetof(Mixed, root)}},
+                    sizeof mixed);
   nvtxPayloadData_t mixed_data{kMixed, sizeof mixed, &mixed};
   Records r;
   r.range(1, 100, 200, kThread, "ncclAllReduce", "NCCL");
@@ -236,8 +237,7 @@ TEST_F(NvtxPayloadTest, ShortPayloadsAndSchemasReadOnlyTheEntriesInsideThem) {
   std::vector<Event> expected = {
       X("ncclAllReduce", keys::kCatNvtx, 100, 100, 100, {{"domain", "NCCL"}, {"nccl_comm", "0x0000000000000005"}}),
       X("ncclAllReduce", keys::kCatNvtx, 100, 300, 100,
-        {{"domain", "NCCL"}, {"nccl_comm", "0x0000000000000005"}, {"nccl_message_bytes", 1048576},
-         {"bytes", 1048576}}),
+        {{"domain", "NCCL"}, {"nccl_comm", "0x0000000000000005"}, {"nccl_message_bytes", 1048576}, {"bytes", 1048576}}),
       X("ncclBroadcast", keys::kCatNvtx, 100, 500, 100, {{"domain", "NCCL"}, {"root", 3}}),
   };
   EXPECT_EQ(dump(p.take()), dump(expected));

@@ -79,7 +79,8 @@ TEST(GpuClock, MapsRealtimeLikeTheTracesClockPairs) {
     return uint64_t(ts.tv_sec) * 1'000'000'000 + uint64_t(ts.tv_nsec);
   });
   ClockPair pair = sample_clock_pair();
-  EXPECT_LE(std::abs(fit.offset_ns - (pair.monotonic_ns - pair.realtime_ns)), fit.bracket_ns + pair.bracket_ns + 100'000);
+  EXPECT_LE(std::abs(fit.offset_ns - (pair.monotonic_ns - pair.realtime_ns)),
+            fit.bracket_ns + pair.bracket_ns + 100'000);
 }
 
 }  // namespace

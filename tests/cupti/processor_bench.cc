@@ -14,7 +14,8 @@ void BM_LaunchAndKernel(benchmark::State& state) {
   const uint32_t n = uint32_t(state.range(0));
   shardscope::test::Records r;
   for (uint32_t i = 1; i <= n; ++i) {
-    r.api(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, i, 7, 1000 + 10 * i, 1005 + 10 * i);
+    r.api(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, i, 7, 1000 + 10 * i,
+          1005 + 10 * i);
     r.kernel("_Z9vectorAddPfS_i", i, 0, 1, 13, 2000 + 10 * i, 2008 + 10 * i);
   }
   std::vector<const CUpti_Activity*> batch = r.batch();

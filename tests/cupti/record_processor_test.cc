@@ -12,8 +12,8 @@ namespace shardscope::tracer::cupti {
 namespace {
 
 using json = nlohmann::json;
-using trace::Event;
 using test::Records;
+using trace::Event;
 
 constexpr int64_t kPid = 3;
 
@@ -49,8 +49,13 @@ TEST_F(RecordProcessorTest, KernelLinkedToItsLaunchByAFlowOnTheTraceClock) {
   std::vector<Event> expected = {
       X("cudaLaunchKernel", keys::kCatCudaRuntime, 100, 1'001'000, 500, {{"correlation", 7}}),
       X("vectorAdd(float*, float*, int)", keys::kCatKernel, 101, 1'002'000, 3000,
-        {{"device", 0}, {"stream", 13}, {"correlation", 7}, {"grid", {4, 1, 1}}, {"block", {256, 1, 1}},
-         {"registers_per_thread", 32}, {"shared_memory", 64}}),
+        {{"device", 0},
+         {"stream", 13},
+         {"correlation", 7},
+         {"grid", {4, 1, 1}},
+         {"block", {256, 1, 1}},
+         {"registers_per_thread", 32},
+         {"shared_memory", 64}}),
       flow('s', 100, 1'001'000, "1"),
       flow('f', 101, 1'002'000, "1"),
   };
@@ -107,8 +112,9 @@ TEST_F(RecordProcessorTest, NcclKernelsOfBothNameFamiliesJoinedWithNcclNvtxRange
   p.process(r.batch());
   const json nccl = {{"domain", "NCCL"}};
   auto kargs = [](uint32_t corr, json extra) {
-    json a = {{"device", 0}, {"stream", 20}, {"correlation", corr}, {"grid", {0, 0, 0}}, {"block", {0, 0, 0}},
-              {"registers_per_thread", 0}, {"shared_memory", 0}};
+    json a = {{"device", 0},       {"stream", 20},       {"correlation", corr},
+              {"grid", {0, 0, 0}}, {"block", {0, 0, 0}}, {"registers_per_thread", 0},
+              {"shared_memory", 0}};
     a.update(extra);
     return a;
   };
@@ -234,8 +240,13 @@ TEST_F(RecordProcessorTest, ApiCallsSyncOverheadExternalIdsAndDroppedRecords) {
         {{"correlation", 41}, {"external_kind", 3}, {"external_id", 99}}),
       X("cuLaunchKernelEx", keys::kCatCudaDriver, 100, 950, 10, {{"correlation", 42}, {"return_value", 1}}),
       X("k", keys::kCatKernel, 101, 50, 30,
-        {{"device", 2}, {"stream", 3}, {"correlation", 40}, {"grid", {0, 0, 0}}, {"block", {0, 0, 0}},
-         {"registers_per_thread", 0}, {"shared_memory", 0}}),
+        {{"device", 2},
+         {"stream", 3},
+         {"correlation", 40},
+         {"grid", {0, 0, 0}},
+         {"block", {0, 0, 0}},
+         {"registers_per_thread", 0},
+         {"shared_memory", 0}}),
       X("Stream Synchronize", keys::kCatSync, 101, 110, 780,
         {{"context", 7}, {"correlation", 41}, {"device", 2}, {"stream", 3}}),
       flow('s', 100, 100, "1"),

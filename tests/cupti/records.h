@@ -97,8 +97,8 @@ class Records {
     d.cuptiDomainId = cupti_domain;
     return d;
   }
-  CUpti_ActivityMemory4& memory(CUpti_ActivityMemoryOperationType op, uint32_t device, uint64_t address,
-                                uint64_t bytes, uint64_t ts) {
+  CUpti_ActivityMemory4& memory(CUpti_ActivityMemoryOperationType op, uint32_t device, uint64_t address, uint64_t bytes,
+                                uint64_t ts) {
     auto& m = add(memory_, CUPTI_ACTIVITY_KIND_MEMORY2);
     m.memoryOperationType = op;
     m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;

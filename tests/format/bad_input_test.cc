@@ -50,7 +50,9 @@ TEST(BadInput, WrongSchema) {
   std::string kineto = R"({"schemaVersion":1,"traceEvents":[{"ph":"X","name":"k","pid":0,"tid":7,"ts":1.5,"dur":2}]})";
   expect_error(kineto, 1, "not a shardscope trace file: \"schemaVersion\" is a PyTorch profiler (Kineto) trace's key");
   std::string chrome = R"({"traceEvents":[{"ph":"X","name":"k","pid":"Spans","tid":7,"ts":1.5,"dur":2}]})";
-  expect_error(chrome, 16, "no \"shardscope\" header before the events: not a shardscope trace file (traceEvents[0].pid is not an integer)");
+  expect_error(
+      chrome, 16,
+      "no \"shardscope\" header before the events: not a shardscope trace file (traceEvents[0].pid is not an integer)");
   std::string plain = R"({"traceEvents":[{"ph":"X","name":"k","pid":0,"tid":7,"ts":1.5,"dur":2}]})";
   expect_error(plain, plain.size(), "no \"shardscope\" object");
   // Header problems point at the header's '{'.
@@ -78,7 +80,8 @@ TEST(BadInput, WrongEventsPointAtTheirOpeningBrace) {
   expect_error(h + R"({"ph":"XX","name":"a"}]})", h.size(), "ph is not a one-letter string");
   expect_error(h + R"({"ph":"X","pid":"r0","ts":1,"dur":1}]})", h.size(), "pid is not an integer");
   expect_error(h + R"({"ph":"X","ts":1,"dur":-1}]})", h.size(), "negative duration");
-  expect_error(h + first + "," + R"({"ph":"X","ts":1,"dur":1,"args":[1]}]})", h.size() + first.size() + 1, "args is not an object");
+  expect_error(h + first + "," + R"({"ph":"X","ts":1,"dur":1,"args":[1]}]})", h.size() + first.size() + 1,
+               "args is not an object");
 }
 
 TEST(BadInput, TruncatedInsideHeader) {

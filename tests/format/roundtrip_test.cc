@@ -32,7 +32,9 @@ std::vector<Event> sample_events() {
 }
 
 json sample_header() {
-  return {{keys::kSchemaVersion, keys::kSchemaVersionValue}, {keys::kRank, 3}, {keys::kWorldSize, 8},
+  return {{keys::kSchemaVersion, keys::kSchemaVersionValue},
+          {keys::kRank, 3},
+          {keys::kWorldSize, 8},
           {keys::kRunConfig, {{"sharding", "full_shard"}, {"units", json::array({{{"id", 0}, {"params", 1000}}})}}}};
 }
 
@@ -91,7 +93,7 @@ TEST(RoundTrip, RewritingATraceLeavesAReaderOfTheOldFileItsBytes) {
   ASSERT_GE(held, 0);
   {
     Writer w(path, sample_header());  // the new run starts: its file is open, nothing appended yet
-    struct stat st{};
+    struct stat st {};
     ASSERT_EQ(::fstat(held, &st), 0);
     EXPECT_EQ(uint64_t(st.st_size), before.size()) << "the old file was truncated under its reader";
     std::string again(before.size(), '\0');

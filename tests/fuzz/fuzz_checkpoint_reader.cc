@@ -19,12 +19,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)meta_version(meta);
     (void)meta["config"].dump();
     (void)(meta["config"] == meta.value("run", nlohmann::json::object()));
-  } catch (const std::invalid_argument&) {
-  }
+  } catch (const std::invalid_argument&) {}
   try {
     std::istringstream in(bytes);
     (void)check_shard(in, size, "rank0.bin");
-  } catch (const std::invalid_argument&) {
-  }
+  } catch (const std::invalid_argument&) {}
   return 0;
 }

@@ -36,7 +36,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!imp) return 0;
     plugins::Input in{"fuzz.json.gz", t.data, t.size, std::move(t.owner), t.gzip, t.gzip_cut_at};
     (void)imp->read(std::move(in));
-  } catch (const shardscope::trace::TraceError&) {
-  }
+  } catch (const shardscope::trace::TraceError&) {}
   return 0;
 }

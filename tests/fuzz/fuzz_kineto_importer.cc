@@ -18,7 +18,8 @@ using namespace shardscope;
 std::string outcome(const std::string& text, const plugins::KinetoParseOptions& o) {
   try {
     model::Rank r = plugins::read_kineto({"fuzz.json", text.data(), text.size(), nullptr, false, std::nullopt}, o);
-    std::string s = std::to_string(r.event_count()) + " events, " + std::to_string(r.steps.size()) + " steps, " + std::to_string(r.tracks.size()) + " tracks";
+    std::string s = std::to_string(r.event_count()) + " events, " + std::to_string(r.steps.size()) + " steps, " +
+                    std::to_string(r.tracks.size()) + " tracks";
     for (const std::string& w : r.warnings) s += "; " + w;
     return s;
   } catch (const trace::TraceError& e) {
@@ -40,8 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // the default step pattern (a backtracking matcher once overflowed the stack on a long name here).
     static const model::StepPattern kPattern;
     if (rank.steps.empty()) (void)model::steps_matching(rank, kPattern);
-  } catch (const trace::TraceError&) {
-  }
+  } catch (const trace::TraceError&) {}
   if (size % 16 == 3) {
     const plugins::KinetoParseOptions one{.threads = 1, .chunk_bytes = 256, .batch_bytes = 64};
     plugins::KinetoParseOptions two = one;

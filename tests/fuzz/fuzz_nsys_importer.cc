@@ -35,7 +35,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     in.path = "fuzz.sqlite";
     in.file = g_path;
     importer.read_ranks(std::move(in), false, [](model::Rank&& r, model::EventArgs&&) { (void)r.event_count(); });
-  } catch (const trace::TraceError&) {
-  }
+  } catch (const trace::TraceError&) {}
   return 0;
 }

@@ -14,16 +14,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     trace::TraceFile f = trace::parse_trace(text, "fuzz.json");
     (void)f.shardscope.dump();  // what `inspect --format json` prints: the header must be printable
-  } catch (const trace::TraceError&) {
-  }
+  } catch (const trace::TraceError&) {}
   plugins::ShardscopeImporter imp;
   if (!imp.can_read(text)) return 0;
   try {
     plugins::Input in{"fuzz.json", text.data(), text.size(), nullptr, false, std::nullopt};
     model::EventArgs args;  // half the inputs also keep args (the viewer's path)
     if (size % 2) (void)imp.read_with_args(std::move(in), args);
-    else (void)imp.read(std::move(in));
-  } catch (const trace::TraceError&) {
-  }
+    else
+      (void)imp.read(std::move(in));
+  } catch (const trace::TraceError&) {}
   return 0;
 }

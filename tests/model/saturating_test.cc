@@ -33,7 +33,7 @@ TEST(Saturating, MulHoldsAtTheBoundsWithTheProductsSign) {
   EXPECT_EQ(sat_mul(kMax, 2), kMax);
   EXPECT_EQ(sat_mul(kMin, 2), kMin);
   EXPECT_EQ(sat_mul(kMin, -1), kMax);
-  EXPECT_EQ(sat_mul(kMax / 1000 + 1, 1000), kMax);    // µs → ns past the range
+  EXPECT_EQ(sat_mul(kMax / 1000 + 1, 1000), kMax);  // µs → ns past the range
   EXPECT_EQ(sat_mul(-(kMax / 1000) - 2, 1000), kMin);
   EXPECT_EQ(sat_mul(kMax / 1000, 1000), kMax / 1000 * 1000);  // in range: exact
   EXPECT_EQ(sat_mul(-3, 4), -12);

@@ -15,7 +15,8 @@ namespace {
 std::vector<Event> events(size_t n, int moved_percent, uint32_t seed) {
   std::mt19937 rng(seed);
   std::vector<Event> out(n);
-  for (size_t i = 0; i < n; ++i) out[i].ts_ns = int64_t(i / 3) * 10, out[i].dur_ns = i % 3 == 0;  // in order: longer first
+  for (size_t i = 0; i < n; ++i)
+    out[i].ts_ns = int64_t(i / 3) * 10, out[i].dur_ns = i % 3 == 0;  // in order: longer first
   for (size_t k = 0; k < n * size_t(moved_percent) / 100; ++k) {
     Event e = out[rng() % n];
     out.erase(out.begin() + int64_t(rng() % n));

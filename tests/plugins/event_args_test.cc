@@ -52,8 +52,8 @@ std::multiset<std::string> file_args(const json& doc, const std::set<std::string
   std::multiset<std::string> out;
   for (const json& e : doc["traceEvents"])
     // Events that name their thread by number (Kineto's "PyTorch Profiler" span names it by text: not an event).
-    if (phases.count(e.value("ph", "")) && e.contains("args") && e["args"].is_object() && !e["args"].empty() && e["pid"].is_number() &&
-        e["tid"].is_number())
+    if (phases.count(e.value("ph", "")) && e.contains("args") && e["args"].is_object() && !e["args"].empty() &&
+        e["pid"].is_number() && e["tid"].is_number())
       out.insert(e.value("name", "") + " " + e["args"].dump());
   return out;
 }
@@ -80,20 +80,22 @@ std::string difference(const std::multiset<std::string>& got, const std::multise
   std::vector<std::string> extra, missing;
   std::set_difference(got.begin(), got.end(), want.begin(), want.end(), std::back_inserter(extra));
   std::set_difference(want.begin(), want.end(), got.begin(), got.end(), std::back_inserter(missing));
-  std::string out = std::to_string(extra.size()) + " in the table only, " + std::to_string(missing.size()) + " in the file only";
+  std::string out =
+      std::to_string(extra.size()) + " in the table only, " + std::to_string(missing.size()) + " in the file only";
   for (size_t i = 0; i < std::min<size_t>(3, extra.size()); ++i) out += "\n  table: " + extra[i].substr(0, 300);
   for (size_t i = 0; i < std::min<size_t>(3, missing.size()); ++i) out += "\n  file:  " + missing[i].substr(0, 300);
   return out;
 }
-#define EXPECT_SAME_ARGS(got, want)                  \
-  do {                                               \
-    auto g_ = (got);                                 \
-    auto w_ = (want);                                \
-    EXPECT_TRUE(g_ == w_) << difference(g_, w_);     \
+#define EXPECT_SAME_ARGS(got, want)              \
+  do {                                           \
+    auto g_ = (got);                             \
+    auto w_ = (want);                            \
+    EXPECT_TRUE(g_ == w_) << difference(g_, w_); \
   } while (0)
 
 // The first event named `name` (with args); its track and index.
-std::optional<std::pair<uint32_t, uint32_t>> find_event(const model::Rank& r, const model::EventArgs& args, std::string_view name, std::string_view key) {
+std::optional<std::pair<uint32_t, uint32_t>> find_event(const model::Rank& r, const model::EventArgs& args,
+                                                        std::string_view name, std::string_view key) {
   model::StringId n = r.strings.find(name), k = r.strings.find(key);
   for (uint32_t t = 0; t < r.tracks.size(); ++t)
     for (uint32_t i = 0; i < r.tracks[t].events.size(); ++i)
@@ -172,8 +174,9 @@ TEST(EventArgs, KinetoImporterKeepsEveryArgWithItsEvent) {
     ASSERT_EQ(plain.trace.ranks[0].tracks[t].events.size(), rank.tracks[t].events.size());
     for (size_t i = 0; i < rank.tracks[t].events.size(); ++i) {
       const model::Event &a = plain.trace.ranks[0].tracks[t].events[i], &b = rank.tracks[t].events[i];
-      EXPECT_EQ(std::tie(a.ts_ns, a.dur_ns, a.bytes, a.issued_ns, a.unit, a.group_size, a.step, a.cls, a.coll, a.flags),
-                std::tie(b.ts_ns, b.dur_ns, b.bytes, b.issued_ns, b.unit, b.group_size, b.step, b.cls, b.coll, b.flags));
+      EXPECT_EQ(
+          std::tie(a.ts_ns, a.dur_ns, a.bytes, a.issued_ns, a.unit, a.group_size, a.step, a.cls, a.coll, a.flags),
+          std::tie(b.ts_ns, b.dur_ns, b.bytes, b.issued_ns, b.unit, b.group_size, b.step, b.cls, b.coll, b.flags));
       EXPECT_EQ(plain.trace.ranks[0].str(a.name), rank.str(b.name));
     }
   }
@@ -194,7 +197,8 @@ TEST(EventArgs, KinetoCollectiveKeepsItsMessageSize) {
   ASSERT_NE(key, model::kNoString);
   std::map<int64_t, int64_t> by_ext;  // External id -> In msg nelems, from the file
   for (const json& e : doc["traceEvents"])
-    if (e.value("ph", "") == "X" && e.contains("args") && e["args"].contains("In msg nelems") && e["args"].contains("External id"))
+    if (e.value("ph", "") == "X" && e.contains("args") && e["args"].contains("In msg nelems") &&
+        e["args"].contains("External id"))
       by_ext[e["args"]["External id"].get<int64_t>()] = e["args"]["In msg nelems"].get<int64_t>();
   ASSERT_FALSE(by_ext.empty());
   for (uint32_t t = 0; t < rank.tracks.size(); ++t)
@@ -211,7 +215,8 @@ TEST(EventArgs, KinetoCollectiveKeepsItsMessageSize) {
 // rank order.
 TEST(EventArgs, KinetoTwoRanksKeepTheirOwnTables) {
   const fs::path dir = kRoot / "tests/golden/kineto_two_ranks";
-  plugins::LoadResult r = plugins::load({dir / "sampled_rank-1.json.gz", dir / "sampled_rank-0.json.gz"}, {.threads = 2, .keep_args = true});
+  plugins::LoadResult r = plugins::load({dir / "sampled_rank-1.json.gz", dir / "sampled_rank-0.json.gz"},
+                                        {.threads = 2, .keep_args = true});
   ASSERT_EQ(r.trace.ranks.size(), 2u);
   ASSERT_EQ(r.trace.args.size(), 2u);
   for (size_t k = 0; k < 2; ++k) {
@@ -224,7 +229,8 @@ TEST(EventArgs, KinetoTwoRanksKeepTheirOwnTables) {
     ASSERT_NE(ext, model::kNoString);
     size_t with_ext = 0;
     for (uint32_t t = 0; t < rank.tracks.size(); ++t)
-      for (uint32_t i = 0; i < rank.tracks[t].events.size(); ++i) with_ext += r.trace.args[k].find(t, i, ext).has_value();
+      for (uint32_t i = 0; i < rank.tracks[t].events.size(); ++i)
+        with_ext += r.trace.args[k].find(t, i, ext).has_value();
     EXPECT_GT(with_ext, 0u);
   }
 }

@@ -52,7 +52,8 @@ TEST(FormatDetection, SortedKeysAndAByteOrderMarkStillReadAsShardscope) {
 TEST(FormatDetection, AKinetoTraceIsNotTakenForShardscopeByANestedKey) {
   // "shardscope" as a key inside an event's args is not the header.
   test::TempDir d;
-  std::ofstream(d.path() / "k.json") << R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 2,
+  std::ofstream(d.path() / "k.json")
+      << R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 2,
     "args": {"stream": 7, "shardscope": {"x": 1}}}], "schemaVersion": 1})";
   plugins::LoadResult r = plugins::load({d.path() / "k.json"});
   ASSERT_EQ(r.trace.ranks.size(), 1u);

@@ -36,7 +36,8 @@ std::vector<int> backward_gather_units(const model::Rank& rank) {
 TEST(Fsdp1Labels, UnitsAreInferredFromHookOrderAndSaidToBe) {
   model::Rank rank = load_fsdp1({});
   EXPECT_EQ(rank.metadata[kineto_keys::kFsdpUnits].get<std::vector<std::string>>(),
-            (std::vector<std::string>{"unit 0 (root, by order)", "unit 1 (by order)", "unit 2 (by order)", "unit 3 (by order)"}));
+            (std::vector<std::string>{"unit 0 (root, by order)", "unit 1 (by order)", "unit 2 (by order)",
+                                      "unit 3 (by order)"}));
   // The root's hook prefetches block 3, block 3's block 2, block 2's block 1: reverse post-forward order.
   EXPECT_EQ(backward_gather_units(rank), (std::vector<int>{3, 2, 1}));
   metrics::RankPrefetch p = metrics::check_prefetch(rank);

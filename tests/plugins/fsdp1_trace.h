@@ -16,9 +16,9 @@
 namespace shardscope::test {
 
 struct Fsdp1TraceOptions {
-  bool prefetch = true;     // BACKWARD_PRE: each pre-backward hook issues the next unit's all-gather
-  int limited_unit = -1;    // the hook of this unit waits in the rate limiter (until the all-gather in
-                            // flight completes) before issuing its prefetch
+  bool prefetch = true;   // BACKWARD_PRE: each pre-backward hook issues the next unit's all-gather
+  int limited_unit = -1;  // the hook of this unit waits in the rate limiter (until the all-gather in
+                          // flight completes) before issuing its prefetch
   int64_t backward_all_gather_us = 50;
 };
 
@@ -79,11 +79,13 @@ class Fsdp1Trace {
 
   void cpu(int tid, const std::string& name, int64_t ts, int64_t dur) { w_.cpu(tid, name, ts, dur); }
   int launch(int64_t ts) { return w_.launch(ts, launch_tid_); }
-  int64_t kernel(const std::string& name, int stream, int corr, int64_t not_before, int64_t dur, const std::string& extra = "") {
+  int64_t kernel(const std::string& name, int stream, int corr, int64_t not_before, int64_t dur,
+                 const std::string& extra = "") {
     return w_.kernel(name, stream, corr, not_before, dur, extra);
   }
   void gather(int unit, int64_t t) {
-    ag_end_[unit] = kernel("ncclDevKernel_AllGather_RING_LL(x)", kComm, launch(t), 0, ag_us_, R"(, "Collective name": "_allgather_base")");
+    ag_end_[unit] = kernel("ncclDevKernel_AllGather_RING_LL(x)", kComm, launch(t), 0, ag_us_,
+                           R"(, "Collective name": "_allgather_base")");
   }
   // `n` 40 µs kernels after the unit's all-gather; returns when the last ends.
   int64_t compute(int unit, int64_t t, int n) {
@@ -93,7 +95,8 @@ class Fsdp1Trace {
   }
   void post_backward(int unit, int64_t t) {
     cpu(kAutograd, "FullyShardedDataParallel._post_backward_hook", t, 6);
-    kernel("ncclDevKernel_ReduceScatter_Sum_f32_RING_LL(x)", kComm, launch(t + 1), w_.stream_free(kCompute), 30, R"(, "Collective name": "_reduce_scatter_base")");
+    kernel("ncclDevKernel_ReduceScatter_Sum_f32_RING_LL(x)", kComm, launch(t + 1), w_.stream_free(kCompute), 30,
+           R"(, "Collective name": "_reduce_scatter_base")");
     cpu(kAutograd, "FullyShardedDataParallel._post_backward_prefetch", t + 3, 2);
     (void)unit;
   }

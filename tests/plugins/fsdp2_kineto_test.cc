@@ -32,11 +32,12 @@ class Fsdp2Trace {
     int64_t c = 1000;
     for (int u = 2; u >= 0; --u, c += 150) {
       cpu(fmt::format("FSDP::pre_backward (layers.{})", u), c, 10);
-      if (u == 2 || !prefetch) gather(u, c + 1);      // its own all-gather, in its own hook
-      if (prefetch && u > 0) gather(u - 1, c + 4);   // BACKWARD_PRE: the next unit's, before this one computes
+      if (u == 2 || !prefetch) gather(u, c + 1);    // its own all-gather, in its own hook
+      if (prefetch && u > 0) gather(u - 1, c + 4);  // BACKWARD_PRE: the next unit's, before this one computes
       int64_t end = compute(u, c + 11, ag_end_[u]);
       cpu(fmt::format("FSDP::post_backward_reduce (layers.{})", u), c + 14, 3);
-      kernel("ncclDevKernel_ReduceScatter_Sum_f32_RING_LL(x)", 20, launch(c + 15), std::max(end, c + 20), 30, R"(, "Collective name": "_reduce_scatter_base")");
+      kernel("ncclDevKernel_ReduceScatter_Sum_f32_RING_LL(x)", 20, launch(c + 15), std::max(end, c + 20), 30,
+             R"(, "Collective name": "_reduce_scatter_base")");
     }
     return w_.file();
   }
@@ -44,12 +45,14 @@ class Fsdp2Trace {
  private:
   void cpu(const std::string& name, int64_t ts, int64_t dur) { w_.cpu(100, name, ts, dur); }
   int launch(int64_t ts) { return w_.launch(ts); }
-  int64_t kernel(const std::string& name, int stream, int corr, int64_t not_before, int64_t dur, const std::string& extra = "") {
+  int64_t kernel(const std::string& name, int stream, int corr, int64_t not_before, int64_t dur,
+                 const std::string& extra = "") {
     return w_.kernel(name, stream, corr, not_before, dur, extra);
   }
   void gather(int unit, int64_t c) {
     cpu(fmt::format("FSDP::all_gather (layers.{})", unit), c, 3);
-    ag_end_[unit] = kernel("ncclDevKernel_AllGather_RING_LL(x)", 20, launch(c + 1), 0, 50, R"(, "Collective name": "_allgather_base")");
+    ag_end_[unit] = kernel("ncclDevKernel_AllGather_RING_LL(x)", 20, launch(c + 1), 0, 50,
+                           R"(, "Collective name": "_allgather_base")");
   }
   // Three 40 µs kernels after the unit's all-gather; returns when the last ends.
   int64_t compute(int unit, int64_t c, int64_t after) {

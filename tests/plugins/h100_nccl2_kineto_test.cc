@@ -44,7 +44,9 @@ const char* dir(Run r) {
   return "";
 }
 
-fs::path file(const Case& c) { return fs::path(SHARDSCOPE_DATA_DIR) / "h100_nccl2" / dir(c.run) / fmt::format("rank{}.json.gz", c.rank); }
+fs::path file(const Case& c) {
+  return fs::path(SHARDSCOPE_DATA_DIR) / "h100_nccl2" / dir(c.run) / fmt::format("rank{}.json.gz", c.rank);
+}
 
 const model::Rank& load(const fs::path& p) {
   static std::map<fs::path, model::Rank> cache;
@@ -58,9 +60,9 @@ constexpr int kUnits = 5;  // unit 0 the root, units 1-4 the blocks in forward o
 // One ProfilerStep as the importer tagged it: everything here carries the step's index (Event::step).
 struct StepView {
   const model::Step* step = nullptr;
-  std::vector<const Event*> backward_marks;           // derived "backward" phase marks
-  std::map<int, std::vector<const Event*>> bcs;       // derived unit_backward, by unit
-  std::vector<const Event*> ags;                      // all-gather kernels launched in the step, by launch
+  std::vector<const Event*> backward_marks;             // derived "backward" phase marks
+  std::map<int, std::vector<const Event*>> bcs;         // derived unit_backward, by unit
+  std::vector<const Event*> ags;                        // all-gather kernels launched in the step, by launch
   std::vector<const Event*> forward_ags, backward_ags;  // split at the backward mark
   const Event* bc(int unit) const { return bcs.count(unit) && bcs.at(unit).size() == 1 ? bcs.at(unit)[0] : nullptr; }
   const Event* backward_ag(int unit) const {
@@ -79,8 +81,10 @@ std::vector<StepView> steps(const model::Rank& r) {
       if (e.step < 0 || size_t(e.step) >= out.size()) continue;
       StepView& v = out[size_t(e.step)];
       if (e.name == bc) v.bcs[e.unit].push_back(&e);
-      else if (e.name == mark) v.backward_marks.push_back(&e);
-      else if (e.coll == model::CollectiveKind::AllGather && e.is_device()) v.ags.push_back(&e);
+      else if (e.name == mark)
+        v.backward_marks.push_back(&e);
+      else if (e.coll == model::CollectiveKind::AllGather && e.is_device())
+        v.ags.push_back(&e);
     }
   for (StepView& v : out) {
     std::sort(v.ags.begin(), v.ags.end(), [](const Event* a, const Event* b) { return a->issued_ns < b->issued_ns; });
@@ -120,7 +124,8 @@ TEST_P(H100Nccl2, UnitsComeFromFsdpsOwnLabels) {
     EXPECT_EQ(names, (std::vector<std::string>{"root", "blocks.0", "blocks.1", "blocks.2", "blocks.3"}));
     EXPECT_EQ(rank().unit_identity, model::UnitIdentity::Named);
   } else {
-    EXPECT_EQ(names, (std::vector<std::string>{"unit 0 (root, by order)", "unit 1 (by order)", "unit 2 (by order)", "unit 3 (by order)", "unit 4 (by order)"}));
+    EXPECT_EQ(names, (std::vector<std::string>{"unit 0 (root, by order)", "unit 1 (by order)", "unit 2 (by order)",
+                                               "unit 3 (by order)", "unit 4 (by order)"}));
     EXPECT_EQ(rank().unit_identity, model::UnitIdentity::InferredFromOrder);
   }
 }
@@ -246,8 +251,8 @@ std::string case_name(const ::testing::TestParamInfo<Case>& i) {
 }
 
 INSTANTIATE_TEST_SUITE_P(H100, H100Nccl2,
-                         ::testing::Values(Case{Run::Fsdp1Pre, 0}, Case{Run::Fsdp1Pre, 1}, Case{Run::Fsdp1None, 0}, Case{Run::Fsdp1None, 1},
-                                           Case{Run::Fsdp2, 0}, Case{Run::Fsdp2, 1}),
+                         ::testing::Values(Case{Run::Fsdp1Pre, 0}, Case{Run::Fsdp1Pre, 1}, Case{Run::Fsdp1None, 0},
+                                           Case{Run::Fsdp1None, 1}, Case{Run::Fsdp2, 0}, Case{Run::Fsdp2, 1}),
                          case_name);
 
 }  // namespace

@@ -70,7 +70,8 @@ TEST_P(HtaAgreement, WholeTraceBreakdownWithinAHundredthOfAPoint) {
   model::Rank& rank = loaded.trace.ranks[0];
   EXPECT_EQ(rank.format, "kineto");
   // Only the B200 trace has a host event HTA takes for GPU work (the Triton launch above).
-  EXPECT_EQ(with_htas_selection(rank, loaded.trace.args[0]), std::string_view(ref.file).starts_with("tracelens_b200") ? 1u : 0u);
+  EXPECT_EQ(with_htas_selection(rank, loaded.trace.args[0]),
+            std::string_view(ref.file).starts_with("tracelens_b200") ? 1u : 0u);
   auto b = metrics::hta_breakdown(rank);
   ASSERT_TRUE(b.has_value());
   ASSERT_TRUE(b->overlap_pct().has_value());
@@ -109,7 +110,9 @@ TEST_P(HtaAgreement, EveryNcclKernelHasItsCollectiveKind) {
   EXPECT_GT(nccl, 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(SharedTraces, HtaAgreement, ::testing::ValuesIn(kReference),
-                         [](const auto& info) { return std::string(fs::path(info.param.file).parent_path().filename().string()) + "_rank" + std::to_string(info.param.rank) + "_" + std::to_string(info.index); });
+INSTANTIATE_TEST_SUITE_P(SharedTraces, HtaAgreement, ::testing::ValuesIn(kReference), [](const auto& info) {
+  return std::string(fs::path(info.param.file).parent_path().filename().string()) + "_rank" +
+         std::to_string(info.param.rank) + "_" + std::to_string(info.index);
+});
 
 }  // namespace

@@ -77,9 +77,9 @@ TEST(KinetoImporter, CollectiveArgsFromTheKernelOrJoinedFromRecordParamComms) {
   EXPECT_EQ(ev[0]->bytes, 4000);                          // input: 1000 floats
   EXPECT_EQ(ev[0]->group_size, 4);
   EXPECT_EQ(ev[1]->coll, CollectiveKind::AllGather);
-  EXPECT_EQ(ev[1]->bytes, 201088 * 2);                    // all_gather counts its output, bf16
+  EXPECT_EQ(ev[1]->bytes, 201088 * 2);  // all_gather counts its output, bf16
   EXPECT_EQ(ev[1]->group_size, 8);
-  EXPECT_EQ(ev[2]->coll, CollectiveKind::Broadcast);      // legacy name, no args
+  EXPECT_EQ(ev[2]->coll, CollectiveKind::Broadcast);  // legacy name, no args
   EXPECT_EQ(ev[2]->bytes, model::kUnknown);
 }
 
@@ -146,7 +146,8 @@ TEST(KinetoImporter, AnAllGatherBelongsToTheFsdpLabelAroundItsLaunchOnTheLaunchi
     {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllGather_RING_LL(x)", "pid": 0, "tid": 20, "ts": 5100, "dur": 50, "args": {"stream": 20, "correlation": 2, "Collective name": "_allgather_base"}},
     {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllGather_RING_LL(x)", "pid": 0, "tid": 20, "ts": 5200, "dur": 50, "args": {"stream": 20, "correlation": 3, "Collective name": "_allgather_base"}},
     {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllGather_RING_LL(x)", "pid": 0, "tid": 20, "ts": 5300, "dur": 50, "args": {"stream": 20, "correlation": 99, "Collective name": "_allgather_base"}}]})J");
-  EXPECT_EQ(r.metadata["fsdp_units"].get<std::vector<std::string>>(), (std::vector<std::string>{"layers.0", "layers.1"}));
+  EXPECT_EQ(r.metadata["fsdp_units"].get<std::vector<std::string>>(),
+            (std::vector<std::string>{"layers.0", "layers.1"}));
   auto ag = device_events(r);
   ASSERT_EQ(ag.size(), 4u);
   EXPECT_EQ(ag[0]->issued_ns, 15'000);
@@ -198,12 +199,13 @@ TEST(KinetoImporter, Fsdp2BackwardComputeIsWhatTheHooksThreadLaunchedBetweenItsH
     {"ph": "X", "cat": "kernel", "name": "chunk_cat", "pid": 0, "tid": 7, "ts": 1080, "dur": 5, "args": {"stream": 7, "correlation": 21}},
     {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 8, "ts": 1100, "dur": 100, "args": {"stream": 8, "correlation": 13}},
     {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 1300, "dur": 40, "args": {"stream": 7, "correlation": 14}}]})J");
-  EXPECT_EQ(r.metadata["fsdp_units"].get<std::vector<std::string>>(), (std::vector<std::string>{"root", "layers.0", "layers.1"}));
+  EXPECT_EQ(r.metadata["fsdp_units"].get<std::vector<std::string>>(),
+            (std::vector<std::string>{"root", "layers.0", "layers.1"}));
   auto marks = named(r, "backward");
   ASSERT_EQ(marks.size(), 1u);  // one backward pass: it begins at the root's pre-backward
   EXPECT_EQ(marks[0]->ts_ns, 80'000);
   auto bc = named(r, "unit_backward");
-  ASSERT_EQ(bc.size(), 2u);  // the root launched nothing between its hooks
+  ASSERT_EQ(bc.size(), 2u);   // the root launched nothing between its hooks
   EXPECT_EQ(bc[0]->unit, 2);  // layers.1: the two gemms after its hook, not the copy-out, chunk_cat or thread 100's
   EXPECT_EQ(bc[0]->ts_ns, 1'000'000);
   EXPECT_EQ(bc[0]->dur_ns, 80'000);
@@ -219,9 +221,11 @@ TEST(KinetoImporter, Fsdp2BackwardComputeIsWhatTheHooksThreadLaunchedBetweenItsH
 TEST(KinetoImporter, DirectoryOfRanksGzipAndTruncation) {
   test::TempDir d;
   auto text = [](int rank) {
-    return std::string(R"J({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 10, "dur": 5, "args": {"stream": 7}},
+    return std::string(
+               R"J({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 10, "dur": 5, "args": {"stream": 7}},
        {"ph": "X", "cat": "kernel", "name": "k2", "pid": 0, "tid": 7, "ts": 20, "dur": 5, "args": {"stream": 7}}],
-       "distributedInfo": {"rank": )J") + std::to_string(rank) + "}}";
+       "distributedInfo": {"rank": )J") +
+           std::to_string(rank) + "}}";
   };
   write(d.path() / "b.json", text(0));
   gzFile gz = gzopen((d.path() / "a.json.gz").c_str(), "wb");
@@ -256,7 +260,8 @@ TEST(KinetoImporter, MemoryEventsBecomeTheAllocatorCounter) {
 }
 
 TEST(KinetoImporter, InvalidUtf8InANameIsReplacedNotFatal) {
-  std::string text = R"J({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "bad\xff\xfename", "pid": 0, "tid": 7, "ts": 1, "dur": 2, "args": {"stream": 7}}]})J";
+  std::string text =
+      R"J({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "bad\xff\xfename", "pid": 0, "tid": 7, "ts": 1, "dur": 2, "args": {"stream": 7}}]})J";
   text.replace(text.find("\\xff\\xfe"), 8, "\xff\xfe");
   model::Rank r = load_one(text);
   auto ev = device_events(r);

@@ -21,16 +21,16 @@ namespace {
 
 // Everything a rank holds, one line per item, so that two ranks compare as text.
 std::string dump(const model::Rank& r, const model::EventArgs* args = nullptr) {
-  std::string out = fmt::format("rank {} of {} source {} format {} truncated {} units {}\n", r.rank, r.world_size, r.source, r.format, r.truncated,
-                                int(r.unit_identity));
+  std::string out = fmt::format("rank {} of {} source {} format {} truncated {} units {}\n", r.rank, r.world_size,
+                                r.source, r.format, r.truncated, int(r.unit_identity));
   for (size_t i = 0; i < r.strings.size(); ++i) out += fmt::format("s{} {}\n", i, r.str(model::StringId(i)));
   for (size_t t = 0; t < r.tracks.size(); ++t) {
     const model::Track& tr = r.tracks[t];
     out += fmt::format("track {} {} {} {}\n", tr.pid, tr.tid, tr.name, int(tr.kind));
     for (size_t i = 0; i < tr.events.size(); ++i) {
       const model::Event& e = tr.events[i];
-      out += fmt::format("e {} {} {} {} {} {} {} {} {} {} {} {} {}", e.ts_ns, e.dur_ns, e.bytes, e.issued_ns, e.name, e.cat, e.unit, e.group_size, e.step,
-                         int(e.cls), int(e.coll), e.ph, int(e.flags));
+      out += fmt::format("e {} {} {} {} {} {} {} {} {} {} {} {} {}", e.ts_ns, e.dur_ns, e.bytes, e.issued_ns, e.name,
+                         e.cat, e.unit, e.group_size, e.step, int(e.cls), int(e.coll), e.ph, int(e.flags));
       if (args)
         for (const model::Arg& a : args->of(uint32_t(t), uint32_t(i)))
           out += fmt::format(" [{} {} {} {} {}]", a.key, int(a.value.kind), a.value.i, a.value.d, a.value.s);
@@ -42,7 +42,8 @@ std::string dump(const model::Rank& r, const model::EventArgs* args = nullptr) {
     for (const model::CounterSample& s : c.samples) out += fmt::format("  {} {}\n", s.ts_ns, s.value);
   }
   for (const model::Step& s : r.steps)
-    out += fmt::format("step {} {} {} {} {} {}\n", s.number, s.start_ns, s.end_ns, s.host_start_ns, s.host_end_ns, s.aborted);
+    out += fmt::format("step {} {} {} {} {} {}\n", s.number, s.start_ns, s.end_ns, s.host_start_ns, s.host_end_ns,
+                       s.aborted);
   out += fmt::format("config {}\nmetadata {}\n", r.run_config.dump(), r.metadata.dump());
   for (const model::ClockPair& p : r.clock_sync) out += fmt::format("clock {} {}\n", p.trace_ns, p.realtime_ns);
   for (const std::string& w : r.warnings) out += "warning " + w + "\n";
@@ -77,7 +78,8 @@ Parsed parse(const std::string& text, const plugins::KinetoParseOptions& o, bool
 }
 
 // One thread with the default chunks against 2 and 3 threads with chunks small enough to cut every batch.
-void expect_same_on_threads(const std::string& text, const std::string& what, size_t chunk = 4096, size_t batch = 1024) {
+void expect_same_on_threads(const std::string& text, const std::string& what, size_t chunk = 4096,
+                            size_t batch = 1024) {
   for (bool keep_args : {false, true}) {
     const Parsed one = parse(text, {.threads = 1, .chunk_bytes = chunk, .batch_bytes = batch}, keep_args);
     if (one.error.empty()) {
@@ -100,26 +102,34 @@ std::string tricky_trace(int iterations, const std::string& head = R"("baseTimeN
   std::string s = "{\"schemaVersion\": 1, " + head + "\"traceEvents\": [\n";
   for (int i = 0; i < iterations; ++i) {
     const double ts = 1000.0 + 20.0 * i;
-    s += fmt::format(R"({{"ph": "X", "cat": "cpu_op", "name": "aten::mm }},{{\"ph\": \"X\", [{}]", "pid": 10, "tid": 10, "ts": {:.3f}, "dur": 12.5, )"
-                     R"("args": {{"External id": {}, "note": "}}, {{ \\\" ] [ {{\"ph\":\"X\"}}", "Input Dims": [[4, 4], [{}]]}}}},)"
-                     "\n",
-                     i, ts, i, i);
-    s += fmt::format(R"({{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 10, "tid": 10, "ts": {:.3f}, "dur": 4, "args": {{"correlation": {}}}}},)"
-                     "\n",
-                     ts + 2, i);
-    s += fmt::format(R"({{"ph": "X", "cat": "kernel", "name": "gemm_{}\\\\", "pid": 0, "tid": 7, "ts": {:.3f}, "dur": 9.5, "args": {{"stream": 7, "correlation": {}, "grid": [1,2,3]}}}},)"
-                     "\n",
-                     i % 5, ts + 8, i);
+    s += fmt::format(
+        R"({{"ph": "X", "cat": "cpu_op", "name": "aten::mm }},{{\"ph\": \"X\", [{}]", "pid": 10, "tid": 10, "ts": {:.3f}, "dur": 12.5, )"
+        R"("args": {{"External id": {}, "note": "}}, {{ \\\" ] [ {{\"ph\":\"X\"}}", "Input Dims": [[4, 4], [{}]]}}}},)"
+        "\n",
+        i, ts, i, i);
+    s += fmt::format(
+        R"({{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 10, "tid": 10, "ts": {:.3f}, "dur": 4, "args": {{"correlation": {}}}}},)"
+        "\n",
+        ts + 2, i);
+    s += fmt::format(
+        R"({{"ph": "X", "cat": "kernel", "name": "gemm_{}\\\\", "pid": 0, "tid": 7, "ts": {:.3f}, "dur": 9.5, "args": {{"stream": 7, "correlation": {}, "grid": [1,2,3]}}}},)"
+        "\n",
+        i % 5, ts + 8, i);
     if (i % 40 == 39)
-      s += fmt::format(R"({{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#{}", "pid": 10, "tid": 10, "ts": {:.3f}, "dur": 800}},)" "\n", i / 40,
-                       ts - 780);
+      s += fmt::format(
+          R"({{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#{}", "pid": 10, "tid": 10, "ts": {:.3f}, "dur": 800}},)"
+          "\n",
+          i / 40, ts - 780);
     if (i % 16 == 0)
-      s += fmt::format(R"({{"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllGather_RING_LL", "pid": 0, "tid": 20, "ts": {:.3f}, "dur": 50, )"
-                       R"("args": {{"stream": 20, "correlation": {}, "Collective name": "_allgather_base", "dtype": "BFloat16", "In msg nelems": 1024, )"
-                       R"("Out msg nelems": 8192, "Group size": 8}}}},)"
-                       "\n",
-                       ts + 10, i);
-    s += fmt::format(R"({{"ph": "s", "id": {}, "pid": 10, "tid": 10, "ts": {:.3f}, "cat": "ac2g", "name": "ac2g"}},)" "\n", i, ts + 2);
+      s += fmt::format(
+          R"({{"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllGather_RING_LL", "pid": 0, "tid": 20, "ts": {:.3f}, "dur": 50, )"
+          R"("args": {{"stream": 20, "correlation": {}, "Collective name": "_allgather_base", "dtype": "BFloat16", "In msg nelems": 1024, )"
+          R"("Out msg nelems": 8192, "Group size": 8}}}},)"
+          "\n",
+          ts + 10, i);
+    s += fmt::format(R"({{"ph": "s", "id": {}, "pid": 10, "tid": 10, "ts": {:.3f}, "cat": "ac2g", "name": "ac2g"}},)"
+                     "\n",
+                     i, ts + 2);
   }
   s += R"({"ph": "M", "name": "thread_name", "pid": 10, "tid": 10, "args": {"name": "python"}}])" + tail + "}";
   return s;
@@ -153,18 +163,25 @@ TEST(KinetoParallel, MalformedFilesGiveTheSameErrors) {
     std::string name, text, error;  // error: a part of the message
   };
   std::vector<Case> cases = {
-      {"invalid JSON", good.substr(0, mid) + "{\"ph\": \"X\", \"ts\": 1,, }," + good.substr(mid), "not valid JSON in the events that start here"},
+      {"invalid JSON", good.substr(0, mid) + "{\"ph\": \"X\", \"ts\": 1,, }," + good.substr(mid),
+       "not valid JSON in the events that start here"},
       {"not an object", good.substr(0, mid) + "17, " + good.substr(mid), "is not an object"},
-      {"time out of range", good.substr(0, mid) + R"({"ph": "X", "name": "far", "pid": 1, "tid": 1, "ts": 8000000000000000, "dur": 1}, )" + good.substr(mid),
+      {"time out of range",
+       good.substr(0, mid) + R"({"ph": "X", "name": "far", "pid": 1, "tid": 1, "ts": 8000000000000000, "dur": 1}, )" +
+           good.substr(mid),
        "its time is out of range"},
       // The structural error later in the file wins over the bad event before it, as it did with one thread.
-      {"both", good.substr(0, early) + "{\"ph\": ,}, " + good.substr(early, mid - early) + "true, " + good.substr(mid), "is not an object"},
+      {"both", good.substr(0, early) + "{\"ph\": ,}, " + good.substr(early, mid - early) + "true, " + good.substr(mid),
+       "is not an object"},
       {"cut off", good.substr(0, mid + 40), ""},
   };
   for (const Case& c : cases) {
     Parsed one = parse(c.text, {.threads = 1, .chunk_bytes = 4096, .batch_bytes = 1024}, false);
-    if (c.error.empty()) EXPECT_NE(one.dump.find("file cut off at byte " + std::to_string(mid)), std::string::npos) << one.dump.substr(0, 300);
-    else EXPECT_NE(one.error.find(c.error), std::string::npos) << c.name << ": " << one.error;
+    if (c.error.empty())
+      EXPECT_NE(one.dump.find("file cut off at byte " + std::to_string(mid)), std::string::npos)
+          << one.dump.substr(0, 300);
+    else
+      EXPECT_NE(one.error.find(c.error), std::string::npos) << c.name << ": " << one.error;
     expect_same_on_threads(c.text, c.name);
   }
 }

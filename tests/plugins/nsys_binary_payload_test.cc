@@ -38,49 +38,66 @@ void write_export(const fs::path& file, bool schemas) {
       "CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);"
       "INSERT INTO StringIds VALUES (1, 'ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)'), "
       "(2, 'ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)'), (3, 'cudaLaunchKernelExC_v11060');"
-      "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, streamId INTEGER NOT NULL, "
+      "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT "
+      "NULL, streamId INTEGER NOT NULL, "
       "correlationId INTEGER, globalPid INTEGER, demangledName INTEGER NOT NULL, shortName INTEGER NOT NULL);"
-      "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER NOT NULL, globalTid INTEGER, "
+      "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER NOT "
+      "NULL, globalTid INTEGER, "
       "correlationId INTEGER, nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL);"
-      "CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL, text TEXT, globalTid INTEGER, textId INTEGER, "
+      "CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL, text TEXT, globalTid "
+      "INTEGER, textId INTEGER, "
       "domainId INTEGER, jsonText TEXT, binaryData TEXT);"
       "INSERT INTO NVTX_EVENTS (start, end, eventType, text, domainId) VALUES (0, NULL, 75, 'NCCL', 1);");
   if (schemas)
     db.exec(
-        "CREATE TABLE NVTX_PAYLOAD_SCHEMAS (domainId INTEGER, schemaId INTEGER, name TEXT, type INTEGER, flags INTEGER, numEntries INTEGER, "
+        "CREATE TABLE NVTX_PAYLOAD_SCHEMAS (domainId INTEGER, schemaId INTEGER, name TEXT, type INTEGER, flags "
+        "INTEGER, numEntries INTEGER, "
         "payloadSize INTEGER, alignTo INTEGER);"
-        "CREATE TABLE NVTX_PAYLOAD_SCHEMA_ENTRIES (domainId INTEGER NOT NULL, schemaId INTEGER NOT NULL, idx INTEGER NOT NULL, flags INTEGER, "
+        "CREATE TABLE NVTX_PAYLOAD_SCHEMA_ENTRIES (domainId INTEGER NOT NULL, schemaId INTEGER NOT NULL, idx INTEGER "
+        "NOT NULL, flags INTEGER, "
         "type INTEGER, name TEXT, description TEXT, arrayOrUnionDetail INTEGER, offset INTEGER);"
-        "INSERT INTO NVTX_PAYLOAD_SCHEMAS VALUES (1, 16777218, NULL, 1, NULL, 4, 24, NULL), (1, 16777223, NULL, 1, NULL, 3, 24, NULL),"
-        "(1, 16777226, NULL, 1, NULL, 3, 24, NULL), (1, 16777225, NULL, 1, NULL, 3, 24, NULL), (1, 16777222, NULL, 1, NULL, 3, 24, NULL);"
-        "INSERT INTO NVTX_PAYLOAD_SCHEMA_ENTRIES VALUES (1, 16777218, 0, NULL, 18, 'NCCL communicator ID', NULL, NULL, NULL),"
+        "INSERT INTO NVTX_PAYLOAD_SCHEMAS VALUES (1, 16777218, NULL, 1, NULL, 4, 24, NULL), (1, 16777223, NULL, 1, "
+        "NULL, 3, 24, NULL),"
+        "(1, 16777226, NULL, 1, NULL, 3, 24, NULL), (1, 16777225, NULL, 1, NULL, 3, 24, NULL), (1, 16777222, NULL, 1, "
+        "NULL, 3, 24, NULL);"
+        "INSERT INTO NVTX_PAYLOAD_SCHEMA_ENTRIES VALUES (1, 16777218, 0, NULL, 18, 'NCCL communicator ID', NULL, NULL, "
+        "NULL),"
         "(1, 16777218, 1, NULL, 5, 'No. of ranks', NULL, NULL, 8), (1, 16777218, 2, NULL, 5, 'Rank', NULL, NULL, 12),"
-        "(1, 16777223, 0, NULL, 18, 'NCCL communicator ID', NULL, NULL, NULL), (1, 16777223, 1, NULL, 22, 'Message size [bytes]', NULL, NULL, 8),"
+        "(1, 16777223, 0, NULL, 18, 'NCCL communicator ID', NULL, NULL, NULL), (1, 16777223, 1, NULL, 22, 'Message "
+        "size [bytes]', NULL, NULL, 8),"
         "(1, 16777223, 2, NULL, 16777232, 'Reduction operation', NULL, NULL, 16),"
-        "(1, 16777226, 0, NULL, 18, 'NCCL communicator ID', NULL, NULL, NULL), (1, 16777226, 1, NULL, 22, 'Message size [bytes]', NULL, NULL, 8),"
+        "(1, 16777226, 0, NULL, 18, 'NCCL communicator ID', NULL, NULL, NULL), (1, 16777226, 1, NULL, 22, 'Message "
+        "size [bytes]', NULL, NULL, 8),"
         "(1, 16777226, 2, NULL, 5, 'Peer rank', NULL, NULL, 16),"
-        "(1, 16777225, 0, NULL, 18, 'NCCL communicator ID', NULL, NULL, NULL), (1, 16777225, 1, NULL, 22, 'Message size [bytes]', NULL, NULL, 8),"
+        "(1, 16777225, 0, NULL, 18, 'NCCL communicator ID', NULL, NULL, NULL), (1, 16777225, 1, NULL, 22, 'Message "
+        "size [bytes]', NULL, NULL, 8),"
         "(1, 16777225, 2, NULL, 5, 'Peer rank', NULL, NULL, 16),"
-        "(1, 16777222, 0, NULL, 18, 'NCCL communicator ID', NULL, NULL, NULL), (1, 16777222, 1, NULL, 22, 'Message size [bytes]', NULL, NULL, 8),"
+        "(1, 16777222, 0, NULL, 18, 'NCCL communicator ID', NULL, NULL, NULL), (1, 16777222, 1, NULL, 22, 'Message "
+        "size [bytes]', NULL, NULL, 8),"
         "(1, 16777222, 2, NULL, 5, 'Root', NULL, NULL, 16);");
   sqlite3_stmt* nv = nullptr;
-  sqlite3_prepare_v2(db.handle(), "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId, binaryData) VALUES (?, ?, 59, ?, 7, 1, ?)", -1,
-                     &nv, nullptr);
+  sqlite3_prepare_v2(db.handle(),
+                     "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId, binaryData) VALUES "
+                     "(?, ?, 59, ?, 7, 1, ?)",
+                     -1, &nv, nullptr);
   auto range = [&](int64_t start, int64_t end, const char* name, const std::string& blob) {
-    sqlite3_bind_int64(nv, 1, start), sqlite3_bind_int64(nv, 2, end), sqlite3_bind_text(nv, 3, name, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(nv, 1, start), sqlite3_bind_int64(nv, 2, end),
+        sqlite3_bind_text(nv, 3, name, -1, SQLITE_TRANSIENT);
     sqlite3_bind_blob(nv, 4, blob.data(), int(blob.size()), SQLITE_TRANSIENT);
     sqlite3_step(nv), sqlite3_reset(nv);
   };
   // An all-reduce of 4 MiB, then a send of 1 MiB to rank 1 and a receive from it in one group.
   range(1000, 9000, "ncclAllReduce", payload(0xabc, 4 << 20, 0));
-  db.exec("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (2000, 3000, 0, 7, 11, 3, 0);"
-          "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (5000, 900000, 0, 7, 11, 0, 1, 1);");
+  db.exec(
+      "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (2000, 3000, 0, 7, 11, 3, 0);"
+      "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (5000, 900000, 0, 7, 11, 0, 1, 1);");
   range(20000, 21000, "ncclGroupStart", std::string());
   range(21000, 22000, "ncclSend", payload(0xabc, 1 << 20, 1));
   range(22000, 23000, "ncclRecv", payload(0xabc, 1 << 20, 1));
   range(23000, 30000, "ncclGroupEnd", std::string());
-  db.exec("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (24000, 25000, 0, 7, 12, 3, 0);"
-          "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1000000, 1900000, 0, 7, 12, 0, 2, 2);");
+  db.exec(
+      "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (24000, 25000, 0, 7, 12, 3, 0);"
+      "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1000000, 1900000, 0, 7, 12, 0, 2, 2);");
   sqlite3_finalize(nv);
   db.exec("COMMIT");
 }

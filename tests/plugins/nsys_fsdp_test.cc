@@ -26,9 +26,7 @@ namespace {
 
 class Writer {
  public:
-  explicit Writer(const fs::path& file) : db_(file, true) {
-    db_.exec("BEGIN;" + test::export_tables_sql());
-  }
+  explicit Writer(const fs::path& file) : db_(file, true) { db_.exec("BEGIN;" + test::export_tables_sql()); }
   ~Writer() { db_.exec("COMMIT"); }
 
   // One Kineto rank as process `pid`. Returns what was written, by table.
@@ -40,42 +38,47 @@ class Writer {
       db_.exec(fmt::format("INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES ({}, '', '', 0)", base));
     }
     const int rank = trace["distributedInfo"]["rank"].get<int>();
-    db_.exec(fmt::format("INSERT INTO META_DATA_CAPTURE VALUES ('PROCESS_{0}:PID', '{1}'), ('PROCESS_{0}:ENVIRONMENT_VARIABLE', 'RANK=\"{2}\"'),"
-                         "('PROCESS_{0}:ENVIRONMENT_VARIABLE', 'WORLD_SIZE=\"2\"')",
-                         pid, pid, rank));
+    db_.exec(
+        fmt::format("INSERT INTO META_DATA_CAPTURE VALUES ('PROCESS_{0}:PID', '{1}'), "
+                    "('PROCESS_{0}:ENVIRONMENT_VARIABLE', 'RANK=\"{2}\"'),"
+                    "('PROCESS_{0}:ENVIRONMENT_VARIABLE', 'WORLD_SIZE=\"2\"')",
+                    pid, pid, rank));
     const int64_t gpid = (int64_t(1) << 48) | (int64_t(pid) << 24);
     db_.exec(fmt::format("INSERT INTO PROCESSES VALUES ({}, {}, 'python3')", gpid, pid));
     // Times onto the session: Kineto's µs (3 decimals) from baseTimeNanoseconds, as ns from the session start.
     auto ns = [&](double us) { return int64_t(std::llround(us * 1000.0)) + (base - base_); };
     int64_t op_id = 0;
     for (const json& e : trace["traceEvents"]) {
-      if (e.value("ph", "") != "X" || !e.contains("dur") || !e["ts"].is_number() || !e["tid"].is_number_integer()) continue;
+      if (e.value("ph", "") != "X" || !e.contains("dur") || !e["ts"].is_number() || !e["tid"].is_number_integer())
+        continue;
       const std::string cat = e.value("cat", ""), name = e.value("name", "");
       const json args = e.value("args", json::object());
       const int64_t start = ns(e["ts"].get<double>()), end = ns(e["ts"].get<double>() + e["dur"].get<double>());
-      const std::string corr = args.contains("correlation") ? std::to_string(args["correlation"].get<int64_t>()) : "NULL";
+      const std::string corr =
+          args.contains("correlation") ? std::to_string(args["correlation"].get<int64_t>()) : "NULL";
       const int64_t device = args.value("device", int64_t(0)), stream = args.value("stream", int64_t(-1));
       if (cat == "kernel") {
-        db_.exec(fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES ({}, {}, {}, {}, {}, {}, {}, {})", start, end, device, stream, corr, gpid,
-                             id(name), id(name)));
+        db_.exec(fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES ({}, {}, {}, {}, {}, {}, {}, {})", start,
+                             end, device, stream, corr, gpid, id(name), id(name)));
       } else if (cat == "gpu_memcpy") {
         const int kind = name.find("HtoD") != std::string::npos ? 1 : name.find("DtoH") != std::string::npos ? 2 : 8;
-        db_.exec(fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES ({}, {}, {}, {}, {}, {}, {}, {})", start, end, device, stream, corr, gpid,
-                             args.value("bytes", int64_t(0)), kind));
+        db_.exec(fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES ({}, {}, {}, {}, {}, {}, {}, {})", start,
+                             end, device, stream, corr, gpid, args.value("bytes", int64_t(0)), kind));
       } else if (cat == "gpu_memset") {
-        db_.exec(fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES ({}, {}, {}, {}, {}, {}, 0, {})", start, end, device, stream, corr, gpid,
-                             args.value("bytes", int64_t(0))));
+        db_.exec(fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES ({}, {}, {}, {}, {}, {}, 0, {})", start,
+                             end, device, stream, corr, gpid, args.value("bytes", int64_t(0))));
       } else if (cat == "cuda_sync") {
         const int type = name == "Stream Wait Event" ? 2 : name == "Stream Sync" ? 3 : name == "Context Sync" ? 4 : 1;
-        db_.exec(fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION VALUES ({}, {}, {}, {}, {}, {}, {})", start, end, device,
-                             stream < 0 ? std::string("NULL") : std::to_string(stream), corr, gpid, type));
+        db_.exec(fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION VALUES ({}, {}, {}, {}, {}, {}, {})",
+                             start, end, device, stream < 0 ? std::string("NULL") : std::to_string(stream), corr, gpid,
+                             type));
       } else if (cat == "cuda_runtime" || cat == "cuda_driver") {
-        db_.exec(fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES ({}, {}, 0, {}, {}, {}, 0)", start, end, gpid | (e["tid"].get<int64_t>() & 0xFFFFFF),
-                             corr, id(name + "_v7000")));
+        db_.exec(fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES ({}, {}, 0, {}, {}, {}, 0)", start, end,
+                             gpid | (e["tid"].get<int64_t>() & 0xFFFFFF), corr, id(name + "_v7000")));
       } else if (cat == "cpu_op" || cat == "user_annotation") {
         // emit_nvtx: the op's name, then its op_id.
-        db_.exec(fmt::format("INSERT INTO NVTX_EVENTS VALUES ({}, {}, 59, '{}, op_id = {}', {}, NULL, 0)", start, end, quote(name), ++op_id,
-                             gpid | (e["tid"].get<int64_t>() & 0xFFFFFF)));
+        db_.exec(fmt::format("INSERT INTO NVTX_EVENTS VALUES ({}, {}, 59, '{}, op_id = {}', {}, NULL, 0)", start, end,
+                             quote(name), ++op_id, gpid | (e["tid"].get<int64_t>() & 0xFFFFFF)));
       } else {
         continue;
       }
@@ -127,7 +130,8 @@ TEST_P(NsysFsdp, SameEventsSameVerdictAsTheJson) {
   {
     Writer w(db);
     for (int r = 0; r < 2; ++r) {
-      auto n = w.add_rank(test::read_gz_json(dir / fmt::format("rank{}.json.gz", r)), 4000 - 100 * r);  // rank 1 has the lower pid
+      auto n = w.add_rank(test::read_gz_json(dir / fmt::format("rank{}.json.gz", r)),
+                          4000 - 100 * r);  // rank 1 has the lower pid
       EXPECT_GT(n["kernel"], 100);
       EXPECT_GT(n["user_annotation"], 10);
     }
@@ -139,7 +143,8 @@ TEST_P(NsysFsdp, SameEventsSameVerdictAsTheJson) {
     EXPECT_EQ(b.rank, int(r));  // from RANK, not pid order
     EXPECT_EQ(device_classes(b), device_classes(a)) << "rank " << r;
     EXPECT_EQ(b.steps.size(), a.steps.size());
-    EXPECT_EQ(b.metadata.value("fsdp_units", json()), a.metadata.value("fsdp_units", json()));  // the unit names, by number
+    EXPECT_EQ(b.metadata.value("fsdp_units", json()),
+              a.metadata.value("fsdp_units", json()));  // the unit names, by number
     EXPECT_EQ(b.unit_identity, a.unit_identity);
     EXPECT_GT(device_classes(b)["with unit"], 0u);  // the all-gathers got their units
     EXPECT_FALSE(b.metadata.value("fsdp_units", json()).empty());
@@ -169,7 +174,8 @@ TEST_P(NsysFsdp, SameEventsSameVerdictAsTheJson) {
 }
 
 INSTANTIATE_TEST_SUITE_P(H100, NsysFsdp,
-                         ::testing::Values(Run{"pytorch_fsdp1_backward_pre", "effective"}, Run{"pytorch_fsdp1_backward_none", "not effective"},
+                         ::testing::Values(Run{"pytorch_fsdp1_backward_pre", "effective"},
+                                           Run{"pytorch_fsdp1_backward_none", "not effective"},
                                            Run{"pytorch_fsdp2", "effective"}),
                          [](const ::testing::TestParamInfo<Run>& i) { return std::string(i.param.dir); });
 

@@ -26,37 +26,45 @@ void write_export(const fs::path& file, bool with_env = false, bool payloads = t
   test::Sql db(file, true);
   db.exec(
       "CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT);"
-      "INSERT INTO StringIds VALUES (1, 'gemm_kernel'), (2, 'ncclDevKernel_Generic_4(ncclDevKernelArgsStorage<4096>)'), "
+      "INSERT INTO StringIds VALUES (1, 'gemm_kernel'), (2, "
+      "'ncclDevKernel_Generic_4(ncclDevKernelArgsStorage<4096>)'), "
       "(3, 'cudaLaunchKernel_v7000'), (4, 'step 1'), (5, 'NCCL');"
-      "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER, streamId INTEGER, "
+      "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER, "
+      "streamId INTEGER, "
       "correlationId INTEGER, globalPid INTEGER, demangledName INTEGER, shortName INTEGER);"
-      "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME(start INTEGER, end INTEGER, eventClass INTEGER, globalTid INTEGER, correlationId INTEGER, nameId INTEGER);"
-      "CREATE TABLE NVTX_EVENTS(start INTEGER, end INTEGER, eventType INTEGER, rangeId INTEGER, text TEXT, globalTid INTEGER, textId INTEGER, "
+      "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME(start INTEGER, end INTEGER, eventClass INTEGER, globalTid INTEGER, "
+      "correlationId INTEGER, nameId INTEGER);"
+      "CREATE TABLE NVTX_EVENTS(start INTEGER, end INTEGER, eventType INTEGER, rangeId INTEGER, text TEXT, globalTid "
+      "INTEGER, textId INTEGER, "
       "domainId INTEGER, jsonText TEXT);"
       "CREATE TABLE TARGET_INFO_SESSION_START_TIME(utcEpochNs INTEGER, systemClockNs INTEGER);" +
       fmt::format("INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES ({}, 0);", kUtc) +
       "CREATE TABLE PROCESSES(globalPid INTEGER, pid INTEGER, name TEXT);" +
       fmt::format("INSERT INTO PROCESSES VALUES ({}, 200, 'python3'), ({}, 100, 'python3');", gpid(200), gpid(100)) +
       "CREATE TABLE META_DATA_CAPTURE(name TEXT, value TEXT);"
-      "CREATE TABLE META_DATA_EXPORT(name TEXT, value TEXT); INSERT INTO META_DATA_EXPORT VALUES ('EXPORT_SCHEMA_VERSION', '3.25.0');");
+      "CREATE TABLE META_DATA_EXPORT(name TEXT, value TEXT); INSERT INTO META_DATA_EXPORT VALUES "
+      "('EXPORT_SCHEMA_VERSION', '3.25.0');");
   for (int64_t pid : {100, 200}) {
     const int64_t base = pid * 1000, corr = pid;
     db.exec(fmt::format(
         "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES ({0}, {1}, 0, {2}, {3}, 3), ({4}, {5}, 0, {2}, {6}, 3);"
-        "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES ({7}, {8}, {9}, 7, {3}, {10}, 1, 1), ({11}, {12}, {9}, 7, {6}, {10}, 2, 2);"
+        "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES ({7}, {8}, {9}, 7, {3}, {10}, 1, 1), ({11}, {12}, {9}, 7, {6}, "
+        "{10}, 2, 2);"
         // A step range with text through StringIds, NCCL's domain, a group with one all-reduce in it.
         "INSERT INTO NVTX_EVENTS VALUES ({13}, {14}, 59, NULL, NULL, {2}, 4, 0, NULL);"
         "INSERT INTO NVTX_EVENTS VALUES (0, NULL, 75, NULL, 'NCCL', {2}, NULL, 1, NULL);"
         "INSERT INTO NVTX_EVENTS VALUES ({15}, {16}, 59, NULL, 'ncclGroupStart', {2}, NULL, 1, NULL);"
         "INSERT INTO NVTX_EVENTS VALUES ({16}, {17}, 59, NULL, 'ncclAllReduce', {2}, NULL, 1, {18});"
         "INSERT INTO NVTX_EVENTS VALUES ({17}, {19}, 59, NULL, 'ncclGroupEnd', {2}, NULL, 1, NULL);",
-        base + 10, base + 20, gtid(pid, pid), corr, base + 60, base + 70, corr + 1, base + 30, base + 50, pid == 100 ? 0 : 1, gpid(pid),
-        base + 80, base + 200, base, base + 300, base + 40, base + 45, base + 55, payloads ? "'{\"NCCL communicator ID\": 7, \"Message size [bytes]\": 4096}'" : "NULL",
-        base + 75));
+        base + 10, base + 20, gtid(pid, pid), corr, base + 60, base + 70, corr + 1, base + 30, base + 50,
+        pid == 100 ? 0 : 1, gpid(pid), base + 80, base + 200, base, base + 300, base + 40, base + 45, base + 55,
+        payloads ? "'{\"NCCL communicator ID\": 7, \"Message size [bytes]\": 4096}'" : "NULL", base + 75));
     if (with_env)
-      db.exec(fmt::format("INSERT INTO META_DATA_CAPTURE VALUES ('PROCESS_{0}:PID', '{1}'), ('PROCESS_{0}:ENVIRONMENT_VARIABLE', 'RANK=\"{2}\"'), "
-                          "('PROCESS_{0}:ENVIRONMENT_VARIABLE', 'WORLD_SIZE=\"2\"');",
-                          pid, pid, pid == 100 ? 1 : 0));
+      db.exec(
+          fmt::format("INSERT INTO META_DATA_CAPTURE VALUES ('PROCESS_{0}:PID', '{1}'), "
+                      "('PROCESS_{0}:ENVIRONMENT_VARIABLE', 'RANK=\"{2}\"'), "
+                      "('PROCESS_{0}:ENVIRONMENT_VARIABLE', 'WORLD_SIZE=\"2\"');",
+                      pid, pid, pid == 100 ? 1 : 0));
   }
 }
 
@@ -96,7 +104,8 @@ TEST(NsysExport, ProcessesAreRanksInPidOrderWithKernelsLinkedAndNcclDescribed) {
     EXPECT_EQ(k->step, 0);
     bool nccl_domain = false;
     for (const model::Track& t : rank.tracks)
-      for (const model::Event& e : t.events) nccl_domain |= rank.str(e.name) == "ncclAllReduce" && rank.str(e.cat) == "NCCL";
+      for (const model::Event& e : t.events)
+        nccl_domain |= rank.str(e.name) == "ncclAllReduce" && rank.str(e.cat) == "NCCL";
     EXPECT_TRUE(nccl_domain);
   }
 }
@@ -120,10 +129,13 @@ TEST(NsysExport, OlderSchemasDegradeToWhatIsThere) {
     // No StringIds, names inline, no globalPid, no session start, NVTX with text only, no runtime table.
     test::Sql db(f, true);
     db.exec(
-        "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INTEGER, end INTEGER, deviceId INTEGER, streamId INTEGER, correlationId INTEGER, shortName TEXT);"
-        "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (100, 150, 0, 7, 1, 'gemm'), (200, 150, 0, 7, 2, 'backwards'), (NULL, 5, 0, 7, 3, 'no start');"
+        "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INTEGER, end INTEGER, deviceId INTEGER, streamId INTEGER, "
+        "correlationId INTEGER, shortName TEXT);"
+        "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (100, 150, 0, 7, 1, 'gemm'), (200, 150, 0, 7, 2, 'backwards'), "
+        "(NULL, 5, 0, 7, 3, 'no start');"
         "CREATE TABLE NVTX_EVENTS(start INTEGER, end INTEGER, eventType INTEGER, text TEXT, globalTid INTEGER);"
-        "INSERT INTO NVTX_EVENTS VALUES (90, 300, 59, 'iteration 4', 5), (95, NULL, 59, 'never ended', 5), (99, NULL, 34, 'a mark', 5);");
+        "INSERT INTO NVTX_EVENTS VALUES (90, 300, 59, 'iteration 4', 5), (95, NULL, 59, 'never ended', 5), (99, NULL, "
+        "34, 'a mark', 5);");
   }
   plugins::LoadResult r = plugins::load({f});
   ASSERT_EQ(r.trace.ranks.size(), 1u);
@@ -135,8 +147,9 @@ TEST(NsysExport, OlderSchemasDegradeToWhatIsThere) {
   EXPECT_NE(find(rank, "a mark"), nullptr);
   EXPECT_EQ(find(rank, "never ended"), nullptr);
   std::string all = fmt::format("{}", fmt::join(r.warnings, "\n"));
-  for (const char* said : {"StringIds", "CUPTI_ACTIVITY_KIND_RUNTIME", "TARGET_INFO_SESSION_START_TIME", "NVTX_EVENTS.textId",
-                           "CUPTI_ACTIVITY_KIND_KERNEL.demangledName", "2 event(s) with missing or out-of-range times", "1 NVTX range(s) that never ended"})
+  for (const char* said : {"StringIds", "CUPTI_ACTIVITY_KIND_RUNTIME", "TARGET_INFO_SESSION_START_TIME",
+                           "NVTX_EVENTS.textId", "CUPTI_ACTIVITY_KIND_KERNEL.demangledName",
+                           "2 event(s) with missing or out-of-range times", "1 NVTX range(s) that never ended"})
     EXPECT_NE(all.find(said), std::string::npos) << said << "\n" << all;
 }
 
@@ -147,12 +160,16 @@ TEST(NsysExport, HostileValuesAreReadPastNeverCrash) {
     test::Sql db(f, true);
     db.exec(
         "CREATE TABLE StringIds(id INTEGER, value TEXT); INSERT INTO StringIds VALUES (1, NULL), (1, 'twice');"
-        "CREATE TABLE TARGET_INFO_SESSION_START_TIME(utcEpochNs INTEGER); INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (9223372036854775000);"
-        "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start, end, deviceId, streamId, correlationId, globalPid, demangledName, shortName);"
-        "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1, 2, 'x', X'00ff', 'corr', 'pid', 99, 1.5), (10, 2000, 0, 0, NULL, NULL, NULL, NULL),"
+        "CREATE TABLE TARGET_INFO_SESSION_START_TIME(utcEpochNs INTEGER); INSERT INTO TARGET_INFO_SESSION_START_TIME "
+        "VALUES (9223372036854775000);"
+        "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start, end, deviceId, streamId, correlationId, globalPid, "
+        "demangledName, shortName);"
+        "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1, 2, 'x', X'00ff', 'corr', 'pid', 99, 1.5), (10, 2000, 0, 0, "
+        "NULL, NULL, NULL, NULL),"
         "(-9223372036854775808, 0, 0, 0, 0, 0, 1, 1);"
         "CREATE TABLE NVTX_EVENTS(start, end, eventType, text, globalTid, textId, domainId, jsonText);"
-        "INSERT INTO NVTX_EVENTS VALUES (1, 2, 59, 'ncclSend', 0, NULL, 1, '[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]'),"
+        "INSERT INTO NVTX_EVENTS VALUES (1, 2, 59, 'ncclSend', 0, NULL, 1, "
+        "'[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]'),"
         "(1, 2, 59, NULL, 0, 12345, -5, '{\"Message size [bytes]\": 99999999999999999999999}');");
   }
   plugins::LoadResult r;
@@ -177,7 +194,8 @@ TEST(NsysExport, NotAnExportDamagedOrCutOffIsOneError) {
     EXPECT_NE(std::string(e.what()).find(other.string()), std::string::npos) << e.what();
   }
   // A real export cut off, and one with its pages overwritten: SQLite's error, as a TraceError.
-  const fs::path real = test::inflate_into(fs::path(SHARDSCOPE_DATA_DIR) / "nsys_2gpu" / "h100_2gpu_1s.sqlite.gz", d.path());
+  const fs::path real =
+      test::inflate_into(fs::path(SHARDSCOPE_DATA_DIR) / "nsys_2gpu" / "h100_2gpu_1s.sqlite.gz", d.path());
   std::string bytes;
   {
     std::ifstream in(real, std::ios::binary);

@@ -28,19 +28,20 @@ constexpr int64_t kMs = 1'000'000;
 constexpr uint64_t kWorld = 0xf1e2d3c4b5a69788;  // above INT64_MAX, as half of all hashes are
 
 struct Options {
-  bool json = false;        // payloads as jsonText, else binaryData
-  bool init = true;         // each process's ncclCommInitRank range
-  bool comm = true;         // the all-reduces' payloads name their communicator
-  bool table = false;       // NCCL's composite table, with `table_size` in an nranks column when > 0
+  bool json = false;   // payloads as jsonText, else binaryData
+  bool init = true;    // each process's ncclCommInitRank range
+  bool comm = true;    // the all-reduces' payloads name their communicator
+  bool table = false;  // NCCL's composite table, with `table_size` in an nranks column when > 0
   int table_size = 0;
-  bool clash = false;       // both processes say NCCL rank 0 (two jobs in one capture)
+  bool clash = false;  // both processes say NCCL rank 0 (two jobs in one capture)
 };
 
 // NCCL's payloads as their schemas lay them out (communicator id at 0, then 8 and 12 or 16).
 std::string init_payload(uint64_t comm, int32_t nranks, int32_t rank) {
   std::string b(24, '\0');
   const int32_t dev = rank;
-  std::memcpy(b.data(), &comm, 8), std::memcpy(b.data() + 8, &nranks, 4), std::memcpy(b.data() + 12, &rank, 4), std::memcpy(b.data() + 16, &dev, 4);
+  std::memcpy(b.data(), &comm, 8), std::memcpy(b.data() + 8, &nranks, 4), std::memcpy(b.data() + 12, &rank, 4),
+      std::memcpy(b.data() + 16, &dev, 4);
   return b;
 }
 std::string coll_payload(uint64_t comm, uint64_t bytes) {
@@ -51,32 +52,45 @@ std::string coll_payload(uint64_t comm, uint64_t bytes) {
 
 void write_export(const fs::path& file, const Options& o) {
   test::Sql db(file, true);
-  db.exec("BEGIN;" + test::export_tables_sql(", jsonText TEXT, binaryData TEXT") +
-          "INSERT INTO StringIds VALUES (1, 'ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)'), "
-          "(2, 'cudaLaunchKernelExC_v11060'), (3, 'AllReduce');"
-          "INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (1779782330000000000, '', '', 0);"
-          "INSERT INTO NVTX_EVENTS (start, end, eventType, text, domainId) VALUES (0, NULL, 75, 'NCCL', 1);"
-          "CREATE TABLE NVTX_PAYLOAD_SCHEMAS (domainId INTEGER, schemaId INTEGER, name TEXT, type INTEGER, flags INTEGER, numEntries INTEGER, "
-          "payloadSize INTEGER, alignTo INTEGER);"
-          "CREATE TABLE NVTX_PAYLOAD_SCHEMA_ENTRIES (domainId INTEGER NOT NULL, schemaId INTEGER NOT NULL, idx INTEGER NOT NULL, flags INTEGER, "
-          "type INTEGER, name TEXT, description TEXT, arrayOrUnionDetail INTEGER, offset INTEGER);"
-          "INSERT INTO NVTX_PAYLOAD_SCHEMAS VALUES (1, 16777218, NULL, 1, NULL, 4, 24, NULL), (1, 16777223, NULL, 1, NULL, 3, 24, NULL);"
-          "INSERT INTO NVTX_PAYLOAD_SCHEMA_ENTRIES VALUES (1, 16777218, 0, NULL, 18, 'NCCL communicator ID', NULL, NULL, NULL),"
-          "(1, 16777218, 1, NULL, 5, 'No. of ranks', NULL, NULL, 8), (1, 16777218, 2, NULL, 5, 'Rank', NULL, NULL, 12),"
-          "(1, 16777218, 3, NULL, 5, 'CUDA device', NULL, NULL, 16),"
-          "(1, 16777223, 0, NULL, 18, 'NCCL communicator ID', NULL, NULL, NULL), (1, 16777223, 1, NULL, 22, 'Message size [bytes]', NULL, NULL, 8),"
-          "(1, 16777223, 2, NULL, 16777232, 'Reduction operation', NULL, NULL, 16);");
+  db.exec(
+      "BEGIN;" + test::export_tables_sql(", jsonText TEXT, binaryData TEXT") +
+      "INSERT INTO StringIds VALUES (1, 'ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)'), "
+      "(2, 'cudaLaunchKernelExC_v11060'), (3, 'AllReduce');"
+      "INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (1779782330000000000, '', '', 0);"
+      "INSERT INTO NVTX_EVENTS (start, end, eventType, text, domainId) VALUES (0, NULL, 75, 'NCCL', 1);"
+      "CREATE TABLE NVTX_PAYLOAD_SCHEMAS (domainId INTEGER, schemaId INTEGER, name TEXT, type INTEGER, flags INTEGER, "
+      "numEntries INTEGER, "
+      "payloadSize INTEGER, alignTo INTEGER);"
+      "CREATE TABLE NVTX_PAYLOAD_SCHEMA_ENTRIES (domainId INTEGER NOT NULL, schemaId INTEGER NOT NULL, idx INTEGER NOT "
+      "NULL, flags INTEGER, "
+      "type INTEGER, name TEXT, description TEXT, arrayOrUnionDetail INTEGER, offset INTEGER);"
+      "INSERT INTO NVTX_PAYLOAD_SCHEMAS VALUES (1, 16777218, NULL, 1, NULL, 4, 24, NULL), (1, 16777223, NULL, 1, NULL, "
+      "3, 24, NULL);"
+      "INSERT INTO NVTX_PAYLOAD_SCHEMA_ENTRIES VALUES (1, 16777218, 0, NULL, 18, 'NCCL communicator ID', NULL, NULL, "
+      "NULL),"
+      "(1, 16777218, 1, NULL, 5, 'No. of ranks', NULL, NULL, 8), (1, 16777218, 2, NULL, 5, 'Rank', NULL, NULL, 12),"
+      "(1, 16777218, 3, NULL, 5, 'CUDA device', NULL, NULL, 16),"
+      "(1, 16777223, 0, NULL, 18, 'NCCL communicator ID', NULL, NULL, NULL), (1, 16777223, 1, NULL, 22, 'Message size "
+      "[bytes]', NULL, NULL, 8),"
+      "(1, 16777223, 2, NULL, 16777232, 'Reduction operation', NULL, NULL, 16);");
   if (o.table)
-    db.exec(fmt::format("CREATE TABLE NCCL_OPERATIONS (start INTEGER, end INTEGER, globalTid INTEGER, correlationId INTEGER, operationId INTEGER, "
-                        "commHash INTEGER, seqNumber INTEGER, messageSize INTEGER{});",
-                        o.table_size > 0 ? ", nranks INTEGER" : ""));
+    db.exec(
+        fmt::format("CREATE TABLE NCCL_OPERATIONS (start INTEGER, end INTEGER, globalTid INTEGER, correlationId "
+                    "INTEGER, operationId INTEGER, "
+                    "commHash INTEGER, seqNumber INTEGER, messageSize INTEGER{});",
+                    o.table_size > 0 ? ", nranks INTEGER" : ""));
   sqlite3_stmt* nv = nullptr;
-  sqlite3_prepare_v2(db.handle(), "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId, jsonText, binaryData) VALUES (?, ?, 59, ?, ?, 1, ?, ?)",
+  sqlite3_prepare_v2(db.handle(),
+                     "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId, jsonText, binaryData) "
+                     "VALUES (?, ?, 59, ?, ?, 1, ?, ?)",
                      -1, &nv, nullptr);
-  auto range = [&](int64_t start, int64_t end, const char* name, int64_t gtid, const std::string& json_text, const std::string& blob) {
-    sqlite3_bind_int64(nv, 1, start), sqlite3_bind_int64(nv, 2, end), sqlite3_bind_text(nv, 3, name, -1, SQLITE_TRANSIENT), sqlite3_bind_int64(nv, 4, gtid);
+  auto range = [&](int64_t start, int64_t end, const char* name, int64_t gtid, const std::string& json_text,
+                   const std::string& blob) {
+    sqlite3_bind_int64(nv, 1, start), sqlite3_bind_int64(nv, 2, end),
+        sqlite3_bind_text(nv, 3, name, -1, SQLITE_TRANSIENT), sqlite3_bind_int64(nv, 4, gtid);
     if (o.json) sqlite3_bind_text(nv, 5, json_text.c_str(), -1, SQLITE_TRANSIENT), sqlite3_bind_null(nv, 6);
-    else sqlite3_bind_null(nv, 5), sqlite3_bind_blob(nv, 6, blob.data(), int(blob.size()), SQLITE_TRANSIENT);
+    else
+      sqlite3_bind_null(nv, 5), sqlite3_bind_blob(nv, 6, blob.data(), int(blob.size()), SQLITE_TRANSIENT);
     sqlite3_step(nv), sqlite3_reset(nv);
   };
   struct Proc {
@@ -88,18 +102,23 @@ void write_export(const fs::path& file, const Options& o) {
     db.exec(fmt::format("INSERT INTO PROCESSES VALUES ({}, {}, 'python3')", gpid, p.pid));
     if (o.init)
       range(kMs, 2 * kMs, "ncclCommInitRank", gtid,
-            fmt::format(R"({{"NCCL communicator ID": {}, "No. of ranks": 2, "Rank": {}, "CUDA device": {}}})", kWorld, o.clash ? 0 : p.nccl_rank, p.device),
+            fmt::format(R"({{"NCCL communicator ID": {}, "No. of ranks": 2, "Rank": {}, "CUDA device": {}}})", kWorld,
+                        o.clash ? 0 : p.nccl_rank, p.device),
             init_payload(kWorld, 2, o.clash ? 0 : p.nccl_rank));
     for (int i = 0; i < 3; ++i) {
       const int64_t launch = (10 + 10 * i) * kMs, start = launch + kMs / 10, corr = 50 + i;
       const std::string comm = o.comm ? fmt::format(R"("NCCL communicator ID": {}, )", kWorld) : "";
-      range(launch - 1000, launch + 9000, "ncclAllReduce", gtid, fmt::format(R"({{{}"Message size [bytes]": {}}})", comm, 1 << 20),
+      range(launch - 1000, launch + 9000, "ncclAllReduce", gtid,
+            fmt::format(R"({{{}"Message size [bytes]": {}}})", comm, 1 << 20),
             o.comm ? coll_payload(kWorld, 1 << 20) : std::string(coll_payload(0, 1 << 20)));
-      db.exec(fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES ({}, {}, 0, {}, {}, 2, 0)", launch, launch + 5000, gtid, corr));
-      db.exec(fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES ({}, {}, {}, 7, {}, {}, 1, 1)", start, start + kMs, p.device, corr, gpid));
+      db.exec(fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES ({}, {}, 0, {}, {}, 2, 0)", launch,
+                          launch + 5000, gtid, corr));
+      db.exec(fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES ({}, {}, {}, 7, {}, {}, 1, 1)", start,
+                          start + kMs, p.device, corr, gpid));
       if (o.table)
-        db.exec(fmt::format("INSERT INTO NCCL_OPERATIONS VALUES ({}, {}, {}, {}, 3, {}, {}, {}{})", launch, launch + 5000, gtid, corr, int64_t(kWorld),
-                            i + 1, 1 << 20, o.table_size > 0 ? fmt::format(", {}", o.table_size) : ""));
+        db.exec(fmt::format("INSERT INTO NCCL_OPERATIONS VALUES ({}, {}, {}, {}, 3, {}, {}, {}{})", launch,
+                            launch + 5000, gtid, corr, int64_t(kWorld), i + 1, 1 << 20,
+                            o.table_size > 0 ? fmt::format(", {}", o.table_size) : ""));
     }
   }
   sqlite3_finalize(nv);
@@ -135,7 +154,8 @@ std::vector<double> busbw_over_algbw(const fs::path& db) {
   for (const json& r : j["ranks"]) {
     const json& c = r["collectives"][0];
     EXPECT_EQ(c["bytes"], 3 << 20) << c.dump();
-    if (c["busbw_gbps"].is_number() && c["algbw_gbps"].is_number()) ratios.push_back(c["busbw_gbps"].get<double>() / c["algbw_gbps"].get<double>());
+    if (c["busbw_gbps"].is_number() && c["algbw_gbps"].is_number())
+      ratios.push_back(c["busbw_gbps"].get<double>() / c["algbw_gbps"].get<double>());
   }
   return ratios;
 }
@@ -170,7 +190,8 @@ TEST_P(NcclCommInit, RanksFromNcclNotPidOrderAndGroupSizeFromTheInit) {
   for (double x : ratios) EXPECT_NEAR(x, 1.0, 1e-9);
 }
 
-INSTANTIATE_TEST_SUITE_P(Payloads, NcclCommInit, ::testing::Values(false, true), [](const auto& i) { return i.param ? "Json" : "Binary"; });
+INSTANTIATE_TEST_SUITE_P(Payloads, NcclCommInit, ::testing::Values(false, true),
+                         [](const auto& i) { return i.param ? "Json" : "Binary"; });
 
 // Two processes that NCCL says are both rank 0: not believed; pid order, said so.
 TEST(NsysNcclComm, ClashingNcclRanksFallBackToPidOrder) {
@@ -249,7 +270,8 @@ TEST(NsysNcclComm, TheTablesSizeColumnFirst) {
   const fs::path db2 = d.path() / "nccl2.sqlite";
   write_export(db2, {.table = true});
   plugins::LoadResult run2 = plugins::load({db2});
-  for (const model::Rank& r : run2.trace.ranks) EXPECT_EQ(r.metadata["nsys"]["group_size_from"], json({{nsys::kSizeFromInit, 3}}));
+  for (const model::Rank& r : run2.trace.ranks)
+    EXPECT_EQ(r.metadata["nsys"]["group_size_from"], json({{nsys::kSizeFromInit, 3}}));
 }
 
 // The order of the sources, and counting only from two processes up.

@@ -26,20 +26,26 @@ void write_export(const fs::path& file, bool with_table) {
   db.exec(
       "BEGIN;"
       "CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);"
-      "INSERT INTO StringIds VALUES (1, 'ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)'), (2, 'cudaLaunchKernelExC_v11060'),"
+      "INSERT INTO StringIds VALUES (1, 'ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)'), "
+      "(2, 'cudaLaunchKernelExC_v11060'),"
       "(3, 'AllReduce');"
-      "CREATE TABLE TARGET_INFO_SESSION_START_TIME (utcEpochNs INTEGER, utcTime TEXT, localTime TEXT, systemClockNs INTEGER);"
+      "CREATE TABLE TARGET_INFO_SESSION_START_TIME (utcEpochNs INTEGER, utcTime TEXT, localTime TEXT, systemClockNs "
+      "INTEGER);"
       "INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (1779782330000000000, '', '', 0);"
       "CREATE TABLE META_DATA_CAPTURE (name TEXT, value TEXT);"
       "INSERT INTO META_DATA_CAPTURE VALUES ('PROCESS_0:PID', '100'), ('PROCESS_0:ENVIRONMENT_VARIABLE', 'RANK=\"0\"'),"
       "('PROCESS_1:PID', '200'), ('PROCESS_1:ENVIRONMENT_VARIABLE', 'RANK=\"1\"');"
-      "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, streamId INTEGER NOT NULL, "
+      "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT "
+      "NULL, streamId INTEGER NOT NULL, "
       "correlationId INTEGER, globalPid INTEGER, demangledName INTEGER NOT NULL, shortName INTEGER NOT NULL);"
-      "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER NOT NULL, globalTid INTEGER, "
+      "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER NOT "
+      "NULL, globalTid INTEGER, "
       "correlationId INTEGER, nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL);");
   if (with_table)
-    db.exec("CREATE TABLE NCCL_OPERATIONS (start INTEGER, end INTEGER, globalTid INTEGER, correlationId INTEGER, operationId INTEGER, "
-            "commHash INTEGER, seqNumber INTEGER, messageSize INTEGER);");
+    db.exec(
+        "CREATE TABLE NCCL_OPERATIONS (start INTEGER, end INTEGER, globalTid INTEGER, correlationId INTEGER, "
+        "operationId INTEGER, "
+        "commHash INTEGER, seqNumber INTEGER, messageSize INTEGER);");
   // (rank, pid, device, seqNumbers in time order)
   struct Rank {
     int64_t pid, device;
@@ -51,11 +57,13 @@ void write_export(const fs::path& file, bool with_table) {
       const int64_t launch = (10 + 10 * i) * kMs, start = launch + kMs / 10, corr = 50 + i;
       const int seq = r.seqs[i];
       const int64_t bytes = int64_t(1) << (19 + seq);  // seq 1: 1 MiB, 2: 2 MiB, 3: 4 MiB
-      db.exec(fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES ({}, {}, 0, {}, {}, 2, 0)", launch, launch + 5000, gtid, corr));
-      db.exec(fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES ({}, {}, {}, 7, {}, {}, 1, 1)", start, start + kMs, r.device, corr, gpid));
+      db.exec(fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES ({}, {}, 0, {}, {}, 2, 0)", launch,
+                          launch + 5000, gtid, corr));
+      db.exec(fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES ({}, {}, {}, 7, {}, {}, 1, 1)", start,
+                          start + kMs, r.device, corr, gpid));
       if (with_table)
-        db.exec(fmt::format("INSERT INTO NCCL_OPERATIONS VALUES ({}, {}, {}, {}, 3, 3189235782369383374, {}, {})", launch, launch + 5000, gtid, corr, seq,
-                            bytes));
+        db.exec(fmt::format("INSERT INTO NCCL_OPERATIONS VALUES ({}, {}, {}, {}, 3, 3189235782369383374, {}, {})",
+                            launch, launch + 5000, gtid, corr, seq, bytes));
     }
   }
   db.exec("COMMIT");

@@ -21,11 +21,14 @@ constexpr int kRows = 40'000;  // more than two chunks
 
 void write_table(const std::filesystem::path& file) {
   test::Sql db(file, true);
-  db.exec("CREATE TABLE t (id INTEGER, v INTEGER, s TEXT, b BLOB, f REAL);"
-          "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < " + std::to_string(kRows - 1) + ") "
-          "INSERT INTO t SELECT i, CASE WHEN i % 7 = 0 THEN NULL WHEN i % 11 = 0 THEN 0 ELSE i * 1000003 END, "
-          "CASE WHEN i % 5 = 0 THEN NULL WHEN i % 13 = 0 THEN '' ELSE 'name ' || i END, "
-          "CASE WHEN i % 3 = 0 THEN x'00ff10' ELSE NULL END, i / 4.0 FROM n;");
+  db.exec(
+      "CREATE TABLE t (id INTEGER, v INTEGER, s TEXT, b BLOB, f REAL);"
+      "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < " +
+      std::to_string(kRows - 1) +
+      ") "
+      "INSERT INTO t SELECT i, CASE WHEN i % 7 = 0 THEN NULL WHEN i % 11 = 0 THEN 0 ELSE i * 1000003 END, "
+      "CASE WHEN i % 5 = 0 THEN NULL WHEN i % 13 = 0 THEN '' ELSE 'name ' || i END, "
+      "CASE WHEN i % 3 = 0 THEN x'00ff10' ELSE NULL END, i / 4.0 FROM n;");
 }
 
 // Every cell as text with its kind, the way the importer's loops read them.
@@ -36,8 +39,10 @@ std::vector<std::string> read_all(Q& q, int columns) {
     std::string r;
     for (int c = 0; c < columns; ++c) {
       if (q.null(c)) r += "N|";
-      else if (q.is_text(c)) r += "T" + std::string(q.text(c)) + "|";
-      else r += "I" + std::to_string(q.i64(c)) + "|";
+      else if (q.is_text(c))
+        r += "T" + std::string(q.text(c)) + "|";
+      else
+        r += "I" + std::to_string(q.i64(c)) + "|";
     }
     rows.push_back(std::move(r));
   }
@@ -58,9 +63,9 @@ TEST(NsysReads, ThreadAndInlineGiveTheSameRows) {
   const std::vector<std::string> truth = read_all(threaded, 5);
   ASSERT_EQ(truth.size(), size_t(kRows - 5));
   EXPECT_EQ(truth[0], std::string("I3|I3000009|Tname 3|T\0\xFF\x10|I0|", 28));  // a blob reads as its bytes
-  EXPECT_EQ(truth[4], "I7|N|Tname 7|N|I1|");        // NULLs; a REAL as SQLite's integer conversion
-  EXPECT_EQ(truth[8], "I11|I0|Tname 11|N|I2|");     // a 0 in an INTEGER column is 0, not NULL
-  EXPECT_EQ(truth[10], "I13|I13000039|T|N|I3|");    // an empty text is text
+  EXPECT_EQ(truth[4], "I7|N|Tname 7|N|I1|");      // NULLs; a REAL as SQLite's integer conversion
+  EXPECT_EQ(truth[8], "I11|I0|Tname 11|N|I2|");   // a 0 in an INTEGER column is 0, not NULL
+  EXPECT_EQ(truth[10], "I13|I13000039|T|N|I3|");  // an empty text is text
   for (Reading how : {Reading::kInline, Reading::kBySize}) {
     nsys::Prefetched q(db, file.string(), sql, {3, kRows - 2}, how);
     const std::vector<std::string> got = read_all(q, 5);

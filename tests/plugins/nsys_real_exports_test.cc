@@ -24,7 +24,8 @@ const fs::path kDir = fs::path(SHARDSCOPE_DATA_DIR) / "nsys_2gpu";
 const char* const kFiles[] = {"mfu_2gpu_before", "mfu_2gpu_after", "h100_2gpu_1s"};
 
 struct Counted {
-  int64_t kernels = 0, nccl = 0, memcpy = 0, memset = 0, sync = 0, runtime = 0, ranges = 0, linked = 0, unlinked_nccl = 0;
+  int64_t kernels = 0, nccl = 0, memcpy = 0, memset = 0, sync = 0, runtime = 0, ranges = 0, linked = 0,
+          unlinked_nccl = 0;
   int64_t first_kernel = INT64_MAX;
   bool stripped_names = true;
 };
@@ -87,27 +88,40 @@ TEST_P(RealExports, EachProcessIsARankWithWhatTheFileHoldsForIt) {
     EXPECT_EQ(c.memcpy, sql.one("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE " + of_pid));
     EXPECT_EQ(c.memset, sql.one("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMSET WHERE " + of_pid));
     // Stream-bound ones only: 0xFFFFFFFF is CUPTI's "no stream" (a host thread waiting on an event).
-    EXPECT_EQ(c.sync, sql.one("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION WHERE streamId IS NOT NULL AND streamId != 4294967295 AND " + of_pid));
+    EXPECT_EQ(c.sync, sql.one("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION WHERE streamId IS NOT NULL AND "
+                              "streamId != 4294967295 AND " +
+                              of_pid));
     EXPECT_EQ(c.runtime, sql.one("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE " + of_tid));
-    EXPECT_EQ(c.ranges, sql.one("SELECT count(*) FROM NVTX_EVENTS WHERE eventType IN (59, 60) AND end IS NOT NULL AND " + of_tid));
-    EXPECT_EQ(c.linked, sql.one("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k WHERE " + of_pid +
-                                " AND EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME r WHERE r.correlationId = k.correlationId AND "
-                                "r.globalTid >> 24 = k.globalPid >> 24)"));
+    EXPECT_EQ(
+        c.ranges,
+        sql.one("SELECT count(*) FROM NVTX_EVENTS WHERE eventType IN (59, 60) AND end IS NOT NULL AND " + of_tid));
+    EXPECT_EQ(
+        c.linked,
+        sql.one("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k WHERE " + of_pid +
+                " AND EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME r WHERE r.correlationId = k.correlationId AND "
+                "r.globalTid >> 24 = k.globalPid >> 24)"));
     EXPECT_GT(c.linked, 0);
-    EXPECT_EQ(c.nccl, sql.one("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.shortName WHERE s.value LIKE "
-                              "'nccl%' AND " + of_pid));
+    EXPECT_EQ(c.nccl, sql.one("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = "
+                              "k.shortName WHERE s.value LIKE "
+                              "'nccl%' AND " +
+                              of_pid));
     EXPECT_EQ(c.first_kernel, utc + sql.one("SELECT min(start) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE " + of_pid));
     EXPECT_TRUE(c.stripped_names);  // emit_nvtx's ", op_id = N" is not part of the op's name
     // The NCCL kernels launched inside an ncclGroupEnd (after an ncclSend/ncclRecv pair) are described by the
     // ranges; one whose group began before the window was cut is not.
     if (c.nccl > 0) {
       const int64_t in_group = sql.one(
-          "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.shortName JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON "
-          "r.correlationId = k.correlationId AND r.globalTid >> 24 = k.globalPid >> 24 WHERE s.value LIKE 'nccl%' AND " +
+          "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.shortName JOIN "
+          "CUPTI_ACTIVITY_KIND_RUNTIME r ON "
+          "r.correlationId = k.correlationId AND r.globalTid >> 24 = k.globalPid >> 24 WHERE s.value LIKE 'nccl%' "
+          "AND " +
           fmt::format("(k.globalPid >> 24) & 16777215 = {}", pid) +
-          " AND EXISTS (SELECT 1 FROM NVTX_EVENTS n JOIN StringIds g ON g.id = n.textId WHERE g.value = 'ncclGroupEnd' AND n.globalTid = "
-          "r.globalTid AND n.start <= r.start AND n.end >= r.start AND EXISTS (SELECT 1 FROM NVTX_EVENTS m JOIN StringIds h ON h.id = m.textId "
-          "WHERE h.value = 'ncclGroupStart' AND m.globalTid = r.globalTid AND m.end <= n.start AND m.start > n.start - 1000000))");
+          " AND EXISTS (SELECT 1 FROM NVTX_EVENTS n JOIN StringIds g ON g.id = n.textId WHERE g.value = 'ncclGroupEnd' "
+          "AND n.globalTid = "
+          "r.globalTid AND n.start <= r.start AND n.end >= r.start AND EXISTS (SELECT 1 FROM NVTX_EVENTS m JOIN "
+          "StringIds h ON h.id = m.textId "
+          "WHERE h.value = 'ncclGroupStart' AND m.globalTid = r.globalTid AND m.end <= n.start AND m.start > n.start - "
+          "1000000))");
       EXPECT_GT(in_group, 0);
       EXPECT_EQ(r.metadata["nsys"]["nccl_kernels_described_by_nvtx"].get<int64_t>(), in_group);
     }
@@ -125,12 +139,15 @@ TEST(RealExports, NoCommInitInThemButItsSchemaIsReadAsTheyDescribeIt) {
   test::TempDir d;
   const fs::path db = test::inflate_into(kDir / "mfu_2gpu_before.sqlite.gz", d.path());
   test::Sql sql(db);
-  EXPECT_EQ(sql.one("SELECT count(*) FROM NVTX_EVENTS n LEFT JOIN StringIds s ON s.id = n.textId WHERE coalesce(n.text, s.value) LIKE 'ncclComm%Init%' "
+  EXPECT_EQ(sql.one("SELECT count(*) FROM NVTX_EVENTS n LEFT JOIN StringIds s ON s.id = n.textId WHERE "
+                    "coalesce(n.text, s.value) LIKE 'ncclComm%Init%' "
                     "OR coalesce(n.text, s.value) = 'ncclCommSplit'"),
             0);
   EXPECT_EQ(sql.one("SELECT count(*) FROM NVTX_EVENTS WHERE binaryData IS NOT NULL OR jsonText IS NOT NULL"), 0);
-  EXPECT_EQ(sql.one("SELECT count(DISTINCT schemaId) FROM NVTX_PAYLOAD_SCHEMA_ENTRIES WHERE name = 'No. of ranks' AND type = 5 AND offset = 8 AND "
-                    "schemaId IN (SELECT schemaId FROM NVTX_PAYLOAD_SCHEMA_ENTRIES WHERE name = 'Rank' AND type = 5 AND offset = 12)"),
+  EXPECT_EQ(sql.one("SELECT count(DISTINCT schemaId) FROM NVTX_PAYLOAD_SCHEMA_ENTRIES WHERE name = 'No. of ranks' AND "
+                    "type = 5 AND offset = 8 AND "
+                    "schemaId IN (SELECT schemaId FROM NVTX_PAYLOAD_SCHEMA_ENTRIES WHERE name = 'Rank' AND type = 5 "
+                    "AND offset = 12)"),
             2);
   nsys::Export x(db.string(), "mfu_2gpu_before.sqlite");
   std::vector<std::string> missing;
@@ -141,7 +158,8 @@ TEST(RealExports, NoCommInitInThemButItsSchemaIsReadAsTheyDescribeIt) {
   const int32_t nranks = 2, rank = 1;
   std::memcpy(init.data(), &comm, 8), std::memcpy(init.data() + 8, &nranks, 4), std::memcpy(init.data() + 12, &rank, 4);
   size_t undescribed = 0;
-  const int64_t nccl_domain = sql.one("SELECT domainId FROM NVTX_PAYLOAD_SCHEMA_ENTRIES WHERE name = 'No. of ranks' LIMIT 1");
+  const int64_t nccl_domain =
+      sql.one("SELECT domainId FROM NVTX_PAYLOAD_SCHEMA_ENTRIES WHERE name = 'No. of ranks' LIMIT 1");
   nsys::NcclPayload p = schemas.decode(nccl_domain, "ncclCommInitRank", init, undescribed);
   EXPECT_EQ(p.nranks, 2);
   EXPECT_EQ(p.rank, 1);
@@ -167,9 +185,11 @@ TEST(RealExports, GzipAndDirectoriesLoadAsThePlainFile) {
   const char* was = getenv("TMPDIR");
   const std::string saved = was ? was : "";
   setenv("TMPDIR", tmp.c_str(), 1);
-  plugins::LoadResult plain = plugins::load({db}), zipped = plugins::load({gz}), dir = plugins::load({d.path() / "run"});
+  plugins::LoadResult plain = plugins::load({db}), zipped = plugins::load({gz}),
+                      dir = plugins::load({d.path() / "run"});
   if (was) setenv("TMPDIR", saved.c_str(), 1);
-  else unsetenv("TMPDIR");
+  else
+    unsetenv("TMPDIR");
   ASSERT_EQ(zipped.trace.ranks.size(), 2u);
   ASSERT_EQ(dir.trace.ranks.size(), 2u);
   for (size_t i = 0; i < 2; ++i) {
@@ -183,7 +203,8 @@ TEST(RealExports, GzipAndDirectoriesLoadAsThePlainFile) {
 }
 
 TEST(RealExports, TheCliReadsThem) {
-  const std::string before = (kDir / "mfu_2gpu_before.sqlite.gz").string(), after = (kDir / "mfu_2gpu_after.sqlite.gz").string();
+  const std::string before = (kDir / "mfu_2gpu_before.sqlite.gz").string(),
+                    after = (kDir / "mfu_2gpu_after.sqlite.gz").string();
   auto report = test::run({SHARDSCOPE_BIN, "report", before});
   EXPECT_EQ(report.rc, 0) << report.err;
   EXPECT_NE(report.out.find("2 rank(s)"), std::string::npos) << report.out;

@@ -45,9 +45,11 @@ class Writer {
       base_ = h["clock"]["sync"]["realtime_ns"].get<int64_t>() - h["clock"]["sync"]["monotonic_ns"].get<int64_t>();
       db_.exec(fmt::format("INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES ({}, '', '', 0)", base_));
     }
-    db_.exec(fmt::format("INSERT INTO META_DATA_CAPTURE VALUES ('PROCESS_{0}:PID', '{0}'), ('PROCESS_{0}:ENVIRONMENT_VARIABLE', 'RANK=\"{1}\"'),"
-                         "('PROCESS_{0}:ENVIRONMENT_VARIABLE', 'WORLD_SIZE=\"2\"')",
-                         pid, rank));
+    db_.exec(
+        fmt::format("INSERT INTO META_DATA_CAPTURE VALUES ('PROCESS_{0}:PID', '{0}'), "
+                    "('PROCESS_{0}:ENVIRONMENT_VARIABLE', 'RANK=\"{1}\"'),"
+                    "('PROCESS_{0}:ENVIRONMENT_VARIABLE', 'WORLD_SIZE=\"2\"')",
+                    pid, rank));
     const int64_t gpid = (int64_t(1) << 48) | (pid << 24);
     db_.exec(fmt::format("INSERT INTO PROCESSES VALUES ({}, {}, 'shardscope-train')", gpid, pid));
     // The trace's tracks to OS threads: its own threads say os_tid, CUPTI's say it in their names.
@@ -58,49 +60,61 @@ class Writer {
       const std::string name = a.value("name", "");
       if (a.contains("os_tid")) os[e["tid"].get<int64_t>()] = a["os_tid"].get<int64_t>();
       for (const char* prefix : {"CUDA API thread ", "NVTX thread "})
-        if (name.starts_with(prefix)) os[e["tid"].get<int64_t>()] = std::stoll(name.substr(std::string_view(prefix).size()));
+        if (name.starts_with(prefix))
+          os[e["tid"].get<int64_t>()] = std::stoll(name.substr(std::string_view(prefix).size()));
     }
     for (const json& e : trace["traceEvents"]) {
       if (e.value("ph", "") != "X" || !e.contains("dur")) continue;
       const std::string cat = e.value("cat", ""), name = e.value("name", "");
       const json args = e.value("args", json::object());
-      const int64_t start = std::llround(e["ts"].get<double>() * 1000.0), end = start + std::llround(e["dur"].get<double>() * 1000.0);
-      const std::string corr = args.contains("correlation") ? std::to_string(args["correlation"].get<int64_t>()) : "NULL";
+      const int64_t start = std::llround(e["ts"].get<double>() * 1000.0),
+                    end = start + std::llround(e["dur"].get<double>() * 1000.0);
+      const std::string corr =
+          args.contains("correlation") ? std::to_string(args["correlation"].get<int64_t>()) : "NULL";
       const bool on_stream = args.contains("stream");
       const int64_t device = args.value("device", int64_t(0)), stream = args.value("stream", int64_t(-1));
       auto thread = os.find(e["tid"].get<int64_t>());
       const int64_t gtid = thread == os.end() ? 0 : gpid | thread->second;
       if (on_stream && (cat == "kernel" || cat == "comm")) {
-        db_.exec(fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES ({}, {}, {}, {}, {}, {}, {}, {})", start, end, device, stream, corr, gpid,
-                             id(name), id(name)));
+        db_.exec(fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES ({}, {}, {}, {}, {}, {}, {}, {})", start,
+                             end, device, stream, corr, gpid, id(name), id(name)));
       } else if (on_stream && cat == "memcpy") {
         const std::string kind = args.value("copy_kind", "");
         const int k = kind == "HtoD" ? 1 : kind == "DtoH" ? 2 : kind == "DtoD" ? 8 : kind == "HtoH" ? 9 : 0;
-        db_.exec(fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES ({}, {}, {}, {}, {}, {}, {}, {})", start, end, device, stream, corr, gpid,
-                             args.value("bytes", int64_t(0)), k));
+        db_.exec(fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES ({}, {}, {}, {}, {}, {}, {}, {})", start,
+                             end, device, stream, corr, gpid, args.value("bytes", int64_t(0)), k));
       } else if (on_stream && cat == "memset") {
-        db_.exec(fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES ({}, {}, {}, {}, {}, {}, 0, {})", start, end, device, stream, corr, gpid,
-                             args.value("bytes", int64_t(0))));
+        db_.exec(fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES ({}, {}, {}, {}, {}, {}, 0, {})", start,
+                             end, device, stream, corr, gpid, args.value("bytes", int64_t(0))));
       } else if (on_stream && cat == "sync") {
-        const int type = name == "Stream Wait Event" ? 2 : name == "Stream Synchronize" ? 3 : name == "Context Synchronize" ? 4 : 1;
-        db_.exec(fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION VALUES ({}, {}, {}, {}, {}, {}, {})", start, end, device, stream, corr,
-                             gpid, type));
+        const int type = name == "Stream Wait Event"     ? 2
+                         : name == "Stream Synchronize"  ? 3
+                         : name == "Context Synchronize" ? 4
+                                                         : 1;
+        db_.exec(fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION VALUES ({}, {}, {}, {}, {}, {}, {})",
+                             start, end, device, stream, corr, gpid, type));
       } else if ((cat == "cuda_runtime" || cat == "cuda_driver") && gtid) {
-        db_.exec(fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES ({}, {}, 0, {}, {}, {}, 0)", start, end, gtid, corr, id(name)));
+        db_.exec(fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES ({}, {}, 0, {}, {}, {}, 0)", start, end,
+                             gtid, corr, id(name)));
       } else if (cat == "nvtx" && gtid) {
         // NCCL's own ranges, in its domain, with the message size its payload gives.
-        const std::string payload = payloads_ && args.contains("nccl_message_bytes")
-                                        ? fmt::format("'{{\"Message size [bytes]\": {}}}'", args["nccl_message_bytes"].get<int64_t>())
-                                        : std::string("NULL");
-        db_.exec(fmt::format("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId{}) VALUES ({}, {}, 59, '{}', {}, 1{})",
-                             payloads_ ? ", jsonText" : "", start, end, name, gtid, payloads_ ? ", " + payload : ""));
+        const std::string payload =
+            payloads_ && args.contains("nccl_message_bytes")
+                ? fmt::format("'{{\"Message size [bytes]\": {}}}'", args["nccl_message_bytes"].get<int64_t>())
+                : std::string("NULL");
+        db_.exec(
+            fmt::format("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId{}) VALUES ({}, {}, "
+                        "59, '{}', {}, 1{})",
+                        payloads_ ? ", jsonText" : "", start, end, name, gtid, payloads_ ? ", " + payload : ""));
       } else if ((cat == "step" || cat == "phase" || cat == "compute" || (cat == "comm" && !on_stream)) && gtid) {
         // The trainer's range: its first integer argument is the payload (step, unit; phases have none).
         std::string value = "NULL";
         for (const char* key : {"step", "unit"})
           if (args.contains(key) && value == "NULL") value = std::to_string(args[key].get<int64_t>());
-        db_.exec(fmt::format("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId{}) VALUES ({}, {}, 59, '{}', {}, 0{})",
-                             payloads_ ? ", int64Value" : "", start, end, name, gtid, payloads_ ? ", " + value : ""));
+        db_.exec(
+            fmt::format("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId{}) VALUES ({}, {}, "
+                        "59, '{}', {}, 0{})",
+                        payloads_ ? ", int64Value" : "", start, end, name, gtid, payloads_ ? ", " + value : ""));
         ++n["trainer"];
       } else {
         continue;
@@ -140,7 +154,8 @@ std::map<std::string, size_t> summary(const model::Rank& r) {
         if (e.issued_ns != model::kUnknown) ++out["launched"];
         if (e.unit >= 0) ++out[fmt::format("{} of unit {}", model::to_string(e.coll), e.unit)];
         if (e.step >= 0) ++out[fmt::format("in step {}", e.step)];
-      } else if (r.str(e.cat) == "fsdp" && e.unit >= 0 && e.ph == 'X') {  // not the trainer's prefetch instants: no NVTX
+      } else if (r.str(e.cat) == "fsdp" && e.unit >= 0 &&
+                 e.ph == 'X') {  // not the trainer's prefetch instants: no NVTX
         ++out[fmt::format("{} {} device range", r.str(e.name), e.unit)];
       }
     }
@@ -195,7 +210,8 @@ TEST_P(NsysTrainer, SameEventsUnitsStepsAndVerdictAsItsOwnFile) {
     ASSERT_EQ(rb["steps"].size(), ra["steps"].size());
     for (size_t s = 0; s < ra["steps"].size(); ++s) {
       EXPECT_EQ(rb["steps"][s]["verdict"], ra["steps"][s]["verdict"]) << "rank " << r << " step " << s;
-      EXPECT_EQ(rb["steps"][s].value("cause", json()), ra["steps"][s].value("cause", json())) << "rank " << r << " step " << s;
+      EXPECT_EQ(rb["steps"][s].value("cause", json()), ra["steps"][s].value("cause", json()))
+          << "rank " << r << " step " << s;
       EXPECT_EQ(rb["steps"][s]["units"].size(), ra["steps"][s]["units"].size());
       pairs += rb["steps"][s]["units"].size();
     }
@@ -204,7 +220,8 @@ TEST_P(NsysTrainer, SameEventsUnitsStepsAndVerdictAsItsOwnFile) {
 }
 
 INSTANTIATE_TEST_SUITE_P(H100, NsysTrainer,
-                         ::testing::Values(std::pair{"shardscope_train_pre", "effective"}, std::pair{"shardscope_train_none", "not effective"}),
+                         ::testing::Values(std::pair{"shardscope_train_pre", "effective"},
+                                           std::pair{"shardscope_train_none", "not effective"}),
                          [](const auto& i) { return std::string(i.param.first); });
 
 // An export of a trainer whose ranges carry no payload (an older build, or a capture with payloads off):
@@ -214,7 +231,8 @@ TEST(NsysTrainer, WithoutPayloadsSaysUnitsAreUnknown) {
   const fs::path db = d.path() / "old.sqlite";
   {
     Writer w(db, false);
-    w.add_rank(test::read_gz_json(fs::path(SHARDSCOPE_DATA_DIR) / "h100_nccl2" / "shardscope_train_pre" / "trace.rank0.json.gz"));
+    w.add_rank(test::read_gz_json(fs::path(SHARDSCOPE_DATA_DIR) / "h100_nccl2" / "shardscope_train_pre" /
+                                  "trace.rank0.json.gz"));
   }
   plugins::LoadResult nsys = plugins::load({db});
   ASSERT_EQ(nsys.trace.ranks.size(), 1u);

@@ -40,25 +40,34 @@ model::Rank load_text(const std::string& text, bool keep_args) {
 
 TEST(OtherCollectives, KernelNamesOfSymmetricMemoryCustomAllReduceNvshmemAndMsccl) {
   using model::other_collective_kernel;
-  EXPECT_EQ(other_collective_kernel("void (anonymous namespace)::multimem_all_reduce_kernel<c10::BFloat16, 16>(c10::BFloat16*, unsigned long)"),
-            CollectiveKind::AllReduce);
-  EXPECT_EQ(other_collective_kernel("void c10d::symmetric_memory::multimem_all_gather_kernel<16>(...)"), CollectiveKind::AllGather);
+  EXPECT_EQ(
+      other_collective_kernel(
+          "void (anonymous namespace)::multimem_all_reduce_kernel<c10::BFloat16, 16>(c10::BFloat16*, unsigned long)"),
+      CollectiveKind::AllReduce);
+  EXPECT_EQ(other_collective_kernel("void c10d::symmetric_memory::multimem_all_gather_kernel<16>(...)"),
+            CollectiveKind::AllGather);
   EXPECT_EQ(other_collective_kernel("multimem_one_shot_reduce_kernel"), CollectiveKind::Reduce);
   EXPECT_EQ(other_collective_kernel("void one_shot_all_reduce_kernel<float, 8>(...)"), CollectiveKind::AllReduce);
   EXPECT_EQ(other_collective_kernel("two_shot_all_reduce_kernel_0d1d2d"), CollectiveKind::AllReduce);
-  EXPECT_EQ(other_collective_kernel("void vllm::cross_device_reduce_1stage<__nv_bfloat16, 8>(vllm::RankData*, ...)"), CollectiveKind::AllReduce);
-  EXPECT_EQ(other_collective_kernel("void sglang::cross_device_reduce_2stage<half, 4>(...)"), CollectiveKind::AllReduce);
+  EXPECT_EQ(other_collective_kernel("void vllm::cross_device_reduce_1stage<__nv_bfloat16, 8>(vllm::RankData*, ...)"),
+            CollectiveKind::AllReduce);
+  EXPECT_EQ(other_collective_kernel("void sglang::cross_device_reduce_2stage<half, 4>(...)"),
+            CollectiveKind::AllReduce);
   EXPECT_EQ(other_collective_kernel("void nvshmemi_alltoall_threadgroup_kernel<int>(...)"), CollectiveKind::AllToAll);
   EXPECT_EQ(other_collective_kernel("nvshmemx_float_fcollect_block"), CollectiveKind::AllGather);
   EXPECT_EQ(other_collective_kernel("nvshmemi_float_sum_reduce_kernel"), CollectiveKind::AllReduce);
-  EXPECT_EQ(other_collective_kernel("nvshmemi_put_signal_kernel"), CollectiveKind::None);  // data movement, no collective
+  EXPECT_EQ(other_collective_kernel("nvshmemi_put_signal_kernel"),
+            CollectiveKind::None);  // data movement, no collective
   EXPECT_EQ(other_collective_kernel("mscclKernel_Sum_float_LL(...)"), CollectiveKind::Unknown);
   // Compute kernels stay compute.
   EXPECT_EQ(other_collective_kernel("void at::native::reduce_kernel<512, 1>(...)"), CollectiveKind::None);
   EXPECT_EQ(other_collective_kernel("void cutlass::Kernel2<...all_reduce_epilogue...>"), CollectiveKind::None);
-  EXPECT_EQ(model::classify_device_name("void one_shot_all_reduce_kernel<float, 8>(...)"), IntervalClass::Communication);
-  EXPECT_EQ(model::hta_device_class("void one_shot_all_reduce_kernel<float, 8>(...)"), IntervalClass::Compute);  // HTA's rule
-  EXPECT_EQ(model::collective_from_kernel_name("void one_shot_all_reduce_kernel<float, 8>(...)"), CollectiveKind::AllReduce);
+  EXPECT_EQ(model::classify_device_name("void one_shot_all_reduce_kernel<float, 8>(...)"),
+            IntervalClass::Communication);
+  EXPECT_EQ(model::hta_device_class("void one_shot_all_reduce_kernel<float, 8>(...)"),
+            IntervalClass::Compute);  // HTA's rule
+  EXPECT_EQ(model::collective_from_kernel_name("void one_shot_all_reduce_kernel<float, 8>(...)"),
+            CollectiveKind::AllReduce);
 }
 
 TEST(OtherCollectives, LaunchingOpsOfC10dFunctionalSymmetricMemoryAndVllm) {
@@ -126,15 +135,20 @@ void expect_constructed(const model::Rank& r) {
   EXPECT_EQ(stats[1].sized_count, 1);
 }
 
-TEST(OtherCollectives, FoundByKernelNameOrLaunchingOpWithArgsDropped) { expect_constructed(load_text(kConstructed, false)); }
-TEST(OtherCollectives, FoundByKernelNameOrLaunchingOpWithArgsKept) { expect_constructed(load_text(kConstructed, true)); }
+TEST(OtherCollectives, FoundByKernelNameOrLaunchingOpWithArgsDropped) {
+  expect_constructed(load_text(kConstructed, false));
+}
+TEST(OtherCollectives, FoundByKernelNameOrLaunchingOpWithArgsKept) {
+  expect_constructed(load_text(kConstructed, true));
+}
 
 // An op whose input shape is malformed or overflows leaves the bytes unknown; the kernel is still the collective.
 TEST(OtherCollectives, AnOddInputShapeLeavesTheBytesUnknown) {
   for (const char* dims : {R"("[[1024]]")", "[[9223372036854775807, 4]]", "[[-3]]", "[]", "[[1, 2"}) {
     std::string text = std::string(R"J({"traceEvents": [
       {"ph": "X", "cat": "cpu_op", "name": "c10d::allreduce_", "pid": 1, "tid": 1, "ts": 1, "dur": 3,
-       "args": {"External id": 7, "Input Dims": )J") + dims + R"J(, "Input type": ["float"]}},
+       "args": {"External id": 7, "Input Dims": )J") +
+                       dims + R"J(, "Input type": ["float"]}},
       {"ph": "X", "cat": "kernel", "name": "some_kernel", "pid": 0, "tid": 7, "ts": 10, "dur": 4, "args": {"stream": 7, "External id": 7}}]})J";
     for (bool keep : {false, true}) {
       test::TempDir d;

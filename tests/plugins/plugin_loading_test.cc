@@ -17,12 +17,16 @@ namespace {
 TEST(PluginLoading, GoodPluginLoadsWrongAbiIsRefused) {
   plugins::Registry reg = plugins::Registry::with_builtins();
   std::vector<std::string> refusals;
-  reg.load_plugins(std::string(TOY_PLUGIN) + ":" + TOY_PLUGIN_BAD_ABI + ":" + TOY_PLUGIN_OLD_ABI + ":/nonexistent/dir", refusals);
+  reg.load_plugins(std::string(TOY_PLUGIN) + ":" + TOY_PLUGIN_BAD_ABI + ":" + TOY_PLUGIN_OLD_ABI + ":/nonexistent/dir",
+                   refusals);
   ASSERT_EQ(refusals.size(), 3u);
   std::string all = refusals[0] + "\n" + refusals[1] + "\n" + refusals[2];
   EXPECT_NE(all.find("built for importer ABI version 999, this shardscope needs version 4"), std::string::npos) << all;
   // A plugin of the ABI before read_ranks and reads_file is refused rather than called through them.
-  EXPECT_NE(all.find(std::string(TOY_PLUGIN_OLD_ABI) + ": refused: built for importer ABI version 3, this shardscope needs version 4"), std::string::npos) << all;
+  EXPECT_NE(all.find(std::string(TOY_PLUGIN_OLD_ABI) +
+                     ": refused: built for importer ABI version 3, this shardscope needs version 4"),
+            std::string::npos)
+      << all;
   EXPECT_NE(all.find("rebuild"), std::string::npos) << all;
   EXPECT_NE(all.find("/nonexistent/dir: no such plugin"), std::string::npos) << all;
   auto names = reg.names();

@@ -102,7 +102,10 @@ TEST(ShardscopeGpuTrace, HostRangesJoinTheKernelsTheyLaunchedByIdentity) {
   auto path = d.path() / "join.json";
   const char* ag = "ncclDevKernel_AllGather_RING_LL(x)";
   auto nccl = [](int64_t corr, const char* kind, int64_t message_bytes) {
-    return json{{k::kArgStream, 13}, {k::kArgCorrelation, corr}, {k::kArgCollective, kind}, {k::kArgNcclMessageBytes, message_bytes}};
+    return json{{k::kArgStream, 13},
+                {k::kArgCorrelation, corr},
+                {k::kArgCollective, kind},
+                {k::kArgNcclMessageBytes, message_bytes}};
   };
   {
     trace::Writer w(path, {{k::kSchemaVersion, k::kSchemaVersionValue}, {k::kRank, 0}, {k::kWorldSize, 2}});
@@ -118,14 +121,16 @@ TEST(ShardscopeGpuTrace, HostRangesJoinTheKernelsTheyLaunchedByIdentity) {
     w.append(ev(k::kStepRange, k::kCatStep, 1, 0, 3'000'000, {{k::kArgStep, 0}}));
     // 1. By thread: an all-gather range on the comm thread; the launch inside it on that thread's API
     //    track; its kernel by correlation. Bytes split over the two kernels NCCL ran it as, by message size.
-    w.append(ev(k::kAllGather, k::kCatComm, 4, 400'000, 600'000, {{k::kArgUnit, 1}, {k::kArgBytes, 2000}, {k::kArgGroupSize, 2}, {k::kArgIssuedNs, 350'000}}));
+    w.append(ev(k::kAllGather, k::kCatComm, 4, 400'000, 600'000,
+                {{k::kArgUnit, 1}, {k::kArgBytes, 2000}, {k::kArgGroupSize, 2}, {k::kArgIssuedNs, 350'000}}));
     w.append(ev("cuLaunchKernelEx", k::kCatCudaDriver, 11, 450'000, 5'000, {{k::kArgCorrelation, 2}}));
     w.append(ev("cuLaunchKernelEx", k::kCatCudaDriver, 11, 460'000, 5'000, {{k::kArgCorrelation, 3}}));
     w.append(ev("cudaLaunchKernel", k::kCatCudaRuntime, 11, 470'000, 5'000, {{k::kArgCorrelation, 4}}));
     w.append(ev(ag, k::kCatComm, 20, 500'000, 100'000, nccl(2, "all_gather", 750)));
     w.append(ev(ag, k::kCatComm, 20, 600'000, 100'000, nccl(3, "all_gather", 250)));
     // Launched inside the all-gather but an all-reduce: not the same collective, left alone.
-    w.append(ev("ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)", k::kCatComm, 21, 700'000, 10'000, nccl(4, "all_reduce", 4)));
+    w.append(
+        ev("ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)", k::kCatComm, 21, 700'000, 10'000, nccl(4, "all_reduce", 4)));
     // Launched by the comm thread outside any host range: left alone.
     w.append(ev("cuLaunchKernelEx", k::kCatCudaDriver, 11, 1'100'000, 5'000, {{k::kArgCorrelation, 5}}));
     w.append(ev(ag, k::kCatComm, 20, 1'200'000, 100'000, nccl(5, "all_gather", 640)));
@@ -134,7 +139,8 @@ TEST(ShardscopeGpuTrace, HostRangesJoinTheKernelsTheyLaunchedByIdentity) {
     w.append(ev(ag, k::kCatComm, 22, 800'000, 50'000, nccl(6, "all_gather", 640)));
     // 2. By external id: the kernel names its host collective's issued_ns; its launch is on no comm thread
     //    and outside the range, so only the id can join it. One tagged with another kind is not ours.
-    w.append(ev(k::kReduceScatter, k::kCatComm, 5, 1'400'000, 300'000, {{k::kArgUnit, 2}, {k::kArgBytes, 4000}, {k::kArgGroupSize, 2}, {k::kArgIssuedNs, 1'350'000}}));
+    w.append(ev(k::kReduceScatter, k::kCatComm, 5, 1'400'000, 300'000,
+                {{k::kArgUnit, 2}, {k::kArgBytes, 4000}, {k::kArgGroupSize, 2}, {k::kArgIssuedNs, 1'350'000}}));
     w.append(ev("cuLaunchKernelEx", k::kCatCudaDriver, 13, 1'300'000, 5'000, {{k::kArgCorrelation, 7}}));
     json tagged = nccl(7, "reduce_scatter", 2000);
     tagged[k::kArgExternalKind] = k::kExternalKindTrainerCollective;
@@ -164,8 +170,10 @@ TEST(ShardscopeGpuTrace, HostRangesJoinTheKernelsTheyLaunchedByIdentity) {
     w.append(ev("cudaLaunchKernel", k::kCatCudaRuntime, 10, 2'250'000, 5'000, {{k::kArgCorrelation, 24}}));
     w.append(ev("gemm", k::kCatKernel, 30, 2'300'000, 100'000, {{k::kArgStream, 7}, {k::kArgCorrelation, 20}}));
     w.append(ev("gemm", k::kCatKernel, 30, 2'400'000, 150'000, {{k::kArgStream, 7}, {k::kArgCorrelation, 21}}));
-    w.append(ev("Memcpy DtoH", k::kCatMemcpy, 30, 2'600'000, 100'000, {{k::kArgStream, 7}, {k::kArgCorrelation, 22}, {k::kArgBytes, 64}}));
-    w.append(ev("Stream Wait Event", k::kCatSync, 30, 2'100'000, 900'000, {{k::kArgStream, 7}, {k::kArgCorrelation, 23}}));
+    w.append(ev("Memcpy DtoH", k::kCatMemcpy, 30, 2'600'000, 100'000,
+                {{k::kArgStream, 7}, {k::kArgCorrelation, 22}, {k::kArgBytes, 64}}));
+    w.append(
+        ev("Stream Wait Event", k::kCatSync, 30, 2'100'000, 900'000, {{k::kArgStream, 7}, {k::kArgCorrelation, 23}}));
     w.append(ev("gemm", k::kCatKernel, 30, 2'800'000, 100'000, {{k::kArgStream, 7}, {k::kArgCorrelation, 24}}));
     for (int64_t tid : {20, 21, 22, 23, 30, 31}) w.append(thread_name(tid, "GPU 0 stream " + std::to_string(tid), -1));
     w.close();
@@ -191,7 +199,8 @@ TEST(ShardscopeGpuTrace, HostRangesJoinTheKernelsTheyLaunchedByIdentity) {
   EXPECT_EQ(all_reduce->group_size, 0);
   EXPECT_EQ(all_reduce->issued_ns, 470'000);  // its own launch
 
-  for (auto [track, ts, launch] : {std::tuple{"GPU 0 stream 20", 1'200'000, 1'100'000}, std::tuple{"GPU 0 stream 22", 800'000, 480'000}}) {
+  for (auto [track, ts, launch] :
+       {std::tuple{"GPU 0 stream 20", 1'200'000, 1'100'000}, std::tuple{"GPU 0 stream 22", 800'000, 480'000}}) {
     const model::Event* e = find(r, track, ts);
     ASSERT_TRUE(e) << track << " " << ts;
     EXPECT_EQ(e->unit, -1) << track << " " << ts;

@@ -52,7 +52,8 @@ std::map<std::pair<std::string, int64_t>, int64_t> nccl_message_bytes(const fs::
     if (e.ph == 'M' && e.name == k::kThreadName) names[e.tid] = e.args.value(k::kName, "");
   std::map<std::pair<std::string, int64_t>, int64_t> out;
   for (const trace::Event& e : f.events)
-    if (e.ph == 'X' && e.cat == k::kCatComm && e.args.contains(k::kArgStream) && e.args.contains(k::kArgNcclMessageBytes))
+    if (e.ph == 'X' && e.cat == k::kCatComm && e.args.contains(k::kArgStream) &&
+        e.args.contains(k::kArgNcclMessageBytes))
       out[{names[e.tid], e.ts_ns}] = e.args[k::kArgNcclMessageBytes].get<int64_t>();
   return out;
 }
@@ -64,7 +65,8 @@ TEST_P(TrainerNcclTrace, EveryShardingKernelCarriesItsHostCollective) {
   const model::Rank& r = rank();
   ASSERT_EQ(r.run_config.value(k::kCfgParamDtype, ""), "fp32");
   std::map<int64_t, int64_t> padded;
-  for (const json& u : r.run_config[k::kCfgUnits]) padded[u[k::kCfgUnitId].get<int64_t>()] = u[k::kCfgUnitPaddedParams].get<int64_t>();
+  for (const json& u : r.run_config[k::kCfgUnits])
+    padded[u[k::kCfgUnitId].get<int64_t>()] = u[k::kCfgUnitPaddedParams].get<int64_t>();
   auto message = nccl_message_bytes(path_);
   std::map<model::CollectiveKind, std::vector<size_t>> per_step;
   for (const auto& t : r.tracks)
@@ -130,7 +132,9 @@ TEST_P(TrainerNcclTrace, EveryBlockHasItsBackwardDeviceTimeInEveryStep) {
       // In every step's device window, once.
       for (size_t s = 0; s < r.steps.size(); ++s) {
         auto& d = derived[{bwd, unit}];
-        size_t in = std::count_if(d.begin(), d.end(), [&](auto* e) { return e->ts_ns >= r.steps[s].start_ns && e->ts_ns < r.steps[s].end_ns; });
+        size_t in = std::count_if(d.begin(), d.end(), [&](auto* e) {
+          return e->ts_ns >= r.steps[s].start_ns && e->ts_ns < r.steps[s].end_ns;
+        });
         EXPECT_EQ(in, 1u) << "unit_backward of unit " << unit << " in step " << s;
       }
     }
@@ -151,9 +155,12 @@ TEST_P(TrainerNcclTrace, CollectiveStatisticsHaveBytesBandwidthAndGroup) {
 }
 
 INSTANTIATE_TEST_SUITE_P(H100, TrainerNcclTrace,
-                         ::testing::Combine(::testing::Values("shardscope_train_pre", "shardscope_train_none"), ::testing::Values(0, 1)),
+                         ::testing::Combine(::testing::Values("shardscope_train_pre", "shardscope_train_none"),
+                                            ::testing::Values(0, 1)),
                          [](const ::testing::TestParamInfo<Param>& p) {
-                           return fmt::format("{}_rank{}", std::get<0>(p.param) + std::string("shardscope_train_").size(), std::get<1>(p.param));
+                           return fmt::format("{}_rank{}",
+                                              std::get<0>(p.param) + std::string("shardscope_train_").size(),
+                                              std::get<1>(p.param));
                          });
 
 // `shardscope report` on the run's directory: the collectives table has sizes, bandwidths and groups.
@@ -170,7 +177,8 @@ TEST(TrainerNcclReport, CollectivesTableHasNumbers) {
       if (kind != k::kAllGather && kind != k::kReduceScatter) continue;
       ++checked;
       for (const char* field : {rk::kBytes, rk::kAlgbwGbps, rk::kBusbwGbps, rk::kGroupSize})
-        EXPECT_TRUE(c.contains(field) && c[field].is_number() && c[field].get<double>() > 0) << kind << " " << field << ": " << c.dump();
+        EXPECT_TRUE(c.contains(field) && c[field].is_number() && c[field].get<double>() > 0)
+            << kind << " " << field << ": " << c.dump();
     }
   EXPECT_EQ(checked, 4);  // 2 ranks x (all_gather, reduce_scatter)
 }

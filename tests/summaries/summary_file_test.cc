@@ -21,7 +21,9 @@ class SummaryFile : public ::testing::Test {
   void SetUp() override {
     dir_ = fs::temp_directory_path() / fmt_name();
     fs::create_directories(dir_);
-    model::Trace t = plugins::load({fs::path(SHARDSCOPE_SOURCE_DIR) / "tests/golden/trainer_cpu_2ranks/pre/trace.rank1.json.gz"}).trace;
+    model::Trace t =
+        plugins::load({fs::path(SHARDSCOPE_SOURCE_DIR) / "tests/golden/trainer_cpu_2ranks/pre/trace.rank1.json.gz"})
+            .trace;
     RankSummary s = summarize(t.ranks.at(0), 0, Scope::Everything);
     path_ = dir_ / "rank1.sqlite";
     write_summary(path_, s);
@@ -108,7 +110,8 @@ void expect_short_default_report(const fs::path& trace, const std::string& name)
   model::Trace t = plugins::load({trace}).trace;
   const RankSummary one = summarize(t.ranks.at(0), 0, Scope::Everything);
   for (int world : {8, 1024}) {
-    const fs::path dir = fs::temp_directory_path() / ("shardscope-many-" + name + "-" + std::to_string(::getpid()) + "-" + std::to_string(world));
+    const fs::path dir = fs::temp_directory_path() /
+                         ("shardscope-many-" + name + "-" + std::to_string(::getpid()) + "-" + std::to_string(world));
     fs::create_directories(dir);
     for (int r = 0; r < world; ++r) {
       RankSummary s = one;
@@ -119,7 +122,8 @@ void expect_short_default_report(const fs::path& trace, const std::string& name)
       write_summary(dir / ("rank" + std::to_string(r) + ".sqlite"), s);
     }
     const std::string out = dir.string() + ".txt";
-    const int rc = std::system((std::string(SHARDSCOPE_BIN) + " report " + dir.string() + " > " + out + " 2>/dev/null").c_str());
+    const int rc =
+        std::system((std::string(SHARDSCOPE_BIN) + " report " + dir.string() + " > " + out + " 2>/dev/null").c_str());
     EXPECT_EQ(rc, 0) << world;
     std::ifstream in(out);
     size_t lines = 0;
@@ -139,13 +143,15 @@ void expect_short_default_report(const fs::path& trace, const std::string& name)
 }
 
 TEST(ManyRanks, DefaultTextReportIsAtMostSixtyLines) {
-  expect_short_default_report(fs::path(SHARDSCOPE_SOURCE_DIR) / "tests/golden/trainer_cpu_2ranks/pre/trace.rank1.json.gz", "cpu");
+  expect_short_default_report(
+      fs::path(SHARDSCOPE_SOURCE_DIR) / "tests/golden/trainer_cpu_2ranks/pre/trace.rank1.json.gz", "cpu");
 }
 
 // A real 5-step run on H100s (NCCL, no prefetch): each step's table row and prefetch sentence, and the top
 // device activity, would grow the report with the steps; the default shows the slowest few.
 TEST(ManyRanks, DefaultTextReportOfAFiveStepH100RunIsAtMostSixtyLines) {
-  expect_short_default_report(fs::path(SHARDSCOPE_SOURCE_DIR) / "tests/data/h100_nccl2/shardscope_train_none/trace.rank0.json.gz", "h100");
+  expect_short_default_report(
+      fs::path(SHARDSCOPE_SOURCE_DIR) / "tests/data/h100_nccl2/shardscope_train_none/trace.rank0.json.gz", "h100");
 }
 
 }  // namespace

@@ -81,7 +81,8 @@ TEST(Concurrency, ThreadsKeepRecordingAcrossStopAndStart) {
     for (int t = 0; t < kWorkers; ++t) at_start[size_t(t)] = ranges[size_t(t)].load();
     auto cap = std::chrono::steady_clock::now() + std::chrono::seconds(120);
     for (int t = 0; t < kWorkers; ++t)
-      while (ranges[size_t(t)].load() < at_start[size_t(t)] + 2 && std::chrono::steady_clock::now() < cap) std::this_thread::yield();
+      while (ranges[size_t(t)].load() < at_start[size_t(t)] + 2 && std::chrono::steady_clock::now() < cap)
+        std::this_thread::yield();
     stop();
     trace::TraceFile f = trace::read_trace(path);
     EXPECT_FALSE(f.truncated) << session;

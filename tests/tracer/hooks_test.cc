@@ -35,7 +35,8 @@ TEST(BackendHooks, RunOnTheFlushCadenceAndOnceBeforeStop) {
   // Three of the flusher's own runs (no flush() yet), waited for rather than timed: a loaded machine may run
   // the flusher late, but it must run.
   auto cap = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (g_flushes.load() < 3 && std::chrono::steady_clock::now() < cap) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  while (g_flushes.load() < 3 && std::chrono::steady_clock::now() < cap)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   int periodic = g_flushes.load();
   EXPECT_GE(periodic, 3) << "the flusher runs the hook every interval";
   flush();

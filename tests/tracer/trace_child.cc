@@ -15,7 +15,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   namespace tr = shardscope::tracer;
-  tr::start({.path = argv[1], .rank = 0, .world_size = 1, .flush_interval = std::chrono::milliseconds(std::atoi(argv[2]))});
+  tr::start(
+      {.path = argv[1], .rank = 0, .world_size = 1, .flush_interval = std::chrono::milliseconds(std::atoi(argv[2]))});
   for (int64_t seq = 0;; ++seq) {
     tr::instant("tick", {{"seq", seq}});
     std::printf("%lld\n", static_cast<long long>(seq));

@@ -95,9 +95,9 @@ TEST(Tracer, RecordsRangesInstantsCountersAndMetadata) {
   EXPECT_EQ(work, 2000u);
   EXPECT_EQ(names[work_tid], "worker");
   ASSERT_TRUE(find(f.events, 'M', keys::kProcessName));
-  EXPECT_GE(std::count_if(f.events.begin(), f.events.end(),
-                          [](const Event& e) { return e.name == keys::kClockSyncEvent; }),
-            2);  // at start and at stop
+  EXPECT_GE(
+      std::count_if(f.events.begin(), f.events.end(), [](const Event& e) { return e.name == keys::kClockSyncEvent; }),
+      2);  // at start and at stop
 }
 
 TEST(Tracer, OffRecordsNothingAndRestartsCleanly) {

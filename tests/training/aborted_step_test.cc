@@ -26,12 +26,15 @@ std::map<int64_t, std::string> steps_of(const std::filesystem::path& trace) {
 TEST(AbortedStep, AFailingStepIsMarkedInTraceAndLogAndLeftOutOfTheReportTotals) {
   TempDir dir;
   const std::string log = (dir.path() / "log.jsonl").string();
-  auto ranks = run_ranks(1, {"--preset", "tiny", "--batch-size", "1", "--steps", "5", "--fail-at-step", "3", "--trace-dir",
-                             dir.path().string(), "--log-json", log},
+  auto ranks = run_ranks(1,
+                         {"--preset", "tiny", "--batch-size", "1", "--steps", "5", "--fail-at-step", "3", "--trace-dir",
+                          dir.path().string(), "--log-json", log},
                          dir.path());
   EXPECT_EQ(ranks[0].rc, 3) << ranks[0].stderr_text();
-  EXPECT_NE(ranks[0].stdout_text().find("step 3 aborted: planted failure (--fail-at-step 3)"), std::string::npos) << ranks[0].stdout_text();
-  EXPECT_NE(ranks[0].stderr_text().find("error: planted failure (--fail-at-step 3)"), std::string::npos) << ranks[0].stderr_text();
+  EXPECT_NE(ranks[0].stdout_text().find("step 3 aborted: planted failure (--fail-at-step 3)"), std::string::npos)
+      << ranks[0].stdout_text();
+  EXPECT_NE(ranks[0].stderr_text().find("error: planted failure (--fail-at-step 3)"), std::string::npos)
+      << ranks[0].stderr_text();
 
   const auto trace = dir.path() / "trace.rank0.json.gz";
   auto steps = steps_of(trace);
@@ -61,7 +64,8 @@ TEST(AbortedStep, AFailingStepIsMarkedInTraceAndLogAndLeftOutOfTheReportTotals) 
   RunResult text = run({SHARDSCOPE_BIN, "report", trace.string(), "--steps", "all"});
   ASSERT_EQ(text.rc, 0) << text.err;
   EXPECT_NE(text.out.find("3 (aborted)"), std::string::npos) << text.out;
-  EXPECT_NE(text.out.find("step 3 did not complete (the trace marks it aborted): left out of the all-steps row and the prefetch verdict"),
+  EXPECT_NE(text.out.find("step 3 did not complete (the trace marks it aborted): left out of the all-steps row and the "
+                          "prefetch verdict"),
             std::string::npos)
       << text.out;
 }
@@ -70,10 +74,11 @@ TEST(AbortedStep, AFailingStepIsMarkedInTraceAndLogAndLeftOutOfTheReportTotals) 
 // lost peer or by the launcher's SIGTERM), marks that step in its trace and says so.
 TEST(AbortedStep, TheOtherRanksOfAFailedLaunchMarkTheStepTheyWereIn) {
   TempDir dir;
-  RunResult r = run({SHARDSCOPE_BIN, "launch", "-n", "2", "--", TRAIN_BIN, "--preset", "tiny", "--batch-size", "1", "--steps", "100",
-                     "--fail-at-step", "2", "--fail-rank", "1", "--trace-dir", dir.path().string()});
+  RunResult r = run({SHARDSCOPE_BIN, "launch", "-n", "2", "--", TRAIN_BIN, "--preset", "tiny", "--batch-size", "1",
+                     "--steps", "100", "--fail-at-step", "2", "--fail-rank", "1", "--trace-dir", dir.path().string()});
   EXPECT_EQ(r.rc, 3) << r.out << r.err;
-  EXPECT_NE(r.out.find("[rank 1] rank 1: step 2 aborted: planted failure (--fail-at-step 2)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[rank 1] rank 1: step 2 aborted: planted failure (--fail-at-step 2)"), std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("[rank 0] rank 0: step 2 aborted: "), std::string::npos) << r.out;
   for (int rank : {0, 1}) {
     auto steps = steps_of(dir.path() / ("trace.rank" + std::to_string(rank) + ".json.gz"));
@@ -90,8 +95,9 @@ TEST(AbortedStep, SigtermInAStepMarksItAndEndsByTheSignal) {
   TempDir dir;
   // A planted sleep before each unit's backward makes a step last about half a second, so the signal lands
   // inside one.
-  auto ranks = start_ranks(2, {"--preset", "tiny", "--batch-size", "1", "--steps", "100000", "--slow-rank", "0", "--slow-rank-ms", "100",
-                               "--trace-dir", dir.path().string()},
+  auto ranks = start_ranks(2,
+                           {"--preset", "tiny", "--batch-size", "1", "--steps", "100000", "--slow-rank", "0",
+                            "--slow-rank-ms", "100", "--trace-dir", dir.path().string()},
                            dir.path());
   auto until = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   while (ranks[0].stdout_text().find("step 2 ") == std::string::npos && std::chrono::steady_clock::now() < until)

@@ -81,7 +81,9 @@ TEST(CheckpointFile, NumberPastADoubleIsInvalidJson) {
     parse_checkpoint_meta(R"({"step":6666666666666666e888888)", "m", 0);
     FAIL() << "accepted";
   } catch (const std::invalid_argument& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("m: not valid JSON: number overflow parsing '6666666666666666e888888'", 0), 0u) << e.what();
+    EXPECT_EQ(std::string(e.what()).rfind("m: not valid JSON: number overflow parsing '6666666666666666e888888'", 0),
+              0u)
+        << e.what();
   }
 }
 

@@ -14,7 +14,10 @@ namespace {
 constexpr int kSteps = 5, kGlobalBatch = 4;
 
 std::vector<std::string> common_args(const std::filesystem::path& dir) {
-  return {"--preset", "tiny", "--steps", std::to_string(kSteps), "--seed", "7", "--log-json", (dir / "log.json").string(),
+  return {"--preset",      "tiny",
+          "--steps",       std::to_string(kSteps),
+          "--seed",        "7",
+          "--log-json",    (dir / "log.json").string(),
           "--dump-params", (dir / "params.bin").string()};
 }
 
@@ -48,7 +51,8 @@ void expect_matches_reference(const std::string& sharding, const std::string& pr
   ASSERT_EQ(ref.losses.size(), size_t(kSteps));
   TempDir dir;
   auto args = common_args(dir.path());
-  args.insert(args.end(), {"--sharding", sharding, "--backward-prefetch", prefetch, "--batch-size", std::to_string(kGlobalBatch / n)});
+  args.insert(args.end(), {"--sharding", sharding, "--backward-prefetch", prefetch, "--batch-size",
+                           std::to_string(kGlobalBatch / n)});
   if (sharding == "hybrid_shard") args.insert(args.end(), {"--ranks-per-node", std::to_string(n / 2)});
   args.insert(args.end(), extra.begin(), extra.end());
   auto ranks = run_ranks(n, args, dir.path());
@@ -99,10 +103,12 @@ TEST_P(CpuOffload, SameLossesAndParametersAsOneUnshardedRank) {
   expect_matches_reference(GetParam(), "pre", GetParam() == "hybrid_shard" ? 4 : 2, {"--cpu-offload"});
 }
 
-INSTANTIATE_TEST_SUITE_P(ShardedStrategies, CpuOffload, ::testing::Values("shard_grad_op", "full_shard", "hybrid_shard"));
+INSTANTIATE_TEST_SUITE_P(ShardedStrategies, CpuOffload,
+                         ::testing::Values("shard_grad_op", "full_shard", "hybrid_shard"));
 
 INSTANTIATE_TEST_SUITE_P(AllStrategies, Equivalence,
-                         ::testing::Combine(::testing::Values("no_shard", "zero1", "shard_grad_op", "full_shard", "hybrid_shard"),
+                         ::testing::Combine(::testing::Values("no_shard", "zero1", "shard_grad_op", "full_shard",
+                                                              "hybrid_shard"),
                                             ::testing::Values("none", "pre", "post"), ::testing::Values(2, 4)),
                          [](const auto& info) {
                            return std::get<0>(info.param) + "_" + std::get<1>(info.param) + "_" +

@@ -38,18 +38,21 @@ TEST(HostileFlags, AnAbsurdLayerCountIsRefusedByTheMemoryCheck) {
 // The activation formula does not read --ffn-dim: this shape tried a 65.5 GB tensor (at --batch-size 64) and
 // was reported as "a collective failed". The FFN's intermediates are now counted before anything is allocated.
 TEST(HostileFlags, AnAbsurdFfnWidthIsRefusedByTheMemoryCheck) {
-  const std::string err = expect_refused({"--steps", "1", "--dim", "2", "--heads", "1", "--kv-heads", "1", "--ffn-dim", "1000000",
-                                          "--seq-len", "256", "--batch-size", "640"},
+  const std::string err = expect_refused({"--steps", "1", "--dim", "2", "--heads", "1", "--kv-heads", "1", "--ffn-dim",
+                                          "1000000", "--seq-len", "256", "--batch-size", "640"},
                                          "the FFN's intermediates at --ffn-dim 1000000", std::chrono::seconds(5));
   EXPECT_NE(err.find("this run needs about"), std::string::npos) << err;
   EXPECT_NE(err.find("try a smaller --ffn-dim"), std::string::npos) << err;
   // Counts past int64 are refused by name as the other counts are.
-  expect_refused({"--layers", "1", "--dim", "2", "--heads", "1", "--kv-heads", "1", "--ffn-dim", "1000000000000000000", "--seq-len", "64"},
-                 "--ffn-dim 1000000000000000000, --seq-len 64, --batch-size 2, --layers 1: the FFN's activation count does not fit in 64 bits");
+  expect_refused({"--layers", "1", "--dim", "2", "--heads", "1", "--kv-heads", "1", "--ffn-dim", "1000000000000000000",
+                  "--seq-len", "64"},
+                 "--ffn-dim 1000000000000000000, --seq-len 64, --batch-size 2, --layers 1: the FFN's activation count "
+                 "does not fit in 64 bits");
 }
 
 TEST(HostileFlags, CountsBeyond64BitsAreRefusedNotPassedToLibtorch) {
-  expect_refused({"--dim", "2000000000000000000"}, "--dim 2000000000000000000, --ffn-dim 344, --vocab 256: the parameter count does not fit in 64 bits");
+  expect_refused({"--dim", "2000000000000000000"},
+                 "--dim 2000000000000000000, --ffn-dim 344, --vocab 256: the parameter count does not fit in 64 bits");
   expect_refused({"--seq-len", "4000000000000"}, "the activation count does not fit in 64 bits");
 }
 
@@ -69,7 +72,8 @@ TEST(HostileFlags, NumbersMustBeFiniteAndSentinelsAreNotValues) {
 
 // 1e300 is a double but inf as the optimizer's float: it failed in the first step as "a collective failed".
 TEST(HostileFlags, LearningRateMustFitAFloat) {
-  expect_refused({"--lr", "1e300"}, "--lr must be at most 3.40282e+38, a float's range (got 1e+300)", std::chrono::seconds(5));
+  expect_refused({"--lr", "1e300"}, "--lr must be at most 3.40282e+38, a float's range (got 1e+300)",
+                 std::chrono::seconds(5));
   expect_refused({"--lr", "3.5e38"}, "--lr must be at most 3.40282e+38", std::chrono::seconds(5));
 }
 
@@ -82,7 +86,9 @@ TEST(HostileFlags, SeedIsAWholeNumberIn64Bits) {
   expect_refused({"--seed", "+3"}, range + "+3)", std::chrono::seconds(5));
   expect_refused({"--seed", ""}, range + ")", std::chrono::seconds(5));
   TempDir dir;
-  auto r = run_ranks(1, {"--steps", "1", "--seed", "18446744073709551615", "--log-json", (dir.path() / "log.json").string()}, dir.path());
+  auto r =
+      run_ranks(1, {"--steps", "1", "--seed", "18446744073709551615", "--log-json", (dir.path() / "log.json").string()},
+                dir.path());
   ASSERT_EQ(r[0].rc, 0) << r[0].stderr_text();
 }
 
@@ -96,9 +102,10 @@ TEST(HostileFlags, CheckpointDirMustBeAFolder) {
   TempDir dir;
   const fs::path file = dir.path() / "file";
   std::ofstream(file) << "x";
-  expect_refused({"--steps", "1", "--checkpoint-dir", "/dev/null"}, "--checkpoint-dir /dev/null is not a folder", std::chrono::seconds(5));
-  expect_refused({"--steps", "1", "--checkpoint-dir", file.string()}, "--checkpoint-dir " + file.string() + " is not a folder",
+  expect_refused({"--steps", "1", "--checkpoint-dir", "/dev/null"}, "--checkpoint-dir /dev/null is not a folder",
                  std::chrono::seconds(5));
+  expect_refused({"--steps", "1", "--checkpoint-dir", file.string()},
+                 "--checkpoint-dir " + file.string() + " is not a folder", std::chrono::seconds(5));
   expect_refused({"--steps", "1", "--checkpoint-dir", (file / "sub").string()},
                  "--checkpoint-dir " + (file / "sub").string() + ": cannot create the folder", std::chrono::seconds(5));
   // A missing one is made up front.
@@ -111,9 +118,11 @@ TEST(HostileData, OnlyARegularFileIsRead) {
   TempDir dir;
   const fs::path fifo = dir.path() / "fifo";
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
-  expect_refused({"--data", fifo.string()}, "--data " + fifo.string() + " is a FIFO, not a regular file", std::chrono::seconds(10));
+  expect_refused({"--data", fifo.string()}, "--data " + fifo.string() + " is a FIFO, not a regular file",
+                 std::chrono::seconds(10));
   expect_refused({"--data", "/dev/zero"}, "--data /dev/zero is a device, not a regular file", std::chrono::seconds(10));
-  expect_refused({"--data", "/dev/urandom"}, "--data /dev/urandom is a device, not a regular file", std::chrono::seconds(10));
+  expect_refused({"--data", "/dev/urandom"}, "--data /dev/urandom is a device, not a regular file",
+                 std::chrono::seconds(10));
   expect_refused({"--data", dir.path().string()}, "--data " + dir.path().string() + " is a folder, not a regular file");
 }
 

@@ -23,10 +23,15 @@ constexpr int64_t kBlock = 128 * 2 + 4 * 128 * 128 + 3 * 128 * 344;
 
 int64_t padded(int64_t n, int64_t group) { return (n + group - 1) / group * group; }
 
-void check(const std::string& sharding, int world, int group, const Expect& e, const std::vector<std::string>& extra = {}) {
+void check(const std::string& sharding, int world, int group, const Expect& e,
+           const std::vector<std::string>& extra = {}) {
   TempDir dir;
-  std::vector<std::string> args = {"--preset", "tiny", "--steps", "2", "--batch-size", "1", "--sharding", sharding,
-                                   "--log-json", (dir.path() / "log.{rank}.json").string(), "--trace-dir", dir.path().string()};
+  std::vector<std::string> args = {"--preset",     "tiny",
+                                   "--steps",      "2",
+                                   "--batch-size", "1",
+                                   "--sharding",   sharding,
+                                   "--log-json",   (dir.path() / "log.{rank}.json").string(),
+                                   "--trace-dir",  dir.path().string()};
   if (sharding == "hybrid_shard") args.insert(args.end(), {"--ranks-per-node", std::to_string(group)});
   args.insert(args.end(), extra.begin(), extra.end());
   auto ranks = run_ranks(world, args, dir.path());
@@ -105,8 +110,9 @@ TEST(ZeroMemory, Stage3FullShardCpuOffload) {
 TEST(ActivationMemory, MeasuredPerBlockAndReleasedByBackward) {
   auto peak_and_end = [](bool checkpointing) {
     TempDir dir;
-    std::vector<std::string> args = {"--preset", "tiny", "--steps", "2", "--batch-size", "2", "--sharding", "full_shard",
-                                     "--log-json", (dir.path() / "log.json").string()};
+    std::vector<std::string> args = {
+        "--preset", "tiny",       "--steps",    "2",          "--batch-size",
+        "2",        "--sharding", "full_shard", "--log-json", (dir.path() / "log.json").string()};
     if (checkpointing) args.push_back("--activation-checkpointing");
     auto ranks = run_ranks(2, args, dir.path());
     EXPECT_EQ(ranks[0].rc, 0) << ranks[0].stderr_text();
@@ -156,8 +162,9 @@ TEST_P(AllocatorCounts, LedgerBytesAreWhatTheAllocatorHolds) {
   setenv("SHARDSCOPE_TRAIN_COUNT_ALLOCATIONS", "1", 1);
   if (c.name.find("offload") != std::string::npos) setenv("SHARDSCOPE_TRAIN_OFFLOAD_ON_CPU", "1", 1);
   TempDir dir;
-  std::vector<std::string> args = {"--preset", "tiny", "--steps", "2", "--batch-size", "1", "--sharding", c.sharding,
-                                   "--log-json", (dir.path() / "log.{rank}.json").string()};
+  std::vector<std::string> args = {
+      "--preset", "tiny",       "--steps",  "2",          "--batch-size",
+      "1",        "--sharding", c.sharding, "--log-json", (dir.path() / "log.{rank}.json").string()};
   args.insert(args.end(), c.extra.begin(), c.extra.end());
   auto ranks = run_ranks(c.world, args, dir.path());
   unsetenv("SHARDSCOPE_TRAIN_COUNT_ALLOCATIONS");
@@ -178,7 +185,8 @@ TEST_P(AllocatorCounts, LedgerBytesAreWhatTheAllocatorHolds) {
       total += ledger;
     }
     // The full parameters' high-water mark within the step (full_shard: the root and the in-flight blocks).
-    const int64_t ledger_peak = line["peak_bytes"]["unsharded_params"], held_peak = line["allocator_peak_bytes"]["unsharded_params"];
+    const int64_t ledger_peak = line["peak_bytes"]["unsharded_params"],
+                  held_peak = line["allocator_peak_bytes"]["unsharded_params"];
     EXPECT_GE(held_peak, ledger_peak) << "rank " << r;
     EXPECT_LE(held_peak, ledger_peak + kSlack) << "rank " << r;
     // Nothing a block's forward kept is left at the end of the step, by either count.
@@ -186,7 +194,8 @@ TEST_P(AllocatorCounts, LedgerBytesAreWhatTheAllocatorHolds) {
     // Everything else the allocator holds at the end of a step, outside every category: the step's leftovers
     // (none expected beyond a few small tensors); a category tensor allocated outside its tag would be here.
     const int64_t untagged = line["allocator_end_bytes"]["untagged"];
-    std::printf("rank %d untagged at the end of the step: %lld bytes (categories %lld)\n", r, (long long)untagged, (long long)total);
+    std::printf("rank %d untagged at the end of the step: %lld bytes (categories %lld)\n", r, (long long)untagged,
+                (long long)total);
     EXPECT_LE(untagged, 4096) << "rank " << r << ": bytes held outside every category";
     // Activations: the ledger takes them from glibc's in-use heap across each block's forward, which also
     // holds what autograd's graph allocates with plain malloc (its nodes and saved-variable records: no
@@ -194,8 +203,10 @@ TEST_P(AllocatorCounts, LedgerBytesAreWhatTheAllocatorHolds) {
     // the counter's peak also sees the block's transient storages, freed before its forward ends (with
     // checkpointing, where little else is kept: observed 5 % under the counter). Within 15 % either way;
     // this one cannot be exact.
-    const int64_t act_ledger = line["peak_bytes"]["activations"], act_held = line["allocator_peak_bytes"]["activations"];
-    std::printf("rank %d activations peak: ledger %lld allocator %lld\n", r, (long long)act_ledger, (long long)act_held);
+    const int64_t act_ledger = line["peak_bytes"]["activations"],
+                  act_held = line["allocator_peak_bytes"]["activations"];
+    std::printf("rank %d activations peak: ledger %lld allocator %lld\n", r, (long long)act_ledger,
+                (long long)act_held);
     EXPECT_GT(act_held, 0);
     EXPECT_NEAR(double(act_ledger), double(act_held), 0.15 * double(act_held)) << "rank " << r;
   }
@@ -206,7 +217,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(AllocCase{"no_shard", "no_shard", 2, {}}, AllocCase{"zero1", "zero1", 2, {}},
                       AllocCase{"shard_grad_op", "shard_grad_op", 4, {}}, AllocCase{"full_shard", "full_shard", 4, {}},
                       AllocCase{"hybrid_shard", "hybrid_shard", 4, {"--ranks-per-node", "2"}},
-                      AllocCase{"full_shard_bf16", "full_shard", 2, {"--param-dtype", "bf16", "--reduce-dtype", "bf16"}},
+                      AllocCase{
+                          "full_shard_bf16", "full_shard", 2, {"--param-dtype", "bf16", "--reduce-dtype", "bf16"}},
                       AllocCase{"no_shard_bf16", "no_shard", 2, {"--param-dtype", "bf16"}},
                       AllocCase{"full_shard_checkpointing", "full_shard", 2, {"--activation-checkpointing"}},
                       AllocCase{"full_shard_offload", "full_shard", 2, {"--cpu-offload"}}),

@@ -13,7 +13,8 @@ TEST(MixedPrecision, Bf16TrainsCloseToFp32WithFp32Masters) {
   std::vector<std::string> args = {"--preset", "tiny", "--steps", "4", "--batch-size", "1", "--sharding", "full_shard"};
   auto fp32 = args, bf16 = args;
   fp32.insert(fp32.end(), {"--log-json", (a.path() / "log").string()});
-  bf16.insert(bf16.end(), {"--param-dtype", "bf16", "--reduce-dtype", "bf16", "--log-json", (b.path() / "log.{rank}").string()});
+  bf16.insert(bf16.end(),
+              {"--param-dtype", "bf16", "--reduce-dtype", "bf16", "--log-json", (b.path() / "log.{rank}").string()});
   for (auto& r : run_ranks(2, fp32, a.path())) ASSERT_EQ(r.rc, 0) << r.stderr_text();
   for (auto& r : run_ranks(2, bf16, b.path())) ASSERT_EQ(r.rc, 0) << r.stderr_text();
   auto want = read_log(a.path() / "log"), got = read_log(b.path() / "log.0");

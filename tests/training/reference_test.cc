@@ -81,7 +81,8 @@ struct BlockImpl : torch::nn::Module {
     // output projection (its out_proj is wo). Rotary embeddings must act between the projections and the
     // scores, where the module has no hook, so the projections are wq/wk/wv above and its own input
     // projection is the identity, frozen.
-    attn = register_module("attn", torch::nn::MultiheadAttention(torch::nn::MultiheadAttentionOptions(c.dim, c.heads).bias(false)));
+    attn = register_module(
+        "attn", torch::nn::MultiheadAttention(torch::nn::MultiheadAttentionOptions(c.dim, c.heads).bias(false)));
     {
       torch::NoGradGuard no_grad;
       attn->in_proj_weight.copy_(torch::eye(c.dim).repeat({3, 1}));
@@ -104,8 +105,9 @@ struct BlockImpl : torch::nn::Module {
     v = v.unsqueeze(3).expand({b, s, c.kv_heads, group, hd}).reshape({b, s, c.dim});
     // Causal: position i attends to positions <= i (an additive mask, which both 1.13 and 2.x take).
     auto mask = torch::full({s, s}, -std::numeric_limits<float>::infinity()).triu(1);
-    auto out = std::get<0>(attn->forward(q.transpose(0, 1), k.transpose(0, 1), v.transpose(0, 1), /*key_padding_mask=*/torch::Tensor(),
-                                             /*need_weights=*/false, mask));
+    auto out = std::get<0>(attn->forward(q.transpose(0, 1), k.transpose(0, 1), v.transpose(0, 1),
+                                         /*key_padding_mask=*/torch::Tensor(),
+                                         /*need_weights=*/false, mask));
     auto y = x + out.transpose(0, 1);
     auto m = mlp_norm(y);
     return y + w2(silu(w1(m)) * w3(m));
@@ -144,17 +146,26 @@ std::vector<torch::Tensor> in_dump_order(ReferenceModel& m, const sizing::ModelC
   for (const sizing::UnitLayout& u : sizing::unit_layouts(c)) {
     std::map<std::string, torch::Tensor> by_name;
     if (u.id == 0) {
-      by_name = {{"tok_embedding", m->tok_embedding->weight}, {"final_norm", m->final_norm->weight}, {"lm_head", m->lm_head->weight}};
+      by_name = {{"tok_embedding", m->tok_embedding->weight},
+                 {"final_norm", m->final_norm->weight},
+                 {"lm_head", m->lm_head->weight}};
     } else {
       Block& b = m->blocks[size_t(u.id - 1)];
-      by_name = {{"attn_norm", b->attn_norm->weight}, {"wq", b->wq->weight}, {"wk", b->wk->weight}, {"wv", b->wv->weight},
-                 {"wo", b->attn->out_proj->weight}, {"mlp_norm", b->mlp_norm->weight}, {"w1", b->w1->weight},
-                 {"w3", b->w3->weight}, {"w2", b->w2->weight}};
+      by_name = {{"attn_norm", b->attn_norm->weight},
+                 {"wq", b->wq->weight},
+                 {"wk", b->wk->weight},
+                 {"wv", b->wv->weight},
+                 {"wo", b->attn->out_proj->weight},
+                 {"mlp_norm", b->mlp_norm->weight},
+                 {"w1", b->w1->weight},
+                 {"w3", b->w3->weight},
+                 {"w2", b->w2->weight}};
     }
     for (const sizing::ParamSpec& p : u.params) {
       auto it = by_name.find(p.name);
       if (it == by_name.end()) throw std::runtime_error("the reference has no parameter " + u.name + "." + p.name);
-      if (it->second.sizes() != torch::IntArrayRef(p.shape)) throw std::runtime_error("shape of " + u.name + "." + p.name);
+      if (it->second.sizes() != torch::IntArrayRef(p.shape))
+        throw std::runtime_error("shape of " + u.name + "." + p.name);
       out.push_back(it->second);
     }
   }
@@ -190,7 +201,9 @@ Trajectory train_reference(const sizing::ModelConfig& c, const std::vector<float
     }
     EXPECT_EQ(at, int64_t(initial.size())) << "the dump holds exactly the model's parameters";
   }
-  torch::optim::AdamW opt(params, torch::optim::AdamWOptions(kLr).betas(std::make_tuple(kBeta1, kBeta2)).eps(kEps).weight_decay(kWeightDecay));
+  torch::optim::AdamW opt(
+      params,
+      torch::optim::AdamWOptions(kLr).betas(std::make_tuple(kBeta1, kBeta2)).eps(kEps).weight_decay(kWeightDecay));
   auto data = train::make_data("synthetic", c.vocab, c.seq_len, kSeed);
   Trajectory t;
   for (int step = 0; step < kSteps; ++step) {
@@ -223,7 +236,8 @@ std::string parameter_name(const sizing::ModelConfig& c, size_t at) {
   for (const sizing::UnitLayout& u : sizing::unit_layouts(c)) {
     if (int64_t(at) < base + u.numel) {
       for (const sizing::ParamSpec& p : u.params)
-        if (int64_t(at) - base < p.offset + p.numel()) return u.name + "." + p.name + "[" + std::to_string(int64_t(at) - base - p.offset) + "]";
+        if (int64_t(at) - base < p.offset + p.numel())
+          return u.name + "." + p.name + "[" + std::to_string(int64_t(at) - base - p.offset) + "]";
     }
     base += u.numel;
   }
@@ -261,13 +275,32 @@ TEST_P(AgainstStockLibtorch, SameLossesAndParameters) {
   const auto& [sharding, n, dtype] = GetParam();
   const sizing::ModelConfig c = sizing::preset("tiny");
   TempDir dir;
-  std::vector<std::string> args = {"--preset", "tiny", "--steps", std::to_string(kSteps), "--warmup", std::to_string(kWarmup),
-                                   "--seed", std::to_string(kSeed), "--lr", "0.003", "--max-grad-norm", "1",
-                                   "--sharding", sharding, "--batch-size", std::to_string(kGlobalBatch / n),
-                                   "--param-dtype", dtype, "--reduce-dtype", dtype,
-                                   "--log-json", (dir.path() / "log.json").string(),
-                                   "--dump-initial-params", (dir.path() / "initial.bin").string(),
-                                   "--dump-params", (dir.path() / "params.bin").string()};
+  std::vector<std::string> args = {"--preset",
+                                   "tiny",
+                                   "--steps",
+                                   std::to_string(kSteps),
+                                   "--warmup",
+                                   std::to_string(kWarmup),
+                                   "--seed",
+                                   std::to_string(kSeed),
+                                   "--lr",
+                                   "0.003",
+                                   "--max-grad-norm",
+                                   "1",
+                                   "--sharding",
+                                   sharding,
+                                   "--batch-size",
+                                   std::to_string(kGlobalBatch / n),
+                                   "--param-dtype",
+                                   dtype,
+                                   "--reduce-dtype",
+                                   dtype,
+                                   "--log-json",
+                                   (dir.path() / "log.json").string(),
+                                   "--dump-initial-params",
+                                   (dir.path() / "initial.bin").string(),
+                                   "--dump-params",
+                                   (dir.path() / "params.bin").string()};
   if (sharding == "hybrid_shard") args.insert(args.end(), {"--ranks-per-node", std::to_string(std::max(1, n / 2))});
   auto ranks = run_ranks(n, args, dir.path());
   for (size_t r = 0; r < ranks.size(); ++r) ASSERT_EQ(ranks[r].rc, 0) << "rank " << r << ": " << ranks[r].stderr_text();
@@ -303,10 +336,11 @@ TEST_P(AgainstStockLibtorch, SameLossesAndParameters) {
     moved += u * u;
   }
   const double rms = std::sqrt(sq / double(params.size())), update_rel = std::sqrt(sq / moved);
-  std::printf("%s %d rank(s) %s: losses within %.3g (relative); parameters max |diff| %.3g (%s: trainer %.6g, libtorch %.6g, "
-              "initial %.6g), rms %.3g, %.3g of the update\n",
-              sharding.c_str(), n, dtype.c_str(), worst_loss, worst, parameter_name(c, worst_at).c_str(), params[worst_at],
-              ref.params[worst_at], initial[worst_at], rms, update_rel);
+  std::printf(
+      "%s %d rank(s) %s: losses within %.3g (relative); parameters max |diff| %.3g (%s: trainer %.6g, libtorch %.6g, "
+      "initial %.6g), rms %.3g, %.3g of the update\n",
+      sharding.c_str(), n, dtype.c_str(), worst_loss, worst, parameter_name(c, worst_at).c_str(), params[worst_at],
+      ref.params[worst_at], initial[worst_at], rms, update_rel);
   ::testing::Test::RecordProperty("max_loss_rel_diff", std::to_string(worst_loss));
   ::testing::Test::RecordProperty("max_abs_diff", std::to_string(worst));
   ::testing::Test::RecordProperty("rms_diff", std::to_string(rms));
@@ -323,11 +357,13 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fp32, AgainstStockLibtorch,
-                         ::testing::Combine(::testing::Values("no_shard", "zero1", "shard_grad_op", "full_shard", "hybrid_shard"),
+                         ::testing::Combine(::testing::Values("no_shard", "zero1", "shard_grad_op", "full_shard",
+                                                              "hybrid_shard"),
                                             ::testing::Values(1, 2, 4), ::testing::Values("fp32")),
                          case_name);
 INSTANTIATE_TEST_SUITE_P(Bf16, AgainstStockLibtorch,
-                         ::testing::Combine(::testing::Values("no_shard", "zero1", "shard_grad_op", "full_shard", "hybrid_shard"),
+                         ::testing::Combine(::testing::Values("no_shard", "zero1", "shard_grad_op", "full_shard",
+                                                              "hybrid_shard"),
                                             ::testing::Values(1, 2, 4), ::testing::Values("bf16")),
                          case_name);
 

@@ -23,9 +23,12 @@ TEST(BadConfig, RejectedWithOneClearMessage) {
   expect_rejected(2, {"--sharding", "hybrid_shard"}, "hybrid_shard needs --ranks-per-node");
   expect_rejected(2, {"--sharding", "hybrid_shard", "--ranks-per-node", "3"}, "dividing WORLD_SIZE=2 (got 3)");
   expect_rejected(1, {"--data", "/nonexistent/corpus.txt"}, "--data /nonexistent/corpus.txt: cannot open the file");
-  expect_rejected(1, {"--cpu-offload"}, "--cpu-offload moves sharded state from a GPU to the host; it needs --device cuda");
+  expect_rejected(1, {"--cpu-offload"},
+                  "--cpu-offload moves sharded state from a GPU to the host; it needs --device cuda");
   setenv("SHARDSCOPE_TRAIN_OFFLOAD_ON_CPU", "1", 1);  // past the GPU check, to the strategy check
-  expect_rejected(1, {"--cpu-offload", "--sharding", "zero1"}, "--cpu-offload offloads sharded state: use --sharding shard_grad_op, full_shard or hybrid_shard (got zero1)");
+  expect_rejected(
+      1, {"--cpu-offload", "--sharding", "zero1"},
+      "--cpu-offload offloads sharded state: use --sharding shard_grad_op, full_shard or hybrid_shard (got zero1)");
   unsetenv("SHARDSCOPE_TRAIN_OFFLOAD_ON_CPU");
   expect_rejected(1, {"--dim", "100", "--heads", "3"}, "--dim must be a multiple of --heads");
   expect_rejected(1, {"--device", "cuda"}, "--device cuda: no");  // no device here (or no NCCL in the build)
@@ -60,16 +63,19 @@ TEST(Resume, NamesEachChangedSettingRefusingLayoutChanges) {
   auto first = run_ranks(1, {"--preset", "tiny", "--steps", "2", "--checkpoint-dir", ckpt}, dir.path());
   ASSERT_EQ(first[0].rc, 0) << first[0].stderr_text();
 
-  auto layout = run_ranks(1, {"--preset", "tiny", "--steps", "2", "--resume", "--checkpoint-dir", ckpt, "--sharding", "shard_grad_op",
-                              "--param-dtype", "bf16"}, dir.path());
+  auto layout = run_ranks(1,
+                          {"--preset", "tiny", "--steps", "2", "--resume", "--checkpoint-dir", ckpt, "--sharding",
+                           "shard_grad_op", "--param-dtype", "bf16"},
+                          dir.path());
   EXPECT_EQ(layout[0].rc, 2);
   const std::string err = layout[0].stderr_text();
   EXPECT_NE(err.find("--sharding: checkpoint full_shard, flags shard_grad_op"), std::string::npos) << err;
   EXPECT_NE(err.find("--param-dtype: checkpoint fp32, flags bf16"), std::string::npos) << err;
   EXPECT_LT(err.size(), 600u) << err;  // no dump of both configurations
 
-  auto soft = run_ranks(1, {"--preset", "tiny", "--steps", "4", "--lr", "0.001", "--seed", "7", "--resume", "--checkpoint-dir", ckpt},
-                        dir.path());
+  auto soft = run_ranks(
+      1, {"--preset", "tiny", "--steps", "4", "--lr", "0.001", "--seed", "7", "--resume", "--checkpoint-dir", ckpt},
+      dir.path());
   EXPECT_EQ(soft[0].rc, 0) << soft[0].stderr_text();
   const std::string warn = soft[0].stderr_text();
   EXPECT_NE(warn.find("warning: resuming"), std::string::npos) << warn;
@@ -128,21 +134,25 @@ void expect_mismatch(const std::vector<std::vector<std::string>>& extra, const s
 }
 
 TEST(RankConfig, RanksWithDifferentFlagsNameTheFirstDifference) {
-  expect_mismatch({{"--steps", "10"}, {"--steps", "12"}}, "rank 1's configuration differs from rank 0's: --steps 10 vs 12");
-  expect_mismatch({{"--lr", "0.003"}, {"--lr", "0.001"}}, "rank 1's configuration differs from rank 0's: --lr 0.003 vs 0.001");
+  expect_mismatch({{"--steps", "10"}, {"--steps", "12"}},
+                  "rank 1's configuration differs from rank 0's: --steps 10 vs 12");
+  expect_mismatch({{"--lr", "0.003"}, {"--lr", "0.001"}},
+                  "rank 1's configuration differs from rank 0's: --lr 0.003 vs 0.001");
   expect_mismatch({{"--sharding", "full_shard", "--steps", "3"}, {"--sharding", "shard_grad_op", "--steps", "4"}},
                   "rank 1's configuration differs from rank 0's: --sharding full_shard vs shard_grad_op");
   expect_mismatch({{"--backward-prefetch", "pre"}, {"--backward-prefetch", "post"}},
                   "rank 1's configuration differs from rank 0's: --backward-prefetch pre vs post");
   expect_mismatch({{}, {"--layers", "2"}}, "rank 1's configuration differs from rank 0's: --layers 4 vs 2");
-  expect_mismatch({{}, {"--checkpoint-dir", "ckpt"}}, "rank 1's configuration differs from rank 0's: --checkpoint-dir (not set) vs set");
+  expect_mismatch({{}, {"--checkpoint-dir", "ckpt"}},
+                  "rank 1's configuration differs from rank 0's: --checkpoint-dir (not set) vs set");
 }
 
 TEST(RankConfig, RanksWithEqualFlagsTrain) {
   TempDir dir;
   // Paths may differ between ranks (each machine its own log), so the logs' names do not count.
   auto ranks = start_ranks(2, {"--preset", "tiny", "--batch-size", "1", "--steps", "2"}, dir.path(), -1,
-                           {{"--log-json", (dir.path() / "a{rank}.jsonl").string()}, {"--log-json", (dir.path() / "b{rank}.jsonl").string()}});
+                           {{"--log-json", (dir.path() / "a{rank}.jsonl").string()},
+                            {"--log-json", (dir.path() / "b{rank}.jsonl").string()}});
   wait_ranks(ranks, std::chrono::seconds(120));
   for (auto& r : ranks) EXPECT_EQ(r.rc, 0) << r.stderr_text();
   EXPECT_NE(ranks[0].stdout_text().find("step 1 "), std::string::npos) << ranks[0].stdout_text();
@@ -151,8 +161,9 @@ TEST(RankConfig, RanksWithEqualFlagsTrain) {
 
 TEST(LostRank, OthersExitNamingItAndEveryTraceLoads) {
   TempDir dir;
-  auto ranks = start_ranks(3, {"--preset", "tiny", "--steps", "100000", "--batch-size", "1", "--sharding", "full_shard",
-                               "--trace-dir", dir.path().string()},
+  auto ranks = start_ranks(3,
+                           {"--preset", "tiny", "--steps", "100000", "--batch-size", "1", "--sharding", "full_shard",
+                            "--trace-dir", dir.path().string()},
                            dir.path());
   // Let them train a few steps, then kill rank 1 without warning.
   auto until = std::chrono::steady_clock::now() + std::chrono::seconds(120);

@@ -20,8 +20,8 @@ struct Interval {
 };
 
 struct StepView {
-  std::map<int, Interval> backward;            // unit -> its backward compute
-  std::map<int, int64_t> backward_ag_issued;   // unit -> issue time of its all-gather for backward
+  std::map<int, Interval> backward;           // unit -> its backward compute
+  std::map<int, int64_t> backward_ag_issued;  // unit -> issue time of its all-gather for backward
 };
 
 // Splits rank 0's trace of a full_shard run into steps: each block's backward compute range and the
@@ -59,8 +59,9 @@ std::vector<StepView> read_steps(const std::filesystem::path& file) {
 }
 
 std::vector<StepView> traced_run(const TempDir& dir, const std::string& prefetch) {
-  auto ranks = run_ranks(2, {"--preset", "tiny", "--steps", "3", "--batch-size", "1", "--sharding", "full_shard",
-                             "--backward-prefetch", prefetch, "--trace-dir", dir.path().string()},
+  auto ranks = run_ranks(2,
+                         {"--preset", "tiny", "--steps", "3", "--batch-size", "1", "--sharding", "full_shard",
+                          "--backward-prefetch", prefetch, "--trace-dir", dir.path().string()},
                          dir.path());
   for (auto& r : ranks) EXPECT_EQ(r.rc, 0) << r.stderr_text();
   return read_steps(dir.path() / "trace.rank0.json.gz");
@@ -90,8 +91,9 @@ TEST(Prefetch, NoneIssuesEachAllGatherOnlyWhenItsUnitNeedsIt) {
 
 TEST(FullShard, UnshardedBytesReturnToZeroAfterEveryUnit) {
   TempDir dir;
-  auto ranks = run_ranks(2, {"--preset", "tiny", "--steps", "2", "--batch-size", "1", "--sharding", "full_shard",
-                             "--backward-prefetch", "none", "--trace-dir", dir.path().string()},
+  auto ranks = run_ranks(2,
+                         {"--preset", "tiny", "--steps", "2", "--batch-size", "1", "--sharding", "full_shard",
+                          "--backward-prefetch", "none", "--trace-dir", dir.path().string()},
                          dir.path());
   for (auto& r : ranks) ASSERT_EQ(r.rc, 0) << r.stderr_text();
   auto f = trace::read_trace(dir.path() / "trace.rank1.json.gz");
@@ -121,8 +123,8 @@ std::vector<double> losses(const std::filesystem::path& log) {
 
 TEST(ActivationCheckpointing, SameGradientsAsWithout) {
   TempDir a, b;
-  std::vector<std::string> args = {"--preset", "tiny", "--steps", "3", "--batch-size", "1", "--sharding", "full_shard",
-                                   "--max-grad-norm", "0"};
+  std::vector<std::string> args = {"--preset",   "tiny",       "--steps",         "3", "--batch-size", "1",
+                                   "--sharding", "full_shard", "--max-grad-norm", "0"};
   auto plain = args, ckpt = args;
   plain.insert(plain.end(), {"--log-json", (a.path() / "log").string(), "--dump-params", (a.path() / "p").string()});
   ckpt.insert(ckpt.end(), {"--activation-checkpointing", "--log-json", (b.path() / "log").string(), "--dump-params",
@@ -163,8 +165,9 @@ namespace {
 
 TEST(Prefetch, ForwardPrefetchIssuesTheNextUnitBeforeThisOneComputes) {
   TempDir dir;
-  auto ranks = run_ranks(2, {"--preset", "tiny", "--steps", "3", "--batch-size", "1", "--sharding", "full_shard",
-                             "--forward-prefetch", "--trace-dir", dir.path().string()},
+  auto ranks = run_ranks(2,
+                         {"--preset", "tiny", "--steps", "3", "--batch-size", "1", "--sharding", "full_shard",
+                          "--forward-prefetch", "--trace-dir", dir.path().string()},
                          dir.path());
   for (auto& r : ranks) ASSERT_EQ(r.rc, 0) << r.stderr_text();
   auto f = trace::read_trace(dir.path() / "trace.rank0.json.gz");
@@ -173,18 +176,22 @@ TEST(Prefetch, ForwardPrefetchIssuesTheNextUnitBeforeThisOneComputes) {
   for (const trace::Event& e : f.events) {
     if (e.ph == 'i' && e.name == keys::kPrefetch && e.args[keys::kArgReason] == "forward_prefetch")
       prefetches.emplace_back(e.ts_ns, e.args[keys::kArgUnit]);
-    if (e.ph == 'X' && e.name == keys::kUnitForward && e.args[keys::kArgUnit] != 0) forwards.emplace_back(e.ts_ns, e.args[keys::kArgUnit]);
+    if (e.ph == 'X' && e.name == keys::kUnitForward && e.args[keys::kArgUnit] != 0)
+      forwards.emplace_back(e.ts_ns, e.args[keys::kArgUnit]);
   }
   std::sort(forwards.begin(), forwards.end());
   // The first step records the order; the next two prefetch units 2, 3, 4 each.
   ASSERT_EQ(prefetches.size(), 2u * 3u);
   for (auto [t, unit] : prefetches) {
     // Find the forward of unit - 1 that follows this decision: it must start after it (same step).
-    auto it = std::find_if(forwards.begin(), forwards.end(), [&](auto& f) { return f.second == unit - 1 && f.first >= t; });
+    auto it =
+        std::find_if(forwards.begin(), forwards.end(), [&](auto& f) { return f.second == unit - 1 && f.first >= t; });
     ASSERT_NE(it, forwards.end()) << "unit " << unit;
-    auto next_of_unit = std::find_if(forwards.begin(), forwards.end(), [&](auto& f) { return f.second == unit && f.first >= t; });
+    auto next_of_unit =
+        std::find_if(forwards.begin(), forwards.end(), [&](auto& f) { return f.second == unit && f.first >= t; });
     ASSERT_NE(next_of_unit, forwards.end());
-    EXPECT_LT(it->first, next_of_unit->first) << "prefetch of unit " << unit << " came after unit " << unit - 1 << " ran";
+    EXPECT_LT(it->first, next_of_unit->first)
+        << "prefetch of unit " << unit << " came after unit " << unit - 1 << " ran";
   }
 }
 

@@ -31,7 +31,8 @@ analysis::AnalysedRun three_ranks() {
     const model::StringId ag = rank.strings.intern("all_gather"), group = rank.strings.intern("dp"),
                           fwd = rank.strings.intern("unit_forward");
     // Step 0 starts 5 ms in (plus 100 µs a rank), on the rank's own clock.
-    rank.steps.push_back({0, 5 * kMs + r * kMs / 10 + skew(r), 60 * kMs + skew(r), 5 * kMs + skew(r), 60 * kMs + skew(r), false});
+    rank.steps.push_back(
+        {0, 5 * kMs + r * kMs / 10 + skew(r), 60 * kMs + skew(r), 5 * kMs + skew(r), 60 * kMs + skew(r), false});
     model::Track comm;
     comm.kind = model::TrackKind::Communication;
     comm.name = "comm";
@@ -112,7 +113,7 @@ TEST(ViewerAcrossRanks, InstanceFoundByGroupAndSequence) {
     }
   EXPECT_FALSE(a.find(0, ag(3)));
   EXPECT_FALSE(a.find(0, {CollectiveKind::AllGather, "tp", true, 1}));  // another group's seq 1
-  EXPECT_FALSE(a.instance_of(0, {1, 0}));                              // a compute kernel
+  EXPECT_FALSE(a.instance_of(0, {1, 0}));                               // a compute kernel
 }
 
 TEST(ViewerAcrossRanks, InstanceAlignmentOnTheWallClockMarksTheLastArrival) {
@@ -152,7 +153,8 @@ TEST(ViewerAcrossRanks, InstanceAlignmentOnTheWallClockMarksTheLastArrival) {
 
 TEST(ViewerAcrossRanks, LatePeerOfAPrefetchPairOnTheGoldenRun) {
   // Rank 1, step 2, unit 4 of the CPU trainer's BACKWARD_PRE run: rank 0 joined its all-gather late.
-  analysis::AnalysedRun run = analysis::analyse_run({std::string(SHARDSCOPE_SOURCE_DIR) + "/tests/golden/trainer_cpu_2ranks/pre"}, {});
+  analysis::AnalysedRun run =
+      analysis::analyse_run({std::string(SHARDSCOPE_SOURCE_DIR) + "/tests/golden/trainer_cpu_2ranks/pre"}, {});
   ASSERT_EQ(run.trace.ranks.size(), 2u);
   AcrossRanks a(run);
   const metrics::UnitPrefetch* pair = nullptr;
@@ -161,7 +163,8 @@ TEST(ViewerAcrossRanks, LatePeerOfAPrefetchPairOnTheGoldenRun) {
       if (s.step == 2 && u.unit == 4) pair = &u;
   ASSERT_TRUE(pair);
   ASSERT_EQ(pair->late_peer, 0);
-  std::optional<metrics::InstanceId> id = a.instance_of(1, {uint32_t(pair->all_gather.track), uint32_t(pair->all_gather.index)});
+  std::optional<metrics::InstanceId> id =
+      a.instance_of(1, {uint32_t(pair->all_gather.track), uint32_t(pair->all_gather.index)});
   ASSERT_TRUE(id);
   EXPECT_EQ(a.prefetch_pair(1, *id), pair);
   std::vector<RankRow> rows = a.on_instance(*id, TrackChoice::Communication, 1u);
@@ -171,7 +174,9 @@ TEST(ViewerAcrossRanks, LatePeerOfAPrefetchPairOnTheGoldenRun) {
   // The late peer is the rank the straggler analysis names last there, and it is drawn after the other.
   EXPECT_TRUE(rows[0].last);
   EXPECT_FALSE(rows[1].last);
-  auto x = [&](const RankRow& r) { return run.trace.ranks[r.rank].tracks[r.instance->track].events[r.instance->index].ts_ns - *r.origin_ns; };
+  auto x = [&](const RankRow& r) {
+    return run.trace.ranks[r.rank].tracks[r.instance->track].events[r.instance->index].ts_ns - *r.origin_ns;
+  };
   EXPECT_EQ(x(rows[1]), 0);
   EXPECT_GT(x(rows[0]), 0);
   // Asked from rank 0's side there is no late peer to mark (rank 0 was the late one).

@@ -84,7 +84,8 @@ TEST(ViewerFsdpUnits, OneRowPerUnitInUnitOrderWithItsCollectivesAndCompute) {
       EXPECT_EQ(at(r, ref).unit, int(u + 1));
       names.insert(r.str(at(r, ref).name));
     }
-    EXPECT_EQ(names, (std::multiset<std::string_view>{k::kAllGather, k::kAllGather, k::kReduceScatter, k::kUnitForward, k::kUnitBackward}));
+    EXPECT_EQ(names, (std::multiset<std::string_view>{k::kAllGather, k::kAllGather, k::kReduceScatter, k::kUnitForward,
+                                                      k::kUnitBackward}));
     EXPECT_TRUE(std::is_sorted(row.refs.begin(), row.refs.end(),
                                [&](model::EventRef a, model::EventRef b) { return at(r, a).ts_ns < at(r, b).ts_ns; }));
   }
@@ -96,7 +97,8 @@ TEST(ViewerFsdpUnits, OneRowPerUnitInUnitOrderWithItsCollectivesAndCompute) {
 TEST(ViewerFsdpUnits, DeviceTimeComputePreferredAndUnitsNamedByTheTrace) {
   model::Trace trace = cpu_run();
   model::Rank& r = trace.ranks[0];
-  r.run_config = {{k::kCfgUnits, {{{k::kCfgUnitId, 1}, {k::kName, "block0"}}, {{k::kCfgUnitId, 2}, {k::kName, "block1"}}}}};
+  r.run_config = {
+      {k::kCfgUnits, {{{k::kCfgUnitId, 1}, {k::kName, "block0"}}, {{k::kCfgUnitId, 2}, {k::kName, "block1"}}}}};
   // The importers' device-time unit ranges (cat "fsdp"): they replace the host ranges, as in the prefetch check.
   model::Track derived{-1, -1, "FSDP units (device time)", model::TrackKind::HostThread, {}};
   derived.events = {ev(r, k::kUnitForward, k::kCatFsdp, 105, 60, 1, IntervalClass::Host)};
@@ -156,7 +158,8 @@ TEST(ViewerFsdpUnits, RowsTakePartInTheArrangement) {
   a.toggle(a.rows()[size_t(group)]);
   EXPECT_LT(a.find("0/FSDP units/unit 1"), 0);
   std::vector<uint32_t> derived;
-  for (uint32_t m : a.members(a.rows()[size_t(a.find("0/group/FSDP units"))])) derived.push_back(uint32_t(layout.rows()[m].item));
+  for (uint32_t m : a.members(a.rows()[size_t(a.find("0/group/FSDP units"))]))
+    derived.push_back(uint32_t(layout.rows()[m].item));
   EXPECT_EQ(derived, (std::vector<uint32_t>{0, 1}));
   std::vector<Mark> marks;
   summary_marks(layout.ranks()[0], {}, Viewport::fit(0, 500, 500), marks, derived);
@@ -186,13 +189,15 @@ std::map<int, std::set<std::pair<uint32_t, uint32_t>>> gathers_by_unit(const mod
   std::map<int, std::set<std::pair<uint32_t, uint32_t>>> out;
   for (uint32_t t = 0; t < r.tracks.size(); ++t)
     for (uint32_t i = 0; i < r.tracks[t].events.size(); ++i)
-      if (const model::Event& e = r.tracks[t].events[i]; e.cls == cls && e.coll == CollectiveKind::AllGather && e.unit >= 0 && e.ph == 'X')
+      if (const model::Event& e = r.tracks[t].events[i];
+          e.cls == cls && e.coll == CollectiveKind::AllGather && e.unit >= 0 && e.ph == 'X')
         out[e.unit].insert({t, i});
   return out;
 }
 
 // Each row holds its unit's events only, exactly the all-gathers `gathers` gives for it, and compute.
-void check_rows(const model::Rank& r, const std::vector<DerivedRow>& rows, std::map<int, std::set<std::pair<uint32_t, uint32_t>>> gathers) {
+void check_rows(const model::Rank& r, const std::vector<DerivedRow>& rows,
+                std::map<int, std::set<std::pair<uint32_t, uint32_t>>> gathers) {
   ASSERT_EQ(rows.size(), gathers.size());
   size_t u = 0;
   for (const auto& [unit, expected] : gathers) {
@@ -262,7 +267,8 @@ TEST(ViewerFsdpUnits, PytorchFsdp2Rank) {
   EXPECT_NE(rows[1].label.find("blocks."), std::string::npos) << rows[1].label;
   for (const DerivedRow& row : rows) {
     size_t gathers = 0;
-    for (model::EventRef ref : row.refs) gathers += at(r, ref).coll == CollectiveKind::AllGather && at(r, ref).cls == IntervalClass::Communication;
+    for (model::EventRef ref : row.refs)
+      gathers += at(r, ref).coll == CollectiveKind::AllGather && at(r, ref).cls == IntervalClass::Communication;
     EXPECT_GT(gathers, 0u) << row.label;
   }
 }

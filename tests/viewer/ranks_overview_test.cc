@@ -29,7 +29,8 @@ fs::path fresh_dir(const std::string& name) {
 }
 
 void summarize(const fs::path& run, const fs::path& out) {
-  const std::string cmd = fmt::format("'{}' summarize '{}' -o '{}' >/dev/null", SHARDSCOPE_BIN, run.string(), out.string());
+  const std::string cmd =
+      fmt::format("'{}' summarize '{}' -o '{}' >/dev/null", SHARDSCOPE_BIN, run.string(), out.string());
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
 }
 
@@ -41,7 +42,8 @@ const RankOverviewRow& row_of_rank(const RanksOverview& o, int rank) {
 
 // Every golden run, opened from its summaries alone, has the rows that loading its traces gives.
 TEST(ViewerRanksOverview, GoldenRunsFromSummariesEqualTheirTraces) {
-  for (const char* run : {"trainer_cpu_2ranks/pre", "trainer_cpu_2ranks/none", "kineto_two_ranks", "kineto_seq_pairing", "gpu_demo"}) {
+  for (const char* run :
+       {"trainer_cpu_2ranks/pre", "trainer_cpu_2ranks/none", "kineto_two_ranks", "kineto_seq_pairing", "gpu_demo"}) {
     SCOPED_TRACE(run);
     const fs::path traces = kSource / "tests/golden" / run;
     const fs::path dir = fresh_dir("golden");
@@ -109,7 +111,8 @@ TEST(ViewerRanksOverview, TrainerRunHasStepsStragglerAndPrefetch) {
 // the others (who start within 256 ns of each other, each at its own offset).
 void write_rank(const fs::path& file, int rank, int world, int slow, int late) {
   std::ofstream out(file);
-  out << fmt::format(R"J({{"distributedInfo": {{"rank": {}, "world_size": {}}}, "traceEvents": [)J", rank, world) << "\n";
+  out << fmt::format(R"J({{"distributedInfo": {{"rank": {}, "world_size": {}}}, "traceEvents": [)J", rank, world)
+      << "\n";
   const int64_t offset_ns = (int64_t(rank) * 7919) % 256;  // a permutation of 0..255 over the ranks
   for (int s = 0; s < 4; ++s) {
     // Steps tile (each runs to the next one's start): the slow rank's steady steps 1 and 2 take 2.3 ms, the
@@ -119,12 +122,30 @@ void write_rank(const fs::path& file, int rank, int world, int slow, int late) {
     const double step = rank == slow ? 1500 : 1000, compute = rank == slow ? 900 : 400;
     const double ag = base + 600 + (rank == late ? 200 : 0) + double(offset_ns) / 1000.0;
     const int c1 = 2 * s + 1, c2 = 2 * s + 2, ext = 100 + s;
-    out << fmt::format(R"J({{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#{}", "pid": 1, "tid": 1, "ts": {:.3f}, "dur": {}}},)J", s, t, step) << "\n";
-    out << fmt::format(R"J({{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": {:.3f}, "dur": 5, "args": {{"correlation": {}}}}},)J", t + 10, c1) << "\n";
-    out << fmt::format(R"J({{"ph": "X", "cat": "kernel", "name": "sm90_gemm_bf16", "pid": 0, "tid": 7, "ts": {:.3f}, "dur": {}, "args": {{"stream": 7, "correlation": {}}}}},)J", t + 50, compute, c1) << "\n";
-    out << fmt::format(R"J({{"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 1, "ts": {:.3f}, "dur": 5, "args": {{"External id": {}, "Seq": {}, "Process Group Name": "0", "Collective name": "_allgather_base", "Out msg nelems": 1000, "Group size": {}, "dtype": "Float"}}}},)J", base + 590, ext, s, world) << "\n";
-    out << fmt::format(R"J({{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": {:.3f}, "dur": 5, "args": {{"correlation": {}, "External id": {}}}}}{})J", base + 595, c2, ext, ",") << "\n";
-    out << fmt::format(R"J({{"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllGather_RING_LL(x)", "pid": 0, "tid": 20, "ts": {:.3f}, "dur": 100, "args": {{"stream": 20, "correlation": {}, "External id": {}}}}}{})J", ag, c2, ext, s == 3 ? "" : ",") << "\n";
+    out << fmt::format(
+               R"J({{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#{}", "pid": 1, "tid": 1, "ts": {:.3f}, "dur": {}}},)J",
+               s, t, step)
+        << "\n";
+    out << fmt::format(
+               R"J({{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": {:.3f}, "dur": 5, "args": {{"correlation": {}}}}},)J",
+               t + 10, c1)
+        << "\n";
+    out << fmt::format(
+               R"J({{"ph": "X", "cat": "kernel", "name": "sm90_gemm_bf16", "pid": 0, "tid": 7, "ts": {:.3f}, "dur": {}, "args": {{"stream": 7, "correlation": {}}}}},)J",
+               t + 50, compute, c1)
+        << "\n";
+    out << fmt::format(
+               R"J({{"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 1, "ts": {:.3f}, "dur": 5, "args": {{"External id": {}, "Seq": {}, "Process Group Name": "0", "Collective name": "_allgather_base", "Out msg nelems": 1000, "Group size": {}, "dtype": "Float"}}}},)J",
+               base + 590, ext, s, world)
+        << "\n";
+    out << fmt::format(
+               R"J({{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": {:.3f}, "dur": 5, "args": {{"correlation": {}, "External id": {}}}}}{})J",
+               base + 595, c2, ext, ",")
+        << "\n";
+    out << fmt::format(
+               R"J({{"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllGather_RING_LL(x)", "pid": 0, "tid": 20, "ts": {:.3f}, "dur": 100, "args": {{"stream": 20, "correlation": {}, "External id": {}}}}}{})J",
+               ag, c2, ext, s == 3 ? "" : ",")
+        << "\n";
   }
   out << "]}\n";
 }
@@ -171,7 +192,8 @@ TEST_F(ViewerOverviewManyRanks, OpensFromSummariesWithTheStragglerAndTheSlowestF
   EXPECT_EQ(*other.compute_ns, 400'000);
   EXPECT_EQ(other.comm_ns, 100'000);
   // Every row's summary is its own file, and its trace the one beside it.
-  for (const RankOverviewRow& r : o.rows) EXPECT_EQ(fs::path(r.summary).filename(), fmt::format("rank{}.sqlite", r.rank));
+  for (const RankOverviewRow& r : o.rows)
+    EXPECT_EQ(fs::path(r.summary).filename(), fmt::format("rank{}.sqlite", r.rank));
 
   std::vector<RankOverviewRow> rows = o.rows;
   sort_rows(rows, OverviewColumn::Rank, false);
@@ -223,7 +245,8 @@ TEST_F(ViewerOverviewManyRanks, ABadSummaryIsNamedAndTheOthersOpen) {
   options.keep_going = true;
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open((dir_ / "rank5.sqlite").c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "UPDATE meta SET value = 99 WHERE key = 'schema_version'", nullptr, nullptr, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE meta SET value = 99 WHERE key = 'schema_version'", nullptr, nullptr, nullptr),
+            SQLITE_OK);
   sqlite3_close(db);
   RanksOverview o = open_overview(*find_summaries({dir_}), options);
   ASSERT_EQ(o.failures.size(), 1u);

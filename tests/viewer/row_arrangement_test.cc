@@ -171,7 +171,7 @@ TEST_F(ViewerRowArrangement, LaneCapFoldsDeepOverlapsIntoTheLastLane) {
   const Row& s7 = a.rows()[size_t(index_of(a, "GPU 0 stream 7"))];
   EXPECT_EQ(s7.lanes, kMaxLanes);
   EXPECT_EQ(s7.height, kMaxLanes * layout.options().lane_height);
-  EXPECT_EQ(s7.folded, 2u);       // kernels 5 and 6 would have had lanes 5 and 6
+  EXPECT_EQ(s7.folded, 2u);  // kernels 5 and 6 would have had lanes 5 and 6
   EXPECT_EQ(s7.folded_lanes, 2);
   const RankView& rv = layout.ranks()[0];
   for (uint16_t d : rv.index.depth[size_t(s7.item)]) EXPECT_LT(d, kMaxLanes);

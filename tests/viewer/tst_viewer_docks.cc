@@ -64,7 +64,8 @@ class TestViewerDocks : public QObject {
     QVERIFY(dock);
     dock->raise();
     QTableView* view = dock->table();
-    const int exposed = column_named(view, "Exposed %"), comm = column_named(view, "Comm. %"), idle = column_named(view, "Idle");
+    const int exposed = column_named(view, "Exposed %"), comm = column_named(view, "Comm. %"),
+              idle = column_named(view, "Idle");
     const int window = column_named(view, "Window");
     QVERIFY(exposed >= 0 && comm >= 0 && idle >= 0 && window >= 0);
     QVERIFY(view->model()->rowCount() >= 2);
@@ -72,7 +73,8 @@ class TestViewerDocks : public QObject {
     for (int row = 0; row < view->model()->rowCount(); ++row) {
       const metrics::WindowMetrics& m = dock->model()->item(dock->sourceRow(row)).step->m;
       QVERIFY(m.window_ns > 0);
-      QCOMPARE(view->model()->index(row, exposed).data().toString(), pct(100.0 * double(m.exposed_ns()) / double(m.window_ns)));
+      QCOMPARE(view->model()->index(row, exposed).data().toString(),
+               pct(100.0 * double(m.exposed_ns()) / double(m.window_ns)));
       QCOMPARE(view->model()->index(row, comm).data().toString(), pct(100.0 * double(m.comm_ns) / double(m.window_ns)));
       QCOMPARE(view->model()->index(row, idle).data().toString(), format_ns(double(m.idle_ns())));
     }
@@ -80,7 +82,8 @@ class TestViewerDocks : public QObject {
     click_header(view, window);
     auto windows = [&] {
       std::vector<qlonglong> v;
-      for (int row = 0; row < view->model()->rowCount(); ++row) v.push_back(view->model()->index(row, window).data(kSortRole).toLongLong());
+      for (int row = 0; row < view->model()->rowCount(); ++row)
+        v.push_back(view->model()->index(row, window).data(kSortRole).toLongLong());
       return v;
     };
     std::vector<qlonglong> up = windows();
@@ -162,7 +165,8 @@ class TestViewerDocks : public QObject {
     QVERIFY(p.na != metrics::NotApplicable::None || p.steps.empty() || p.steps.front().units.empty());
     QString note = dock->note()->text();
     QVERIFY2(note.contains("nothing to check"), qPrintable(note));
-    if (p.na != metrics::NotApplicable::None) QVERIFY2(note.contains(QString::fromStdString(report::na_sentence(p.na, 0))), qPrintable(note));
+    if (p.na != metrics::NotApplicable::None)
+      QVERIFY2(note.contains(QString::fromStdString(report::na_sentence(p.na, 0))), qPrintable(note));
   }
 
   void docksFollowTheSharedSelection() {
@@ -175,7 +179,8 @@ class TestViewerDocks : public QObject {
     QCOMPARE(sel->run(), w.run());
     QVERIFY(!sel->event());
     // A click on a slice: the selection holds it and the Event dock names it.
-    QVERIFY(w.selectByName(QString::fromUtf8(w.run()->trace.ranks[0].str(w.run()->trace.ranks[0].tracks[0].events[0].name))));
+    QVERIFY(w.selectByName(
+        QString::fromUtf8(w.run()->trace.ranks[0].str(w.run()->trace.ranks[0].tracks[0].events[0].name))));
     auto picked = w.timeline()->selection();
     QVERIFY(picked);
     auto rect = w.timeline()->eventRect(picked->rank, picked->event);

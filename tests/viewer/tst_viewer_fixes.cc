@@ -101,7 +101,8 @@ class TestViewerFixes : public QObject {
     for (int i = 0; i < 20; ++i) QTest::keyClick(t, Qt::Key_S);
     QVERIFY(t->viewport().end_ns() - t->viewport().start_ns <= whole + eps);
     QVERIFY(t->viewport().start_ns >= lo - eps && t->viewport().end_ns() <= hi + eps);
-    QWheelEvent out(QPointF(600, 300), t->mapToGlobal(QPointF(600, 300)), {}, QPoint(0, -1200), Qt::NoButton, {}, Qt::NoScrollPhase, false);
+    QWheelEvent out(QPointF(600, 300), t->mapToGlobal(QPointF(600, 300)), {}, QPoint(0, -1200), Qt::NoButton, {},
+                    Qt::NoScrollPhase, false);
     QApplication::sendEvent(t, &out);
     QVERIFY(t->viewport().end_ns() - t->viewport().start_ns <= whole + eps);
     // Zoomed in, panning stops at either end, by key and by drag.
@@ -143,7 +144,8 @@ class TestViewerFixes : public QObject {
     const int after = dark_in_plot();
     const int plot = (t->width() - TimelineWidget::kLabelWidth) * (t->height() - TimelineWidget::kRulerHeight);
     QVERIFY2(after > before, "the hits are marked");
-    QVERIFY2(after - before < plot / 20, qPrintable(QString("%1 dark pixels added of %2").arg(after - before).arg(plot)));
+    QVERIFY2(after - before < plot / 20,
+             qPrintable(QString("%1 dark pixels added of %2").arg(after - before).arg(plot)));
   }
 };
 

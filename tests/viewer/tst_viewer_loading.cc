@@ -72,7 +72,8 @@ class TestViewerLoading : public QObject {
     p.reading_bytes_done = 412'000'000;
     p.reading_bytes = 980'000'000;
     p.reading_events = 2'100'000;
-    QCOMPARE(QString::fromStdString(load_status_text(p)), QString("reading rank3.json.gz — 412 / 980 MB, 2.1 M events"));
+    QCOMPARE(QString::fromStdString(load_status_text(p)),
+             QString("reading rank3.json.gz — 412 / 980 MB, 2.1 M events"));
     p.reading.clear();
     p.files_done = 8;
     QCOMPARE(QString::fromStdString(load_status_text(p)), QString("analysing 8 files"));
@@ -94,8 +95,8 @@ class TestViewerLoading : public QObject {
     QLabel* status = w.loadProgress()->label();
     QTRY_VERIFY_WITH_TIMEOUT(w.loadProgress()->isVisible(), 10000);
     // The label names the file while it is read, with its MB and its events so far.
-    QTRY_VERIFY_WITH_TIMEOUT(status->text().startsWith("reading big.rank0.json — ") && status->text().contains(" MB, ") &&
-                                 !status->text().endsWith(" 0 events"),
+    QTRY_VERIFY_WITH_TIMEOUT(status->text().startsWith("reading big.rank0.json — ") &&
+                                 status->text().contains(" MB, ") && !status->text().endsWith(" 0 events"),
                              20000);
     QTest::mouseClick(w.loadProgress()->cancelButton(), Qt::LeftButton);
     released = true;

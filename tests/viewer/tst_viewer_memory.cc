@@ -28,9 +28,10 @@ RunMemory open_generated(const QTemporaryDir& dir, bool kineto) {
   analysis::AnalysedRun run = analysis::analyse_run({path}, options);
   TimelineLayout layout(run.trace);
   RunMemory m = run_memory(run, layout);
-  qInfo("%s: %zu events, %.1f B/event: events %.1f, strings %.1f, args %.1f, other %.1f, side tables %.1f", kineto ? "kineto" : "shardscope",
-        m.events, m.per_event(), double(m.event_bytes) / double(m.events), double(m.string_bytes) / double(m.events),
-        double(m.args_bytes) / double(m.events), double(m.other_bytes) / double(m.events), double(m.side_bytes) / double(m.events));
+  qInfo("%s: %zu events, %.1f B/event: events %.1f, strings %.1f, args %.1f, other %.1f, side tables %.1f",
+        kineto ? "kineto" : "shardscope", m.events, m.per_event(), double(m.event_bytes) / double(m.events),
+        double(m.string_bytes) / double(m.events), double(m.args_bytes) / double(m.events),
+        double(m.other_bytes) / double(m.events), double(m.side_bytes) / double(m.events));
   return m;
 }
 

@@ -54,7 +54,8 @@ class TestViewerModel : public QObject {
       const model::Track& t = rv.rank->tracks[size_t(r.item)];
       QVERIFY(!t.events.empty());
       // One lane per nesting depth: the deepest event's depth + 1.
-      uint16_t deepest = *std::max_element(rv.index.depth[size_t(r.item)].begin(), rv.index.depth[size_t(r.item)].end());
+      uint16_t deepest =
+          *std::max_element(rv.index.depth[size_t(r.item)].begin(), rv.index.depth[size_t(r.item)].end());
       QCOMPARE(int(r.lanes), deepest + 1);
       QCOMPARE(r.height, r.lanes * l.options().lane_height);
       for (const model::Event& e : t.events)
@@ -81,11 +82,14 @@ class TestViewerModel : public QObject {
     analysis::AnalysedRun run = load("tests/golden/gpu_demo/gpu_demo.json.gz");
     TimelineLayout l(run.trace);
     check_rows_ordered(l);
-    QCOMPARE(size_t(std::count_if(l.rows().begin(), l.rows().end(), [](const Row& r) { return r.kind == RowKind::RankHeader; })),
+    QCOMPARE(size_t(std::count_if(l.rows().begin(), l.rows().end(),
+                                  [](const Row& r) { return r.kind == RowKind::RankHeader; })),
              run.trace.ranks.size());
     bool stream = false;
     for (const Row& r : l.rows())
-      if (r.kind == RowKind::Track && l.ranks()[r.rank].rank->tracks[size_t(r.item)].kind == model::TrackKind::DeviceStream) stream = true;
+      if (r.kind == RowKind::Track &&
+          l.ranks()[r.rank].rank->tracks[size_t(r.item)].kind == model::TrackKind::DeviceStream)
+        stream = true;
     QVERIFY(stream);
     // row_at maps each row's pixels back to it.
     for (size_t i = 0; i < l.rows().size(); ++i) {
@@ -284,8 +288,8 @@ class TestViewerModel : public QObject {
     model::Rank rank;
     model::Track t;
     t.kind = model::TrackKind::HostThread;
-    t.events = {ev(0, 1000, model::IntervalClass::Host), ev(100, 300, model::IntervalClass::Host), ev(150, 50, model::IntervalClass::Host),
-                ev(600, 200, model::IntervalClass::Host)};
+    t.events = {ev(0, 1000, model::IntervalClass::Host), ev(100, 300, model::IntervalClass::Host),
+                ev(150, 50, model::IntervalClass::Host), ev(600, 200, model::IntervalClass::Host)};
     rank.tracks.push_back(t);
     model::Trace trace;
     trace.ranks.push_back(std::move(rank));

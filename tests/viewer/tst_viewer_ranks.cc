@@ -86,7 +86,8 @@ class TestViewerRanks : public QObject {
     // Back to a step: each rank's step start at 0, no instance.
     rd->alignOnStep(1);
     QVERIFY(!rd->instance());
-    for (const RankRow& row : rd->rows()) QCOMPARE(*row.origin_ns, step_numbered(w.run()->trace.ranks[row.rank], 1).start_ns);
+    for (const RankRow& row : rd->rows())
+      QCOMPARE(*row.origin_ns, step_numbered(w.run()->trace.ranks[row.rank], 1).start_ns);
   }
 
   void collectiveClickedInTheTimelineAlignsTheRanks() {
@@ -133,7 +134,9 @@ class TestViewerRanks : public QObject {
     QVERIFY(m->rowCount() > 20);
     QCOMPARE(m->headerData(ComparisonModel::A, Qt::Horizontal).toString(), QString("A"));
     QCOMPARE(m->headerData(ComparisonModel::B, Qt::Horizontal).toString(), QString("B"));
-    QVERIFY(m->headerData(ComparisonModel::A, Qt::Horizontal, Qt::ToolTipRole).toString().contains(kGolden + "trainer_cpu_2ranks/none"));
+    QVERIFY(m->headerData(ComparisonModel::A, Qt::Horizontal, Qt::ToolTipRole)
+                .toString()
+                .contains(kGolden + "trainer_cpu_2ranks/none"));
     int numbers = 0;
     for (int r = 0; r < m->rowCount(); ++r) {
       for (int c = 0; c < m->columnCount(); ++c) {
@@ -150,7 +153,8 @@ class TestViewerRanks : public QObject {
     // "mean step time ms": 351.659 in A, 457.971 in B (tests/golden/trainer_cpu_2ranks/diff_text.out).
     bool found = false;
     for (int r = 0; r < m->rowCount(); ++r)
-      if (m->index(r, ComparisonModel::Metric).data().toString() == "mean step time ms" && m->index(r, ComparisonModel::Rank).data().toString() == "0") {
+      if (m->index(r, ComparisonModel::Metric).data().toString() == "mean step time ms" &&
+          m->index(r, ComparisonModel::Rank).data().toString() == "0") {
         QCOMPARE(m->index(r, ComparisonModel::A).data().toString(), QString("351.659"));
         QCOMPARE(m->index(r, ComparisonModel::B).data().toString(), QString("457.971"));
         QVERIFY(m->index(r, ComparisonModel::Change).data().toString().startsWith("+106.312"));
@@ -161,7 +165,8 @@ class TestViewerRanks : public QObject {
     cd->raise();
     t->sortByColumn(ComparisonModel::Change, Qt::AscendingOrder);
     for (int r = 1; r < m->rowCount(); ++r)
-      QVERIFY(m->index(r - 1, ComparisonModel::Change).data(kSortRole).toDouble() <= m->index(r, ComparisonModel::Change).data(kSortRole).toDouble());
+      QVERIFY(m->index(r - 1, ComparisonModel::Change).data(kSortRole).toDouble() <=
+              m->index(r, ComparisonModel::Change).data(kSortRole).toDouble());
   }
 
   void runBFollowsAByStep() {

@@ -71,7 +71,8 @@ class TestViewerReadable : public QObject {
     const TimelineLayout& layout = *t->timelineLayout();
     // A unit's compute in a step: the tooltip has everything the issue asks for.
     auto sel = find_event(layout, [](const model::Rank& r, const model::Event& e) {
-      return e.unit >= 0 && e.step >= 0 && e.dur_ns > 0 && e.cls == model::IntervalClass::Compute && size_t(e.step) < r.steps.size();
+      return e.unit >= 0 && e.step >= 0 && e.dur_ns > 0 && e.cls == model::IntervalClass::Compute &&
+             size_t(e.step) < r.steps.size();
     });
     QVERIFY(sel);
     const model::Rank& rank = *layout.ranks()[sel->rank].rank;
@@ -120,8 +121,8 @@ class TestViewerReadable : public QObject {
     QCOMPARE(counter_unit(series.name), CounterUnit::Bytes);  // memory.* series
     auto screen_y = [&] { return TimelineWidget::kRulerHeight + r.y - t->rowScroll(); };
     for (int i = 0; i < 200 && screen_y() + r.height > t->height(); ++i) {
-      QWheelEvent wheel(QPointF(300, 100), t->mapToGlobal(QPointF(300, 100)), {}, QPoint(0, -120), Qt::NoButton, Qt::ShiftModifier,
-                        Qt::NoScrollPhase, false);
+      QWheelEvent wheel(QPointF(300, 100), t->mapToGlobal(QPointF(300, 100)), {}, QPoint(0, -120), Qt::NoButton,
+                        Qt::ShiftModifier, Qt::NoScrollPhase, false);
       QApplication::sendEvent(t, &wheel);
     }
     QVERIFY(screen_y() >= TimelineWidget::kRulerHeight && screen_y() + r.height <= t->height());
@@ -139,7 +140,8 @@ class TestViewerReadable : public QObject {
     t->render(&img);
     int dark = 0;
     for (int yy = screen_y(); yy < screen_y() + r.height / 2; ++yy)
-      for (int xx = TimelineWidget::kLabelWidth + 2; xx < TimelineWidget::kLabelWidth + 70; ++xx) dark += qGray(img.pixel(xx, yy)) < 100;
+      for (int xx = TimelineWidget::kLabelWidth + 2; xx < TimelineWidget::kLabelWidth + 70; ++xx)
+        dark += qGray(img.pixel(xx, yy)) < 100;
     QVERIFY2(dark > 10, qPrintable(QString::number(dark)));
     CounterAxis axis = counter_axis(series);
     QCOMPARE(axis.max, series.peak());
@@ -153,10 +155,10 @@ class TestViewerReadable : public QObject {
     for (const LegendEntry& e : legend()) QVERIFY2(colours.insert(e.colour).second, e.name);
     using model::CollectiveKind;
     using model::IntervalClass;
-    for (auto c : {IntervalClass::Host, IntervalClass::Compute, IntervalClass::Communication, IntervalClass::Memory, IntervalClass::Sync,
-                   IntervalClass::Other})
-      for (auto k : {CollectiveKind::None, CollectiveKind::AllGather, CollectiveKind::ReduceScatter, CollectiveKind::AllReduce,
-                     CollectiveKind::Broadcast})
+    for (auto c : {IntervalClass::Host, IntervalClass::Compute, IntervalClass::Communication, IntervalClass::Memory,
+                   IntervalClass::Sync, IntervalClass::Other})
+      for (auto k : {CollectiveKind::None, CollectiveKind::AllGather, CollectiveKind::ReduceScatter,
+                     CollectiveKind::AllReduce, CollectiveKind::Broadcast})
         QVERIFY(colours.count(colour_of(c, k)));
     QVERIFY(colours.count(kCudaApi) && colours.count(kUserRange));
     QCOMPARE(host_kind("cuda_runtime"), HostKind::CudaApi);
@@ -256,12 +258,14 @@ class TestViewerReadable : public QObject {
     {
       QFile f(path);
       QVERIFY(f.open(QIODevice::WriteOnly));
-      f.write(QString(R"({"traceEvents": [)"
-                      R"({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 0, "dur": 5, "args": {"correlation": 1}},)"
-                      R"({"ph": "X", "cat": "kernel", "name": "%1", "pid": 0, "tid": 7, "ts": 10, "dur": 200, "args": {"stream": 7, "correlation": 1}},)"
-                      R"({"ph": "X", "cat": "kernel", "name": "short", "pid": 0, "tid": 7, "ts": 300, "dur": 50, "args": {"stream": 7}}]})")
-                  .arg(name)
-                  .toUtf8());
+      f.write(
+          QString(
+              R"({"traceEvents": [)"
+              R"({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 0, "dur": 5, "args": {"correlation": 1}},)"
+              R"({"ph": "X", "cat": "kernel", "name": "%1", "pid": 0, "tid": 7, "ts": 10, "dur": 200, "args": {"stream": 7, "correlation": 1}},)"
+              R"({"ph": "X", "cat": "kernel", "name": "short", "pid": 0, "tid": 7, "ts": 300, "dur": 50, "args": {"stream": 7}}]})")
+              .arg(name)
+              .toUtf8());
     }
     MainWindow w;
     w.resize(1400, 900);

@@ -35,7 +35,8 @@ QList<Case> read_cases() {
     const QString args = parts[2].trimmed();
     const qsizetype last = args.lastIndexOf(' '), first = args.indexOf(' ');
     if (first < 0 || last <= first) continue;
-    cases.push_back({parts[0].trimmed(), parts[1].trimmed(), args.left(first), args.mid(first + 1, last - first - 1), args.mid(last + 1)});
+    cases.push_back({parts[0].trimmed(), parts[1].trimmed(), args.left(first), args.mid(first + 1, last - first - 1),
+                     args.mid(last + 1)});
   }
   return cases;
 }
@@ -52,7 +53,8 @@ Difference compare(const QImage& got, const QImage& want) {
   for (int y = 0; y < got.height(); ++y)
     for (int x = 0; x < got.width(); ++x) {
       const QRgb a = got.pixel(x, y), b = want.pixel(x, y);
-      const int off = std::max({std::abs(qRed(a) - qRed(b)), std::abs(qGreen(a) - qGreen(b)), std::abs(qBlue(a) - qBlue(b))});
+      const int off =
+          std::max({std::abs(qRed(a) - qRed(b)), std::abs(qGreen(a) - qGreen(b)), std::abs(qBlue(a) - qBlue(b))});
       if (off > kChannelTolerance) {
         ++d.pixels;
         d.mask.setPixel(x, y, qRgb(255, 255, 255));

@@ -36,7 +36,9 @@ int find_row(const TimelineWidget* t, uint32_t rank, const QString& label) {
 
 int find_row_starting(const TimelineWidget* t, uint32_t rank, const QString& prefix, RowKind kind) {
   for (size_t i = 0; i < t->rows().size(); ++i)
-    if (t->rows()[i].rank == rank && t->rows()[i].kind == kind && QString::fromStdString(t->rows()[i].label).startsWith(prefix)) return int(i);
+    if (t->rows()[i].rank == rank && t->rows()[i].kind == kind &&
+        QString::fromStdString(t->rows()[i].label).startsWith(prefix))
+      return int(i);
   return -1;
 }
 
@@ -108,7 +110,8 @@ class TestViewerRows : public QObject {
     int api = find_row_starting(t_, 0, "CUDA API threads (", RowKind::Group);
     QImage img = t_->grab().toImage();
     int y = t_->rowTop(api) + t_->rows()[size_t(api)].height / 2, inked = 0;
-    for (int x = t_->labelWidth(); x < t_->labelWidth() + t_->viewport().width_px; ++x) inked += qGray(img.pixel(x, y)) < 200;
+    for (int x = t_->labelWidth(); x < t_->labelWidth() + t_->viewport().width_px; ++x)
+      inked += qGray(img.pixel(x, y)) < 200;
     QVERIFY2(inked > 20, qPrintable(QString::number(inked)));
   }
 
@@ -157,7 +160,8 @@ class TestViewerRows : public QObject {
     trigger(t_, label_of(t_, s7), "hideRow");
     QCOMPARE(find_row(t_, 0, "GPU 0 stream 7"), -1);
     QVERIFY(find_row_starting(t_, 0, "GPU streams (", RowKind::Group) >= 0);
-    QVERIFY(QString::fromStdString(t_->rows()[size_t(find_row_starting(t_, 0, "GPU streams (", RowKind::Group))].label).endsWith("1 hidden"));
+    QVERIFY(QString::fromStdString(t_->rows()[size_t(find_row_starting(t_, 0, "GPU streams (", RowKind::Group))].label)
+                .endsWith("1 hidden"));
     trigger(t_, label_of(t_, 0), "showHidden");
     QVERIFY(find_row(t_, 0, "GPU 0 stream 7") >= 0);
 
@@ -189,8 +193,8 @@ class TestViewerRows : public QObject {
     const int bottom = t_->rowTop(int(t_->rows().size() - 1)) + last.height;
     QVERIFY2(bottom <= t_->height() && bottom > t_->height() - 40, qPrintable(QString::number(bottom)));
     // Shift+wheel moves the bar with it.
-    QWheelEvent wheel(QPointF(300, 300), t_->mapToGlobal(QPointF(300, 300)), {}, QPoint(0, 120), Qt::NoButton, Qt::ShiftModifier,
-                      Qt::NoScrollPhase, false);
+    QWheelEvent wheel(QPointF(300, 300), t_->mapToGlobal(QPointF(300, 300)), {}, QPoint(0, 120), Qt::NoButton,
+                      Qt::ShiftModifier, Qt::NoScrollPhase, false);
     QApplication::sendEvent(t_, &wheel);
     QVERIFY(t_->rowScroll() < bar->maximum());
     QCOMPARE(bar->value(), t_->rowScroll());
@@ -233,7 +237,8 @@ class TestViewerRows : public QObject {
   void arrangementComesBackWithTheRun() {
     open(kRun);
     const QStringList defaults = labels(t_);
-    QTest::mouseClick(t_, Qt::LeftButton, {}, label_of(t_, find_row_starting(t_, 1, "CUDA API threads (", RowKind::Group)));
+    QTest::mouseClick(t_, Qt::LeftButton, {},
+                      label_of(t_, find_row_starting(t_, 1, "CUDA API threads (", RowKind::Group)));
     trigger(t_, label_of(t_, find_row(t_, 1, "GPU 0 stream 7")), "pinRow");
     trigger(t_, label_of(t_, find_row(t_, 0, "GPU 0 stream 13")), "hideRow");
     const int y = t_->rowTop(find_row(t_, 0, "GPU 0 stream 7")) + 4;
@@ -271,10 +276,12 @@ class TestViewerRows : public QObject {
       QVERIFY(f.open(QIODevice::WriteOnly));
       QString events;
       for (int i = 0; i < 10; ++i)
-        events += QString(R"(%1{"ph": "X", "cat": "kernel", "name": "k%2", "pid": 0, "tid": 7, "ts": %3, "dur": 1000, "args": {"stream": 7}})")
-                      .arg(i ? "," : "")
-                      .arg(i)
-                      .arg(i * 10);
+        events +=
+            QString(
+                R"(%1{"ph": "X", "cat": "kernel", "name": "k%2", "pid": 0, "tid": 7, "ts": %3, "dur": 1000, "args": {"stream": 7}})")
+                .arg(i ? "," : "")
+                .arg(i)
+                .arg(i * 10);
       f.write(("{\"traceEvents\": [" + events + "]}").toUtf8());
     }
     w_ = std::make_unique<MainWindow>();

@@ -55,7 +55,8 @@ class TestViewerScreenshot : public QObject {
   void kinetoTwoRanks() {
     QTemporaryDir dir;
     QString png = dir.filePath("out.png");
-    Run r = run_viewer({"--screenshot", png, "--size", "1200x800", SHARDSCOPE_SOURCE_DIR "/tests/golden/kineto_two_ranks"});
+    Run r =
+        run_viewer({"--screenshot", png, "--size", "1200x800", SHARDSCOPE_SOURCE_DIR "/tests/golden/kineto_two_ranks"});
     QVERIFY2(r.code == 0, qPrintable(r.err));
     QImage img(png);
     QCOMPARE(img.size(), QSize(1200, 800));
@@ -92,7 +93,8 @@ class TestViewerScreenshot : public QObject {
   void gpuDemo() {
     QTemporaryDir dir;
     QString png = dir.filePath("gpu.png");
-    Run r = run_viewer({"--screenshot", png, "--size", "1000x700", SHARDSCOPE_SOURCE_DIR "/tests/golden/gpu_demo/gpu_demo.json.gz"});
+    Run r = run_viewer(
+        {"--screenshot", png, "--size", "1000x700", SHARDSCOPE_SOURCE_DIR "/tests/golden/gpu_demo/gpu_demo.json.gz"});
     QVERIFY2(r.code == 0, qPrintable(r.err));
     QImage img(png);
     QCOMPARE(img.size(), QSize(1000, 700));
@@ -135,7 +137,8 @@ class TestViewerScreenshot : public QObject {
   void truncatedRunOpens() {
     QTemporaryDir dir;
     QString png = dir.filePath("cut.png");
-    Run r = run_viewer({"--screenshot", png, "--size", "1000x700", SHARDSCOPE_SOURCE_DIR "/tests/golden/truncated/cut.json"});
+    Run r = run_viewer(
+        {"--screenshot", png, "--size", "1000x700", SHARDSCOPE_SOURCE_DIR "/tests/golden/truncated/cut.json"});
     QVERIFY2(r.code == 0, qPrintable(r.err));
     QImage img(png);
     // The banner's background (#FFF3CD) across the top of the central area.

@@ -64,7 +64,8 @@ class TestViewerSummaries : public QObject {
     QVERIFY(w.windowTitle().contains("2 ranks from summaries"));
     // The straggler first: the row with the most last arrivals.
     const QAbstractItemModel* m = dock->table()->model();
-    QVERIFY(m->data(m->index(0, RanksOverviewTable::TimesLast)).toULongLong() > m->data(m->index(1, RanksOverviewTable::TimesLast)).toULongLong());
+    QVERIFY(m->data(m->index(0, RanksOverviewTable::TimesLast)).toULongLong() >
+            m->data(m->index(1, RanksOverviewTable::TimesLast)).toULongLong());
     QVERIFY(!m->data(m->index(0, RanksOverviewTable::StepTime)).toString().contains("n/a"));
     // Sorted by rank on a header click, then back.
     dock->table()->sortByColumn(RanksOverviewTable::Rank, Qt::AscendingOrder);

@@ -35,7 +35,8 @@ int inked_in(TimelineWidget* t, int row) {
   QImage img = t->grab().toImage();
   int y = t->rowTop(row) + t->rows()[size_t(row)].height / 2, inked = 0;
   if (y < TimelineWidget::kRulerHeight || y >= img.height()) return -1;  // not on screen
-  for (int x = t->labelWidth(); x < t->labelWidth() + t->viewport().width_px; ++x) inked += qGray(img.pixel(x, y)) < 200;
+  for (int x = t->labelWidth(); x < t->labelWidth() + t->viewport().width_px; ++x)
+    inked += qGray(img.pixel(x, y)) < 200;
   return inked;
 }
 
@@ -92,7 +93,9 @@ class TestViewerUnits : public QObject {
     const DerivedRow& d = rv.derived[size_t(r.item)];
     // The unit's first all-gather: zoomed to it, then clicked in the unit's row (not on its own track).
     uint32_t pos = 0;
-    while (pos < d.refs.size() && rv.rank->tracks[d.refs[pos].track].events[d.refs[pos].index].coll != model::CollectiveKind::AllGather) ++pos;
+    while (pos < d.refs.size() &&
+           rv.rank->tracks[d.refs[pos].track].events[d.refs[pos].index].coll != model::CollectiveKind::AllGather)
+      ++pos;
     QVERIFY(pos < d.refs.size());
     const model::EventRef ref = d.refs[pos];
     const model::Event& e = rv.rank->tracks[ref.track].events[ref.index];

@@ -24,7 +24,8 @@ namespace {
 
 using test::load;
 
-model::Event ev(int64_t ts, int64_t dur, model::StringId name = 0, model::IntervalClass cls = model::IntervalClass::Compute) {
+model::Event ev(int64_t ts, int64_t dur, model::StringId name = 0,
+                model::IntervalClass cls = model::IntervalClass::Compute) {
   return test::event(ts, dur, cls, model::CollectiveKind::None, name);
 }
 
@@ -52,7 +53,8 @@ class TestViewerViews : public QObject {
     r.tracks.push_back(track(model::TrackKind::DeviceStream, {ev(0, 100), ev(300, 100)}));
     r.tracks.push_back(track(model::TrackKind::Communication, {ev(0, 400)}));
     // A host range with one nested inside: only the outer lane counts, or bin 1 would be over-full.
-    r.tracks.push_back(track(model::TrackKind::HostThread, {ev(0, 400, 0, model::IntervalClass::Host), ev(100, 50, 0, model::IntervalClass::Host)}));
+    r.tracks.push_back(track(model::TrackKind::HostThread,
+                             {ev(0, 400, 0, model::IntervalClass::Host), ev(100, 50, 0, model::IntervalClass::Host)}));
     r.tracks.push_back(track(model::TrackKind::DeviceStream, {}));  // empty: not a track that could be busy
     TimelineLayout layout(trace);
     Overview o = build_overview(layout, 4);
@@ -145,7 +147,8 @@ class TestViewerViews : public QObject {
       model::StringId mm = r.strings.intern("aten::mm"), ag = r.strings.intern("ncclDevKernel_AllGather_RING"),
                       gemm = r.strings.intern("sm90_gemm");
       r.strings.intern("AllGather never used");  // a matching name no event has
-      r.tracks.push_back(track(model::TrackKind::HostThread, {ev(0, 100, mm, model::IntervalClass::Host), ev(200 + k, 10, mm, model::IntervalClass::Host)}));
+      r.tracks.push_back(track(model::TrackKind::HostThread, {ev(0, 100, mm, model::IntervalClass::Host),
+                                                              ev(200 + k, 10, mm, model::IntervalClass::Host)}));
       r.tracks.push_back(track(model::TrackKind::DeviceStream, {ev(20, 30, gemm), ev(210 + k, 5, gemm)}));
       r.tracks.push_back(track(model::TrackKind::Communication, {ev(50 - 40 * k, 500, ag), ev(600, 10, ag)}));
     }
@@ -192,10 +195,12 @@ class TestViewerViews : public QObject {
       size_t expected = 0;
       for (const model::Rank& r : run.trace.ranks)
         for (const model::Track& t : r.tracks)
-          for (const model::Event& e : t.events) expected += lower(r.str(e.name)).find(lower(text)) != std::string::npos;
+          for (const model::Event& e : t.events)
+            expected += lower(r.str(e.name)).find(lower(text)) != std::string::npos;
       SearchResult res = search_names(layout, text);
       QCOMPARE(res.hits.size(), expected);
-      QVERIFY(std::is_sorted(res.hits.begin(), res.hits.end(), [](const SearchHit& a, const SearchHit& b) { return a.ts_ns < b.ts_ns; }));
+      QVERIFY(std::is_sorted(res.hits.begin(), res.hits.end(),
+                             [](const SearchHit& a, const SearchHit& b) { return a.ts_ns < b.ts_ns; }));
     }
   }
 
@@ -291,7 +296,8 @@ class TestViewerViews : public QObject {
 
   void hostColoursByCategory() {
     model::StringTable strings;
-    model::StringId runtime = strings.intern("cuda_runtime"), annotation = strings.intern("user_annotation"), op = strings.intern("cpu_op");
+    model::StringId runtime = strings.intern("cuda_runtime"), annotation = strings.intern("user_annotation"),
+                    op = strings.intern("cpu_op");
     std::vector<Rgb> by_cat = host_colours_by_category(strings);
     model::Event e = test::event(0, 10, model::IntervalClass::Host);
     e.cat = runtime;

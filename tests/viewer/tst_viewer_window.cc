@@ -47,7 +47,8 @@ class TestViewerWindow : public QObject {
     w.setWarningSink([&](const QString& title, const QString& text) { warnings.push_back({title, text}); });
     w.resize(1200, 800);
     w.show();
-    w.openAsync({kGolden + "kineto_two_ranks/sampled_rank-0.json.gz", bad, kGolden + "kineto_two_ranks/sampled_rank-1.json.gz"});
+    w.openAsync({kGolden + "kineto_two_ranks/sampled_rank-0.json.gz", bad,
+                 kGolden + "kineto_two_ranks/sampled_rank-1.json.gz"});
     QVERIFY(w.loading());
     QTRY_VERIFY_WITH_TIMEOUT(!w.loading() && w.run() != nullptr, 60'000);
     // The good files are open and the window is usable.
@@ -81,7 +82,8 @@ class TestViewerWindow : public QObject {
 
   void ranksFromDifferentRunsGetTheReportsMessage() {
     // Rank 0 of two runs: the loader refuses them as one run; the window says what `report` says.
-    QStringList paths{kGolden + "trainer_cpu_2ranks/none/trace.rank0.json.gz", kGolden + "trainer_cpu_2ranks/pre/trace.rank0.json.gz"};
+    QStringList paths{kGolden + "trainer_cpu_2ranks/none/trace.rank0.json.gz",
+                      kGolden + "trainer_cpu_2ranks/pre/trace.rank0.json.gz"};
     std::string expected;
     try {
       plugins::LoadOptions options;
@@ -156,7 +158,8 @@ class TestViewerWindow : public QObject {
     const Overview& ov = o->overview();
     double expect_centre = ov.start_ns + 0.75 * double(ov.end_ns - ov.start_ns);
     double centre = (t->viewport().start_ns + t->viewport().end_ns()) / 2;
-    QVERIFY2(std::abs(centre - expect_centre) < double(ov.end_ns - ov.start_ns) / 100, qPrintable(QString::number(centre - expect_centre)));
+    QVERIFY2(std::abs(centre - expect_centre) < double(ov.end_ns - ov.start_ns) / 100,
+             qPrintable(QString::number(centre - expect_centre)));
     QVERIFY(std::abs((t->viewport().end_ns() - t->viewport().start_ns) - span) < 1e-6 * span);
   }
 
@@ -168,7 +171,8 @@ class TestViewerWindow : public QObject {
     QVERIFY(w.openComparisonSync({b}).isEmpty());
     // The dock's table holds the numbers `shardscope diff A B` has for the same runs, row for row.
     plugins::LoadOptions options;
-    analysis::AnalysedRun ra = analysis::analyse_run({a.toStdString()}, options), rb = analysis::analyse_run({b.toStdString()}, options);
+    analysis::AnalysedRun ra = analysis::analyse_run({a.toStdString()}, options),
+                          rb = analysis::analyse_run({b.toStdString()}, options);
     analysis::RunDiff d = analysis::diff_runs(ra, rb);
     const ComparisonModel* m = w.comparisonDock()->model();
     int row = 0;
@@ -188,7 +192,8 @@ class TestViewerWindow : public QObject {
     QCOMPARE(lb->ranks().size(), rb.trace.ranks.size());
     QCOMPARE(lb->ranks()[0].rank->tracks.size(), rb.trace.ranks[0].tracks.size());
     QCOMPARE(lb->events(), TimelineLayout(rb.trace).events());
-    QVERIFY(w.timeline()->timelineLayout()->start_ns() != lb->start_ns() || w.timeline()->timelineLayout()->end_ns() != lb->end_ns());
+    QVERIFY(w.timeline()->timelineLayout()->start_ns() != lb->start_ns() ||
+            w.timeline()->timelineLayout()->end_ns() != lb->end_ns());
   }
 
   void memoryDockChartsTheReport() {

@@ -60,9 +60,9 @@ std::string result_name(CUptiResult r) {
 
 struct Backend {
   Backend(const GpuOptions& o, int rank)
-      : opts(o), pool(o.buffer_bytes, o.max_buffers),
-        processor({.pid = rank, .default_domain_markers = o.default_domain_markers,
-                   .schemas = cupti_schema_source()},
+      : opts(o),
+        pool(o.buffer_bytes, o.max_buffers),
+        processor({.pid = rank, .default_domain_markers = o.default_domain_markers, .schemas = cupti_schema_source()},
                   [](const std::string& name) { return tracer::track(name); }) {}
 
   GpuOptions opts;
@@ -136,8 +136,7 @@ void calibrate_locked(Backend* b, bool write) {
   });
   b->processor.set_clock_offset(fit.offset_ns);
   b->calibrated_at = now_ns();
-  if (write)
-    write_status({{keys::kGpuClockOffsetNs, fit.offset_ns}, {keys::kGpuClockBracketNs, fit.bracket_ns}});
+  if (write) write_status({{keys::kGpuClockOffsetNs, fit.offset_ns}, {keys::kGpuClockBracketNs, fit.bracket_ns}});
 }
 
 // Reads every completed buffer into the processor and hands the events to the tracer.

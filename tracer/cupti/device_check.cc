@@ -31,7 +31,9 @@ DeviceCheck check_device() {
   if (int rc = init(0); rc != 0) {
     // 34 CUDA_ERROR_STUB_LIBRARY (the toolkit's stub), 35 insufficient driver, 100 no device.
     c.reason = "no usable CUDA driver: cuInit returned " + std::to_string(rc) +
-               (rc == 34 ? " (the toolkit's stub libcuda)" : rc == 100 ? " (no CUDA device)" : "");
+               (rc == 34    ? " (the toolkit's stub libcuda)"
+                : rc == 100 ? " (no CUDA device)"
+                            : "");
     return c;
   }
   if (int rc = count(&c.devices); rc != 0 || c.devices == 0) {

@@ -28,14 +28,16 @@ std::string api_name(CUpti_ActivityKind kind, uint32_t cbid) {
   std::lock_guard<std::mutex> lock(mu);
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
-  CUpti_CallbackDomain domain = kind == CUPTI_ACTIVITY_KIND_DRIVER ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
+  CUpti_CallbackDomain domain =
+      kind == CUPTI_ACTIVITY_KIND_DRIVER ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
   const char* raw = nullptr;
   std::string name;
   if (cuptiGetCallbackName(domain, cbid, &raw) == CUPTI_SUCCESS && raw) {
     name = raw;
     // Strip the "_v<digits>" API version suffix.
     size_t v = name.rfind("_v");
-    if (v != std::string::npos && v + 2 < name.size() && name.find_first_not_of("0123456789", v + 2) == std::string::npos)
+    if (v != std::string::npos && v + 2 < name.size() &&
+        name.find_first_not_of("0123456789", v + 2) == std::string::npos)
       name.resize(v);
   } else {
     name = (kind == CUPTI_ACTIVITY_KIND_DRIVER ? "driver call " : "runtime call ") + std::to_string(cbid);

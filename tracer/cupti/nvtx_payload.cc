@@ -95,10 +95,10 @@ json PayloadDecoder::decode(uint32_t domain, const nvtxPayloadData_v1* data) {
   // Cleared only here, between payloads: schema() pointers held while decoding one stay valid.
   if (cache_.size() >= kMaxCachedSchemas) cache_.clear();
   const auto* blob = static_cast<const uint8_t*>(data->payload);
-  const PayloadSchema* s = blob && data->schemaId >= NVTX_PAYLOAD_SCHEMA_ID_STATIC_START
-                               ? schema(domain, data->schemaId) : nullptr;
-  bool layout = s && !s->is_enum &&
-                (s->type == NVTX_PAYLOAD_SCHEMA_TYPE_STATIC || s->type == NVTX_PAYLOAD_SCHEMA_TYPE_DYNAMIC);
+  const PayloadSchema* s =
+      blob && data->schemaId >= NVTX_PAYLOAD_SCHEMA_ID_STATIC_START ? schema(domain, data->schemaId) : nullptr;
+  bool layout =
+      s && !s->is_enum && (s->type == NVTX_PAYLOAD_SCHEMA_TYPE_STATIC || s->type == NVTX_PAYLOAD_SCHEMA_TYPE_DYNAMIC);
   // Never read past the blob CUPTI copied, nor past what the schema declares. SIZE_MAX means "unknown";
   // with no declared size either, nothing can be read safely.
   uint64_t bound = data->size;

@@ -22,8 +22,7 @@ class CuptiSchemaSource final : public SchemaSource {
   std::optional<PayloadSchema> lookup(uint32_t domain, uint64_t id) override {
     CUpti_NvtxExtPayloadAttr attr{};
     attr.structSize = sizeof attr;
-    if (cuptiActivityGetNvtxExtPayloadAttr(domain, id, &attr) != CUPTI_SUCCESS || !attr.attributes)
-      return std::nullopt;
+    if (cuptiActivityGetNvtxExtPayloadAttr(domain, id, &attr) != CUPTI_SUCCESS || !attr.attributes) return std::nullopt;
     std::optional<PayloadSchema> out;
     // CUPTI mallocs the attributes and their entries array for the caller to free (as NVIDIA's
     // nvtx_payload_parser.cpp does); the strings they point to stay CUPTI's.

@@ -174,8 +174,8 @@ void RecordProcessor::emit_api(const CUpti_ActivityAPI* r) {
   if (r->returnValue != 0) args[keys::kArgReturnValue] = r->returnValue;
   add_external(r->correlationId, args);
   bool driver = r->kind == CUPTI_ACTIVITY_KIND_DRIVER;
-  push({'X', api_name(r->kind, r->cbid), driver ? keys::kCatCudaDriver : keys::kCatCudaRuntime, opts_.pid,
-        launch.track, launch.start, int64_t(r->end - r->start), "", std::move(args)});
+  push({'X', api_name(r->kind, r->cbid), driver ? keys::kCatCudaDriver : keys::kCatCudaRuntime, opts_.pid, launch.track,
+        launch.start, int64_t(r->end - r->start), "", std::move(args)});
   launches_[r->correlationId] = launch;
   remember(launches_, launch_order_, r->correlationId);
   auto waiting = pending_.find(r->correlationId);
@@ -205,8 +205,7 @@ void RecordProcessor::link(uint32_t correlation, uint32_t gpu_track, int64_t gpu
 
 void RecordProcessor::emit_markers(std::vector<const CUpti_ActivityMarker2*>& markers) {
   // A thread's START and END are in time order; pairing them needs that order, which buffers do not keep.
-  std::stable_sort(markers.begin(), markers.end(),
-                   [](auto* a, auto* b) { return a->timestamp < b->timestamp; });
+  std::stable_sort(markers.begin(), markers.end(), [](auto* a, auto* b) { return a->timestamp < b->timestamp; });
   for (const CUpti_ActivityMarker2* m : markers) {
     bool instant = m->flags & CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS;
     bool start = m->flags & CUPTI_ACTIVITY_FLAG_MARKER_START;
@@ -317,8 +316,7 @@ void RecordProcessor::label_nccl(uint32_t correlation, std::string_view kernel, 
           if (!group_kind.empty() && k != group_kind) mixed = true;
           group_kind = k;
           op = r.name;
-          if (group_ops++ == 0)
-            payload = range_payload(r);
+          if (group_ops++ == 0) payload = range_payload(r);
           else
             merge_group_payload(payload, range_payload(r));
         }
@@ -388,7 +386,8 @@ void RecordProcessor::emit_memset(const CUpti_ActivityMemset4* r) {
                {keys::kArgStream, r->streamId},
                {keys::kArgCorrelation, r->correlationId}};
   add_external(r->correlationId, args);
-  push({'X', "Memset", keys::kCatMemset, opts_.pid, tid, ts(r->start), int64_t(r->end - r->start), "", std::move(args)});
+  push(
+      {'X', "Memset", keys::kCatMemset, opts_.pid, tid, ts(r->start), int64_t(r->end - r->start), "", std::move(args)});
   link(r->correlationId, tid, ts(r->start));
 }
 
@@ -438,7 +437,14 @@ void RecordProcessor::emit_memory(std::vector<const CUpti_ActivityMemory4*>& rec
       ++stats_.ignored;
       continue;
     }
-    push({'C', fill(keys::kGpuMemoryCounter, r->deviceId), keys::kCatCounter, opts_.pid, 0, ts(r->timestamp), 0, "",
+    push({'C',
+          fill(keys::kGpuMemoryCounter, r->deviceId),
+          keys::kCatCounter,
+          opts_.pid,
+          0,
+          ts(r->timestamp),
+          0,
+          "",
           {{keys::kValue, total}}});
   }
 }

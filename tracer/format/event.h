@@ -15,9 +15,9 @@ struct Event {
   int64_t pid = 0;  // rank
   int64_t tid = 0;  // track
   int64_t ts_ns = 0;
-  int64_t dur_ns = 0;  // X events only
-  std::string id;      // async and flow events; empty when absent
-  nlohmann::json args; // an object, or null when the event has none
+  int64_t dur_ns = 0;   // X events only
+  std::string id;       // async and flow events; empty when absent
+  nlohmann::json args;  // an object, or null when the event has none
 
   bool operator==(const Event&) const = default;
 };

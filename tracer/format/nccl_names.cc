@@ -25,10 +25,11 @@ std::string_view from_prefix(std::string_view name, std::string_view prefix) {
 // Operation words as NCCL spells them in kernel and API names, longest first so "AllReduce" is not read
 // as "Reduce" and "ReduceScatter" not as "Reduce".
 constexpr std::pair<std::string_view, const char*> kOps[] = {
-    {"AllGather", keys::kAllGather},   {"ReduceScatter", keys::kReduceScatter}, {"AllReduce", keys::kAllReduce},
-    {"AllToAll", "all_to_all"},        {"AlltoAll", "all_to_all"},              {"SendRecv", "send_recv"},
-    {"Broadcast", "broadcast"},        {"Reduce", "reduce"},                    {"Send", "send_recv"},
-    {"Recv", "send_recv"},
+    {"AllGather", keys::kAllGather}, {"ReduceScatter", keys::kReduceScatter},
+    {"AllReduce", keys::kAllReduce}, {"AllToAll", "all_to_all"},
+    {"AlltoAll", "all_to_all"},      {"SendRecv", "send_recv"},
+    {"Broadcast", "broadcast"},      {"Reduce", "reduce"},
+    {"Send", "send_recv"},           {"Recv", "send_recv"},
 };
 
 std::string op_at_start(std::string_view rest) {

@@ -12,7 +12,7 @@
 namespace shardscope::trace {
 
 inline constexpr size_t kMaxQuotedBytes = 240;  // a quoted value or an error's detail
-inline constexpr size_t kMaxLineBytes = 320;     // a whole message line
+inline constexpr size_t kMaxLineBytes = 320;    // a whole message line
 
 // Header-only: TraceError (error.h) uses it, and every floor throws TraceError.
 inline std::string printable(std::string_view s, size_t max = std::string_view::npos) {
@@ -21,7 +21,8 @@ inline std::string printable(std::string_view s, size_t max = std::string_view::
   size_t i = 0;
   for (; i < s.size() && out.size() < max; ++i) {
     const unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c == 0xc2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) >= 0x80 && static_cast<unsigned char>(s[i + 1]) <= 0x9f) {
+    if (c == 0xc2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) >= 0x80 &&
+        static_cast<unsigned char>(s[i + 1]) <= 0x9f) {
       // A C1 control (U+0080 to U+009F, UTF-8 C2 80 to C2 9F): U+0085 is a line break to some terminals and
       // editors, U+009B a terminal escape.
       char buf[8];
@@ -46,11 +47,11 @@ inline std::string printable(std::string_view s, size_t max = std::string_view::
   }
   if (i < s.size()) {
     // Cut at a character boundary: drop UTF-8 continuation bytes left without their lead.
-    while (i > 0 && i < s.size() && (static_cast<unsigned char>(s[i]) & 0xc0) == 0x80 && !out.empty()) out.pop_back(), --i;
+    while (i > 0 && i < s.size() && (static_cast<unsigned char>(s[i]) & 0xc0) == 0x80 && !out.empty())
+      out.pop_back(), --i;
     out += "... (" + std::to_string(s.size() - i) + " more bytes)";
   }
   return out;
 }
-
 
 }  // namespace shardscope::trace

@@ -138,7 +138,9 @@ class Handler {
     if (builder_) return builder_->start(json::array()), true;
     if (skip_depth_ > 0) return ++skip_depth_, true;
     switch (state_) {
-      case State::Start: return fail_at(pos() - 1, "the top level is an array; a shardscope trace is a JSON object with \"traceEvents\"");
+      case State::Start:
+        return fail_at(pos() - 1,
+                       "the top level is an array; a shardscope trace is a JSON object with \"traceEvents\"");
       case State::TopValue:
         if (key_ == keys::kTraceEvents) {
           saw_events_ = true;
@@ -174,9 +176,10 @@ class Handler {
     if (state_ == State::Top) {
       key_start_ = pos() - k.size() - 2;  // keys we check have no escapes, so this is exact for them
       if (!header_done_ && is_kineto_key(k))
-        return fail_at(key_start_, "not a shardscope trace file: \"" + k +
-                                       "\" is a PyTorch profiler (Kineto) trace's key and no \"shardscope\" header came before it "
-                                       "(`shardscope report` reads Kineto traces)");
+        return fail_at(key_start_,
+                       "not a shardscope trace file: \"" + k +
+                           "\" is a PyTorch profiler (Kineto) trace's key and no \"shardscope\" header came before it "
+                           "(`shardscope report` reads Kineto traces)");
       key_ = std::move(k);
       state_ = State::TopValue;
       return true;
@@ -210,18 +213,21 @@ class Handler {
     if (!v.is_number_integer())
       throw TraceError(name, header_start_, "\"shardscope\".\"schema_version\" is missing or not an integer");
     if (v.get<int64_t>() != keys::kSchemaVersionValue)
-      throw TraceError(name, header_start_, "schema_version " + v.dump() + " is not the one this shardscope reads (" +
-                                              std::to_string(keys::kSchemaVersionValue) + ")");
+      throw TraceError(name, header_start_,
+                       "schema_version " + v.dump() + " is not the one this shardscope reads (" +
+                           std::to_string(keys::kSchemaVersionValue) + ")");
     // The header fields readers use, with the types they use them as: anything else is refused here, by
     // name, rather than failing later as a type error deep in a report.
     const json& h = out_.shardscope;
     auto bad = [&](const char* key, const char* what) {
-      throw TraceError(name, header_start_, std::string("\"shardscope\".\"") + key + "\" is " + h[key].dump().substr(0, 40) + ": " + what);
+      throw TraceError(name, header_start_,
+                       std::string("\"shardscope\".\"") + key + "\" is " + h[key].dump().substr(0, 40) + ": " + what);
     };
     auto int_at_least = [&](const char* key, int64_t lo, int64_t hi) {
       if (!h.contains(key)) return;
       const json& x = h[key];
-      if (!x.is_number_integer() || (x.is_number_unsigned() && x.get<uint64_t>() > uint64_t(hi)) || x.get<int64_t>() < lo || x.get<int64_t>() > hi)
+      if (!x.is_number_integer() || (x.is_number_unsigned() && x.get<uint64_t>() > uint64_t(hi)) ||
+          x.get<int64_t>() < lo || x.get<int64_t>() > hi)
         bad(key, lo == 0 ? "not an integer from 0 up" : "not an integer from 1 up");
     };
     int_at_least(keys::kRank, 0, INT32_MAX - 1);
@@ -247,11 +253,14 @@ class Handler {
   }
   bool fail(const std::string& what) {
     // A bad event before any header: most likely another tool's trace, and that is the useful thing to say.
-    if (!header_done_) return fail_at(event_start_, "no \"shardscope\" header before the events: not a shardscope trace file (" + what + ")");
+    if (!header_done_)
+      return fail_at(event_start_,
+                     "no \"shardscope\" header before the events: not a shardscope trace file (" + what + ")");
     return fail_at(event_start_, what);
   }
   bool too_deep() {
-    return fail_at(pos() - 1, "objects and arrays nested deeper than " + std::to_string(limits().max_depth) + " levels: refused");
+    return fail_at(pos() - 1,
+                   "objects and arrays nested deeper than " + std::to_string(limits().max_depth) + " levels: refused");
   }
   bool too_long(size_t n) {
     return fail_at(pos() > n ? pos() - n - 1 : 0, "a string of " + std::to_string(n) + " bytes, over the limit of " +
@@ -261,10 +270,14 @@ class Handler {
   static bool fits_int64(const json& v) { return !v.is_number_unsigned() || v.get<uint64_t>() <= uint64_t(INT64_MAX); }
 
   bool container_value(json container) {
-    if (state_ == State::TopValue && key_ == keys::kShardscope && container.is_object()) return capture(Capture::Header, std::move(container));
-    if (state_ == State::EventValue && key_ == keys::kArgs && container.is_object()) return capture(Capture::Args, std::move(container));
-    if (state_ == State::TopValue && key_ == keys::kShardscope) return fail_at(key_start_, "\"shardscope\" is not an object");
-    if (state_ == State::TopValue && key_ == keys::kTraceEvents) return fail_at(key_start_, "\"traceEvents\" is not an array");
+    if (state_ == State::TopValue && key_ == keys::kShardscope && container.is_object())
+      return capture(Capture::Header, std::move(container));
+    if (state_ == State::EventValue && key_ == keys::kArgs && container.is_object())
+      return capture(Capture::Args, std::move(container));
+    if (state_ == State::TopValue && key_ == keys::kShardscope)
+      return fail_at(key_start_, "\"shardscope\" is not an object");
+    if (state_ == State::TopValue && key_ == keys::kTraceEvents)
+      return fail_at(key_start_, "\"traceEvents\" is not an array");
     if (state_ == State::EventValue && key_ == keys::kArgs) return fail(event_label() + ".args is not an object");
     skip_depth_ = 1;  // a value we do not use: skip it without building it
     return true;
@@ -316,7 +329,8 @@ class Handler {
   bool event_field(const json& v) {
     const std::string& k = key_;
     if (k == keys::kPh) {
-      if (!v.is_string() || v.get_ref<const std::string&>().size() != 1) return fail(event_label() + ".ph is not a one-letter string");
+      if (!v.is_string() || v.get_ref<const std::string&>().size() != 1)
+        return fail(event_label() + ".ph is not a one-letter string");
       event_.ph = v.get_ref<const std::string&>()[0];
       has_ph_ = true;
     } else if (k == keys::kName || k == keys::kCat) {
@@ -332,19 +346,25 @@ class Handler {
       if (v.is_number_integer()) {
         // Nanoseconds in int64 reach 9.2e15 µs (292 years): past that the product would wrap.
         if (!fits_int64(v) || __builtin_mul_overflow(v.get<int64_t>(), int64_t(1000), &x))
-          return fail(event_label() + "." + k + " " + v.dump() + " µs is out of range (beyond ±9.2e15 µs, 292 years, in nanoseconds)");
+          return fail(event_label() + "." + k + " " + v.dump() +
+                      " µs is out of range (beyond ±9.2e15 µs, 292 years, in nanoseconds)");
         ns = x;
       } else if (v.is_number_float()) {
         ns = parse_us(raw_number_);
-        if (!ns) return fail(event_label() + "." + k + " " + raw_number_.substr(0, 40) + " µs is out of range (beyond ±9.2e15 µs, 292 years, in nanoseconds)");
+        if (!ns)
+          return fail(event_label() + "." + k + " " + raw_number_.substr(0, 40) +
+                      " µs is out of range (beyond ±9.2e15 µs, 292 years, in nanoseconds)");
       }
       if (!ns) return fail(event_label() + "." + k + " is not a time in microseconds");
       if (k == keys::kTs) event_.ts_ns = *ns, has_ts_ = true;
-      else event_.dur_ns = *ns, has_dur_ = true;
+      else
+        event_.dur_ns = *ns, has_dur_ = true;
     } else if (k == keys::kId) {
       if (v.is_string()) event_.id = v.get<std::string>();
-      else if (v.is_number()) event_.id = v.dump();
-      else return fail(event_label() + ".id is neither a string nor a number");
+      else if (v.is_number())
+        event_.id = v.dump();
+      else
+        return fail(event_label() + ".id is neither a string nor a number");
     } else if (k == keys::kArgs) {
       if (!v.is_null()) return fail(event_label() + ".args is not an object");
     }
@@ -354,12 +374,15 @@ class Handler {
   bool finish_event() {
     if (!has_ph_) return fail(event_label() + " has no \"ph\"");
     if (event_.ph != 'M' && !has_ts_) return fail(event_label() + " (\"" + event_.name + "\") has no \"ts\"");
-    if (event_.ph == 'X' && !has_dur_) return fail(event_label() + " (\"" + event_.name + "\") is a complete event without \"dur\"");
+    if (event_.ph == 'X' && !has_dur_)
+      return fail(event_label() + " (\"" + event_.name + "\") is a complete event without \"dur\"");
     if (event_.dur_ns < 0) return fail(event_label() + " (\"" + event_.name + "\") has a negative duration");
     if (int64_t end; __builtin_add_overflow(event_.ts_ns, event_.dur_ns, &end))
-      return fail(event_label() + " (\"" + event_.name + "\") ends beyond the nanosecond range (ts + dur past 9.2e15 µs)");
+      return fail(event_label() + " (\"" + event_.name +
+                  "\") ends beyond the nanosecond range (ts + dur past 9.2e15 µs)");
     if (out_.events.size() >= limits().max_events)
-      return fail(event_label() + ": more than " + std::to_string(limits().max_events) + " events in one file: refused");
+      return fail(event_label() + ": more than " + std::to_string(limits().max_events) +
+                  " events in one file: refused");
     if (event_.ph == 'M' && event_.name == keys::kMetadataPatch && event_.args.is_object() && header_done_)
       out_.shardscope.merge_patch(event_.args);
     out_.events.push_back(std::move(event_));
@@ -420,7 +443,8 @@ std::optional<LongString> find_long_string(std::string_view text, uint64_t limit
     if (uint64_t(q - open - 1) > limit) return LongString{uint64_t(open - base), uint64_t(q - open - 1), true};
     open = nullptr;
   }
-  if (open && uint64_t(end - open - 1) > limit) return LongString{uint64_t(open - base), uint64_t(end - open - 1), false};
+  if (open && uint64_t(end - open - 1) > limit)
+    return LongString{uint64_t(open - base), uint64_t(end - open - 1), false};
   return std::nullopt;
 }
 
@@ -434,8 +458,9 @@ TraceFile parse_trace(std::string_view text, const std::string& name) {
     throw TraceError(name, 0, text.empty() ? "empty file" : "file holds only whitespace");
   std::optional<LongString> long_string = find_long_string(text, limits().max_string_bytes);
   if (long_string && long_string->terminated)
-    throw TraceError(name, long_string->start, "a string of " + std::to_string(long_string->length) + " bytes, over the limit of " +
-                                                   show_bytes(limits().max_string_bytes) + ": refused");
+    throw TraceError(name, long_string->start,
+                     "a string of " + std::to_string(long_string->length) + " bytes, over the limit of " +
+                         show_bytes(limits().max_string_bytes) + ": refused");
   // One that never ends is where the file was cut: what comes before it loads as a cut file does.
   if (long_string) text = text.substr(0, long_string->start);
   const char* cursor = text.data();
@@ -444,9 +469,11 @@ TraceFile parse_trace(std::string_view text, const std::string& name) {
   TrackedIt last{text.data() + text.size(), &cursor};
   json::sax_parse(first, last, &h);
   h.finish(name);
-  parse_progress(text.size(), out.events.size());  // the whole text read; a cancel stops the load before the model is built
+  parse_progress(text.size(),
+                 out.events.size());  // the whole text read; a cancel stops the load before the model is built
   if (long_string && out.truncated)
-    out.truncated->detail = "inside a string that starts here and runs " + std::to_string(long_string->length) + " bytes to the end of the file";
+    out.truncated->detail = "inside a string that starts here and runs " + std::to_string(long_string->length) +
+                            " bytes to the end of the file";
   return out;
 }
 
@@ -454,11 +481,12 @@ int open_regular(const std::filesystem::path& path, uint64_t* size) {
   const std::string name = path.string();
   // stat before open: opening a FIFO for reading blocks until a writer comes, and a device such as
   // /dev/zero never ends. Only a regular file is a trace.
-  struct stat st{};
+  struct stat st {};
   if (::stat(path.c_str(), &st) != 0) throw TraceError(name, 0, std::string("cannot open: ") + std::strerror(errno));
   auto kind = [](mode_t m) -> std::string {
     if (S_ISDIR(m)) return "is a directory, not a trace file";
-    if (S_ISFIFO(m)) return "is a FIFO (named pipe), not a regular file: refused (it may never end; copy it to a file first)";
+    if (S_ISFIFO(m))
+      return "is a FIFO (named pipe), not a regular file: refused (it may never end; copy it to a file first)";
     if (S_ISCHR(m) || S_ISBLK(m)) return "is a device, not a regular file: refused";
     if (S_ISSOCK(m)) return "is a socket, not a regular file: refused";
     return "not a regular file";
@@ -473,14 +501,16 @@ int open_regular(const std::filesystem::path& path, uint64_t* size) {
   }
   if (uint64_t(st.st_size) > max_text_bytes()) {
     ::close(fd);
-    throw TraceError(name, max_text_bytes(), "the file is " + show_bytes(uint64_t(st.st_size)) + ", over the limit of " + show_bytes(max_text_bytes()) +
-                                                 " of JSON text (--max-trace-bytes raises it)");
+    throw TraceError(name, max_text_bytes(),
+                     "the file is " + show_bytes(uint64_t(st.st_size)) + ", over the limit of " +
+                         show_bytes(max_text_bytes()) + " of JSON text (--max-trace-bytes raises it)");
   }
   if (size) *size = uint64_t(st.st_size);
   return fd;
 }
 
-std::optional<uint64_t> inflate_gzip(std::string_view raw, const std::string& name, std::string& out, size_t size_hint) {
+std::optional<uint64_t> inflate_gzip(std::string_view raw, const std::string& name, std::string& out,
+                                     size_t size_hint) {
   const uint64_t limit = max_text_bytes();
   z_stream zs{};
   if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) throw TraceError(name, 0, "cannot start zlib");
@@ -516,7 +546,8 @@ std::optional<uint64_t> inflate_gzip(std::string_view raw, const std::string& na
       continue;
     }
     if (rc != Z_OK && rc != Z_BUF_ERROR)
-      throw TraceError(name, in_pos, "corrupt gzip data: " + std::string(zs.msg ? zs.msg : "error " + std::to_string(rc)));
+      throw TraceError(name, in_pos,
+                       "corrupt gzip data: " + std::string(zs.msg ? zs.msg : "error " + std::to_string(rc)));
     // All input taken and room left, yet no end of stream: the file was cut short. Keep what inflated.
     if (in_pos == raw.size() && zs.avail_out > 0) {
       cut = in_pos;
@@ -524,8 +555,9 @@ std::optional<uint64_t> inflate_gzip(std::string_view raw, const std::string& na
     }
   }
   if (out_pos > limit)
-    throw TraceError(name, in_pos, "the gzip data inflates to more than " + show_bytes(limit) +
-                                       " of JSON text, the limit (--max-trace-bytes raises it): refused");
+    throw TraceError(name, in_pos,
+                     "the gzip data inflates to more than " + show_bytes(limit) +
+                         " of JSON text, the limit (--max-trace-bytes raises it): refused");
   out.resize(size_t(out_pos));
   return cut;
 }

@@ -48,6 +48,7 @@ int open_regular(const std::filesystem::path& path, uint64_t* size);
 // Inflates gzip data (every member) into `out`, streaming: the buffer grows with the output, never from
 // what the trailer claims, and more than max_text_bytes() of output is a TraceError. Returns the
 // compressed byte where the stream stopped when it was cut short (`out` then holds what inflated before).
-std::optional<uint64_t> inflate_gzip(std::string_view raw, const std::string& name, std::string& out, size_t size_hint = 0);
+std::optional<uint64_t> inflate_gzip(std::string_view raw, const std::string& name, std::string& out,
+                                     size_t size_hint = 0);
 
 }  // namespace shardscope::trace

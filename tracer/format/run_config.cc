@@ -3,7 +3,8 @@
 namespace shardscope::trace {
 
 std::optional<Sharding> sharding_from_name(std::string_view s) {
-  for (Sharding v : {Sharding::NoShard, Sharding::Zero1, Sharding::ShardGradOp, Sharding::FullShard, Sharding::HybridShard})
+  for (Sharding v :
+       {Sharding::NoShard, Sharding::Zero1, Sharding::ShardGradOp, Sharding::FullShard, Sharding::HybridShard})
     if (s == sharding_name(v)) return v;
   return std::nullopt;
 }

@@ -27,7 +27,10 @@ std::optional<int64_t> parse_us(std::string_view t) {
   if (t.empty()) return std::nullopt;
   size_t i = 0;
   bool neg = false;
-  if (t[0] == '-') { neg = true; i = 1; }
+  if (t[0] == '-') {
+    neg = true;
+    i = 1;
+  }
   uint64_t whole = 0;
   size_t digits = 0;
   for (; i < t.size() && t[i] >= '0' && t[i] <= '9'; ++i, ++digits) {
@@ -55,7 +58,10 @@ std::optional<int64_t> parse_us(std::string_view t) {
     if (!std::isfinite(v) || std::fabs(v) > 9.2e15) return std::nullopt;
     return int64_t(std::llround(v * 1000.0));
   }
-  while (frac_digits < 3) { frac *= 10; ++frac_digits; }
+  while (frac_digits < 3) {
+    frac *= 10;
+    ++frac_digits;
+  }
   // Past INT64_MAX ns (about 292 years of µs) the value does not fit: refused, never wrapped.
   if (whole > uint64_t(INT64_MAX) / 1000 || whole * 1000 + frac > uint64_t(INT64_MAX)) return std::nullopt;
   int64_t ns = int64_t(whole * 1000 + frac);
@@ -65,7 +71,10 @@ std::optional<int64_t> parse_us(std::string_view t) {
 void append_json_string(std::string& out, std::string_view s) {
   bool plain = true;
   for (unsigned char c : s) {
-    if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) { plain = false; break; }
+    if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) {
+      plain = false;
+      break;
+    }
   }
   if (plain) {
     out.push_back('"');

@@ -25,7 +25,8 @@ class Writer::Sink {
   explicit Sink(const std::filesystem::path& path) : name_(path.string()) {
     // A new file, never the old one truncated: a report or viewer still reading the previous run's trace at
     // this path keeps its bytes (the old inode lives until it is closed).
-    if (::unlink(name_.c_str()) != 0 && errno != ENOENT) throw TraceError(name_, 0, std::string("cannot replace: ") + std::strerror(errno));
+    if (::unlink(name_.c_str()) != 0 && errno != ENOENT)
+      throw TraceError(name_, 0, std::string("cannot replace: ") + std::strerror(errno));
     fd_ = ::open(name_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd_ < 0) throw TraceError(name_, 0, std::string("cannot create: ") + std::strerror(errno));
     if (is_gzip_path(path)) {

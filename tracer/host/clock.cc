@@ -20,8 +20,7 @@ ClockPair sample_clock_pair() {
     clock_gettime(CLOCK_MONOTONIC, &b);
     int64_t ma = int64_t(a.tv_sec) * 1'000'000'000 + a.tv_nsec;
     int64_t mb = int64_t(b.tv_sec) * 1'000'000'000 + b.tv_nsec;
-    if (mb - ma < best.bracket_ns)
-      best = {ma + (mb - ma) / 2, int64_t(r.tv_sec) * 1'000'000'000 + r.tv_nsec, mb - ma};
+    if (mb - ma < best.bracket_ns) best = {ma + (mb - ma) / 2, int64_t(r.tv_sec) * 1'000'000'000 + r.tv_nsec, mb - ma};
   }
   return best;
 }
@@ -54,7 +53,8 @@ void TscClock::sample() {
 
 int64_t TscClock::to_ns(int64_t tsc) const {
   if (samples_.size() < 2) return samples_.empty() ? tsc : samples_[0].ns;
-  auto it = std::upper_bound(samples_.begin(), samples_.end(), tsc, [](int64_t t, const Sample& s) { return t < s.tsc; });
+  auto it =
+      std::upper_bound(samples_.begin(), samples_.end(), tsc, [](int64_t t, const Sample& s) { return t < s.tsc; });
   size_t hi = std::clamp<size_t>(size_t(it - samples_.begin()), 1, samples_.size() - 1);
   const Sample& a = samples_[hi - 1];
   const Sample& b = samples_[hi];

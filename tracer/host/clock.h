@@ -37,7 +37,7 @@ namespace detail {
 // Chosen by the first start() and never changed after. Atomic: traced threads read it without a lock, having
 // seen tracing turn on through a relaxed load (on x86, the only place it is true, a relaxed load is a plain one).
 extern std::atomic<bool> g_use_tsc;
-}
+}  // namespace detail
 
 // A raw timestamp for the hot path: TSC ticks when g_use_tsc, else CLOCK_MONOTONIC ns.
 inline int64_t stamp() {

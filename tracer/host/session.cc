@@ -58,8 +58,7 @@ void run_flush_hook() {
 
 class Session {
  public:
-  explicit Session(const Options& o)
-      : opts_(o), generation_(g_generation.load() + 1), writer_(o.path, header(o)) {
+  explicit Session(const Options& o) : opts_(o), generation_(g_generation.load() + 1), writer_(o.path, header(o)) {
     std::string pname = o.process_name.empty() ? "rank " + std::to_string(o.rank) : o.process_name;
     meta_event(keys::kProcessName, 0, {{keys::kName, pname}});
     meta_event(keys::kProcessSortIndex, 0, {{keys::kSortIndex, o.rank}});
@@ -158,13 +157,17 @@ class Session {
         {keys::kClock,
          {{keys::kClockDomain, keys::kClockMonotonic},
           {keys::kClockUnit, keys::kUnitNs},
-          {keys::kClockSync, {{keys::kMonotonicNs, c.monotonic_ns}, {keys::kRealtimeNs, c.realtime_ns}, {keys::kBracketNs, c.bracket_ns}}}}},
+          {keys::kClockSync,
+           {{keys::kMonotonicNs, c.monotonic_ns},
+            {keys::kRealtimeNs, c.realtime_ns},
+            {keys::kBracketNs, c.bracket_ns}}}}},
         {keys::kRunConfig, o.run_config},
         {keys::kTracer,
          {{keys::kTracerVersion, SHARDSCOPE_VERSION},
           {keys::kFlushIntervalMs, o.flush_interval.count()},
           {keys::kNvtx, bool(SHARDSCOPE_HAVE_NVTX)},
-          {keys::kTimestampSource, detail::g_use_tsc.load() ? "tsc interpolated to CLOCK_MONOTONIC" : "clock_gettime"}}},
+          {keys::kTimestampSource,
+           detail::g_use_tsc.load() ? "tsc interpolated to CLOCK_MONOTONIC" : "clock_gettime"}}},
     };
   }
 
@@ -175,8 +178,8 @@ class Session {
     trace::append_event(s, trace::Event{'M', keys::kThreadName, "", opts_.rank, track, 0, 0, "", args});
     pending_.push_back(std::move(s));
     s.clear();
-    trace::append_event(s, trace::Event{'M', keys::kThreadSortIndex, "", opts_.rank, track, 0, 0, "",
-                                        {{keys::kSortIndex, track}}});
+    trace::append_event(
+        s, trace::Event{'M', keys::kThreadSortIndex, "", opts_.rank, track, 0, 0, "", {{keys::kSortIndex, track}}});
     pending_.push_back(std::move(s));
   }
 
@@ -188,8 +191,9 @@ class Session {
 
   void write_clock_sync() {
     ClockPair c = sample_clock_pair();
-    meta_event(keys::kClockSyncEvent, 0,
-               {{keys::kMonotonicNs, c.monotonic_ns}, {keys::kRealtimeNs, c.realtime_ns}, {keys::kBracketNs, c.bracket_ns}});
+    meta_event(
+        keys::kClockSyncEvent, 0,
+        {{keys::kMonotonicNs, c.monotonic_ns}, {keys::kRealtimeNs, c.realtime_ns}, {keys::kBracketNs, c.bracket_ns}});
     last_clock_sync_ = c.monotonic_ns;
   }
 
@@ -234,8 +238,8 @@ class Session {
     if (dropped != dropped_written_) {
       // The total so far, as a header patch: the last one read wins, so a cut file still tells its losses.
       std::string s;
-      trace::append_event(s, trace::Event{'M', keys::kMetadataPatch, "", opts_.rank, 0, 0, 0, "",
-                                          {{keys::kDroppedRecords, dropped}}});
+      trace::append_event(
+          s, trace::Event{'M', keys::kMetadataPatch, "", opts_.rank, 0, 0, 0, "", {{keys::kDroppedRecords, dropped}}});
       writer_.append_serialized(s);
       dropped_written_ = dropped;
     }
@@ -260,7 +264,9 @@ class Session {
     pending_.clear();
   }
 
-  int64_t to_ns(int64_t stamp) const { return detail::g_use_tsc.load(std::memory_order_relaxed) ? tsc_.to_ns(stamp) : stamp; }
+  int64_t to_ns(int64_t stamp) const {
+    return detail::g_use_tsc.load(std::memory_order_relaxed) ? tsc_.to_ns(stamp) : stamp;
+  }
 
   void serialize(const Record& r, uint32_t track) {
     std::string& o = scratch_;

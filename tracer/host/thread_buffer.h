@@ -16,9 +16,7 @@ class ThreadBuffer {
   static constexpr uint32_t kChunkRecords = 512;
   static constexpr uint32_t kMaxChunks = 256;  // about 17 MiB of records per thread
 
-  ThreadBuffer(uint32_t track, int64_t os_tid) : track_(track), os_tid_(os_tid) {
-    head_ = tail_ = new Chunk;
-  }
+  ThreadBuffer(uint32_t track, int64_t os_tid) : track_(track), os_tid_(os_tid) { head_ = tail_ = new Chunk; }
   ~ThreadBuffer() {
     for (Chunk* c = head_; c;) {
       Chunk* next = c->next.load(std::memory_order_acquire);

@@ -21,7 +21,8 @@ int main(int argc, char** argv) {
   CLI::App app{"Raw Gloo all-gather timing"};
   app.add_option("--mib-per-rank", mib, "Input size per rank, MiB")->check(CLI::PositiveNumber);
   app.add_option("--iters", iters, "Timed iterations")->check(CLI::PositiveNumber);
-  app.add_flag("--fresh-output", fresh, "A newly allocated output buffer each time, as a freed-and-regathered flat parameter");
+  app.add_flag("--fresh-output", fresh,
+               "A newly allocated output buffer each time, as a freed-and-regathered flat parameter");
   CLI11_PARSE(app, argc, argv);
   try {
     WorldEnv env = read_world_env();
@@ -46,8 +47,9 @@ int main(int argc, char** argv) {
     double algbw = out_bytes / (med / 1e3) / 1e9;
     double busbw = algbw * (env.world_size - 1) / env.world_size;
     if (env.rank == 0)
-      std::printf("raw gloo all_gather: %.1f MiB per rank, %d ranks: median %.1f ms, algbw %.2f GB/s, busbw %.2f GB/s\n", mib,
-                  env.world_size, med, algbw, busbw);
+      std::printf(
+          "raw gloo all_gather: %.1f MiB per rank, %d ranks: median %.1f ms, algbw %.2f GB/s, busbw %.2f GB/s\n", mib,
+          env.world_size, med, algbw, busbw);
     std::fflush(stdout);
     std::_Exit(0);
   } catch (const std::exception& e) {

@@ -36,7 +36,9 @@ class StoreAdapter : public gloo::rendezvous::Store {
     return {v.begin(), v.end()};
   }
   void wait(const std::vector<std::string>& keys) override { s_.wait(keys); }
-  void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override { s_.wait(keys, timeout); }
+  void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override {
+    s_.wait(keys, timeout);
+  }
 
  private:
   c10d::Store& s_;
@@ -76,7 +78,8 @@ void bf16_sum(void* c, const void* a, const void* b, size_t n) {
 
 class GlooGroup : public Group {
  public:
-  GlooGroup(std::shared_ptr<gloo::Context> ctx, std::chrono::milliseconds timeout) : ctx_(std::move(ctx)), timeout_(timeout) {}
+  GlooGroup(std::shared_ptr<gloo::Context> ctx, std::chrono::milliseconds timeout)
+      : ctx_(std::move(ctx)), timeout_(timeout) {}
   int rank() const override { return ctx_->rank; }
   int size() const override { return ctx_->size; }
 
@@ -122,8 +125,10 @@ class GlooGroup : public Group {
       const uint64_t slot = uint64_t(gloo::Slot::build(0x5a, tag)) + uint64_t(s);
       send_buf->send(right, slot, size_t(send_chunk) * chunk, chunk);
       recv_buf->recv(left, slot, 0, chunk);
-      if (!recv_buf->waitRecv(timeout_)) throw std::runtime_error("reduce-scatter: receive from rank-in-group " + std::to_string(left) + " timed out");
-      if (!send_buf->waitSend(timeout_)) throw std::runtime_error("reduce-scatter: send to rank-in-group " + std::to_string(right) + " timed out");
+      if (!recv_buf->waitRecv(timeout_))
+        throw std::runtime_error("reduce-scatter: receive from rank-in-group " + std::to_string(left) + " timed out");
+      if (!send_buf->waitSend(timeout_))
+        throw std::runtime_error("reduce-scatter: send to rank-in-group " + std::to_string(right) + " timed out");
       sum_into(acc + size_t(recv_chunk) * chunk, incoming, count, dt);
     }
     std::memcpy(out, acc + size_t(r) * chunk, chunk);

@@ -33,10 +33,12 @@ class Group {
   // it launches carries it as external_id (tracer/cupti/external_id.h), the same value its host range
   // carries, so the two join by identity. Backends that launch no device work ignore it.
   // out holds size() * count elements; `in` (count elements) may not alias out.
-  virtual void all_gather(void* out, const void* in, size_t count, DType dt, const Fence& after = nullptr, uint64_t trace_id = 0) = 0;
+  virtual void all_gather(void* out, const void* in, size_t count, DType dt, const Fence& after = nullptr,
+                          uint64_t trace_id = 0) = 0;
   // in holds size() * count elements; out receives the sum of every rank's chunk rank() (count elements).
   // `in` is scratch: a backend may sum into it in place (Gloo's ring does, sparing a copy of the unit).
-  virtual void reduce_scatter(void* out, void* in, size_t count, DType dt, const Fence& after = nullptr, uint64_t trace_id = 0) = 0;
+  virtual void reduce_scatter(void* out, void* in, size_t count, DType dt, const Fence& after = nullptr,
+                              uint64_t trace_id = 0) = 0;
   // Sums buf across the group, in place.
   virtual void all_reduce(void* buf, size_t count, DType dt, const Fence& after = nullptr, uint64_t trace_id = 0) = 0;
 };

@@ -51,7 +51,8 @@ ncclDataType_t nccl_type(DType d) { return d == DType::F32 ? ncclFloat32 : ncclB
 
 class NcclGroup : public Group {
  public:
-  NcclGroup(Rendezvous& rv, const std::string& name, int group_rank, int size, int device, std::chrono::milliseconds timeout)
+  NcclGroup(Rendezvous& rv, const std::string& name, int group_rank, int size, int device,
+            std::chrono::milliseconds timeout)
       : rank_(group_rank), size_(size), device_(device), timeout_(timeout) {
     check_cuda(cudaSetDevice(device_), "cudaSetDevice");
     check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
@@ -60,10 +61,12 @@ class NcclGroup : public Group {
     const std::string key = "shardscope/nccl/" + name;
     if (rank_ == 0) {
       check_nccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
-      rv.store().set(key, std::vector<uint8_t>(reinterpret_cast<uint8_t*>(&id), reinterpret_cast<uint8_t*>(&id) + sizeof id));
+      rv.store().set(
+          key, std::vector<uint8_t>(reinterpret_cast<uint8_t*>(&id), reinterpret_cast<uint8_t*>(&id) + sizeof id));
     } else {
       auto bytes = rv.store().get(key);  // waits for rank 0 of the group
-      if (bytes.size() != sizeof id) throw std::runtime_error("NCCL unique id of group " + name + " has the wrong size");
+      if (bytes.size() != sizeof id)
+        throw std::runtime_error("NCCL unique id of group " + name + " has the wrong size");
       std::memcpy(&id, bytes.data(), sizeof id);
     }
     check_nccl(ncclCommInitRank(&comm_, size_, id, rank_), "ncclCommInitRank");
@@ -137,7 +140,9 @@ class NcclGroup : public Group {
       if (got != ncclSuccess) async = got;
       if (async != ncclSuccess || std::chrono::steady_clock::now() > deadline) {
         abort();
-        throw std::runtime_error(std::string("NCCL ") + op + (async != ncclSuccess ? std::string(" failed: ") + ncclGetErrorString(async) : " timed out"));
+        throw std::runtime_error(
+            std::string("NCCL ") + op +
+            (async != ncclSuccess ? std::string(" failed: ") + ncclGetErrorString(async) : " timed out"));
       }
       // Polling calls are left out of CUPTI's trace (cupti_backend.cc), so this interval costs no trace size.
       std::this_thread::sleep_for(std::chrono::microseconds(50));

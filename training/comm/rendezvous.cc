@@ -18,7 +18,8 @@ std::optional<int> env_int(const char* name) {
   if (!v || !*v) return std::nullopt;
   char* end = nullptr;
   long x = std::strtol(v, &end, 10);
-  if (*end != '\0' || x < 0 || x > 1'000'000) throw std::invalid_argument(std::string(name) + "='" + v + "' is not a non-negative integer");
+  if (*end != '\0' || x < 0 || x > 1'000'000)
+    throw std::invalid_argument(std::string(name) + "='" + v + "' is not a non-negative integer");
   return int(x);
 }
 
@@ -34,10 +35,11 @@ WorldEnv read_world_env() {
   e.master_port = env_int("MASTER_PORT").value_or(29500);
   if (e.world_size < 1) throw std::invalid_argument("WORLD_SIZE must be at least 1");
   if (e.rank >= e.world_size)
-    throw std::invalid_argument("RANK=" + std::to_string(e.rank) + " is not below WORLD_SIZE=" + std::to_string(e.world_size));
+    throw std::invalid_argument("RANK=" + std::to_string(e.rank) +
+                                " is not below WORLD_SIZE=" + std::to_string(e.world_size));
   if (e.local_world_size < 1 || e.local_rank >= e.local_world_size)
-    throw std::invalid_argument("LOCAL_RANK=" + std::to_string(e.local_rank) + " is not below LOCAL_WORLD_SIZE=" +
-                                std::to_string(e.local_world_size));
+    throw std::invalid_argument("LOCAL_RANK=" + std::to_string(e.local_rank) +
+                                " is not below LOCAL_WORLD_SIZE=" + std::to_string(e.local_world_size));
   if (e.master_port < 1 || e.master_port > 65535) throw std::invalid_argument("MASTER_PORT is not a TCP port");
   return e;
 }
@@ -115,7 +117,8 @@ std::string Rendezvous::diagnose_lost_peer() {
     auto after = read();
     std::string lost;
     for (int r = 0; r < env_.world_size; ++r)
-      if (r != env_.rank && after[size_t(r)] == before[size_t(r)]) lost += (lost.empty() ? "rank " : ", rank ") + std::to_string(r);
+      if (r != env_.rank && after[size_t(r)] == before[size_t(r)])
+        lost += (lost.empty() ? "rank " : ", rank ") + std::to_string(r);
     if (lost.empty()) return "no peer stopped its heartbeat (a collective timed out or failed)";
     std::string verdict = "lost " + lost + " (its heartbeat stopped)";
     // compareSet: only the first verdict is kept.

@@ -69,9 +69,13 @@ std::string read_regular_file(const std::string& path) {
     ~Closer() { ::close(fd); }
   } closer{fd};
   struct stat st {};
-  if (::fstat(fd, &st) != 0) throw std::invalid_argument("--data " + path + ": cannot read the file (" + std::strerror(errno) + ")");
+  if (::fstat(fd, &st) != 0)
+    throw std::invalid_argument("--data " + path + ": cannot read the file (" + std::strerror(errno) + ")");
   if (!S_ISREG(st.st_mode)) {
-    const char* kind = S_ISDIR(st.st_mode) ? "a folder" : S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISSOCK(st.st_mode) ? "a socket" : "a device";
+    const char* kind = S_ISDIR(st.st_mode)    ? "a folder"
+                       : S_ISFIFO(st.st_mode) ? "a FIFO"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : "a device";
     throw std::invalid_argument("--data " + path + " is " + kind + ", not a regular file");
   }
   std::string text(size_t(st.st_size), '\0');
@@ -93,7 +97,8 @@ std::unique_ptr<DataSource> make_data(const std::string& spec, int64_t vocab, in
   if (spec == "synthetic") return std::make_unique<Synthetic>(vocab, seq_len, seed);
   std::string text = read_regular_file(spec);
   if (int64_t(text.size()) <= seq_len + 1)
-    throw std::invalid_argument("--data " + spec + ": " + std::to_string(text.size()) + " bytes is shorter than one sample (seq-len + 1)");
+    throw std::invalid_argument("--data " + spec + ": " + std::to_string(text.size()) +
+                                " bytes is shorter than one sample (seq-len + 1)");
   if (vocab < 256) throw std::invalid_argument("--data with a text file needs --vocab >= 256 (byte tokens)");
   return std::make_unique<TextBytes>(std::move(text), seq_len, seed);
 }

@@ -71,8 +71,7 @@ class CountingAllocator final : public c10::Allocator {
       records()[data] = Record{std::move(inner), bytes, slot};
     }
     const int64_t now = g_live[slot].fetch_add(bytes) + bytes;
-    for (int64_t peak = g_peak[slot].load(); now > peak && !g_peak[slot].compare_exchange_weak(peak, now);) {
-    }
+    for (int64_t peak = g_peak[slot].load(); now > peak && !g_peak[slot].compare_exchange_weak(peak, now);) {}
     return c10::DataPtr(data, data, &release, device);
   }
   c10::Allocator* inner_;

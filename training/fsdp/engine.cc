@@ -21,7 +21,8 @@ torch::Tensor init_unit(const sizing::UnitLayout& u, torch::Generator& gen) {
   for (const sizing::ParamSpec& p : u.params) {
     auto slice = t.narrow(0, p.offset, p.numel());
     if (p.is_norm) slice.fill_(1.0);
-    else slice.normal_(0.0, 0.02, gen);
+    else
+      slice.normal_(0.0, 0.02, gen);
   }
   return t;
 }
@@ -34,7 +35,8 @@ std::vector<int> range_of(int first, int count, int stride = 1) {
 
 }  // namespace
 
-std::unique_ptr<Group> make_backend_group(Rendezvous& rv, const FsdpOptions& opts, const std::string& name, const std::vector<int>& members) {
+std::unique_ptr<Group> make_backend_group(Rendezvous& rv, const FsdpOptions& opts, const std::string& name,
+                                          const std::vector<int>& members) {
   // On a GPU the deadline also covers peers' first-step set-up and checkpoint writes of large presets.
   const std::chrono::seconds timeout(opts.collective_timeout_s > 0 ? opts.collective_timeout_s : opts.cuda ? 300 : 30);
 #if SHARDSCOPE_TRAIN_NCCL
@@ -49,7 +51,8 @@ std::unique_ptr<Group> make_backend_group(Rendezvous& rv, const FsdpOptions& opt
 #endif
 }
 
-Engine::Engine(const sizing::ModelConfig& model, const FsdpOptions& opts, Rendezvous& rv, uint64_t seed, MemoryLedger& mem)
+Engine::Engine(const sizing::ModelConfig& model, const FsdpOptions& opts, Rendezvous& rv, uint64_t seed,
+               MemoryLedger& mem)
     : model_(model), opts_(opts), rv_(rv), mem_(mem) {
   const int world = rv.env().world_size, rank = rv.env().rank;
   std::string node = "all";
@@ -60,8 +63,8 @@ Engine::Engine(const sizing::ModelConfig& model, const FsdpOptions& opts, Rendez
   } else if (opts.sharding == Sharding::HybridShard) {
     const int rpn = opts.ranks_per_node;
     if (rpn < 1 || world % rpn != 0)
-      throw std::invalid_argument("hybrid_shard needs --ranks-per-node dividing the world size " + std::to_string(world) +
-                                  " (got " + std::to_string(rpn) + ")");
+      throw std::invalid_argument("hybrid_shard needs --ranks-per-node dividing the world size " +
+                                  std::to_string(world) + " (got " + std::to_string(rpn) + ")");
     shard_members = range_of(rank / rpn * rpn, rpn);
     node = "node" + std::to_string(rank / rpn);
     replicas_ = world / rpn;
@@ -69,7 +72,9 @@ Engine::Engine(const sizing::ModelConfig& model, const FsdpOptions& opts, Rendez
   shard_size_ = int(shard_members.size());
   shard_rank_ = int(std::find(shard_members.begin(), shard_members.end(), rank) - shard_members.begin());
 
-  auto make_group = [&](const std::string& name, const std::vector<int>& members) { return make_backend_group(rv, opts, name, members); };
+  auto make_group = [&](const std::string& name, const std::vector<int>& members) {
+    return make_backend_group(rv, opts, name, members);
+  };
   shard_ag_ = make_group("shard_ag_" + node, shard_members);
   shard_rs_ = make_group("shard_rs_" + node, shard_members);
   if (opts.sharding == Sharding::HybridShard) {
@@ -148,7 +153,8 @@ double Engine::forward_backward(const torch::Tensor& tokens, const torch::Tensor
       Unit& u = *units_[size_t(i)];
       unshard(u, "forward");
       // Forward prefetch follows the order recorded on the first iteration, as FSDP's does.
-      if (opts_.forward_prefetch && !recording && i < L) unshard(*units_[size_t(next_in_forward(i))], "forward_prefetch");
+      if (opts_.forward_prefetch && !recording && i < L)
+        unshard(*units_[size_t(next_in_forward(i))], "forward_prefetch");
       if (recording) exec_order_.push_back(i);
       wait_unshard(u);
       inputs[size_t(i)] = act.detach().requires_grad_(true);
@@ -185,7 +191,7 @@ double Engine::forward_backward(const torch::Tensor& tokens, const torch::Tensor
         std::this_thread::sleep_for(std::chrono::milliseconds(opts_.backward_delay_ms));
       }
       for (auto& v : units_) v->reap_reduce(false);  // free finished reductions' buffers here, between blocks
-      unshard(u, "backward_on_demand");  // a no-op when a prefetch already issued it
+      unshard(u, "backward_on_demand");              // a no-op when a prefetch already issued it
       wait_unshard(u);
       // BACKWARD_PRE: the next unit's all-gather goes out before this unit's gradient computation.
       if (opts_.backward_prefetch == BackwardPrefetch::Pre && next > 0) unshard(*units_[size_t(next)], "backward_pre");
@@ -199,7 +205,8 @@ double Engine::forward_backward(const torch::Tensor& tokens, const torch::Tensor
         mem_.add(Mem::Activations, -recomputed);
       }
       // BACKWARD_POST: after this unit's gradient computation, before its reduction.
-      if (opts_.backward_prefetch == BackwardPrefetch::Post && next > 0) unshard(*units_[size_t(next)], "backward_post");
+      if (opts_.backward_prefetch == BackwardPrefetch::Post && next > 0)
+        unshard(*units_[size_t(next)], "backward_post");
       u.reduce_grad(comms_);
       if (u.params_sharded()) u.reshard();
       mem_.add(Mem::Activations, -kept[size_t(i)]);

@@ -19,7 +19,8 @@ namespace shardscope::train {
 
 // A communicator over `members` on the run's backend (NCCL for --device cuda, else Gloo), with the run's
 // collective deadline. Every member must call it with the same name.
-std::unique_ptr<Group> make_backend_group(Rendezvous& rv, const FsdpOptions& opts, const std::string& name, const std::vector<int>& members);
+std::unique_ptr<Group> make_backend_group(Rendezvous& rv, const FsdpOptions& opts, const std::string& name,
+                                          const std::vector<int>& members);
 
 class Engine {
  public:

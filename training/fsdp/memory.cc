@@ -35,13 +35,14 @@ int64_t host_heap_in_use() {
 #endif
 }
 
-constexpr const char* kCounter[] = {keys::kMemoryShardedParams, keys::kMemoryUnshardedParams, keys::kMemoryGradients,
-                                    keys::kMemoryOptimizerState, keys::kMemoryActivations, keys::kMemoryHostOffloaded};
+constexpr const char* kCounter[] = {keys::kMemoryShardedParams, keys::kMemoryUnshardedParams,
+                                    keys::kMemoryGradients,     keys::kMemoryOptimizerState,
+                                    keys::kMemoryActivations,   keys::kMemoryHostOffloaded};
 static_assert(std::size(kCounter) == size_t(Mem::kCount), "one counter per category");
-}
+}  // namespace
 
 void retain_freed_host_memory() {
-  mallopt(M_MMAP_MAX, 0);                     // large blocks from the heap too, where free keeps them
+  mallopt(M_MMAP_MAX, 0);                                      // large blocks from the heap too, where free keeps them
   mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());  // never give the heap's top back
 }
 
@@ -56,7 +57,8 @@ void MemoryLedger::sample_allocator() {
 #if SHARDSCOPE_TRAIN_NCCL
   if (on_gpu_) {  // the device's used memory: the caching allocator's reserve and everything else on it
     size_t free = 0, total = 0;
-    if (cudaMemGetInfo(&free, &total) == cudaSuccess) tracer::counter(keys::kMemoryAllocatorTotal, int64_t(total - free));
+    if (cudaMemGetInfo(&free, &total) == cudaSuccess)
+      tracer::counter(keys::kMemoryAllocatorTotal, int64_t(total - free));
     return;
   }
 #endif

@@ -26,10 +26,10 @@ struct FsdpOptions {
   DType param_dtype = DType::F32;
   DType reduce_dtype = DType::F32;
   bool activation_checkpointing = false;
-  bool cpu_offload = false;  // fp32 shard, gradient shard and optimizer state on the host; AdamW runs there
-  int ranks_per_node = 0;  // hybrid_shard: the sharding group size
+  bool cpu_offload = false;      // fp32 shard, gradient shard and optimizer state on the host; AdamW runs there
+  int ranks_per_node = 0;        // hybrid_shard: the sharding group size
   int collective_timeout_s = 0;  // a collective's deadline from its issue; 0: 30 s on CPU, 300 s on a GPU
-  bool cuda = false;       // tensors on CUDA device `device`, collectives over NCCL
+  bool cuda = false;             // tensors on CUDA device `device`, collectives over NCCL
   int device = 0;
   // A planted straggler, for checking diagnostics: this rank sleeps this long before each unit's backward
   // (so before the all-gathers it issues there), marked by a "planted_delay" range in its trace.

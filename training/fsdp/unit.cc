@@ -38,15 +38,22 @@ torch::Tensor on_host(const torch::Tensor& t, bool cuda) {
 // handed to the group, which tags the collective's kernel with it (Group::all_gather's trace_id).
 void trace_collective(const char* kind, int64_t start, int64_t unit, int64_t bytes, int group_size, int64_t issued) {
   tr::complete(0, kind, keys::kCatComm, start, tr::now_ns(),
-               {{keys::kArgUnit, unit}, {keys::kArgBytes, bytes}, {keys::kArgGroupSize, group_size}, {keys::kArgIssuedNs, issued}});
+               {{keys::kArgUnit, unit},
+                {keys::kArgBytes, bytes},
+                {keys::kArgGroupSize, group_size},
+                {keys::kArgIssuedNs, issued}});
 }
 
 }  // namespace
 
 Unit::Unit(sizing::UnitLayout layout, const FsdpOptions& opts, int shard_rank, int shard_size, int world_size,
            const torch::Tensor& full_init, MemoryLedger& mem)
-    : layout_(std::move(layout)), opts_(opts), shard_rank_(shard_rank), shard_size_(shard_size),
-      world_size_(world_size), mem_(mem) {
+    : layout_(std::move(layout)),
+      opts_(opts),
+      shard_rank_(shard_rank),
+      shard_size_(shard_size),
+      world_size_(world_size),
+      mem_(mem) {
   padded_ = sizing::padded_numel(layout_.numel, shard_size_);
   shard_numel_ = padded_ / shard_size_;
   params_sharded_ = zero_stage(opts.sharding) >= 2;
@@ -104,8 +111,10 @@ void Unit::unshard(const Comms& c, const char* reason) {
   const size_t bytes = size_t(padded_) * dtype_size(opts_.param_dtype);
   {
     AllocationTag tag(Mem::UnshardedParams);
-    if (!full_.defined()) full_ = torch::empty({padded_}, torch::TensorOptions().dtype(scalar(opts_.param_dtype)).device(device_));
-    else resize_storage(full_, bytes);
+    if (!full_.defined())
+      full_ = torch::empty({padded_}, torch::TensorOptions().dtype(scalar(opts_.param_dtype)).device(device_));
+    else
+      resize_storage(full_, bytes);
   }
   mem_.add(Mem::UnshardedParams, int64_t(bytes));
   gathered_ = true;
@@ -168,7 +177,9 @@ void Unit::reshard() {
 
 void Unit::reduce_grad(const Comms& c) {
   torch::Tensor g = flat_.grad();
-  if (!g.defined()) g = torch::zeros({padded_}, torch::TensorOptions().dtype(scalar(opts_.param_dtype)).device(device_));  // no gradient reached it
+  if (!g.defined())
+    g = torch::zeros(
+        {padded_}, torch::TensorOptions().dtype(scalar(opts_.param_dtype)).device(device_));  // no gradient reached it
   torch::Tensor input = g.to(scalar(opts_.reduce_dtype)).contiguous();
   flat_.mutable_grad() = torch::Tensor();
   const int64_t issued = tr::now_ns(), unit = id();

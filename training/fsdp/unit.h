@@ -17,10 +17,10 @@
 namespace shardscope::train {
 
 struct Comms {
-  Group* shard_ag;      // sharding group, used on the all-gather stream
-  Group* shard_rs;      // sharding group, used on the reduce-scatter stream
-  Group* replica_rs;    // hybrid_shard: the same shard index on every node (nullptr otherwise)
-  Group* world_rs;      // no_shard / zero1: gradient all-reduce over the world
+  Group* shard_ag;    // sharding group, used on the all-gather stream
+  Group* shard_rs;    // sharding group, used on the reduce-scatter stream
+  Group* replica_rs;  // hybrid_shard: the same shard index on every node (nullptr otherwise)
+  Group* world_rs;    // no_shard / zero1: gradient all-reduce over the world
   CommStream* ag_stream;
   CommStream* rs_stream;
 };
@@ -72,7 +72,6 @@ class Unit {
   torch::Tensor gather_master(Group& g);
 
  private:
-
   sizing::UnitLayout layout_;
   FsdpOptions opts_;
   int shard_rank_, shard_size_, world_size_;
@@ -83,14 +82,14 @@ class Unit {
   MemoryLedger& mem_;
   Mem state_mem(Mem m) const { return opts_.cpu_offload ? Mem::HostOffloaded : m; }
 
-  torch::Tensor master_;      // fp32 [shard_numel] (no_shard: [padded])
-  torch::Tensor full_;        // param dtype [padded], the all-gather destination (may alias master_)
-  torch::Tensor flat_;        // full_.detach() as a leaf requiring grad; its .grad() is the flat gradient
+  torch::Tensor master_;  // fp32 [shard_numel] (no_shard: [padded])
+  torch::Tensor full_;    // param dtype [padded], the all-gather destination (may alias master_)
+  torch::Tensor flat_;    // full_.detach() as a leaf requiring grad; its .grad() is the flat gradient
   bool gathered_ = false;
-  torch::Tensor grad_;        // fp32: [shard_numel] when sharded, [padded] otherwise
+  torch::Tensor grad_;  // fp32: [shard_numel] when sharded, [padded] otherwise
   torch::Tensor exp_avg_, exp_avg_sq_;
   std::optional<Work> gather_, reduce_;
-  torch::Tensor gather_send_;                   // the shard being sent, until the all-gather ran
+  torch::Tensor gather_send_;             // the shard being sent, until the all-gather ran
   torch::Tensor reduce_input_, reduced_;  // the reduction's input and where its sum lands, until reaped
 };
 

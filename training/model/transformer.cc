@@ -17,7 +17,7 @@ torch::Tensor rope(const torch::Tensor& x) {  // [b, s, h, d]
   int64_t s = x.size(1), d = x.size(3);
   auto opts = torch::TensorOptions().dtype(torch::kFloat32).device(x.device());
   auto inv = torch::pow(10000.0, -torch::arange(0, d, 2, opts) / double(d));  // [d/2]
-  auto ang = torch::outer(torch::arange(s, opts), inv);                        // [s, d/2]
+  auto ang = torch::outer(torch::arange(s, opts), inv);                       // [s, d/2]
   auto cos = ang.cos().view({1, s, 1, d / 2}).to(x.scalar_type());
   auto sin = ang.sin().view({1, s, 1, d / 2}).to(x.scalar_type());
   auto pairs = x.view({x.size(0), s, x.size(2), d / 2, 2});
@@ -59,14 +59,12 @@ torch::Tensor block_forward(const sizing::ModelConfig& c, const ParamViews& p, c
   return out + torch::matmul(gate, w2.t());
 }
 
-torch::Tensor embed(const ParamViews& root, const torch::Tensor& tokens) {
-  return torch::embedding(root[0], tokens);
-}
+torch::Tensor embed(const ParamViews& root, const torch::Tensor& tokens) { return torch::embedding(root[0], tokens); }
 
 torch::Tensor head_loss(const ParamViews& root, const torch::Tensor& h, const torch::Tensor& targets) {
   auto logits = torch::matmul(rms_norm(h, root[1]), root[2].t());
   return torch::nn::functional::cross_entropy(logits.reshape({-1, logits.size(-1)}).to(torch::kFloat32),
-                                               targets.reshape({-1}));
+                                              targets.reshape({-1}));
 }
 
 }  // namespace shardscope::train

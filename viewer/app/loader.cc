@@ -6,7 +6,8 @@
 
 namespace shardscope::viewer {
 
-LoadOutcome load_run(const QStringList& paths, std::function<void(const plugins::LoadProgress&)> on_progress, const std::atomic<bool>* cancel) {
+LoadOutcome load_run(const QStringList& paths, std::function<void(const plugins::LoadProgress&)> on_progress,
+                     const std::atomic<bool>* cancel) {
   std::vector<std::string> args;
   for (const QString& p : paths) args.push_back(p.toStdString());
   plugins::LoadOptions options;
@@ -52,7 +53,8 @@ void Loader::start(const QStringList& paths) {
     LoadOutcome o = load_run(
         paths,
         [this, &hook](const plugins::LoadProgress& p) {
-          QMetaObject::invokeMethod(this, [this, p] { emit progress(p); }, Qt::QueuedConnection);
+          QMetaObject::invokeMethod(
+              this, [this, p] { emit progress(p); }, Qt::QueuedConnection);
           if (hook) hook(p);
         },
         &cancel_);

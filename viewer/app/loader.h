@@ -21,8 +21,8 @@ struct LoadOutcome {
   std::shared_ptr<analysis::AnalysedRun> run;  // null when nothing loaded
   // Set instead of `run` when the inputs hold rank summaries: the Ranks overview, no events loaded.
   std::shared_ptr<RanksOverview> overview;
-  std::string error;                           // why nothing loaded
-  bool cancelled = false;                      // the user stopped it: nothing to say, nothing to show
+  std::string error;       // why nothing loaded
+  bool cancelled = false;  // the user stopped it: nothing to say, nothing to show
 };
 
 LoadOutcome load_run(const QStringList& paths, std::function<void(const plugins::LoadProgress&)> on_progress = {},

@@ -19,7 +19,8 @@ struct Options {
   QCommandLineOption screenshot{"screenshot", "Render the window into FILE.png and exit.", "FILE"};
   QCommandLineOption size{"size", "Window size for --screenshot (default 1400x900).", "WxH", "1400x900"};
   QCommandLineOption select{"select", "Select the first event named NAME and zoom to it.", "NAME"};
-  QCommandLineOption raise{"raise", "Bring the dock titled NAME to the front (Prefetch, Steps, Memory, Legend, ...).", "NAME"};
+  QCommandLineOption raise{"raise", "Bring the dock titled NAME to the front (Prefetch, Steps, Memory, Legend, ...).",
+                           "NAME"};
 };
 
 void describe(QCommandLineParser& parser, const Options& o) {
@@ -87,7 +88,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "shardscope-viewer: no event named %s\n", qPrintable(parser.value(select)));
   if (parser.isSet(raise)) {
     if (auto* dock = window.findChild<QDockWidget*>(parser.value(raise))) dock->raise();
-    else std::fprintf(stderr, "shardscope-viewer: no dock named %s\n", qPrintable(parser.value(raise)));
+    else
+      std::fprintf(stderr, "shardscope-viewer: no dock named %s\n", qPrintable(parser.value(raise)));
   }
   QApplication::processEvents();
   if (!window.grab().save(parser.value(screenshot), "PNG")) {

@@ -64,7 +64,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
   QMenu* file = menuBar()->addMenu(tr("&File"));
   file->addAction(tr("&Open files..."), QKeySequence::Open, this, [this] {
-    QStringList files = QFileDialog::getOpenFileNames(this, tr("Open trace files"), {}, tr("Traces (*.json *.json.gz *.gz);;All files (*)"));
+    QStringList files = QFileDialog::getOpenFileNames(this, tr("Open trace files"), {},
+                                                      tr("Traces (*.json *.json.gz *.gz);;All files (*)"));
     if (!files.isEmpty()) openAsync(files);
   });
   file->addAction(tr("Open run &directory..."), this, [this] {
@@ -101,7 +102,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   pd->raise();
   // Beside the tables, not a tab behind them: a Prefetch row shows its all-gather there with the row in view.
   splitDockWidget(pd, addDock(new RanksDock(selection_, this), Qt::BottomDockWidgetArea), Qt::Horizontal);
-  tabifyDockWidget(pd, ranks_overview_ = static_cast<RanksOverviewDock*>(addDock(new RanksOverviewDock(this), Qt::BottomDockWidgetArea)));
+  tabifyDockWidget(pd, ranks_overview_ = static_cast<RanksOverviewDock*>(
+                           addDock(new RanksOverviewDock(this), Qt::BottomDockWidgetArea)));
   pd->raise();
   connect(ranks_overview_, &RanksOverviewDock::expandRequested, this, &MainWindow::expandRank);
   buildSearchBar();
@@ -116,11 +118,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     if (e.cls == model::IntervalClass::Communication && e.ph == 'X') selection_->showAcrossRanks(rank, {track, index});
   });
   connect(timeline_, &TimelineWidget::selectionCleared, this, [this] { selection_->setEvent(std::nullopt); });
-  connect(timeline_, &TimelineWidget::rangeSelected, this,
-          [this](uint32_t rank, qint64 lo, qint64 hi) { selection_->setRange(TimeRange{rank, lo, hi}); });
+  connect(timeline_, &TimelineWidget::rangeSelected, this, [this](uint32_t rank, qint64 lo, qint64 hi) {
+    selection_->setRange(TimeRange{rank, lo, hi});
+  });
   connect(timeline_, &TimelineWidget::rangeCleared, this, [this] { selection_->setRange(std::nullopt); });
   connect(timeline_, &TimelineWidget::arrangementChanged, this, [this] {
-    if (QString key = arrangementKey(); !key.isEmpty()) QSettings("shardscope", "viewer").setValue(key, timeline_->saveArrangement());
+    if (QString key = arrangementKey(); !key.isEmpty())
+      QSettings("shardscope", "viewer").setValue(key, timeline_->saveArrangement());
   });
   connect(timeline_, &TimelineWidget::cursorMoved, this, [this](const QString& text) { cursor_->setText(text); });
   connect(selection_, &SelectionModel::jumpRequested, this,
@@ -132,9 +136,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
             }
           });
   connect(loader_, &Loader::finished, this, [this](const QStringList& paths) { present(loader_->take(), paths); });
-  connect(comparison_loader_, &Loader::finished, this, [this](const QStringList& paths) {
-    presentComparison(comparison_loader_->take(), paths);
-  });
+  connect(comparison_loader_, &Loader::finished, this,
+          [this](const QStringList& paths) { presentComparison(comparison_loader_->take(), paths); });
 }
 
 MainWindow::~MainWindow() {
@@ -148,7 +151,8 @@ bool MainWindow::loading() const { return loader_->busy() || comparison_loader_-
 
 void MainWindow::warn(const QString& title, const QString& text) {
   if (warn_) warn_(title, text);
-  else QMessageBox::warning(this, title, text);
+  else
+    QMessageBox::warning(this, title, text);
 }
 
 void MainWindow::openAsync(const QStringList& paths) {
@@ -161,7 +165,8 @@ QString MainWindow::openSync(const QStringList& paths, QStringList* failures) {
   if (!o.run && !o.overview) return QString::fromStdString(o.error);
   run_paths_ = paths;
   if (failures && o.run)
-    for (const plugins::FileFailure& f : o.run->failures) failures->push_back(QString::fromStdString(f.path + ": " + f.message));
+    for (const plugins::FileFailure& f : o.run->failures)
+      failures->push_back(QString::fromStdString(f.path + ": " + f.message));
   present(std::move(o), {});
   return {};
 }
@@ -214,9 +219,13 @@ void MainWindow::present(LoadOutcome outcome, const QStringList& paths) {
   // The banner: truncated ranks and the loader's warnings (ranks from different runs, guessed ranks, ...).
   QStringList lines;
   for (const model::Rank& r : run_->trace.ranks)
-    if (r.truncated) lines << tr("Rank %1 is truncated (%2): it is shown up to where it ends.").arg(r.rank).arg(QString::fromStdString(r.source));
+    if (r.truncated)
+      lines << tr("Rank %1 is truncated (%2): it is shown up to where it ends.")
+                   .arg(r.rank)
+                   .arg(QString::fromStdString(r.source));
   for (const std::string& w : run_->warnings) lines << QString::fromStdString(w);
-  for (const plugins::FileFailure& f : run_->failures) lines << tr("Not loaded: %1: %2").arg(QString::fromStdString(f.path), QString::fromStdString(f.message));
+  for (const plugins::FileFailure& f : run_->failures)
+    lines << tr("Not loaded: %1: %2").arg(QString::fromStdString(f.path), QString::fromStdString(f.message));
   if (from_overview) lines << expanding_note_;
   banner_->setText(lines.join("\n"));
   banner_->setVisible(!lines.isEmpty());

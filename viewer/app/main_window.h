@@ -123,7 +123,7 @@ class MainWindow : public QMainWindow {
   QStringList run_paths_, comparison_paths_;
   QLabel* banner_ = nullptr;
   LoadProgressBar* progress_ = nullptr;  // what is being read, and Cancel
-  QLabel* cursor_ = nullptr;  // the time under the mouse, in the status bar
+  QLabel* cursor_ = nullptr;             // the time under the mouse, in the status bar
   SelectionModel* selection_ = nullptr;
   QWidget* keyboard_help_ = nullptr;
   QMenu* recent_ = nullptr;

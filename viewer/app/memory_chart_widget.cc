@@ -26,7 +26,8 @@ void MemoryChartWidget::setChart(MemoryChart chart) {
 
 int MemoryChartWidget::contentHeight() const {
   int h = kRankHeader;  // the legend
-  for (const MemoryRankChart& r : chart_.ranks) h += kRankHeader + int(r.bars.size()) * kCategory + (r.bars.empty() ? kRankHeader : 0);
+  for (const MemoryRankChart& r : chart_.ranks)
+    h += kRankHeader + int(r.bars.size()) * kCategory + (r.bars.empty() ? kRankHeader : 0);
   return h;
 }
 
@@ -58,7 +59,8 @@ void MemoryChartWidget::paintEvent(QPaintEvent*) {
     y += kRankHeader;
     if (r.bars.empty()) {
       QString why = QString::fromStdString(report::memory_not_applicable(*r.memory));
-      p.drawText(QRect(12, y, width() - 16, kRankHeader), Qt::AlignVCenter, why.isEmpty() ? tr("no memory counters") : why);
+      p.drawText(QRect(12, y, width() - 16, kRankHeader), Qt::AlignVCenter,
+                 why.isEmpty() ? tr("no memory counters") : why);
       y += kRankHeader;
       continue;
     }
@@ -75,7 +77,10 @@ void MemoryChartWidget::paintEvent(QPaintEvent*) {
       bar(b.measured, 2, kMeasured);
       bar(b.predicted, 2 + kBar + 1, kPredicted);
       QString text = mb(b.measured) + " / " + mb(b.predicted);
-      if (b.departure) text += QStringLiteral(" (%1%2 %)").arg(*b.departure >= 0 ? QStringLiteral("+") : QString()).arg(100 * *b.departure, 0, 'f', 1);
+      if (b.departure)
+        text += QStringLiteral(" (%1%2 %)")
+                    .arg(*b.departure >= 0 ? QStringLiteral("+") : QString())
+                    .arg(100 * *b.departure, 0, 'f', 1);
       p.setPen(palette().text().color());
       p.drawText(QRect(bar_x + bar_w + 6, y, kValueWidth, kCategory), Qt::AlignVCenter, text);
       y += kCategory;

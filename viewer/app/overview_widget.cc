@@ -53,11 +53,13 @@ void OverviewWidget::paintEvent(QPaintEvent*) {
   for (int r = 0; r < rows; ++r) {
     const std::vector<float>& d = overview_.density[size_t(r)];
     for (int x = 0; x < w; ++x) {
-      size_t b0 = size_t(int64_t(x) * overview_.bins / w), b1 = std::max(b0 + 1, size_t(int64_t(x + 1) * overview_.bins / w));
+      size_t b0 = size_t(int64_t(x) * overview_.bins / w),
+             b1 = std::max(b0 + 1, size_t(int64_t(x + 1) * overview_.bins / w));
       float v = 0;
       for (size_t b = b0; b < b1 && b < d.size(); ++b) v = std::max(v, d[b]);
       if (v <= 0) continue;
-      p.fillRect(QRectF(x0 + x, 2 + r * row_h, 1, std::max(1.0, row_h - (rows > 4 ? 0.0 : 1.0))), QColor(0x10, 0x30, 0x70, int(40 + 215 * v)));
+      p.fillRect(QRectF(x0 + x, 2 + r * row_h, 1, std::max(1.0, row_h - (rows > 4 ? 0.0 : 1.0))),
+                 QColor(0x10, 0x30, 0x70, int(40 + 215 * v)));
     }
   }
   auto [a, b] = overview_window(overview_, timeline_->viewport(), w);

@@ -42,8 +42,10 @@ QString PrefetchModel::emptyReason() const {
     const metrics::RankPrefetch& p = rr.prefetch;
     QString why;
     if (p.na != metrics::NotApplicable::None) why = qs(report::na_sentence(p.na, 0));
-    else if (p.steps.empty()) why = tr("no step with backward all-gathers");
-    else why = qs(report::na_sentence(p.steps.front().na, p.steps.front().na_count));
+    else if (p.steps.empty())
+      why = tr("no step with backward all-gathers");
+    else
+      why = qs(report::na_sentence(p.steps.front().na, p.steps.front().na_count));
     lines << tr("rank %1: nothing to check: %2").arg(rr.rank).arg(why);
   }
   if (lines.isEmpty()) lines << tr("No rank in this run.");
@@ -58,7 +60,8 @@ QVariant PrefetchModel::data(const QModelIndex& index, int role) const {
   // The step's verdict is the step's, not the pair's: it goes in the tooltip, and each row says whether its
   // own all-gather hid (the analyzer gives a pair under kHiddenShareThreshold a cause), so a 0 % hidden pair
   // never reads "effective".
-  if (role == Qt::ToolTipRole) return tr("step %1: %2").arg(it.step->step).arg(qs(report::step_sentence(*it.step, rr.prefetch)));
+  if (role == Qt::ToolTipRole)
+    return tr("step %1: %2").arg(it.step->step).arg(qs(report::step_sentence(*it.step, rr.prefetch)));
   const bool hidden = u.hidden_share() >= metrics::kHiddenShareThreshold;
   const bool sort = role == kSortRole;
   switch (index.column()) {
@@ -123,8 +126,9 @@ QVariant StepModel::data(const QModelIndex& index, int role) const {
 
 QVariant StepModel::headerData(int section, Qt::Orientation o, int role) const {
   if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
-  static const char* names[] = {"Rank", "Step", "Window", "Compute", "Communication", "Comm. %", "Overlapped comm.", "Exposed comm.",
-                                "Exposed %", "Overlap", "Idle", "Idle %"};
+  static const char* names[] = {
+      "Rank",          "Step",      "Window",  "Compute", "Communication", "Comm. %", "Overlapped comm.",
+      "Exposed comm.", "Exposed %", "Overlap", "Idle",    "Idle %"};
   return tr(names[section]);
 }
 

@@ -44,7 +44,21 @@ class PrefetchModel : public QAbstractTableModel {
 class StepModel : public QAbstractTableModel {
   Q_OBJECT
  public:
-  enum Column { Rank, Step, Window, Compute, Comm, CommPct, Overlapped, Exposed, ExposedPct, Overlap, Idle, IdlePct, ColumnCount };
+  enum Column {
+    Rank,
+    Step,
+    Window,
+    Compute,
+    Comm,
+    CommPct,
+    Overlapped,
+    Exposed,
+    ExposedPct,
+    Overlap,
+    Idle,
+    IdlePct,
+    ColumnCount
+  };
   struct Item {
     uint32_t rank = 0;
     const report::StepRow* step = nullptr;

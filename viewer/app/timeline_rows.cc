@@ -120,31 +120,40 @@ QMenu* TimelineWidget::rowMenu(QPoint pos) {
     };
     if (is_leaf(row.kind)) {
       const bool pinned = arrangement_.pinned(arrangement_.rows()[size_t(i)]);
-      menu->addAction(pinned ? tr("Unpin") : tr("Pin to top"), this, [this, find, pinned] {
-        if (const Row* r = find()) arrangement_.set_pinned(*r, !pinned), arranged(true);
-      })->setObjectName("pinRow");
-      menu->addAction(tr("Hide row"), this, [this, find] {
-        if (const Row* r = find()) arrangement_.hide(*r), arranged(true);
-      })->setObjectName("hideRow");
+      menu->addAction(pinned ? tr("Unpin") : tr("Pin to top"), this,
+                      [this, find, pinned] {
+                        if (const Row* r = find()) arrangement_.set_pinned(*r, !pinned), arranged(true);
+                      })
+          ->setObjectName("pinRow");
+      menu->addAction(tr("Hide row"), this,
+                      [this, find] {
+                        if (const Row* r = find()) arrangement_.hide(*r), arranged(true);
+                      })
+          ->setObjectName("hideRow");
     } else {
       const bool folded = arrangement_.collapsed(arrangement_.rows()[size_t(i)]);
-      menu->addAction(folded ? tr("Expand") : tr("Collapse"), this, [this, find] {
-        if (const Row* r = find()) arrangement_.toggle(*r), arranged(true);
-      })->setObjectName("toggleGroup");
+      menu->addAction(folded ? tr("Expand") : tr("Collapse"), this,
+                      [this, find] {
+                        if (const Row* r = find()) arrangement_.toggle(*r), arranged(true);
+                      })
+          ->setObjectName("toggleGroup");
     }
   }
   const size_t hidden = arrangement_.hidden_count();
-  QAction* show = menu->addAction(hidden == 1 ? tr("Show 1 hidden row") : tr("Show %1 hidden rows").arg(hidden), this, [this] {
-    arrangement_.show_hidden();
-    arranged(true);
-  });
+  QAction* show =
+      menu->addAction(hidden == 1 ? tr("Show 1 hidden row") : tr("Show %1 hidden rows").arg(hidden), this, [this] {
+        arrangement_.show_hidden();
+        arranged(true);
+      });
   show->setObjectName("showHidden");
   show->setEnabled(arrangement_.hidden_count() > 0);
-  menu->addAction(tr("Reset row arrangement"), this, [this] {
-    arrangement_.reset();
-    setLabelWidth(kLabelWidth);
-    arranged(true);
-  })->setObjectName("resetRows");
+  menu->addAction(tr("Reset row arrangement"), this,
+                  [this] {
+                    arrangement_.reset();
+                    setLabelWidth(kLabelWidth);
+                    arranged(true);
+                  })
+      ->setObjectName("resetRows");
   return menu;
 }
 

@@ -65,9 +65,12 @@ void TimelineWidget::setTimeline(const TimelineLayout* layout) {
   highlights_ = nullptr;
   arrangement_ = layout_ ? RowArrangement(*layout_) : RowArrangement();
   label_width_ = kLabelWidth;
-  vbar_->setGeometry(width() - vbar_->sizeHint().width(), kRulerHeight, vbar_->sizeHint().width(), height() - kRulerHeight);
+  vbar_->setGeometry(width() - vbar_->sizeHint().width(), kRulerHeight, vbar_->sizeHint().width(),
+                     height() - kRulerHeight);
   updateScrollBar();
-  if (layout_) vp_ = Viewport::fit(layout_->start_ns(), std::max(layout_->end_ns(), model::sat_add(layout_->start_ns(), 1)), plotWidth());
+  if (layout_)
+    vp_ = Viewport::fit(layout_->start_ns(), std::max(layout_->end_ns(), model::sat_add(layout_->start_ns(), 1)),
+                        plotWidth());
   changed();
 }
 
@@ -93,7 +96,8 @@ void TimelineWidget::setHighlights(const SearchResult* result) {
 }
 
 void TimelineWidget::resizeEvent(QResizeEvent*) {
-  vbar_->setGeometry(width() - vbar_->sizeHint().width(), kRulerHeight, vbar_->sizeHint().width(), height() - kRulerHeight);
+  vbar_->setGeometry(width() - vbar_->sizeHint().width(), kRulerHeight, vbar_->sizeHint().width(),
+                     height() - kRulerHeight);
   updateScrollBar();
   // Keep the time span across a resize: the same window, more or fewer pixels.
   double span = vp_.ns_per_px * vp_.width_px;
@@ -156,7 +160,8 @@ void TimelineWidget::zoomToSelection() {
   if (range_ && range_->second > range_->first) {
     vp_ = Viewport::fit(range_->first, range_->second, plotWidth());
   } else if (selection_ && layout_) {
-    const model::Event& e = layout_->ranks()[selection_->rank].rank->tracks[selection_->event.track].events[selection_->event.index];
+    const model::Event& e =
+        layout_->ranks()[selection_->rank].rank->tracks[selection_->event.track].events[selection_->event.index];
     int64_t margin = std::max<int64_t>(1, e.dur_ns / 10);
     vp_ = Viewport::fit(e.ts_ns - margin, e.end_ns() + margin, plotWidth());
   } else {
@@ -167,7 +172,8 @@ void TimelineWidget::zoomToSelection() {
 
 void TimelineWidget::zoomToAll() {
   if (!layout_) return;
-  vp_ = Viewport::fit(layout_->start_ns(), std::max(layout_->end_ns(), model::sat_add(layout_->start_ns(), 1)), plotWidth());
+  vp_ = Viewport::fit(layout_->start_ns(), std::max(layout_->end_ns(), model::sat_add(layout_->start_ns(), 1)),
+                      plotWidth());
   changed();
 }
 
@@ -195,7 +201,8 @@ void TimelineWidget::paintEvent(QPaintEvent*) {
 void TimelineWidget::paintRuler(QPainter& p) {
   p.fillRect(QRect(0, 0, width(), kRulerHeight), QColor(0xEE, 0xEE, 0xEE));
   p.setPen(QColor(0x44, 0x44, 0x44));
-  p.drawText(QRect(4, 0, label_width_ - 8, kRulerHeight), Qt::AlignVCenter | Qt::AlignLeft, format_ns(vp_.ns_per_px * vp_.width_px));
+  p.drawText(QRect(4, 0, label_width_ - 8, kRulerHeight), Qt::AlignVCenter | Qt::AlignLeft,
+             format_ns(vp_.ns_per_px * vp_.width_px));
   // A tick every 1, 2 or 5 × 10^k ns, at least 100 px apart; labels relative to the trace's start.
   double raw = vp_.ns_per_px * 100;
   double pow10 = std::pow(10.0, std::floor(std::log10(raw)));
@@ -243,7 +250,10 @@ void TimelineWidget::paintRowRange(QPainter& p, size_t first, size_t last, int s
   const std::vector<Row>& rows = arrangement_.rows();
   // Rectangles are gathered per colour over the whole frame and drawn with one drawRects call per colour.
   std::unordered_map<Rgb, std::vector<QRectF>> by_colour, merged_by_colour;
-  struct Label { QRectF r; uint32_t rank, track, event; };
+  struct Label {
+    QRectF r;
+    uint32_t rank, track, event;
+  };
   std::vector<Label> labels;
   std::vector<uint32_t> tracks, derived;
   p.save();
@@ -265,11 +275,13 @@ void TimelineWidget::paintRowRange(QPainter& p, size_t first, size_t last, int s
       // A rank's summary leaves its derived rows out: their events are already on its tracks.
       for (uint32_t m : arrangement_.members(row))
         if (const Row& src = layout_->rows()[m]; src.kind == RowKind::Track) tracks.push_back(uint32_t(src.item));
-        else if (src.kind == RowKind::Derived && row.kind == RowKind::Group) derived.push_back(uint32_t(src.item));
+        else if (src.kind == RowKind::Derived && row.kind == RowKind::Group)
+          derived.push_back(uint32_t(src.item));
       marks_.clear();
       summary_marks(rv, tracks, vp_, marks_, derived);
       for (const Mark& m : marks_)
-        by_colour[m.colour].push_back(QRectF(label_width_ + m.x0, y + (row.height - lane_h) / 2 + 1, m.x1 - m.x0, lane_h - 2));
+        by_colour[m.colour].push_back(
+            QRectF(label_width_ + m.x0, y + (row.height - lane_h) / 2 + 1, m.x1 - m.x0, lane_h - 2));
       continue;
     }
     if (row.kind == RowKind::Counter) {
@@ -323,7 +335,8 @@ void TimelineWidget::paintCounter(QPainter& p, const Row& row, int y) {
     double v = counter_value_at(series, lo).value_or(axis.min);
     auto it = std::lower_bound(series.samples.begin(), series.samples.end(), lo,
                                [](const model::CounterSample& s, double t) { return double(s.ts_ns) < t; });
-    for (int n = 0; it != series.samples.end() && double(it->ts_ns) < hi && n < 64; ++it, ++n) v = std::max(v, it->value);
+    for (int n = 0; it != series.samples.end() && double(it->ts_ns) < hi && n < 64; ++it, ++n)
+      v = std::max(v, it->value);
     double h = (row.height - 2) * (v - axis.min) / (axis.max - axis.min);
     area << QPointF(label_width_ + x, base - h) << QPointF(label_width_ + x + 1, base - h);
   }
@@ -373,7 +386,8 @@ std::vector<QRectF> TimelineWidget::derivedRects(uint32_t rank, model::EventRef 
   for (size_t i = 0; i < rows.size(); ++i) {
     if (rows[i].kind != RowKind::Derived || rows[i].rank != rank) continue;
     const DerivedRow& d = rv.derived[size_t(rows[i].item)];
-    if (auto p = d.position_of(*rv.rank, ref)) out.emplace_back(x0, rowTop(int(i)) + d.depth[*p] * lane_h, std::max(2.0, x1 - x0), lane_h);
+    if (auto p = d.position_of(*rv.rank, ref))
+      out.emplace_back(x0, rowTop(int(i)) + d.depth[*p] * lane_h, std::max(2.0, x1 - x0), lane_h);
   }
   return out;
 }
@@ -396,9 +410,11 @@ void TimelineWidget::paintHighlights(QPainter& p) {
   size_t drawn = 0;
   for (size_t i = last, seen = 0; i > first && drawn < kMaxOutlines && seen < kMaxCandidates; ++seen) {
     const SearchHit& h = highlights_->hits[--i];
-    if (auto r = eventRect(h.rank, h.event); r && r->right() >= label_width_ && r->bottom() >= kRulerHeight && r->top() <= height()) {
+    if (auto r = eventRect(h.rank, h.event);
+        r && r->right() >= label_width_ && r->bottom() >= kRulerHeight && r->top() <= height()) {
       if (r->width() >= kOutlineMinPx) p.drawRect(*r);
-      else bars.emplace_back(r->left(), r->top(), r->width(), 2.0);
+      else
+        bars.emplace_back(r->left(), r->top(), r->width(), 2.0);
       ++drawn;
     }
   }
@@ -549,8 +565,10 @@ void TimelineWidget::mouseReleaseEvent(QMouseEvent* e) {
     return;
   }
   if (!pressed_) return;
-  if (selecting_ && range_ && range_rank_ >= 0) emit rangeSelected(uint32_t(range_rank_), range_->first, range_->second);
-  else if (!dragging_) clickAt(pos);
+  if (selecting_ && range_ && range_rank_ >= 0)
+    emit rangeSelected(uint32_t(range_rank_), range_->first, range_->second);
+  else if (!dragging_)
+    clickAt(pos);
   selecting_ = dragging_ = pressed_ = false;
 }
 
@@ -559,7 +577,8 @@ void TimelineWidget::clickAt(QPoint pos) {
   std::optional<Selection> hit = eventAt(pos);
   select(hit);
   if (hit) emit eventSelected(hit->rank, hit->event.track, hit->event.index);
-  else emit selectionCleared();
+  else
+    emit selectionCleared();
 }
 
 }  // namespace shardscope::viewer
@@ -623,8 +642,9 @@ QString TimelineWidget::toolTipAt(QPoint pos) const {
     const CounterUnit unit = counter_unit(series.name);
     std::optional<double> v = counter_value_at(series, t);
     QString value = v ? QString::fromStdString(format_counter(*v, unit)) : tr("no sample yet");
-    return tr("<b>%1</b><br>%2 (%3) at %4").arg(QString::fromStdString(series.name).toHtmlEscaped(), value,
-                                                   QString::fromUtf8(to_string(unit).data()), format_ns(t - double(layout_->start_ns())));
+    return tr("<b>%1</b><br>%2 (%3) at %4")
+        .arg(QString::fromStdString(series.name).toHtmlEscaped(), value, QString::fromUtf8(to_string(unit).data()),
+             format_ns(t - double(layout_->start_ns())));
   }
   std::optional<Selection> hit = eventAt(pos);
   if (!hit) return {};
@@ -635,10 +655,11 @@ QString TimelineWidget::toolTipAt(QPoint pos) const {
   if (name.size() > 120) name = name.left(80) + QStringLiteral(" … ") + name.right(36);
   QString kind = QString::fromUtf8(model::to_string(e.cls).data());
   if (e.coll != model::CollectiveKind::None) kind += " / " + QString::fromUtf8(model::to_string(e.coll).data());
-  QString html = "<b>" + name.toHtmlEscaped() + "</b><br>" + tr("duration: %1").arg(format_ns(double(e.dur_ns))) + "<br>" +
-                 tr("class: %1").arg(kind);
+  QString html = "<b>" + name.toHtmlEscaped() + "</b><br>" + tr("duration: %1").arg(format_ns(double(e.dur_ns))) +
+                 "<br>" + tr("class: %1").arg(kind);
   if (e.unit >= 0) html += "<br>" + tr("unit: %1").arg(e.unit);
-  if (e.step >= 0 && size_t(e.step) < rank.steps.size()) html += "<br>" + tr("step: %1").arg(rank.steps[size_t(e.step)].number);
+  if (e.step >= 0 && size_t(e.step) < rank.steps.size())
+    html += "<br>" + tr("step: %1").arg(rank.steps[size_t(e.step)].number);
   if (!folded_note.isEmpty()) html += "<br>" + folded_note;
   return html;
 }

@@ -59,7 +59,8 @@ void MainWindow::buildSearchBar() {
   connect(search_edit_, &QLineEdit::returnPressed, this, [this] {
     // Enter on new text searches; on the same text it steps to the next hit.
     if (search_edit_->text().toStdString() != search_text_) search(search_edit_->text());
-    else searchStep(true);
+    else
+      searchStep(true);
   });
   search_edit_->installEventFilter(this);  // Shift+Enter: the previous hit
   // Clearing the box (its clear button, or deleting the text) clears the hits, their outlines and the count.
@@ -193,7 +194,8 @@ void MainWindow::presentComparison(LoadOutcome outcome, const QStringList& paths
 void MainWindow::buildHelpMenu() {
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   help->setObjectName("helpMenu");
-  QAction* keys = help->addAction(tr("&Keyboard map"), QKeySequence::HelpContents, this, [this] { showKeyboardHelp(); });
+  QAction* keys =
+      help->addAction(tr("&Keyboard map"), QKeySequence::HelpContents, this, [this] { showKeyboardHelp(); });
   keys->setObjectName("keyboardMapAction");
 }
 
@@ -206,7 +208,8 @@ QWidget* MainWindow::showKeyboardHelp() {
     browser->setWindowTitle(tr("Keyboard map"));
     QString html = "<table cellpadding=\"3\">";
     for (const KeyBinding& k : keyboard_map())
-      html += "<tr><td><b>" + QString::fromUtf8(k.keys).toHtmlEscaped() + "</b></td><td>" + QString::fromUtf8(k.action).toHtmlEscaped() + "</td></tr>";
+      html += "<tr><td><b>" + QString::fromUtf8(k.keys).toHtmlEscaped() + "</b></td><td>" +
+              QString::fromUtf8(k.action).toHtmlEscaped() + "</td></tr>";
     browser->setHtml(html + "</table>");
     browser->resize(460, 420);
     keyboard_help_ = browser;

@@ -39,8 +39,11 @@ void MainWindow::presentOverview(LoadOutcome outcome, const QStringList& paths) 
 
   QStringList lines;
   for (const std::string& w : o.warnings) lines << QString::fromStdString(w);
-  for (const plugins::FileFailure& f : o.failures) lines << tr("Not loaded: %1: %2").arg(QString::fromStdString(f.path), QString::fromStdString(f.message));
-  lines << tr("%1 ranks opened from their summaries; no events are loaded. Double-click a rank in Ranks overview to load its trace.").arg(o.rows.size());
+  for (const plugins::FileFailure& f : o.failures)
+    lines << tr("Not loaded: %1: %2").arg(QString::fromStdString(f.path), QString::fromStdString(f.message));
+  lines << tr("%1 ranks opened from their summaries; no events are loaded. Double-click a rank in Ranks overview to "
+              "load its trace.")
+               .arg(o.rows.size());
   banner_->setText(lines.join("\n"));
   banner_->setVisible(true);
   setWindowTitle(tr("shardscope viewer — %1 ranks from summaries").arg(o.rows.size()));

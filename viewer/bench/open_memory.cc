@@ -47,7 +47,9 @@ size_t peak_rss_bytes() {
 }
 
 int usage() {
-  std::fprintf(stderr, "usage: viewer_open_memory write DIR --events N [--ranks R] [--format shardscope|kineto]\n       viewer_open_memory open PATH...\n");
+  std::fprintf(stderr,
+               "usage: viewer_open_memory write DIR --events N [--ranks R] [--format shardscope|kineto]\n       "
+               "viewer_open_memory open PATH...\n");
   return 2;
 }
 
@@ -63,9 +65,12 @@ int main(int argc, char** argv) {
     for (int i = 3; i + 1 < argc; i += 2) {
       const std::string k = argv[i];
       if (k == "--events") events = std::strtoull(argv[i + 1], nullptr, 10);
-      else if (k == "--ranks") ranks = std::atoi(argv[i + 1]);
-      else if (k == "--format") kineto = std::string(argv[i + 1]) == "kineto";
-      else return usage();
+      else if (k == "--ranks")
+        ranks = std::atoi(argv[i + 1]);
+      else if (k == "--format")
+        kineto = std::string(argv[i + 1]) == "kineto";
+      else
+        return usage();
     }
     if (ranks < 1) return usage();
     bench::write_generated_run(argv[2], events, ranks, kineto);
@@ -86,10 +91,13 @@ int main(int argc, char** argv) {
   const size_t after = rss_bytes();
   const viewer::RunMemory m = viewer::run_memory(run, layout);
   const double ev = double(m.events);
-  std::printf("events %zu, open %.2f s, RSS added %.1f MB = %.1f B/event, peak RSS %.1f MB\n", m.events, secs, double(after - before) / 1e6,
-              double(after - before) / ev, double(peak_rss_bytes()) / 1e6);
-  std::printf("before release_free_memory: RSS added %.1f MB = %.1f B/event\n", double(untrimmed - before) / 1e6, double(untrimmed - before) / ev);
-  std::printf("accounted %.1f B/event: events %.1f, strings %.1f, args %.1f, counters and steps %.1f, side tables %.1f\n", double(m.total()) / ev,
-              double(m.event_bytes) / ev, double(m.string_bytes) / ev, double(m.args_bytes) / ev, double(m.other_bytes) / ev, double(m.side_bytes) / ev);
+  std::printf("events %zu, open %.2f s, RSS added %.1f MB = %.1f B/event, peak RSS %.1f MB\n", m.events, secs,
+              double(after - before) / 1e6, double(after - before) / ev, double(peak_rss_bytes()) / 1e6);
+  std::printf("before release_free_memory: RSS added %.1f MB = %.1f B/event\n", double(untrimmed - before) / 1e6,
+              double(untrimmed - before) / ev);
+  std::printf(
+      "accounted %.1f B/event: events %.1f, strings %.1f, args %.1f, counters and steps %.1f, side tables %.1f\n",
+      double(m.total()) / ev, double(m.event_bytes) / ev, double(m.string_bytes) / ev, double(m.args_bytes) / ev,
+      double(m.other_bytes) / ev, double(m.side_bytes) / ev);
   return 0;
 }

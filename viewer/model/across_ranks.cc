@@ -13,7 +13,8 @@ TrackChoice choice_of(const model::Track& track) {
   size_t comm = 0, compute = 0;
   for (const model::Event& e : track.events) {
     if (e.cls == model::IntervalClass::Communication) ++comm;
-    else if (e.cls == model::IntervalClass::Compute) ++compute;
+    else if (e.cls == model::IntervalClass::Compute)
+      ++compute;
   }
   if (comm > compute) return TrackChoice::Communication;
   return compute > 0 ? TrackChoice::Compute : TrackChoice::Host;
@@ -34,7 +35,8 @@ AcrossRanks::AcrossRanks(const analysis::AnalysedRun& run) : run_(&run) {
     for (const model::Track& t : rank.tracks) choices_[r].push_back(choice_of(t));
   }
   const std::vector<metrics::StragglerInstance>& in = run.report.stragglers.instances;
-  for (size_t i = 0; i < in.size(); ++i) stragglers_.emplace(metrics::InstanceId{in[i].kind, in[i].group, in[i].by_seq, int64_t(in[i].ordinal)}, i);
+  for (size_t i = 0; i < in.size(); ++i)
+    stragglers_.emplace(metrics::InstanceId{in[i].kind, in[i].group, in[i].by_seq, int64_t(in[i].ordinal)}, i);
 }
 
 std::vector<int64_t> AcrossRanks::steps() const {
@@ -69,7 +71,8 @@ std::vector<RankRow> AcrossRanks::on_step(int64_t step, TrackChoice choice) cons
   return rows;
 }
 
-std::vector<RankRow> AcrossRanks::on_instance(const metrics::InstanceId& id, TrackChoice choice, std::optional<uint32_t> asked_by) const {
+std::vector<RankRow> AcrossRanks::on_instance(const metrics::InstanceId& id, TrackChoice choice,
+                                              std::optional<uint32_t> asked_by) const {
   std::vector<RankRow> rows;
   if (!run_) return rows;
   const metrics::StragglerInstance* s = straggler(id);
@@ -85,7 +88,8 @@ std::vector<RankRow> AcrossRanks::on_instance(const metrics::InstanceId& id, Tra
     row.tracks = tracks_of(r, choice);
     row.instance = find(r, id);
     if (row.instance) {
-      wall[r] = metrics::ClockMap(rank.clock_sync).to_realtime(rank.tracks[row.instance->track].events[row.instance->index].ts_ns);
+      wall[r] = metrics::ClockMap(rank.clock_sync)
+                    .to_realtime(rank.tracks[row.instance->track].events[row.instance->index].ts_ns);
       first = std::min(first, wall[r]);
     }
     row.last = s && s->last_rank == rank.rank;
@@ -131,7 +135,8 @@ const metrics::UnitPrefetch* AcrossRanks::prefetch_pair(uint32_t rank, const met
   for (const metrics::StepPrefetch& s : run_->report.ranks[rank].prefetch.steps)
     for (const metrics::UnitPrefetch& u : s.units) {
       if (!u.all_gather.valid()) continue;
-      std::optional<metrics::InstanceId> at = instance_of(rank, {uint32_t(u.all_gather.track), uint32_t(u.all_gather.index)});
+      std::optional<metrics::InstanceId> at =
+          instance_of(rank, {uint32_t(u.all_gather.track), uint32_t(u.all_gather.index)});
       if (at && *at == id) return &u;
     }
   return nullptr;

@@ -28,8 +28,8 @@ struct RankRow {
   // The rank's own time drawn at x = 0; none when the rank has no such step or instance.
   std::optional<int64_t> origin_ns;
   std::optional<model::EventRef> instance;  // aligned on an instance: the rank's collective of it
-  bool last = false;       // the straggler analysis names this rank last at the aligned instance
-  bool late_peer = false;  // the late peer of the asking rank's prefetch pair at this all-gather
+  bool last = false;                        // the straggler analysis names this rank last at the aligned instance
+  bool late_peer = false;                   // the late peer of the asking rank's prefetch pair at this all-gather
 };
 
 class AcrossRanks {
@@ -45,7 +45,8 @@ class AcrossRanks {
   // The instance on the shared wall clock (each rank's trace clock mapped through its clock_sync pairs, as
   // the straggler analysis compares arrivals): the earliest arrival at x = 0, every other rank at its
   // arrival after it. `asked_by`: the rank whose prefetch pair (or slice) asked, whose late peer is marked.
-  std::vector<RankRow> on_instance(const metrics::InstanceId& id, TrackChoice choice, std::optional<uint32_t> asked_by = {}) const;
+  std::vector<RankRow> on_instance(const metrics::InstanceId& id, TrackChoice choice,
+                                   std::optional<uint32_t> asked_by = {}) const;
 
   std::optional<model::EventRef> find(uint32_t rank, const metrics::InstanceId& id) const;
   std::optional<metrics::InstanceId> instance_of(uint32_t rank, model::EventRef event) const;
@@ -59,10 +60,10 @@ class AcrossRanks {
  private:
   std::vector<uint32_t> tracks_of(uint32_t rank, TrackChoice choice) const;
   const analysis::AnalysedRun* run_ = nullptr;
-  std::vector<std::map<metrics::InstanceId, model::EventRef>> by_id_;             // per rank
+  std::vector<std::map<metrics::InstanceId, model::EventRef>> by_id_;              // per rank
   std::vector<std::map<std::pair<uint32_t, uint32_t>, metrics::InstanceId>> ids_;  // per rank: (track, index)
-  std::map<metrics::InstanceId, size_t> stragglers_;  // into report.stragglers.instances
-  std::vector<std::vector<TrackChoice>> choices_;     // per rank, per track
+  std::map<metrics::InstanceId, size_t> stragglers_;                               // into report.stragglers.instances
+  std::vector<std::vector<TrackChoice>> choices_;                                  // per rank, per track
 };
 
 }  // namespace shardscope::viewer

@@ -30,7 +30,12 @@ std::string format_counter(double v, CounterUnit unit) {
     double a = std::fabs(v);
     int k = 0;
     while (a >= 1024 && k < 4) a /= 1024, ++k;
-    std::snprintf(buf, sizeof buf, k == 0 ? "%.0f %s" : a < 10 ? "%.2f %s" : a < 100 ? "%.1f %s" : "%.0f %s", v < 0 ? -a : a, names[k]);
+    std::snprintf(buf, sizeof buf,
+                  k == 0    ? "%.0f %s"
+                  : a < 10  ? "%.2f %s"
+                  : a < 100 ? "%.1f %s"
+                            : "%.0f %s",
+                  v < 0 ? -a : a, names[k]);
   } else {
     std::snprintf(buf, sizeof buf, "%.6g", v);
   }

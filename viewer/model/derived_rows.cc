@@ -23,8 +23,8 @@ std::vector<DerivedRow> derive_rows(const model::Rank& rank) {
 }
 
 size_t DerivedRow::bytes() const {
-  return sizeof(DerivedRow) + label.capacity() + refs.capacity() * sizeof(model::EventRef) + depth.capacity() * sizeof(uint16_t) +
-         index.bytes();
+  return sizeof(DerivedRow) + label.capacity() + refs.capacity() * sizeof(model::EventRef) +
+         depth.capacity() * sizeof(uint16_t) + index.bytes();
 }
 
 std::optional<uint32_t> DerivedRow::position_of(const model::Rank& rank, model::EventRef ref) const {
@@ -34,17 +34,20 @@ std::optional<uint32_t> DerivedRow::position_of(const model::Rank& rank, model::
   while (lo < hi) {
     const uint32_t mid = lo + (hi - lo) / 2;
     if (ev[mid].ts_ns < e.ts_ns) lo = mid + 1;
-    else hi = mid;
+    else
+      hi = mid;
   }
   for (; lo < refs.size() && ev[lo].ts_ns == e.ts_ns; ++lo)
     if (refs[lo] == ref) return lo;
   return std::nullopt;
 }
 
-DerivedRow make_derived_row(const model::Rank& rank, RowGroup group, std::string label, std::vector<model::EventRef> refs) {
+DerivedRow make_derived_row(const model::Rank& rank, RowGroup group, std::string label,
+                            std::vector<model::EventRef> refs) {
   DerivedRow row{group, std::move(label), std::move(refs), {}, {}, 0, 0};
   auto at = [&](const model::EventRef& r) -> const model::Event& { return rank.tracks[r.track].events[r.index]; };
-  std::sort(row.refs.begin(), row.refs.end(), [&](const model::EventRef& a, const model::EventRef& b) { return model::event_before(at(a), at(b)); });
+  std::sort(row.refs.begin(), row.refs.end(),
+            [&](const model::EventRef& a, const model::EventRef& b) { return model::event_before(at(a), at(b)); });
   // Lanes: each event in the first lane whose last event has ended (an all-gather prefetched under the
   // previous unit's compute still overlaps nothing of its own unit, so most units keep one or two lanes).
   std::vector<int64_t> lane_end;
@@ -54,7 +57,8 @@ DerivedRow make_derived_row(const model::Rank& rank, RowGroup group, std::string
     size_t l = 0;
     while (l < lane_end.size() && lane_end[l] > e.ts_ns) ++l;
     if (l == lane_end.size()) lane_end.push_back(e.end_ns());
-    else lane_end[l] = e.end_ns();
+    else
+      lane_end[l] = e.end_ns();
     row.depth.push_back(uint16_t(std::min<size_t>(l, UINT16_MAX)));
   }
   std::tie(row.folded, row.folded_lanes) = cap_lanes(row.depth);

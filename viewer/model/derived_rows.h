@@ -38,7 +38,8 @@ struct DerivedRow {
 
 // A derived row from its events (any order): sorted by time, overlapping ones in lanes (first lane free),
 // lanes past kMaxLanes folded into the last, as a device stream's.
-DerivedRow make_derived_row(const model::Rank& rank, RowGroup group, std::string label, std::vector<model::EventRef> refs);
+DerivedRow make_derived_row(const model::Rank& rank, RowGroup group, std::string label,
+                            std::vector<model::EventRef> refs);
 
 // One kind of derived row: its group and how a rank's rows are found (none: the rank gets no group).
 struct DerivedGroup {

@@ -27,10 +27,12 @@ std::string arg_text(const model::Rank& rank, const model::ArgValue& v, size_t m
   return s;
 }
 
-std::vector<ArgRow> arg_rows(const model::Rank& rank, const model::EventArgs* args, uint32_t track, uint32_t index, size_t max_chars) {
+std::vector<ArgRow> arg_rows(const model::Rank& rank, const model::EventArgs* args, uint32_t track, uint32_t index,
+                             size_t max_chars) {
   std::vector<ArgRow> rows;
   if (!args) return rows;
-  for (const model::Arg& a : args->of(track, index)) rows.push_back({std::string(rank.str(a.key)), arg_text(rank, a.value, max_chars)});
+  for (const model::Arg& a : args->of(track, index))
+    rows.push_back({std::string(rank.str(a.key)), arg_text(rank, a.value, max_chars)});
   return rows;
 }
 

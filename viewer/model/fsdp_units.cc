@@ -13,11 +13,13 @@ std::string unit_label(const model::Rank& rank, int unit) {
   const nlohmann::json& cfg = rank.run_config;
   if (cfg.is_object() && cfg.contains(keys::kCfgUnits) && cfg[keys::kCfgUnits].is_array()) {
     for (const nlohmann::json& u : cfg[keys::kCfgUnits])
-      if (u.is_object() && u.value(keys::kCfgUnitId, -1) == unit && u.contains(keys::kName) && u[keys::kName].is_string())
+      if (u.is_object() && u.value(keys::kCfgUnitId, -1) == unit && u.contains(keys::kName) &&
+          u[keys::kName].is_string())
         name = u[keys::kName].get<std::string>();
   } else if (const nlohmann::json& md = rank.metadata; md.is_object() && md.contains(kineto_keys::kFsdpUnits)) {
     const nlohmann::json& names = md[kineto_keys::kFsdpUnits];
-    if (names.is_array() && unit >= 0 && size_t(unit) < names.size() && names[size_t(unit)].is_string()) name = names[size_t(unit)].get<std::string>();
+    if (names.is_array() && unit >= 0 && size_t(unit) < names.size() && names[size_t(unit)].is_string())
+      name = names[size_t(unit)].get<std::string>();
   }
   if (!name.empty()) label += " · " + name;
   return label;

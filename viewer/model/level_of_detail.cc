@@ -114,7 +114,8 @@ uint32_t end_before(const Events& events, const LaneIndex& lane, uint32_t from, 
   while (lo < hi) {
     uint32_t mid = lo + (hi - lo) / 2;
     if (double(events[lane.event(mid)].ts_ns) < ns) lo = mid + 1;
-    else hi = mid;
+    else
+      hi = mid;
   }
   return lo;
 }
@@ -215,7 +216,8 @@ void lane_marks(const model::Track& track, const LaneIndex& lane, uint16_t lane_
 
 void track_marks(const model::Track& track, const TrackIndex& index, const Viewport& vp, std::vector<Mark>& out,
                  const LodOptions& options) {
-  for (size_t d = 0; d < index.lanes.size(); ++d) marks_of_lane(track.events, index.lanes[d], uint16_t(d), vp, out, options);
+  for (size_t d = 0; d < index.lanes.size(); ++d)
+    marks_of_lane(track.events, index.lanes[d], uint16_t(d), vp, out, options);
 }
 
 void track_marks(const RefEvents& events, const TrackIndex& index, const Viewport& vp, std::vector<Mark>& out,

@@ -20,8 +20,8 @@ namespace shardscope::viewer {
 // never decreases, so the first event that can reach into a window is a lower_bound away even when ranges
 // of one depth overlap (async work on a stream).
 struct LaneIndex {
-  std::vector<uint32_t> events;   // indices into track.events; empty with `all` set: every event, in order
-  std::vector<int64_t> max_end;   // max_end[k] = max end_ns of the lane's events 0..k
+  std::vector<uint32_t> events;  // indices into track.events; empty with `all` set: every event, in order
+  std::vector<int64_t> max_end;  // max_end[k] = max end_ns of the lane's events 0..k
   // breaks[0][k] (k > 0): the larger of event k's gap after the running end of events 0..k-1 and its own
   // length, in ns: a run of sub-pixel events goes on through k only while this is under a pixel. Level l + 1
   // holds the maximum of each kBreakFan entries of level l, so the first break at least a pixel wide is found
@@ -59,7 +59,7 @@ struct Mark {
   uint32_t event = 0;    // the first event (index into track.events)
   uint32_t count = 1;    // > 1: a merged run of sub-pixel events
   uint16_t lane = 0;
-  Rgb colour = 0;        // the first event's (a merged run is not scanned event by event)
+  Rgb colour = 0;  // the first event's (a merged run is not scanned event by event)
 };
 
 struct LodOptions {

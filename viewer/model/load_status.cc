@@ -24,8 +24,8 @@ std::string mb(uint64_t bytes) {
 
 std::string load_status_text(const plugins::LoadProgress& p) {
   if (!p.reading.empty())
-    return fmt::format("reading {} — {} / {} MB, {} events", std::filesystem::path(p.reading).filename().string(), mb(p.reading_bytes_done),
-                       mb(p.reading_bytes), count(p.reading_events));
+    return fmt::format("reading {} — {} / {} MB, {} events", std::filesystem::path(p.reading).filename().string(),
+                       mb(p.reading_bytes_done), mb(p.reading_bytes), count(p.reading_events));
   if (p.files_done == 0) return fmt::format("opening {} file{}", p.files, p.files == 1 ? "" : "s");
   if (p.files_done == p.files) return fmt::format("analysing {} file{}", p.files, p.files == 1 ? "" : "s");
   return fmt::format("{} of {} files read", p.files_done, p.files);

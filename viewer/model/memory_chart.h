@@ -15,7 +15,7 @@ namespace shardscope::viewer {
 struct MemoryBar {
   std::string category;
   std::optional<double> measured, predicted;  // bytes
-  std::optional<double> departure;           // (measured − predicted) / predicted, with both sides
+  std::optional<double> departure;            // (measured − predicted) / predicted, with both sides
 };
 
 struct MemoryRankChart {

@@ -15,15 +15,15 @@ namespace shardscope::viewer {
 
 using Rgb = uint32_t;  // 0xRRGGBB
 
-inline constexpr Rgb kAllGather = 0x0072B2;      // blue
-inline constexpr Rgb kReduceScatter = 0xD55E00;  // vermillion
-inline constexpr Rgb kAllReduce = 0x009E73;      // bluish green
+inline constexpr Rgb kAllGather = 0x0072B2;        // blue
+inline constexpr Rgb kReduceScatter = 0xD55E00;    // vermillion
+inline constexpr Rgb kAllReduce = 0x009E73;        // bluish green
 inline constexpr Rgb kOtherCollective = 0xCC79A7;  // reddish purple
-inline constexpr Rgb kCompute = 0xE69F00;        // orange
-inline constexpr Rgb kMemory = 0x56B4E9;         // sky blue
-inline constexpr Rgb kSync = 0xF0E442;           // yellow
-inline constexpr Rgb kHost = 0x999999;           // grey
-inline constexpr Rgb kOtherDevice = 0x666666;    // dark grey
+inline constexpr Rgb kCompute = 0xE69F00;          // orange
+inline constexpr Rgb kMemory = 0x56B4E9;           // sky blue
+inline constexpr Rgb kSync = 0xF0E442;             // yellow
+inline constexpr Rgb kHost = 0x999999;             // grey
+inline constexpr Rgb kOtherDevice = 0x666666;      // dark grey
 // Beyond Okabe-Ito's eight: light enough that black labels stay readable, apart in hue from the device
 // colours (host rows sit right above the streams they launch onto).
 inline constexpr Rgb kCudaApi = 0xB39DDB;    // lavender: cudaLaunchKernel, cuMemcpyAsync, ...

@@ -24,7 +24,7 @@ RangeIndex build_range_index(const model::Rank& rank);
 struct RangeStats {
   int64_t lo = 0, hi = 0;
   std::array<int64_t, kClassCount> class_ns{};  // time covered by each class inside [lo, hi)
-  metrics::WindowMetrics window;                 // compute, comm, overlap, busy; exposed_ns(), overlap_pct()
+  metrics::WindowMetrics window;                // compute, comm, overlap, busy; exposed_ns(), overlap_pct()
 };
 RangeStats range_stats(const RangeIndex& index, int64_t lo, int64_t hi);
 

@@ -21,12 +21,15 @@ namespace {
 std::string stem_of(const fs::path& p) {
   std::string n = p.filename().string();
   for (std::string_view ext : {".gz", ".json", ".sqlite"})
-    if (n.size() > ext.size() && n.compare(n.size() - ext.size(), ext.size(), ext) == 0) n.resize(n.size() - ext.size());
+    if (n.size() > ext.size() && n.compare(n.size() - ext.size(), ext.size(), ext) == 0)
+      n.resize(n.size() - ext.size());
   return n;
 }
 
 // Steady: completed, and not the first (warm-up) step when the rank has more than one (as the run summary).
-bool steady(const report::RankReport& rr, size_t i) { return !rr.steps[i].step.aborted && (i > 0 || rr.steps.size() == 1); }
+bool steady(const report::RankReport& rr, size_t i) {
+  return !rr.steps[i].step.aborted && (i > 0 || rr.steps.size() == 1);
+}
 
 RankOverviewRow row_of(const report::RankReport& rr, const metrics::Stragglers& st) {
   RankOverviewRow row;
@@ -52,7 +55,8 @@ RankOverviewRow row_of(const report::RankReport& rr, const metrics::Stragglers& 
   for (const metrics::StragglerRank& s : st.ranks)
     if (s.rank == rr.rank) row.times_last = s.times_last, row.max_late_ns = s.max_late_by_ns;
   row.prefetch = rr.prefetch.verdict;
-  row.prefetch_checked = rr.prefetch.na == metrics::NotApplicable::None && rr.prefetch.verdict != metrics::Verdict::NotApplicable;
+  row.prefetch_checked =
+      rr.prefetch.na == metrics::NotApplicable::None && rr.prefetch.verdict != metrics::Verdict::NotApplicable;
   row.hidden_share = rr.prefetch.steady_hidden_share();
   return row;
 }
@@ -74,7 +78,8 @@ double key_of(const RankOverviewRow& r, OverviewColumn c) {
     case OverviewColumn::Exposed: return opt(r.exposed_ns);
     case OverviewColumn::ExposedPct: return opt(r.exposed_pct);
     case OverviewColumn::TimesLast: return double(r.times_last);
-    case OverviewColumn::Prefetch: return prefetch_rank(r) * 2.0 - r.hidden_share;  // within a verdict, the least hidden first
+    case OverviewColumn::Prefetch:
+      return prefetch_rank(r) * 2.0 - r.hidden_share;  // within a verdict, the least hidden first
   }
   return 0;
 }
@@ -92,14 +97,16 @@ std::optional<SummaryInputs> find_summaries(const std::vector<fs::path>& paths) 
   std::vector<fs::path> traces;
   for (const fs::path& f : plugins::expand_inputs(paths)) {
     if (analysis::is_summary_file(f)) in.summaries.push_back(f);
-    else traces.push_back(f);
+    else
+      traces.push_back(f);
   }
   if (in.summaries.empty()) return std::nullopt;
   std::set<std::pair<fs::path, std::string>> summarised;  // (directory, stem)
   for (const fs::path& s : in.summaries) summarised.insert({s.parent_path(), stem_of(s)});
   for (const fs::path& t : traces) {
     if (summarised.count({t.parent_path(), stem_of(t)})) ++in.paired;
-    else in.unsummarised.push_back(t);
+    else
+      in.unsummarised.push_back(t);
   }
   return in;
 }
@@ -132,11 +139,12 @@ RanksOverview open_overview(const SummaryInputs& inputs, plugins::LoadOptions op
   std::mutex mu;
   analysis::RunReducer reducer;
   std::vector<metrics::RankKey> keys;  // the reduce's report lists the ranks in this order, once sorted
-  plugins::LoadResult loaded = analysis::summarize_each(paths, options, analysis::Scope::Everything, [&](analysis::RankSummary&& s) {
-    std::lock_guard lock(mu);
-    keys.push_back(s.key());
-    reducer.add(std::move(s));
-  });
+  plugins::LoadResult loaded =
+      analysis::summarize_each(paths, options, analysis::Scope::Everything, [&](analysis::RankSummary&& s) {
+        std::lock_guard lock(mu);
+        keys.push_back(s.key());
+        reducer.add(std::move(s));
+      });
   analysis::AnalysedRun run;
   run.inputs = paths;
   run.warnings = std::move(loaded.warnings);
@@ -150,7 +158,8 @@ RanksOverview open_overview(const SummaryInputs& inputs, plugins::LoadOptions op
   // Rows are re-sorted below, so pair them by rank, in key order, before that.
   std::vector<RankOverviewRow*> by_rank;
   for (RankOverviewRow& r : o.rows) by_rank.push_back(&r);
-  std::stable_sort(by_rank.begin(), by_rank.end(), [](const RankOverviewRow* a, const RankOverviewRow* b) { return a->rank < b->rank; });
+  std::stable_sort(by_rank.begin(), by_rank.end(),
+                   [](const RankOverviewRow* a, const RankOverviewRow* b) { return a->rank < b->rank; });
   for (RankOverviewRow* r : by_rank) {
     auto it = order_of.find(r->rank);
     if (it == order_of.end()) continue;
@@ -185,7 +194,8 @@ TraceLookup trace_of(const RankOverviewRow& row) {
   auto is_file = [&](const fs::path& p) { return !p.empty() && fs::is_regular_file(p, ec); };
   if (row.summary.empty()) {  // a trace summarised on the way: the row is its own trace
     if (is_file(row.source)) out.path = row.source, out.note = "the trace itself";
-    else out.note = fmt::format("{} is no longer there", row.source);
+    else
+      out.note = fmt::format("{} is no longer there", row.source);
     return out;
   }
   std::vector<fs::path> looked;
@@ -212,8 +222,8 @@ TraceLookup trace_of(const RankOverviewRow& row) {
   }
   std::string where;
   for (const fs::path& p : looked) where += (where.empty() ? "" : ", ") + p.string();
-  out.note = fmt::format("rank {}'s trace was not found: its summary {} records {}; looked at {}", row.rank, row.summary,
-                         row.source.empty() ? "no trace" : row.source, where);
+  out.note = fmt::format("rank {}'s trace was not found: its summary {} records {}; looked at {}", row.rank,
+                         row.summary, row.source.empty() ? "no trace" : row.source, where);
   return out;
 }
 

@@ -21,8 +21,8 @@ namespace shardscope::viewer {
 // summary's trace and is not read.
 struct SummaryInputs {
   std::vector<std::filesystem::path> summaries;
-  std::vector<std::filesystem::path> unsummarised;  // traces with no summary among the inputs
-  size_t paired = 0;                                // traces left unread because their summary is here
+  std::vector<std::filesystem::path> unsummarised;   // traces with no summary among the inputs
+  size_t paired = 0;                                 // traces left unread because their summary is here
   std::vector<std::filesystem::path> files() const;  // summaries then unsummarised traces
 };
 
@@ -32,10 +32,10 @@ std::optional<SummaryInputs> find_summaries(const std::vector<std::filesystem::p
 
 struct RankOverviewRow {
   int rank = 0;
-  std::string summary;  // the summary file; empty for a trace summarised on the way
-  std::string source;   // the trace as the summary records it
-  std::string format;   // its importer
-  size_t steps = 0, steady_steps = 0;  // steady: completed and not the warm-up (first) step
+  std::string summary;                         // the summary file; empty for a trace summarised on the way
+  std::string source;                          // the trace as the summary records it
+  std::string format;                          // its importer
+  size_t steps = 0, steady_steps = 0;          // steady: completed and not the warm-up (first) step
   analysis::Na steps_na = analysis::Na::None;  // why there are no steps
   // Over the steady steps: the median step (its window), and per step the mean compute, communication and
   // exposed communication; the exposed share of the steady steps' time. Absent without steady steps.
@@ -52,9 +52,9 @@ struct RankOverviewRow {
 
 struct RanksOverview {
   std::vector<std::string> inputs;
-  std::vector<RankOverviewRow> rows;  // the default order: slowest_first()
-  size_t instances = 0;               // collective instances matched across ranks
-  int straggler = -1;                 // the rank last at the most instances; -1 none
+  std::vector<RankOverviewRow> rows;                            // the default order: slowest_first()
+  size_t instances = 0;                                         // collective instances matched across ranks
+  int straggler = -1;                                           // the rank last at the most instances; -1 none
   metrics::Verdict prefetch = metrics::Verdict::NotApplicable;  // the run's
   std::vector<std::string> warnings;
   std::vector<plugins::FileFailure> failures;

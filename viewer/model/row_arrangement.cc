@@ -50,7 +50,7 @@ RowArrangement::RowArrangement(const TimelineLayout& layout) : layout_(&layout) 
     bool has_streams = false;
     for (uint32_t i = 0; i < rows.size(); ++i) {
       if (rows[i].rank != r || !is_leaf(rows[i].kind)) continue;
-      RowGroup g = rows[i].kind == RowKind::Counter ? RowGroup::Counters
+      RowGroup g = rows[i].kind == RowKind::Counter   ? RowGroup::Counters
                    : rows[i].kind == RowKind::Derived ? layout.ranks()[r].derived[size_t(rows[i].item)].group
                                                       : group_of(layout.ranks()[r].rank->tracks[size_t(rows[i].item)]);
       has_streams |= g == RowGroup::GpuStreams;
@@ -58,7 +58,8 @@ RowArrangement::RowArrangement(const TimelineLayout& layout) : layout_(&layout) 
     }
     // Folded host side only where there is a device side to read instead.
     if (has_streams)
-      for (RowGroup g : {RowGroup::CpuThreads, RowGroup::CudaApi}) default_folded_.insert(group_key(groups_[first + size_t(g)]));
+      for (RowGroup g : {RowGroup::CpuThreads, RowGroup::CudaApi})
+        default_folded_.insert(group_key(groups_[first + size_t(g)]));
   }
   std::erase_if(groups_, [](const Group& g) { return g.members.empty(); });
   arrange();
@@ -69,11 +70,14 @@ std::string RowArrangement::rank_key(uint32_t rank) const { return std::to_strin
 std::string RowArrangement::row_key(uint32_t layout_row) const {
   const Row& row = layout_->rows()[layout_row];
   if (row.kind == RowKind::Derived)  // apart from the tracks: a thread could be called "unit 1"
-    return rank_key(row.rank) + "/" + std::string(to_string(layout_->ranks()[row.rank].derived[size_t(row.item)].group)) + "/" + row.label;
+    return rank_key(row.rank) + "/" +
+           std::string(to_string(layout_->ranks()[row.rank].derived[size_t(row.item)].group)) + "/" + row.label;
   return rank_key(row.rank) + (row.kind == RowKind::Counter ? "/counter/" : "/") + row.label;
 }
 
-std::string RowArrangement::group_key(const Group& g) const { return rank_key(g.rank) + "/group/" + std::string(to_string(g.group)); }
+std::string RowArrangement::group_key(const Group& g) const {
+  return rank_key(g.rank) + "/group/" + std::string(to_string(g.group));
+}
 
 std::string RowArrangement::key(const Row& row) const {
   auto i = size_t(&row - rows_.data());
@@ -104,7 +108,8 @@ void RowArrangement::set_collapsed(const Row& row, bool c) {
   if (row.kind != RowKind::RankHeader && row.kind != RowKind::Group) return;
   std::string k = key(row);
   if (c == default_collapsed(k)) collapsed_.erase(k);
-  else collapsed_[k] = c;
+  else
+    collapsed_[k] = c;
   arrange();
 }
 
@@ -165,7 +170,9 @@ void RowArrangement::set_filter(std::string filter) {
   arrange();
 }
 
-bool RowArrangement::matches(const Row& row) const { return filter_.empty() || lower(row.label).find(filter_) != std::string::npos; }
+bool RowArrangement::matches(const Row& row) const {
+  return filter_.empty() || lower(row.label).find(filter_) != std::string::npos;
+}
 
 void RowArrangement::reveal(uint32_t rank, uint32_t track) {
   for (const Group& g : groups_) {
@@ -177,7 +184,8 @@ void RowArrangement::reveal(uint32_t rank, uint32_t track) {
       for (const std::string& k : {rank_key(rank), group_key(g)})
         if (is_collapsed(k)) {
           if (default_collapsed(k)) collapsed_[k] = false;
-          else collapsed_.erase(k);
+          else
+            collapsed_.erase(k);
         }
       if (!matches(row)) filter_.clear();
       arrange();
@@ -232,10 +240,16 @@ void RowArrangement::arrange() {
       for (uint32_t m : g.members) {
         std::string k = row_key(m);
         if (hidden_.count(k)) ++hidden;
-        else if (std::find(pinned_.begin(), pinned_.end(), k) == pinned_.end() && matches(base[m])) shown.push_back(m);
+        else if (std::find(pinned_.begin(), pinned_.end(), k) == pinned_.end() && matches(base[m]))
+          shown.push_back(m);
       }
       if (!filter_.empty() && shown.empty()) continue;
-      Row header{RowKind::Group, r, int32_t(g.group), 1, 0, o.header_height,
+      Row header{RowKind::Group,
+                 r,
+                 int32_t(g.group),
+                 1,
+                 0,
+                 o.header_height,
                  std::string(to_string(g.group)) + " (" + std::to_string(g.members.size()) + ")"};
       if (hidden) header.label += ", " + std::to_string(hidden) + " hidden";
       add(std::move(header), uint32_t(-1), int32_t(gi));
@@ -310,7 +324,8 @@ bool RowArrangement::restore(std::string_view text) {
         auto p = std::find(keys.begin(), keys.end(), row_key(m));
         return p == keys.end() ? keys.size() : size_t(p - keys.begin());
       };
-      std::stable_sort(g.members.begin(), g.members.end(), [&](uint32_t a, uint32_t b) { return rank_of(a) < rank_of(b); });
+      std::stable_sort(g.members.begin(), g.members.end(),
+                       [&](uint32_t a, uint32_t b) { return rank_of(a) < rank_of(b); });
     }
   } catch (const nlohmann::json::exception&) {
     reset();

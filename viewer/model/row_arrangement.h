@@ -89,12 +89,12 @@ class RowArrangement {
   bool matches(const Row& row) const;
 
   const TimelineLayout* layout_ = nullptr;
-  std::vector<Group> groups_;                  // per rank, in RowGroup order
-  std::vector<uint32_t> source_;               // per arranged row: its layout row (track/counter), else -1
-  std::vector<int32_t> group_of_row_;          // per arranged row: its group index (group rows), else -1
-  std::set<std::string> default_folded_;       // group keys folded by default
-  std::map<std::string, bool> collapsed_;      // the user's choices, over the defaults
-  std::vector<std::string> pinned_;            // in pin order
+  std::vector<Group> groups_;              // per rank, in RowGroup order
+  std::vector<uint32_t> source_;           // per arranged row: its layout row (track/counter), else -1
+  std::vector<int32_t> group_of_row_;      // per arranged row: its group index (group rows), else -1
+  std::set<std::string> default_folded_;   // group keys folded by default
+  std::map<std::string, bool> collapsed_;  // the user's choices, over the defaults
+  std::vector<std::string> pinned_;        // in pin order
   std::set<std::string> hidden_;
   std::string filter_;
   std::vector<Row> rows_;

@@ -8,7 +8,9 @@ namespace shardscope::viewer {
 namespace {
 
 bool contains_nocase(std::string_view hay, std::string_view needle) {
-  auto eq = [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b)); };
+  auto eq = [](char a, char b) {
+    return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+  };
   return std::search(hay.begin(), hay.end(), needle.begin(), needle.end(), eq) != hay.end();
 }
 
@@ -38,7 +40,9 @@ SearchResult search_names(const TimelineLayout& layout, std::string_view text) {
   }
   // A track's events are in start order, so its hits are one sorted run: merge the runs pairwise (log of
   // the track count passes) rather than sort millions of hits.
-  auto less = [](const SearchHit& a, const SearchHit& b) { return a.ts_ns != b.ts_ns ? a.ts_ns < b.ts_ns : a.rank < b.rank; };
+  auto less = [](const SearchHit& a, const SearchHit& b) {
+    return a.ts_ns != b.ts_ns ? a.ts_ns < b.ts_ns : a.rank < b.rank;
+  };
   runs.push_back(out.hits.size());
   while (runs.size() > 2) {
     std::vector<size_t> merged;

@@ -12,6 +12,7 @@ namespace shardscope::viewer {
 
 // The step of `from` at `at_ns` (the last that starts at or before it; before the first step, the first),
 // matched in `to` by its number (else by its place): to's start minus from's. None when either has no step.
-std::optional<int64_t> step_offset(const std::vector<model::Step>& from, const std::vector<model::Step>& to, double at_ns);
+std::optional<int64_t> step_offset(const std::vector<model::Step>& from, const std::vector<model::Step>& to,
+                                   double at_ns);
 
 }  // namespace shardscope::viewer

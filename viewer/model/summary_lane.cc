@@ -46,7 +46,9 @@ void summary_marks(const RankView& rv, const std::vector<uint32_t>& tracks, cons
         Slot* s = &col[0];
         if (s->cover > 0 && s->colour != m.colour) {
           s = std::find_if(col.begin(), col.end(), [&](const Slot& q) { return q.cover > 0 && q.colour == m.colour; });
-          if (s == col.end()) s = std::min_element(col.begin(), col.end(), [](const Slot& a, const Slot& b) { return a.cover < b.cover; });
+          if (s == col.end())
+            s = std::min_element(col.begin(), col.end(),
+                                 [](const Slot& a, const Slot& b) { return a.cover < b.cover; });
           if (s->colour != m.colour) *s = {m.colour, 0};
         }
         s->colour = m.colour;
@@ -58,7 +60,8 @@ void summary_marks(const RankView& rv, const std::vector<uint32_t>& tracks, cons
   std::vector<int64_t> dominant(static_cast<size_t>(width), -1);
   for (size_t x = 0; x < dominant.size(); ++x) {
     const auto& col = columns[x];
-    const Slot& best = *std::max_element(col.begin(), col.end(), [](const Slot& a, const Slot& b) { return a.cover < b.cover; });
+    const Slot& best =
+        *std::max_element(col.begin(), col.end(), [](const Slot& a, const Slot& b) { return a.cover < b.cover; });
     if (best.cover > 0) dominant[x] = best.colour;
   }
   for (int x = 0; x < width;) {

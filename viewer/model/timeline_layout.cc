@@ -50,7 +50,8 @@ void build_view(const model::Rank& rank, RankView& view) {
     if (rank.tracks[t].kind != model::TrackKind::HostThread) view.folded[t] = cap_lanes(view.index.depth[t]);
   view.host_colours = host_colours_by_category(rank.strings);
   view.tracks.reserve(rank.tracks.size());
-  for (size_t t = 0; t < rank.tracks.size(); ++t) view.tracks.push_back(build_track_index(rank.tracks[t], view.index.depth[t]));
+  for (size_t t = 0; t < rank.tracks.size(); ++t)
+    view.tracks.push_back(build_track_index(rank.tracks[t], view.index.depth[t]));
   view.derived = derive_rows(rank);
 }
 
@@ -88,7 +89,8 @@ TimelineLayout::TimelineLayout(const model::Trace& trace, const LayoutOptions& o
                      "rank " + std::to_string(rank.rank) + (rank.truncated ? " (truncated)" : "")});
     y += options_.header_height;
     // Host threads first (where work is issued), then streams (where it runs), then communication.
-    for (model::TrackKind kind : {model::TrackKind::HostThread, model::TrackKind::DeviceStream, model::TrackKind::Communication})
+    for (model::TrackKind kind :
+         {model::TrackKind::HostThread, model::TrackKind::DeviceStream, model::TrackKind::Communication})
       for (size_t t = 0; t < rank.tracks.size(); ++t) {
         if (rank.tracks[t].kind != kind || rank.tracks[t].events.empty()) continue;
         uint16_t lanes = uint16_t(std::max<size_t>(1, view.tracks[t].lanes.size()));
@@ -152,7 +154,8 @@ void TimelineLayout::row_marks(const Row& row, const Viewport& vp, std::vector<M
   }
 }
 
-std::optional<model::EventRef> TimelineLayout::row_hit(const Row& row, uint16_t lane, double ns, double slack_ns) const {
+std::optional<model::EventRef> TimelineLayout::row_hit(const Row& row, uint16_t lane, double ns,
+                                                       double slack_ns) const {
   const TrackIndex& ti = lanes_of(row);
   if (!has_lanes(row.kind) || lane >= ti.lanes.size()) return std::nullopt;
   const RankView& rv = ranks_[row.rank];
@@ -161,7 +164,8 @@ std::optional<model::EventRef> TimelineLayout::row_hit(const Row& row, uint16_t 
     if (auto p = hit_test(d.events(*rv.rank), ti.lanes[lane], ns, slack_ns)) return d.event(*p);
     return std::nullopt;
   }
-  if (auto i = hit_test(rv.rank->tracks[size_t(row.item)], ti.lanes[lane], ns, slack_ns)) return model::EventRef{uint32_t(row.item), *i};
+  if (auto i = hit_test(rv.rank->tracks[size_t(row.item)], ti.lanes[lane], ns, slack_ns))
+    return model::EventRef{uint32_t(row.item), *i};
   return std::nullopt;
 }
 

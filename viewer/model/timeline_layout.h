@@ -26,7 +26,7 @@ struct RankView {
   // Per track: (slices folded into the last lane by kMaxLanes, lanes they came from).
   std::vector<std::pair<uint32_t, uint16_t>> folded;
   std::vector<DerivedRow> derived;  // rows the trace has no track for (derived_rows.h): FSDP units
-  size_t bytes() const;            // the side tables' heap size, the args table's included
+  size_t bytes() const;             // the side tables' heap size, the args table's included
 };
 
 // Overlapping slices on one device stream or communication track take at most this many lanes; the slices
@@ -46,13 +46,14 @@ inline bool is_leaf(RowKind k) { return k == RowKind::Track || k == RowKind::Cou
 
 struct Row {
   RowKind kind = RowKind::Track;
-  uint32_t rank = 0;   // index into the layout's ranks
-  int32_t item = -1;   // track index (Track), counter index (Counter), RowGroup (Group) or RankView::derived index (Derived)
+  uint32_t rank = 0;  // index into the layout's ranks
+  int32_t item =
+      -1;  // track index (Track), counter index (Counter), RowGroup (Group) or RankView::derived index (Derived)
   uint16_t lanes = 1;  // Track, Derived: nesting depths shown (at most kMaxLanes on a stream)
   int y = 0, height = 0;
   std::string label;
-  uint32_t folded = 0;         // Track, Derived: slices deeper than kMaxLanes drawn in the last lane
-  uint16_t folded_lanes = 0;   // Track, Derived: the lanes they came from
+  uint32_t folded = 0;        // Track, Derived: slices deeper than kMaxLanes drawn in the last lane
+  uint16_t folded_lanes = 0;  // Track, Derived: the lanes they came from
 };
 
 struct LayoutOptions {

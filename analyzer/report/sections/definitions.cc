@@ -9,7 +9,9 @@ namespace {
 class Definitions final : public Section {
  public:
   std::string_view key() const override { return report_keys::kDefinitions; }
-  void json(const Context&, nlohmann::json& into) const override { into[report_keys::kDefinitions] = definitions_json(); }
+  void json(const Context&, nlohmann::json& into) const override {
+    into[report_keys::kDefinitions] = definitions_json();
+  }
 };
 
 }  // namespace

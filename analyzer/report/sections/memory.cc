@@ -16,10 +16,13 @@ namespace {
 namespace k = report_keys;
 
 bool any_value(const metrics::RankMemory& m) {
-  return std::any_of(m.rows.begin(), m.rows.end(), [](const metrics::MemoryRow& row) { return row.measured || row.predicted; });
+  return std::any_of(m.rows.begin(), m.rows.end(),
+                     [](const metrics::MemoryRow& row) { return row.measured || row.predicted; });
 }
 
-nlohmann::json optional_number(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+nlohmann::json optional_number(const std::optional<double>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
 
 // Each category against its own prediction, on its own scale (the longer of the two fills the row), so a
 // small category's departure shows as clearly as a large one's; the allocator's total, which the model does
@@ -33,25 +36,33 @@ std::string bars(const metrics::RankMemory& m) {
     } else {
       rows.push_back(&row);
     }
-  h += fmt::format("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"860\" height=\"{}\" role=\"img\">", 30 * rows.size() + 10);
+  h += fmt::format("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"860\" height=\"{}\" role=\"img\">",
+                   30 * rows.size() + 10);
   for (size_t i = 0; i < rows.size(); ++i) {
     const metrics::MemoryRow& row = *rows[i];
     const double scale = std::max({1.0, row.measured.value_or(0), row.predicted.value_or(0)});
     double y = 5 + 30.0 * double(i);
     h += fmt::format("<text x=\"0\" y=\"{:.1f}\" font-size=\"12\">{}</text>", y + 14, html_escape(row.category));
     if (row.measured)
-      h += fmt::format("<rect x=\"150\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"11\" fill=\"#4e79a7\"><title>measured {:.3f} MB</title></rect>", y, 560 * *row.measured / scale,
-                       *row.measured / 1e6);
+      h += fmt::format(
+          "<rect x=\"150\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"11\" fill=\"#4e79a7\"><title>measured {:.3f} "
+          "MB</title></rect>",
+          y, 560 * *row.measured / scale, *row.measured / 1e6);
     if (row.predicted)
-      h += fmt::format("<rect x=\"150\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"11\" fill=\"#f28e2b\"><title>predicted {:.3f} MB</title></rect>", y + 12,
-                       560 * *row.predicted / scale, *row.predicted / 1e6);
+      h += fmt::format(
+          "<rect x=\"150\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"11\" fill=\"#f28e2b\"><title>predicted {:.3f} "
+          "MB</title></rect>",
+          y + 12, 560 * *row.predicted / scale, *row.predicted / 1e6);
     std::string values = row.measured ? mb_cell(*row.measured) : "n/a";
     values += " / " + (row.predicted ? mb_cell(*row.predicted) + " MB" : std::string("n/a"));
-    if (row.measured && row.predicted && *row.predicted > 0) values += fmt::format(" ({:+.1f} %)", 100 * (*row.measured - *row.predicted) / *row.predicted);
+    if (row.measured && row.predicted && *row.predicted > 0)
+      values += fmt::format(" ({:+.1f} %)", 100 * (*row.measured - *row.predicted) / *row.predicted);
     h += fmt::format("<text x=\"716\" y=\"{:.1f}\" font-size=\"11\">{}</text>", y + 14, html_escape(values));
   }
-  return h + "</svg>\n<p class=\"legend\"><span style=\"color:#4e79a7\">■</span> <span title=\"" + html_escape(definition("memory", "measured MB")) +
-         "\">measured MB</span> <span style=\"color:#f28e2b\">■</span> <span title=\"" + html_escape(definition("memory", "predicted MB")) +
+  return h + "</svg>\n<p class=\"legend\"><span style=\"color:#4e79a7\">■</span> <span title=\"" +
+         html_escape(definition("memory", "measured MB")) +
+         "\">measured MB</span> <span style=\"color:#f28e2b\">■</span> <span title=\"" +
+         html_escape(definition("memory", "predicted MB")) +
          "\">predicted MB</span> (each category on its own scale; MB measured / predicted)</p>\n";
 }
 
@@ -65,8 +76,11 @@ class Memory final : public Section {
     Table t{{"memory", "measured MB", "predicted MB"}, {}, 1};
     NaNotes na;
     for (const metrics::MemoryRow& row : m.rows)
-      t.rows.push_back({row.category, na.value_or(row.measured ? mb_cell(*row.measured) : "", row.category, "measured MB", na_text(row.measured_na)),
-                        na.value_or(row.predicted ? mb_cell(*row.predicted) : "", row.category, "predicted MB", na_text(row.predicted_na))});
+      t.rows.push_back({row.category,
+                        na.value_or(row.measured ? mb_cell(*row.measured) : "", row.category, "measured MB",
+                                    na_text(row.measured_na)),
+                        na.value_or(row.predicted ? mb_cell(*row.predicted) : "", row.category, "predicted MB",
+                                    na_text(row.predicted_na))});
     out.para("memory (peak per category vs the ZeRO model):");
     out.table(t, na);
     out.legend(t.header);
@@ -82,7 +96,9 @@ class Memory final : public Section {
     nlohmann::json m;
     m[k::kRows] = nlohmann::json::array();
     for (const metrics::MemoryRow& row : mem.rows) {
-      nlohmann::json ro = {{k::kCategory, row.category}, {k::kMeasuredBytes, optional_number(row.measured)}, {k::kPredictedBytes, optional_number(row.predicted)}};
+      nlohmann::json ro = {{k::kCategory, row.category},
+                           {k::kMeasuredBytes, optional_number(row.measured)},
+                           {k::kPredictedBytes, optional_number(row.predicted)}};
       if (!row.measured) ro[k::kNa][k::kMeasuredBytes] = na_text(row.measured_na);
       if (!row.predicted) ro[k::kNa][k::kPredictedBytes] = na_text(row.predicted_na);
       m[k::kRows].push_back(ro);

@@ -17,7 +17,8 @@ class Prefetch final : public Section {
 
   void text(const Context& c, TextOut& out) const override {
     const metrics::RankPrefetch& p = c.rank->prefetch;
-    out.para(fmt::format("backward prefetch (configured: {}): {}", p.configured.empty() ? "unknown" : p.configured, run_sentence(p)));
+    out.para(fmt::format("backward prefetch (configured: {}): {}", p.configured.empty() ? "unknown" : p.configured,
+                         run_sentence(p)));
     if (p.na != metrics::NotApplicable::None) return;
     if (p.unit_identity != model::UnitIdentity::Named) out.para("units: " + unit_identity_sentence(p.unit_identity));
     for (const metrics::StepPrefetch& s : p.steps)
@@ -30,10 +31,12 @@ class Prefetch final : public Section {
   void html(const Context& c, std::string& h) const override {
     const metrics::RankPrefetch& p = c.rank->prefetch;
     h += "<h3>Backward prefetch</h3>\n";
-    h += fmt::format("<p>configured: {}; verdict: <span class=\"{}\">{}</span></p>\n", html_escape(p.configured.empty() ? "unknown" : p.configured),
+    h += fmt::format("<p>configured: {}; verdict: <span class=\"{}\">{}</span></p>\n",
+                     html_escape(p.configured.empty() ? "unknown" : p.configured),
                      p.verdict == metrics::Verdict::Effective ? "good" : "bad", html_escape(run_sentence(p)));
     if (p.na != metrics::NotApplicable::None) return;
-    if (p.unit_identity != model::UnitIdentity::Named) h += "<p>units: " + html_escape(unit_identity_sentence(p.unit_identity)) + "</p>\n";
+    if (p.unit_identity != model::UnitIdentity::Named)
+      h += "<p>units: " + html_escape(unit_identity_sentence(p.unit_identity)) + "</p>\n";
     for (const metrics::StepPrefetch& s : p.steps) {
       if (!c.step_shown(s.step)) continue;
       const Table t = unit_table(s);

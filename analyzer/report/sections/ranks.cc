@@ -26,7 +26,8 @@ class Ranks final : public Section {
     for (const RankReport& rr : c.report.ranks) {
       if (!c.rank_shown(rr.rank)) continue;
       out.gap();
-      out.heading(2, fmt::format("rank {}: {} ({}, {} events, {} on the device timeline)", rr.rank, trace::printable(rr.source), rr.format, rr.events, rr.device_events));
+      out.heading(2, fmt::format("rank {}: {} ({}, {} events, {} on the device timeline)", rr.rank,
+                                 trace::printable(rr.source), rr.format, rr.events, rr.device_events));
       const Context rc = of_rank(c, rr);
       for (const Section* s : rank_sections()) s->text(rc, out);
     }
@@ -54,10 +55,12 @@ class Ranks final : public Section {
       if (!c.rank_shown(rr.rank)) continue;
       const Context rc = of_rank(c, rr);
       const bool worst = rr.rank == c.summary.worst_rank;
-      h += fmt::format("<details{}><summary>Rank {}{}</summary><p>{} ({}, {} events, {} on the device timeline)</p>\n", worst ? " open" : "", rr.rank,
-                       worst && c.report.ranks.size() > 1 ? " (the most exposed communication)" : "", html_escape(rr.source), html_escape(rr.format), rr.events,
-                       rr.device_events);
-      if (std::string l = steps_left_out(rr, rc.steps, c.sel); !l.empty()) h += "<p class=\"na\">Steps shown: " + html_escape(l) + "</p>\n";
+      h += fmt::format("<details{}><summary>Rank {}{}</summary><p>{} ({}, {} events, {} on the device timeline)</p>\n",
+                       worst ? " open" : "", rr.rank,
+                       worst && c.report.ranks.size() > 1 ? " (the most exposed communication)" : "",
+                       html_escape(rr.source), html_escape(rr.format), rr.events, rr.device_events);
+      if (std::string l = steps_left_out(rr, rc.steps, c.sel); !l.empty())
+        h += "<p class=\"na\">Steps shown: " + html_escape(l) + "</p>\n";
       for (const Section* s : rank_sections()) s->html(rc, h);
       h += "</details>\n";
     }

@@ -22,20 +22,31 @@ constexpr const char* kNoCommInAnyStep = "n/a: no communication in any step";
 
 // One row of the table: `row` names it in the n/a notes ("step 3", "all steps"). In a braced list, so the
 // n/a notes are taken in column order.
-std::vector<std::string> cells(const std::string& label, const std::string& row, const metrics::WindowMetrics& m, NaNotes& na) {
+std::vector<std::string> cells(const std::string& label, const std::string& row, const metrics::WindowMetrics& m,
+                               NaNotes& na) {
   const bool all = row == "all steps";
-  return {label, ms_cell(m.window_ns), ms_cell(m.compute_ns), ms_cell(m.comm_ns), ms_cell(m.overlap_ns), ms_cell(m.exposed_ns()),
+  return {label,
+          ms_cell(m.window_ns),
+          ms_cell(m.compute_ns),
+          ms_cell(m.comm_ns),
+          ms_cell(m.overlap_ns),
+          ms_cell(m.exposed_ns()),
           na.value_or(number_cell(m.overlap_pct()), row, "overlap %", all ? kNoCommInAnyStep : kNoCommInStep),
           na.value_or(number_cell(m.comm_fraction_pct()), row, "comm %", na_empty_window()),
-          na.value_or(number_cell(m.exposed_fraction_pct()), row, "exposed %", na_empty_window()), ms_cell(m.idle_ns())};
+          na.value_or(number_cell(m.exposed_fraction_pct()), row, "exposed %", na_empty_window()),
+          ms_cell(m.idle_ns())};
 }
 
 // The shown steps' rows, then the all-steps row.
 Table step_table(const Context& c, NaNotes& na) {
   const RankReport& rr = *c.rank;
-  Table t{{"step", "time ms", "compute ms", "comm ms", "overlapped ms", "exposed ms", "overlap %", "comm %", "exposed %", "idle ms"}, {}, 1};
+  Table t{{"step", "time ms", "compute ms", "comm ms", "overlapped ms", "exposed ms", "overlap %", "comm %",
+           "exposed %", "idle ms"},
+          {},
+          1};
   for (const StepRow& s : rr.steps)
-    if (c.step_shown(s.step.number)) t.rows.push_back(cells(step_label(s.step), fmt::format("step {}", s.step.number), s.m, na));
+    if (c.step_shown(s.step.number))
+      t.rows.push_back(cells(step_label(s.step), fmt::format("step {}", s.step.number), s.m, na));
   t.rows.push_back(cells("all", "all steps", rr.all_steps, na));
   return t;
 }
@@ -66,14 +77,17 @@ std::string step_strip(const Context& c) {
   std::vector<double> t = html::ticks(axis_ms);
   const double scale_ms = t.size() > 1 && t.back() < axis_ms ? t.back() + (t[1] - t[0]) : std::max(t.back(), axis_ms);
   const double x0 = 10, SW = 720;
-  std::string h = fmt::format("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"78\" role=\"img\"><title>rank {}: the steps shown, end to end, in ms</title>",
-                              x0 + SW + 20, rr.rank);
+  std::string h = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"78\" role=\"img\"><title>rank {}: the steps "
+      "shown, end to end, in ms</title>",
+      x0 + SW + 20, rr.rank);
   double x = x0;
   for (const StepRow& s : rr.steps) {
     if (!c.step_shown(s.step.number)) continue;
     double w = SW * double(s.m.window_ns) / 1e6 / scale_ms;
     h += html::stacked_bar(s.m, x, 16, std::max(0.0, w - 2), 24, fmt::format("step {}, ", s.step.number));
-    h += fmt::format("<text x=\"{:.1f}\" y=\"12\" font-size=\"10\">step {}: {:.3f} ms</text>", x, s.step.number, s.m.window_ns / 1e6);
+    h += fmt::format("<text x=\"{:.1f}\" y=\"12\" font-size=\"10\">step {}: {:.3f} ms</text>", x, s.step.number,
+                     s.m.window_ns / 1e6);
     x += w;
   }
   return h + html::axis(x0, 44, SW, scale_ms, "ms, the shown steps end to end") + "</svg>\n";
@@ -112,12 +126,14 @@ class Steps final : public Section {
       return;
     }
     o[k::kAllSteps] = window(rr.all_steps, kNoCommInAnyStep);
-    if (!rr.aborted_steps.empty()) o[k::kAbortedSteps] = {{k::kSteps, rr.aborted_steps}, {k::kReason, aborted_steps_sentence(rr.aborted_steps)}};
+    if (!rr.aborted_steps.empty())
+      o[k::kAbortedSteps] = {{k::kSteps, rr.aborted_steps}, {k::kReason, aborted_steps_sentence(rr.aborted_steps)}};
     const metrics::OutsideSteps& out_of = rr.outside;
-    o[k::kOutsideSteps] = {{k::kFirstStep, out_of.first_step},
-                           {k::kLastStep, out_of.last_step},
-                           {k::kBeforeFirstStep, {{k::kDeviceEvents, out_of.before_events}, {k::kBusyNs, out_of.before_ns}}},
-                           {k::kAfterLastStep, {{k::kDeviceEvents, out_of.after_events}, {k::kBusyNs, out_of.after_ns}}}};
+    o[k::kOutsideSteps] = {
+        {k::kFirstStep, out_of.first_step},
+        {k::kLastStep, out_of.last_step},
+        {k::kBeforeFirstStep, {{k::kDeviceEvents, out_of.before_events}, {k::kBusyNs, out_of.before_ns}}},
+        {k::kAfterLastStep, {{k::kDeviceEvents, out_of.after_events}, {k::kBusyNs, out_of.after_ns}}}};
   }
 
   void html(const Context& c, std::string& h) const override {

@@ -36,9 +36,13 @@ class Stragglers final : public Section {
     if (st.not_applicable != metrics::StragglersNa::None) return out.para(na_text(st.not_applicable));
     Table t{{"rank", "times last", "total late ms", "max late ms"}, {}, 1};
     for (const metrics::StragglerRank* s : shown_rows(c))
-      t.rows.push_back({std::to_string(s->rank), std::to_string(s->times_last), late_ms_cell(s->total_late_by_ns), late_ms_cell(s->max_late_by_ns)});
-    out.para(fmt::format("{} collective instances matched across ranks {}; the last rank to arrive, and by how much it trailed the next-latest{}:", st.instances.size(),
-                         pairing_text(st.pairing), t.rows.size() < st.ranks.size() ? " (the ranks shown and the straggler; --ranks all for every rank)" : ""));
+      t.rows.push_back({std::to_string(s->rank), std::to_string(s->times_last), late_ms_cell(s->total_late_by_ns),
+                        late_ms_cell(s->max_late_by_ns)});
+    out.para(fmt::format(
+        "{} collective instances matched across ranks {}; the last rank to arrive, and by how much it trailed the "
+        "next-latest{}:",
+        st.instances.size(), pairing_text(st.pairing),
+        t.rows.size() < st.ranks.size() ? " (the ranks shown and the straggler; --ranks all for every rank)" : ""));
     out.table(t);
     out.legend(t.header);
   }
@@ -49,14 +53,21 @@ class Stragglers final : public Section {
     if (st.not_applicable != metrics::StragglersNa::None) s[k::kReason] = na_text(st.not_applicable);
     s[k::kRanks] = nlohmann::json::array();
     for (const metrics::StragglerRank& sr : st.ranks)
-      s[k::kRanks].push_back({{k::kRank, sr.rank}, {k::kTimesLast, sr.times_last}, {k::kTotalLateByNs, ns_or_null(sr.total_late_by_ns)}, {k::kMaxLateByNs, ns_or_null(sr.max_late_by_ns)}});
+      s[k::kRanks].push_back({{k::kRank, sr.rank},
+                              {k::kTimesLast, sr.times_last},
+                              {k::kTotalLateByNs, ns_or_null(sr.total_late_by_ns)},
+                              {k::kMaxLateByNs, ns_or_null(sr.max_late_by_ns)}});
     static constexpr const char* kPairings[] = {nullptr, "position", "sequence", "mixed"};
     const char* pairing = kPairings[size_t(st.pairing)];
     s[k::kPairing] = pairing ? nlohmann::json(pairing) : nlohmann::json(nullptr);
     s[k::kInstances] = nlohmann::json::array();
     for (const metrics::StragglerInstance& i : st.instances)
-      s[k::kInstances].push_back({{k::kKind, model::to_string(i.kind)}, {k::kOrdinal, i.ordinal}, {k::kBySeq, i.by_seq}, {k::kLastRank, i.last_rank},
-                                  {k::kLateByNs, ns_or_null(i.late_by_ns)}, {k::kSpreadNs, ns_or_null(i.spread_ns)}});
+      s[k::kInstances].push_back({{k::kKind, model::to_string(i.kind)},
+                                  {k::kOrdinal, i.ordinal},
+                                  {k::kBySeq, i.by_seq},
+                                  {k::kLastRank, i.last_rank},
+                                  {k::kLateByNs, ns_or_null(i.late_by_ns)},
+                                  {k::kSpreadNs, ns_or_null(i.spread_ns)}});
     into[k::kStragglers] = s;
   }
 
@@ -67,14 +78,19 @@ class Stragglers final : public Section {
       h += "<p>" + html_escape(na_text(st.not_applicable)) + "</p>\n";
       return;
     }
-    h += "<p>" + html_escape(fmt::format("{} collective instances matched across ranks, {}.", st.instances.size(), pairing_text(st.pairing))) + "</p>\n";
+    h += "<p>" +
+         html_escape(fmt::format("{} collective instances matched across ranks, {}.", st.instances.size(),
+                                 pairing_text(st.pairing))) +
+         "</p>\n";
     h += "<table><tr><th>rank</th><th>times last</th><th>total late ms</th><th>max late ms</th></tr>\n";
     const std::vector<const metrics::StragglerRank*> rows = shown_rows(c);
     for (const metrics::StragglerRank* s : rows)
-      h += "<tr>" + html::td(std::to_string(s->rank)) + html::td(std::to_string(s->times_last), true) + html::td(late_ms_cell(s->total_late_by_ns), true) +
-           html::td(late_ms_cell(s->max_late_by_ns), true) + "</tr>\n";
+      h += "<tr>" + html::td(std::to_string(s->rank)) + html::td(std::to_string(s->times_last), true) +
+           html::td(late_ms_cell(s->total_late_by_ns), true) + html::td(late_ms_cell(s->max_late_by_ns), true) +
+           "</tr>\n";
     h += "</table>\n";
-    if (rows.size() < st.ranks.size()) h += "<p class=\"na\">The ranks shown and the straggler; --ranks all for every rank.</p>\n";
+    if (rows.size() < st.ranks.size())
+      h += "<p class=\"na\">The ranks shown and the straggler; --ranks all for every rank.</p>\n";
   }
 };
 

@@ -15,8 +15,9 @@ namespace k = report_keys;
 
 // Which ranks' details follow, when not every rank's: at most `listed` ranges of ranks named (the HTML keeps the line short).
 std::string details_below(const Context& c, size_t listed) {
-  return fmt::format("rank{} {} ({}); --ranks all, worst:N or a list for others, --format json for everything", c.shown.size() == 1 ? "" : "s",
-                     analysis::rank_ranges(c.shown, listed), c.sel.ranks == Selection::Ranks::Worst ? "the most exposed communication" : "as selected");
+  return fmt::format("rank{} {} ({}); --ranks all, worst:N or a list for others, --format json for everything",
+                     c.shown.size() == 1 ? "" : "s", analysis::rank_ranges(c.shown, listed),
+                     c.sel.ranks == Selection::Ranks::Worst ? "the most exposed communication" : "as selected");
 }
 
 class Summary final : public Section {
@@ -42,7 +43,7 @@ class Summary final : public Section {
     for (const std::string& l : summary_lines(c.summary)) {
       // The prefetch verdict in colour: the line a reader looks for first.
       const bool prefetch = l.rfind("backward prefetch:", 0) == 0;
-      const char* cls = !prefetch                                               ? ""
+      const char* cls = !prefetch                                              ? ""
                         : c.summary.prefetch == metrics::Verdict::Effective    ? " class=\"good\""
                         : c.summary.prefetch == metrics::Verdict::NotEffective ? " class=\"bad\""
                                                                                : "";
@@ -51,7 +52,8 @@ class Summary final : public Section {
     h += "</ul>\n";
     for (const std::string& w : c.report.warnings) h += "<p class=\"warn\">warning: " + html_escape(w) + "</p>\n";
     for (const std::string& n : report_notes(c.report)) h += "<p class=\"warn\">note: " + html_escape(n) + "</p>\n";
-    if (c.shown.size() < c.report.ranks.size()) h += "<p>" + html_escape("Details below: " + details_below(c, 20)) + "</p>\n";
+    if (c.shown.size() < c.report.ranks.size())
+      h += "<p>" + html_escape("Details below: " + details_below(c, 20)) + "</p>\n";
   }
 };
 

@@ -31,13 +31,16 @@ class TopDevice final : public Section {
     Table t{{"top device activity", "class", "count", "time ms"}, {}, 2};
     const std::span<const KernelTime> rows = shown(c);
     for (const KernelTime& kt : rows)
-      t.rows.push_back({kt.name.size() > 90 ? kt.name.substr(0, 87) + "..." : kt.name, std::string(model::to_string(kt.cls)), std::to_string(kt.count), ms_cell(kt.time_ns)});
+      t.rows.push_back({kt.name.size() > 90 ? kt.name.substr(0, 87) + "..." : kt.name,
+                        std::string(model::to_string(kt.cls)), std::to_string(kt.count), ms_cell(kt.time_ns)});
     // Bounded, what was left out is said on the legend's line, not a line of its own.
     if (rows.size() == all.size()) out.para("device time by name:");
     out.table(t);
     std::string l = legend(t.header, out.markdown() ? "" : "    ");
     if (rows.size() < all.size())
-      l.replace(l.find("legend: "), 8, fmt::format("device time by name, the {} longest of {} (--steps all for all); legend: ", rows.size(), all.size()));
+      l.replace(l.find("legend: "), 8,
+                fmt::format("device time by name, the {} longest of {} (--steps all for all); legend: ", rows.size(),
+                            all.size()));
     if (!l.empty()) out.raw(l + (out.markdown() ? "\n" : ""));
   }
 
@@ -45,7 +48,10 @@ class TopDevice final : public Section {
   void json(const Context& c, nlohmann::json& o) const override {
     o[k::kTopDevice] = nlohmann::json::array();
     for (const KernelTime& kt : c.rank->top_device)
-      o[k::kTopDevice].push_back({{k::kName, kt.name}, {k::kClass, model::to_string(kt.cls)}, {k::kCount, kt.count}, {k::kTimeNs, kt.time_ns}});
+      o[k::kTopDevice].push_back({{k::kName, kt.name},
+                                  {k::kClass, model::to_string(kt.cls)},
+                                  {k::kCount, kt.count},
+                                  {k::kTimeNs, kt.time_ns}});
   }
 
   void html(const Context& c, std::string& h) const override {
@@ -53,11 +59,12 @@ class TopDevice final : public Section {
     if (all.empty()) return;
     const std::span<const KernelTime> rows = shown(c);
     if (rows.size() < all.size())
-      h += fmt::format("<p class=\"na\">Device time by name: the {} longest of {}; --steps all for every row.</p>\n", rows.size(), all.size());
+      h += fmt::format("<p class=\"na\">Device time by name: the {} longest of {}; --steps all for every row.</p>\n",
+                       rows.size(), all.size());
     h += "<table><tr><th>top device activity</th><th>class</th><th>count</th><th>time ms</th></tr>\n";
     for (const KernelTime& kt : rows)
-      h += "<tr>" + html::name_cell(kt.name, "name", true) + html::td(std::string(model::to_string(kt.cls))) + html::td(std::to_string(kt.count), true) +
-           html::td(ms_cell(kt.time_ns), true) + "</tr>\n";
+      h += "<tr>" + html::name_cell(kt.name, "name", true) + html::td(std::string(model::to_string(kt.cls))) +
+           html::td(std::to_string(kt.count), true) + html::td(ms_cell(kt.time_ns), true) + "</tr>\n";
     h += "</table>\n";
   }
 };

@@ -15,7 +15,9 @@ namespace shardscope::viewer {
 
 namespace {
 QString qs(const std::string& s) { return QString::fromStdString(s); }
-QString num(const std::optional<double>& v) { return v ? QString::number(std::fabs(*v) < 5e-4 ? 0.0 : *v, 'f', 3) : QStringLiteral("n/a"); }
+QString num(const std::optional<double>& v) {
+  return v ? QString::number(std::fabs(*v) < 5e-4 ? 0.0 : *v, 'f', 3) : QStringLiteral("n/a");
+}
 // Why a side is missing: the collectives table's code when the row has one, else the analysis's reason.
 QString why(metrics::CollectiveNa coll, analysis::Na na, model::CollectiveKind kind) {
   return qs(coll != metrics::CollectiveNa::None ? report::na_text(coll, kind) : report::na_text(na, kind));
@@ -34,11 +36,14 @@ void ComparisonModel::setDiff(const analysis::RunDiff& d, const QStringList& a_i
   a_inputs_ = a_inputs;
   b_inputs_ = b_inputs;
   for (const analysis::RankDiff& rd : d.ranks) {
-    QString rank = rd.rank_a == rd.rank_b ? QString::number(rd.rank_a) : QStringLiteral("%1 / %2").arg(rd.rank_a).arg(rd.rank_b);
+    QString rank =
+        rd.rank_a == rd.rank_b ? QString::number(rd.rank_a) : QStringLiteral("%1 / %2").arg(rd.rank_a).arg(rd.rank_b);
     for (const analysis::DiffRow& r : rd.rows)
-      items_.push_back({rank, qs(r.metric), r.a, r.b, r.a ? QString() : why(r.coll_na_a, r.na_a, r.kind), r.b ? QString() : why(r.coll_na_b, r.na_b, r.kind)});
+      items_.push_back({rank, qs(r.metric), r.a, r.b, r.a ? QString() : why(r.coll_na_a, r.na_a, r.kind),
+                        r.b ? QString() : why(r.coll_na_b, r.na_b, r.kind)});
     for (const analysis::DeviceChange& c : rd.largest_changes)
-      items_.push_back({rank, tr("device time ms: %1").arg(qs(c.name)), double(c.a_ns) / 1e6, double(c.b_ns) / 1e6, {}, {}});
+      items_.push_back(
+          {rank, tr("device time ms: %1").arg(qs(c.name)), double(c.a_ns) / 1e6, double(c.b_ns) / 1e6, {}, {}});
   }
   endResetModel();
 }
@@ -72,7 +77,8 @@ QVariant ComparisonModel::data(const QModelIndex& index, int role) const {
     case Change: {
       if (!both) return QStringLiteral("n/a");
       QString s = (change >= 0 ? "+" : "") + num(change);
-      if (std::fabs(*it.a) > 1e-12) s += QStringLiteral(" (%1%2 %)").arg(change >= 0 ? "+" : "").arg(100 * change / std::fabs(*it.a), 0, 'f', 1);
+      if (std::fabs(*it.a) > 1e-12)
+        s += QStringLiteral(" (%1%2 %)").arg(change >= 0 ? "+" : "").arg(100 * change / std::fabs(*it.a), 0, 'f', 1);
       return s;
     }
   }
@@ -108,9 +114,11 @@ void ComparisonDock::clear() {
 void ComparisonDock::setDiff(const analysis::RunDiff& d, const QStringList& a_inputs, const QStringList& b_inputs) {
   model_->setDiff(d, a_inputs, b_inputs);
   view_->resizeColumnsToContents();
-  note_->setText(d.ranks.empty() ? tr("A and B have no rank in common: nothing to compare.")
-                                 : tr("A: the open run; B: the run opened for comparison (their folders: hover the A and B headers). "
-                                      "Change: B − A. Click a header to sort."));
+  note_->setText(
+      d.ranks.empty()
+          ? tr("A and B have no rank in common: nothing to compare.")
+          : tr("A: the open run; B: the run opened for comparison (their folders: hover the A and B headers). "
+               "Change: B − A. Click a header to sort."));
   note_->show();
 }
 

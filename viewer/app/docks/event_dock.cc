@@ -21,7 +21,8 @@ QString cell(std::string_view s) {
 }
 }  // namespace
 
-EventDock::EventDock(SelectionModel* selection, QWidget* parent) : QDockWidget(tr("Event"), parent), selection_(selection) {
+EventDock::EventDock(SelectionModel* selection, QWidget* parent)
+    : QDockWidget(tr("Event"), parent), selection_(selection) {
   setObjectName("Event");
   auto* box = new QWidget(this);
   auto* v = new QVBoxLayout(box);
@@ -67,7 +68,9 @@ void EventDock::refresh() {
   QString kind = QString::fromUtf8(model::to_string(e.cls).data());
   if (e.coll != model::CollectiveKind::None) kind += " / " + QString::fromUtf8(model::to_string(e.coll).data());
   QString html = "<table>";
-  auto row = [&html](const QString& k, const QString& v) { html += "<tr><td>" + k + "&nbsp;</td><td>" + v + "</td></tr>"; };
+  auto row = [&html](const QString& k, const QString& v) {
+    html += "<tr><td>" + k + "&nbsp;</td><td>" + v + "</td></tr>";
+  };
   row(tr("rank"), QString::number(r.rank));
   row(tr("track"), cell(track_label(t)));
   row(tr("start"), format_ns(double(e.ts_ns) - origin));
@@ -84,7 +87,8 @@ void EventDock::refresh() {
   // The trace's own args, as it gave them.
   std::vector<ArgRow> args = arg_rows(r, rv.args, track, index);
   if (!args.empty()) html += "<tr><td colspan=\"2\"><b>" + tr("args") + "</b></td></tr>";
-  for (const ArgRow& a : args) row(cell(a.key), QString::fromStdString(a.value).toHtmlEscaped());  // cut at 240 by arg_rows; wraps
+  for (const ArgRow& a : args)
+    row(cell(a.key), QString::fromStdString(a.value).toHtmlEscaped());  // cut at 240 by arg_rows; wraps
   html += "</table>";
   details_->setHtml(html);
 }

@@ -7,7 +7,8 @@
 
 namespace shardscope::viewer {
 
-MemoryDock::MemoryDock(SelectionModel* selection, QWidget* parent) : QDockWidget(tr("Memory"), parent), selection_(selection) {
+MemoryDock::MemoryDock(SelectionModel* selection, QWidget* parent)
+    : QDockWidget(tr("Memory"), parent), selection_(selection) {
   setObjectName("Memory");
   chart_ = new MemoryChartWidget(this);
   chart_->setObjectName("memoryChart");

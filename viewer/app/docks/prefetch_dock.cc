@@ -50,7 +50,8 @@ void PrefetchDock::jumpTo(int view_row) {
   const metrics::UnitPrefetch& u = *it.unit;
   if (!u.all_gather.valid()) return;
   model::EventRef ag{uint32_t(u.all_gather.track), uint32_t(u.all_gather.index)};
-  selection_->requestJump(it.rank, ag.track, std::min(u.ag_start_ns, u.compute_start_ns), std::max(u.ag_end_ns, u.compute_end_ns), ag);
+  selection_->requestJump(it.rank, ag.track, std::min(u.ag_start_ns, u.compute_start_ns),
+                          std::max(u.ag_end_ns, u.compute_end_ns), ag);
 }
 
 }  // namespace shardscope::viewer

@@ -62,7 +62,8 @@ std::optional<QRectF> RanksView::instanceRect(size_t i) const {
   int lane_y = y + 2;
   for (uint32_t t : row.tracks) {
     if (t == row.instance->track) {
-      double x0 = kLabelWidth + vp_.x_of(double(e.ts_ns - *row.origin_ns)), x1 = kLabelWidth + vp_.x_of(double(e.end_ns() - *row.origin_ns));
+      double x0 = kLabelWidth + vp_.x_of(double(e.ts_ns - *row.origin_ns)),
+             x1 = kLabelWidth + vp_.x_of(double(e.end_ns() - *row.origin_ns));
       return QRectF(x0, lane_y, std::max(2.0, x1 - x0), kLaneHeight - 1);
     }
     lane_y += int(std::max<size_t>(1, layout_->ranks()[row.rank].tracks[t].lanes.size())) * kLaneHeight;
@@ -80,8 +81,10 @@ void RanksView::paintEvent(QPaintEvent*) {
   // Ruler: the aligned point, and the view's ends relative to it.
   const double zero = kLabelWidth + vp_.x_of(0);
   p.setPen(palette().text().color());
-  p.drawText(QRect(kLabelWidth, 0, width() - kLabelWidth, kRuler), Qt::AlignLeft | Qt::AlignVCenter, format_ns(vp_.start_ns));
-  p.drawText(QRect(kLabelWidth, 0, width() - kLabelWidth - 4, kRuler), Qt::AlignRight | Qt::AlignVCenter, format_ns(vp_.end_ns()));
+  p.drawText(QRect(kLabelWidth, 0, width() - kLabelWidth, kRuler), Qt::AlignLeft | Qt::AlignVCenter,
+             format_ns(vp_.start_ns));
+  p.drawText(QRect(kLabelWidth, 0, width() - kLabelWidth - 4, kRuler), Qt::AlignRight | Qt::AlignVCenter,
+             format_ns(vp_.end_ns()));
   std::vector<Mark> marks;
   int y = kRuler;
   for (size_t i = 0; i < rows_->size(); ++i) {
@@ -97,7 +100,8 @@ void RanksView::paintEvent(QPaintEvent*) {
     p.drawLine(0, y + h - 1, width(), y + h - 1);
     if (!row.origin_ns) {
       p.setPen(Qt::gray);
-      p.drawText(QRect(kLabelWidth, y, width() - kLabelWidth, h), Qt::AlignLeft | Qt::AlignVCenter, tr("not on this rank"));
+      p.drawText(QRect(kLabelWidth, y, width() - kLabelWidth, h), Qt::AlignLeft | Qt::AlignVCenter,
+                 tr("not on this rank"));
       y += h;
       continue;
     }
@@ -152,7 +156,8 @@ void RanksView::mouseMoveEvent(QMouseEvent* e) {
   update();
 }
 
-RanksDock::RanksDock(SelectionModel* selection, QWidget* parent) : QDockWidget(tr("Ranks"), parent), selection_(selection) {
+RanksDock::RanksDock(SelectionModel* selection, QWidget* parent)
+    : QDockWidget(tr("Ranks"), parent), selection_(selection) {
   setObjectName("Ranks");
   auto* box = new QWidget(this);
   auto* v = new QVBoxLayout(box);
@@ -204,7 +209,8 @@ void RanksDock::refresh() {
   std::vector<int64_t> steps = across_.steps();
   for (int64_t s : steps) step_->addItem(tr("step %1").arg(s), qlonglong(s));
   if (steps.empty()) {
-    note_->setText(tr("The trace marks no step: pick a collective (a Prefetch row, or one in the timeline) to align on."));
+    note_->setText(
+        tr("The trace marks no step: pick a collective (a Prefetch row, or one in the timeline) to align on."));
     return;
   }
   // The first steady step when there is one: step 0 is often warm-up.
@@ -245,21 +251,36 @@ void RanksDock::realign() {
     rows_ = across_.on_instance(*instance_, choice_, asked_by_);
     // The instance on every rank, with as much again on each side.
     for (const RankRow& r : rows_)
-      if (r.instance && r.origin_ns) hi = std::max(hi, double(trace.ranks[r.rank].tracks[r.instance->track].events[r.instance->index].end_ns() - *r.origin_ns));
+      if (r.instance && r.origin_ns)
+        hi = std::max(hi, double(trace.ranks[r.rank].tracks[r.instance->track].events[r.instance->index].end_ns() -
+                                 *r.origin_ns));
     lo = -hi;
     hi *= 2;
-    QString kind = QString::fromUtf8(model::to_string(instance_->kind).data(), int(model::to_string(instance_->kind).size()));
-    QString what = instance_->by_seq ? tr("%1 seq %2").arg(kind).arg(instance_->n) : tr("%1 #%2").arg(kind).arg(instance_->n + 1);
+    QString kind =
+        QString::fromUtf8(model::to_string(instance_->kind).data(), int(model::to_string(instance_->kind).size()));
+    QString what =
+        instance_->by_seq ? tr("%1 seq %2").arg(kind).arg(instance_->n) : tr("%1 #%2").arg(kind).arg(instance_->n + 1);
     if (!instance_->group.empty()) what += tr(" of group %1").arg(QString::fromStdString(instance_->group));
     QString text = tr("%1, arrivals on the wall clock (the earliest at 0)").arg(what);
     if (const metrics::StragglerInstance* s = across_.straggler(*instance_))
-      text += tr("; rank %1 arrived last, %2 after the next-latest (red)").arg(s->last_rank).arg(format_ns(double(s->late_by_ns)));
-    else text += tr("; the straggler analysis did not match it on every rank");
+      text += tr("; rank %1 arrived last, %2 after the next-latest (red)")
+                  .arg(s->last_rank)
+                  .arg(format_ns(double(s->late_by_ns)));
+    else
+      text += tr("; the straggler analysis did not match it on every rank");
     if (asked_by_)
       if (const metrics::UnitPrefetch* u = across_.prefetch_pair(*asked_by_, *instance_))
-        text += u->late_peer >= 0 ? tr("; late peer of rank %1's pair (unit %2 → AG %3): rank %4, %5 after it (dashed magenta)")
-                                        .arg(trace.ranks[*asked_by_].rank).arg(u->unit).arg(u->next_unit).arg(u->late_peer).arg(format_ns(double(u->late_peer_ns)))
-                                  : tr("; rank %1's pair (unit %2 → AG %3) has no late peer").arg(trace.ranks[*asked_by_].rank).arg(u->unit).arg(u->next_unit);
+        text += u->late_peer >= 0
+                    ? tr("; late peer of rank %1's pair (unit %2 → AG %3): rank %4, %5 after it (dashed magenta)")
+                          .arg(trace.ranks[*asked_by_].rank)
+                          .arg(u->unit)
+                          .arg(u->next_unit)
+                          .arg(u->late_peer)
+                          .arg(format_ns(double(u->late_peer_ns)))
+                    : tr("; rank %1's pair (unit %2 → AG %3) has no late peer")
+                          .arg(trace.ranks[*asked_by_].rank)
+                          .arg(u->unit)
+                          .arg(u->next_unit);
     note_->setText(text + ".");
     if (step_->findData(kInstanceItem) < 0) step_->addItem(tr("this collective"), kInstanceItem);
     step_->setCurrentIndex(step_->count() - 1);
@@ -270,7 +291,9 @@ void RanksDock::realign() {
         if (s.number == step_number_) hi = std::max(hi, double(s.end_ns - s.start_ns));
     lo = -0.02 * hi;
     hi *= 1.02;
-    note_->setText(tr("Step %1: each rank's step start at 0. Outlined black: the rank the straggler analysis names last at that collective.").arg(step_number_));
+    note_->setText(tr("Step %1: each rank's step start at 0. Outlined black: the rank the straggler analysis names "
+                      "last at that collective.")
+                       .arg(step_number_));
     int extra = step_->findData(kInstanceItem);
     if (extra >= 0) step_->removeItem(extra);
   }

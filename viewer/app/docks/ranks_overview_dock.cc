@@ -37,12 +37,13 @@ void RanksOverviewTable::setOverview(std::shared_ptr<const RanksOverview> overvi
 }
 
 void RanksOverviewTable::sort(int column, Qt::SortOrder order) {
-  static const OverviewColumn by[] = {OverviewColumn::Rank,    OverviewColumn::StepTime,   OverviewColumn::Compute,
-                                      OverviewColumn::Comm,    OverviewColumn::Exposed,    OverviewColumn::ExposedPct,
+  static const OverviewColumn by[] = {OverviewColumn::Rank,      OverviewColumn::StepTime, OverviewColumn::Compute,
+                                      OverviewColumn::Comm,      OverviewColumn::Exposed,  OverviewColumn::ExposedPct,
                                       OverviewColumn::TimesLast, OverviewColumn::Prefetch, OverviewColumn::Rank};
   emit layoutAboutToBeChanged();
   if (column < 0 || column >= ColumnCount) slowest_first(rows_);
-  else sort_rows(rows_, by[column], order == Qt::DescendingOrder);
+  else
+    sort_rows(rows_, by[column], order == Qt::DescendingOrder);
   emit layoutChanged();
 }
 
@@ -56,10 +57,18 @@ QVariant RanksOverviewTable::data(const QModelIndex& index, int role) const {
     return v ? QVariant(format_ns(double(*v))) : QVariant(none);
   };
   if (role == Qt::ToolTipRole) {
-    QString tip = tr("rank %1: %2 step(s), %3 steady; summary %4; trace %5").arg(r.rank).arg(r.steps).arg(r.steady_steps)
-                      .arg(r.summary.empty() ? tr("none (summarised on opening)") : QString::fromStdString(r.summary), QString::fromStdString(r.source));
-    if (!r.step_ns && r.steps_na != analysis::Na::None) tip += tr("\nno per-step numbers: %1").arg(QString::fromStdString(report::na_text(r.steps_na)));
-    if (r.times_last) tip += tr("\nlast at %1 collective instance(s), at most %2 after the next-latest rank").arg(r.times_last).arg(format_ns(double(r.max_late_ns)));
+    QString tip = tr("rank %1: %2 step(s), %3 steady; summary %4; trace %5")
+                      .arg(r.rank)
+                      .arg(r.steps)
+                      .arg(r.steady_steps)
+                      .arg(r.summary.empty() ? tr("none (summarised on opening)") : QString::fromStdString(r.summary),
+                           QString::fromStdString(r.source));
+    if (!r.step_ns && r.steps_na != analysis::Na::None)
+      tip += tr("\nno per-step numbers: %1").arg(QString::fromStdString(report::na_text(r.steps_na)));
+    if (r.times_last)
+      tip += tr("\nlast at %1 collective instance(s), at most %2 after the next-latest rank")
+                 .arg(r.times_last)
+                 .arg(format_ns(double(r.max_late_ns)));
     return tip + tr("\nDouble-click: load this rank's events into the timeline");
   }
   switch (index.column()) {
@@ -80,7 +89,8 @@ QVariant RanksOverviewTable::data(const QModelIndex& index, int role) const {
 
 QVariant RanksOverviewTable::headerData(int section, Qt::Orientation o, int role) const {
   if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
-  static const char* names[] = {"Rank", "Step time", "Compute / step", "Comm. / step", "Exposed / step", "Exposed %", "Last at", "Prefetch", "Summary"};
+  static const char* names[] = {"Rank",      "Step time", "Compute / step", "Comm. / step", "Exposed / step",
+                                "Exposed %", "Last at",   "Prefetch",       "Summary"};
   return tr(names[section]);
 }
 
@@ -89,13 +99,16 @@ RanksOverviewDock::RanksOverviewDock(QWidget* parent) : QDockWidget(tr("Ranks ov
   auto* box = new QWidget(this);
   auto* v = new QVBoxLayout(box);
   v->setContentsMargins(2, 2, 2, 2);
-  note_ = new QLabel(tr("Open a directory of rank summaries (shardscope summarize) to see every rank here without loading its events."), box);
+  note_ = new QLabel(tr("Open a directory of rank summaries (shardscope summarize) to see every rank here without "
+                        "loading its events."),
+                     box);
   note_->setWordWrap(true);
   note_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   model_ = new RanksOverviewTable(this);
   view_ = new QTableView(box);
   view_->setModel(model_);
-  view_->horizontalHeader()->setSortIndicator(-1, Qt::DescendingOrder);  // the model's order (slowest first) until a header is clicked
+  view_->horizontalHeader()->setSortIndicator(
+      -1, Qt::DescendingOrder);  // the model's order (slowest first) until a header is clicked
   view_->setSortingEnabled(true);
   view_->setSelectionBehavior(QAbstractItemView::SelectRows);
   view_->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -112,14 +125,20 @@ void RanksOverviewDock::setOverview(std::shared_ptr<const RanksOverview> overvie
   view_->horizontalHeader()->setSortIndicator(-1, Qt::DescendingOrder);
   model_->setOverview(overview_);
   if (!overview_) {
-    note_->setText(tr("Open a directory of rank summaries (shardscope summarize) to see every rank here without loading its events."));
+    note_->setText(
+        tr("Open a directory of rank summaries (shardscope summarize) to see every rank here without loading its "
+           "events."));
     return;
   }
   const RanksOverview& o = *overview_;
   QString text = tr("%1 ranks from their summaries; no events loaded. ").arg(o.rows.size());
   if (o.straggler >= 0) {
     for (const RankOverviewRow& r : o.rows)
-      if (r.rank == o.straggler) text += tr("Straggler: rank %1, last at %2 of %3 collective instances. ").arg(r.rank).arg(r.times_last).arg(o.instances);
+      if (r.rank == o.straggler)
+        text += tr("Straggler: rank %1, last at %2 of %3 collective instances. ")
+                    .arg(r.rank)
+                    .arg(r.times_last)
+                    .arg(o.instances);
   } else {
     text += tr("No straggler (%1 collective instances matched). ").arg(o.instances);
   }
