@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include <torch/csrc/distributed/c10d/Store.hpp>
+
 #include "tracer/format/keys.h"
 #include "tracer/tracer.h"
 #include "training/fsdp/allocator_count.h"
@@ -121,6 +123,27 @@ int Engine::next_in_forward(int unit) const {
   return it != exec_order_.end() && std::next(it) != exec_order_.end() ? *std::next(it) : unit;
 }
 
+// Keys in the run's store, one per pass, unit and announcing rank: a few dozen in a test run.
+static std::string backward_done_key(int64_t pass, int unit, int rank) {
+  return "shardscope/planted/" + std::to_string(pass) + "/" + std::to_string(unit) + "/" + std::to_string(rank);
+}
+
+void Engine::planted_delay(int unit, bool after_peers) {
+  tr::Range delay(keys::kPlantedDelay, {{keys::kArgUnit, int64_t(unit)}}, keys::kCatPhase);
+  if (after_peers) {
+    // The others can finish this unit's compute without this rank: its all-gather is already complete.
+    std::vector<std::string> peers;
+    for (int r = 0; r < rv_.env().world_size; ++r)
+      if (r != rv_.env().rank) peers.push_back(backward_done_key(passes_, unit, r));
+    rv_.store().wait(peers);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(opts_.backward_delay_ms));
+}
+
+void Engine::backward_done(int unit) {
+  rv_.store().set(backward_done_key(passes_, unit, rv_.env().rank), std::vector<uint8_t>{1});
+}
+
 double Engine::forward_backward(const torch::Tensor& tokens, const torch::Tensor& targets) {
   const int L = int(units_.size()) - 1;
   Unit& root = *units_[0];
@@ -140,6 +163,7 @@ double Engine::forward_backward(const torch::Tensor& tokens, const torch::Tensor
     return out;
   };
   const bool recording = exec_order_.empty();
+  ++passes_;
   {
     tr::Range phase(keys::kForwardPhase, keys::kCatPhase);
     unshard(root, "forward");
@@ -186,15 +210,14 @@ double Engine::forward_backward(const torch::Tensor& tokens, const torch::Tensor
       const int i = *it;
       const int next = std::next(it) != exec_order_.rend() ? *std::next(it) : 0;  // the unit backward reaches next
       Unit& u = *units_[size_t(i)];
-      if (opts_.backward_delay_ms > 0) {
-        tr::Range delay(keys::kPlantedDelay, {{keys::kArgUnit, int64_t(i)}}, keys::kCatPhase);
-        std::this_thread::sleep_for(std::chrono::milliseconds(opts_.backward_delay_ms));
-      }
+      const bool pre = opts_.backward_prefetch == BackwardPrefetch::Pre && next > 0;
+      if (opts_.backward_delay_ms > 0 && !pre) planted_delay(i, false);
       for (auto& v : units_) v->reap_reduce(false);  // free finished reductions' buffers here, between blocks
       unshard(u, "backward_on_demand");              // a no-op when a prefetch already issued it
       wait_unshard(u);
       // BACKWARD_PRE: the next unit's all-gather goes out before this unit's gradient computation.
-      if (opts_.backward_prefetch == BackwardPrefetch::Pre && next > 0) unshard(*units_[size_t(next)], "backward_pre");
+      if (pre && opts_.backward_delay_ms > 0) planted_delay(i, true);
+      if (pre) unshard(*units_[size_t(next)], "backward_pre");
       {
         tr::Range r(keys::kUnitBackward, {{keys::kArgUnit, int64_t(i)}}, keys::kCatCompute);
         torch::Tensor out = outputs[size_t(i)];
@@ -204,6 +227,7 @@ double Engine::forward_backward(const torch::Tensor& tokens, const torch::Tensor
         grad = inputs[size_t(i)].grad();
         mem_.add(Mem::Activations, -recomputed);
       }
+      if (pre && opts_.slow_rank >= 0 && opts_.slow_rank != rv_.env().rank) backward_done(i);
       // BACKWARD_POST: after this unit's gradient computation, before its reduction.
       if (opts_.backward_prefetch == BackwardPrefetch::Post && next > 0)
         unshard(*units_[size_t(next)], "backward_post");

@@ -48,6 +48,10 @@ class Engine {
   void wait_unshard(Unit& u);
   torch::Tensor run_block(Unit& u, const torch::Tensor& x);
   int next_in_forward(int unit) const;
+  // The planted straggler (FsdpOptions::slow_rank): its sleep, after the others' word when `after_peers`;
+  // and the others' word that a unit's backward compute is done.
+  void planted_delay(int unit, bool after_peers);
+  void backward_done(int unit);
 
   sizing::ModelConfig model_;
   FsdpOptions opts_;
@@ -58,6 +62,7 @@ class Engine {
   std::vector<std::unique_ptr<Unit>> units_;  // [0] root, [1..L] blocks
   std::vector<Unit*> in_flight_;              // all-gathers issued, not yet consumed (the rate limiter)
   std::vector<int> exec_order_;               // block units in forward order, recorded on the first step
+  int64_t passes_ = 0;                        // forward_backward calls: the planted straggler's store keys
   // Declared after the groups and units, so destroyed before them: when a step fails, the streams drop
   // what is queued and finish the collective in progress while its groups and buffers still exist.
   std::unique_ptr<CommStream> ag_stream_, rs_stream_;

@@ -31,8 +31,11 @@ struct FsdpOptions {
   int collective_timeout_s = 0;  // a collective's deadline from its issue; 0: 30 s on CPU, 300 s on a GPU
   bool cuda = false;             // tensors on CUDA device `device`, collectives over NCCL
   int device = 0;
-  // A planted straggler, for checking diagnostics: this rank sleeps this long before each unit's backward
-  // (so before the all-gathers it issues there), marked by a "planted_delay" range in its trace.
+  // A planted straggler, for checking diagnostics: rank `slow_rank` (every rank knows which) sleeps
+  // backward_delay_ms before the all-gathers it issues in each unit's backward, marked by a "planted_delay"
+  // range in its trace. Under BACKWARD_PRE it first waits until every other rank has finished that unit's
+  // backward compute, so the others' wait for its prefetch is exposed by construction, whatever the load.
+  int slow_rank = -1;
   int backward_delay_ms = 0;
 };
 
