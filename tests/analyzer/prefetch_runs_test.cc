@@ -1,6 +1,6 @@
 // The prefetch verdict on real CPU runs of the trainer (2 ranks on a 2-core machine): "none" and "post" are
-// never effective (their all-gathers are issued late by construction), a rank slowed on purpose by far more
-// than a step's compute is named as the cause, and the rate limiter's hold on forward prefetch is reported.
+// never effective (their all-gathers are issued late by construction), a rank made late on purpose (it waits
+// for the other rank's compute, then sleeps) is named as the cause, and the rate limiter's hold on forward prefetch is reported.
 // BACKWARD_PRE itself is judged by what its traces show in prefetch_effective_runs_test.cc.
 #include <gtest/gtest.h>
 
@@ -33,8 +33,9 @@ TEST(PrefetchRuns, NoneAndPostAreNeverEffective) {
 
 TEST(PrefetchRuns, ARankSlowedOnPurposeIsNamedAsTheCause) {
   shardscope::test::TempDir d;
-  // Rank 1 sleeps 200 ms before each unit's backward: far longer than a block's backward compute even on a
-  // loaded machine, so rank 0's prefetched all-gathers wait for it in the open.
+  // Rank 1 issues each backward prefetch only after rank 0 has finished the backward compute it was to hide
+  // behind (the trainer waits on rank 0's word through the run's store), then sleeps 200 ms: rank 0's wait for
+  // it is in the open and at least 200 ms long by construction, however loaded the machine.
   Checked c = train_and_check(d.path(), {"--backward-prefetch", "pre", "--slow-rank", "1", "--slow-rank-ms", "200"});
   ASSERT_FALSE(c.result.is_discarded()) << c.text;
   EXPECT_EQ(c.rc, 1) << c.text;
@@ -54,8 +55,7 @@ TEST(PrefetchRuns, ARankSlowedOnPurposeIsNamedAsTheCause) {
       }
   }
   EXPECT_GT(named, 0) << c.text;
-  EXPECT_GT(late_max, 100'000'000) << c.text;  // about the 200 ms planted
-  EXPECT_LT(late_max, 1'000'000'000) << c.text;
+  EXPECT_GE(late_max, 200'000'000) << c.text;          // at least the 200 ms planted
   EXPECT_GT(steps_named, (kSteps - 1) / 2) << c.text;  // most steady steps name it
   EXPECT_NE(c.text.find("a late peer: rank 1 arrived"), std::string::npos) << c.text;
 }
