@@ -13,16 +13,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// One rank with `args`, at most `limit`; its stderr must be one line holding `message`.
-std::string expect_refused(const std::vector<std::string>& args, const std::string& message,
-                           std::chrono::seconds limit = std::chrono::seconds(20)) {
+// One rank with `args`; its stderr must be one line holding `message`. Refused at once shows in the exit code and
+// the line, not in a time bound (which a loaded machine would break): a run that went ahead instead would fail,
+// train (0), or be killed by wait_ranks (-1).
+std::string expect_refused(const std::vector<std::string>& args, const std::string& message) {
   TempDir dir;
   auto ranks = start_ranks(1, args, dir.path());
-  const auto t0 = std::chrono::steady_clock::now();
   wait_ranks(ranks, std::chrono::seconds(60));
   const std::string err = ranks[0].stderr_text();
   EXPECT_EQ(ranks[0].rc, 2) << err;  // -1: it hung and was killed
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, limit) << err;
   EXPECT_NE(err.find(message), std::string::npos) << err;
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
   EXPECT_EQ(err.find("json.exception"), std::string::npos) << err;
@@ -32,7 +31,7 @@ std::string expect_refused(const std::vector<std::string>& args, const std::stri
 // Today the unit table for 1e11 layers is built first (std::bad_alloc after seconds); the counts now come
 // from checked arithmetic and the memory check refuses the shape at once.
 TEST(HostileFlags, AnAbsurdLayerCountIsRefusedByTheMemoryCheck) {
-  expect_refused({"--layers", "99999999999"}, "this run needs about", std::chrono::seconds(5));
+  expect_refused({"--layers", "99999999999"}, "this run needs about");
 }
 
 // The activation formula does not read --ffn-dim: this shape tried a 65.5 GB tensor (at --batch-size 64) and
@@ -40,7 +39,7 @@ TEST(HostileFlags, AnAbsurdLayerCountIsRefusedByTheMemoryCheck) {
 TEST(HostileFlags, AnAbsurdFfnWidthIsRefusedByTheMemoryCheck) {
   const std::string err = expect_refused({"--steps", "1", "--dim", "2", "--heads", "1", "--kv-heads", "1", "--ffn-dim",
                                           "1000000", "--seq-len", "256", "--batch-size", "640"},
-                                         "the FFN's intermediates at --ffn-dim 1000000", std::chrono::seconds(5));
+                                         "the FFN's intermediates at --ffn-dim 1000000");
   EXPECT_NE(err.find("this run needs about"), std::string::npos) << err;
   EXPECT_NE(err.find("try a smaller --ffn-dim"), std::string::npos) << err;
   // Counts past int64 are refused by name as the other counts are.
@@ -57,7 +56,7 @@ TEST(HostileFlags, CountsBeyond64BitsAreRefusedNotPassedToLibtorch) {
 }
 
 TEST(HostileFlags, ThreadsAreBoundedByTheMachine) {
-  expect_refused({"--threads", "100000"}, "--threads must be at most ", std::chrono::seconds(5));
+  expect_refused({"--threads", "100000"}, "--threads must be at most ");
 }
 
 TEST(HostileFlags, NumbersMustBeFiniteAndSentinelsAreNotValues) {
@@ -72,19 +71,18 @@ TEST(HostileFlags, NumbersMustBeFiniteAndSentinelsAreNotValues) {
 
 // 1e300 is a double but inf as the optimizer's float: it failed in the first step as "a collective failed".
 TEST(HostileFlags, LearningRateMustFitAFloat) {
-  expect_refused({"--lr", "1e300"}, "--lr must be at most 3.40282e+38, a float's range (got 1e+300)",
-                 std::chrono::seconds(5));
-  expect_refused({"--lr", "3.5e38"}, "--lr must be at most 3.40282e+38", std::chrono::seconds(5));
+  expect_refused({"--lr", "1e300"}, "--lr must be at most 3.40282e+38, a float's range (got 1e+300)");
+  expect_refused({"--lr", "3.5e38"}, "--lr must be at most 3.40282e+38");
 }
 
 // These were stored as UINT64_MAX and the run went on (exit 0).
 TEST(HostileFlags, SeedIsAWholeNumberIn64Bits) {
   const std::string range = "--seed must be a whole number from 0 to 18446744073709551615 (got ";
-  expect_refused({"--seed", "-1"}, range + "-1)", std::chrono::seconds(5));
-  expect_refused({"--seed", "18446744073709551616"}, range + "18446744073709551616)", std::chrono::seconds(5));
-  expect_refused({"--seed", "1e20"}, range + "1e20)", std::chrono::seconds(5));
-  expect_refused({"--seed", "+3"}, range + "+3)", std::chrono::seconds(5));
-  expect_refused({"--seed", ""}, range + ")", std::chrono::seconds(5));
+  expect_refused({"--seed", "-1"}, range + "-1)");
+  expect_refused({"--seed", "18446744073709551616"}, range + "18446744073709551616)");
+  expect_refused({"--seed", "1e20"}, range + "1e20)");
+  expect_refused({"--seed", "+3"}, range + "+3)");
+  expect_refused({"--seed", ""}, range + ")");
   TempDir dir;
   auto r =
       run_ranks(1, {"--steps", "1", "--seed", "18446744073709551615", "--log-json", (dir.path() / "log.json").string()},
@@ -102,12 +100,11 @@ TEST(HostileFlags, CheckpointDirMustBeAFolder) {
   TempDir dir;
   const fs::path file = dir.path() / "file";
   std::ofstream(file) << "x";
-  expect_refused({"--steps", "1", "--checkpoint-dir", "/dev/null"}, "--checkpoint-dir /dev/null is not a folder",
-                 std::chrono::seconds(5));
+  expect_refused({"--steps", "1", "--checkpoint-dir", "/dev/null"}, "--checkpoint-dir /dev/null is not a folder");
   expect_refused({"--steps", "1", "--checkpoint-dir", file.string()},
-                 "--checkpoint-dir " + file.string() + " is not a folder", std::chrono::seconds(5));
+                 "--checkpoint-dir " + file.string() + " is not a folder");
   expect_refused({"--steps", "1", "--checkpoint-dir", (file / "sub").string()},
-                 "--checkpoint-dir " + (file / "sub").string() + ": cannot create the folder", std::chrono::seconds(5));
+                 "--checkpoint-dir " + (file / "sub").string() + ": cannot create the folder");
   // A missing one is made up front.
   auto r = run_ranks(1, {"--steps", "1", "--checkpoint-dir", (dir.path() / "new" / "ckpt").string()}, dir.path());
   ASSERT_EQ(r[0].rc, 0) << r[0].stderr_text();
@@ -118,11 +115,9 @@ TEST(HostileData, OnlyARegularFileIsRead) {
   TempDir dir;
   const fs::path fifo = dir.path() / "fifo";
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
-  expect_refused({"--data", fifo.string()}, "--data " + fifo.string() + " is a FIFO, not a regular file",
-                 std::chrono::seconds(10));
-  expect_refused({"--data", "/dev/zero"}, "--data /dev/zero is a device, not a regular file", std::chrono::seconds(10));
-  expect_refused({"--data", "/dev/urandom"}, "--data /dev/urandom is a device, not a regular file",
-                 std::chrono::seconds(10));
+  expect_refused({"--data", fifo.string()}, "--data " + fifo.string() + " is a FIFO, not a regular file");
+  expect_refused({"--data", "/dev/zero"}, "--data /dev/zero is a device, not a regular file");
+  expect_refused({"--data", "/dev/urandom"}, "--data /dev/urandom is a device, not a regular file");
   expect_refused({"--data", dir.path().string()}, "--data " + dir.path().string() + " is a folder, not a regular file");
 }
 

@@ -97,9 +97,9 @@ TEST(BadConfig, ARunThatCannotFitInMemoryIsRefusedAtOnceWithTheNumbers) {
   }
   if (available_kb > 100e6) GTEST_SKIP() << "this machine could hold the run";
   TempDir dir;
-  auto t0 = std::chrono::steady_clock::now();
+  // Refused before anything is allocated: the line with the numbers says so (a run that went ahead would
+  // fail otherwise, or be killed), not a time bound that a loaded machine would break.
   auto ranks = run_ranks(2, {"--preset", "8b", "--steps", "1"}, dir.path());
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(15));
   for (auto& r : ranks) {
     const std::string err = r.stderr_text();
     EXPECT_EQ(r.rc, 2) << err;
@@ -121,10 +121,10 @@ TEST(BadConfig, RendezvousThatNeverCompletesTimesOut) {
 // values, instead of meeting in collectives that never match.
 void expect_mismatch(const std::vector<std::vector<std::string>>& extra, const std::string& message) {
   TempDir dir;
-  auto t0 = std::chrono::steady_clock::now();
+  // Stopped before any collective: exit 2 and the setting named (ranks that met in collectives would fail
+  // with 3, or be killed by wait_ranks with -1).
   auto ranks = start_ranks(2, {"--preset", "tiny", "--batch-size", "1"}, dir.path(), -1, extra);
   wait_ranks(ranks, std::chrono::seconds(60));
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20));
   for (auto& r : ranks) {
     const std::string err = r.stderr_text();
     EXPECT_EQ(r.rc, 2) << err;
