@@ -51,108 +51,134 @@ std::string rank_ranges(std::vector<int> ranks, size_t max_ranges) {
   return out;
 }
 
-RunSummary summarize_run(const report::Report& r) {
-  RunSummary s;
-  s.ranks = r.ranks.size();
-  std::vector<std::pair<int64_t, std::pair<int, int64_t>>> times;  // (step time, (rank, step))
-  std::vector<std::pair<double, int>> comm, exposed, overlap;
-  std::map<std::string, RunSummary::Missing> missing;  // by part
-  auto miss = [&](const std::string& part, int rank, auto set) {
-    auto [it, fresh] = missing.emplace(part, RunSummary::Missing{});
+namespace {
+
+// summarize_run's passes: each rank's steps, prefetch and memory as they come, then the orders, the prefetch
+// cause, the links and the straggler over all of them.
+class Summarizer {
+ public:
+  explicit Summarizer(const report::Report& r) : r_(r) { s_.ranks = r.ranks.size(); }
+
+  RunSummary run() && {
+    for (const report::RankReport& rr : r_.ranks) {
+      add_steps(rr);
+      add_prefetch(rr);
+      add_memory(rr);
+    }
+    finish_steps();
+    finish_orders();
+    finish_prefetch();
+    finish_links();
+    finish_straggler();
+    for (auto& [part, m] : missing_) s_.missing.push_back(std::move(m));
+    return std::move(s_);
+  }
+
+ private:
+  template <class Set>
+  void miss(const std::string& part, int rank, Set set) {
+    auto [it, fresh] = missing_.emplace(part, RunSummary::Missing{});
     it->second.part = part;
     it->second.ranks.push_back(rank);
     if (fresh) set(it->second);
-  };
-  std::map<metrics::Cause, std::pair<std::vector<int>, std::vector<int>>> cause_where;  // units, ranks
-  std::map<metrics::Cause, size_t> cause_steps;
-  for (const report::RankReport& rr : r.ranks) {
-    s.steps = std::max(s.steps, rr.steps.size());
+  }
+
+  void add_steps(const report::RankReport& rr) {
+    s_.steps = std::max(s_.steps, rr.steps.size());
     metrics::WindowMetrics steady_sum;
     size_t steady_n = 0;
     for (size_t i = 0; i < rr.steps.size(); ++i) {
       if (!steady(rr, i)) continue;
       ++steady_n;
       steady_sum += rr.steps[i].m;
-      times.push_back({rr.steps[i].m.window_ns, {rr.rank, rr.steps[i].step.number}});
+      times_.push_back({rr.steps[i].m.window_ns, {rr.rank, rr.steps[i].step.number}});
     }
-    s.steady_steps = std::max(s.steady_steps, steady_n);
+    s_.steady_steps = std::max(s_.steady_steps, steady_n);
     if (steady_n) {
-      if (auto v = steady_sum.comm_fraction_pct()) comm.push_back({*v, rr.rank});
-      if (auto v = steady_sum.exposed_fraction_pct()) exposed.push_back({*v, rr.rank});
-      if (auto v = steady_sum.overlap_pct()) overlap.push_back({*v, rr.rank});
-    } else {
-      if (rr.steps_na != Na::None) miss("steps", rr.rank, [&](RunSummary::Missing& m) { m.na = rr.steps_na; });
-      if (rr.whole) {
-        s.comm_from_whole_trace = true;
-        const metrics::HtaBreakdown& w = *rr.whole;
-        if (w.window_us > 0) {
-          // Whole microseconds, rounded as HTA does, can leave a zero-length event's time below zero.
-          comm.push_back({100.0 * double(std::max<int64_t>(0, w.comm_us)) / double(w.window_us), rr.rank});
-          exposed.push_back(
-              {100.0 * double(std::max<int64_t>(0, w.comm_us - w.overlap_us)) / double(w.window_us), rr.rank});
-        }
-        if (auto v = w.overlap_pct()) overlap.push_back({*v, rr.rank});
-      } else {
-        miss("whole trace", rr.rank, [&](RunSummary::Missing& m) { m.na = rr.whole_na; });
-      }
+      if (auto v = steady_sum.comm_fraction_pct()) comm_.push_back({*v, rr.rank});
+      if (auto v = steady_sum.exposed_fraction_pct()) exposed_.push_back({*v, rr.rank});
+      if (auto v = steady_sum.overlap_pct()) overlap_.push_back({*v, rr.rank});
+      return;
     }
-    // Prefetch.
+    if (rr.steps_na != Na::None) miss("steps", rr.rank, [&](RunSummary::Missing& m) { m.na = rr.steps_na; });
+    if (!rr.whole) {
+      miss("whole trace", rr.rank, [&](RunSummary::Missing& m) { m.na = rr.whole_na; });
+      return;
+    }
+    s_.comm_from_whole_trace = true;
+    const metrics::HtaBreakdown& w = *rr.whole;
+    if (w.window_us > 0) {
+      // Whole microseconds, rounded as HTA does, can leave a zero-length event's time below zero.
+      comm_.push_back({100.0 * double(std::max<int64_t>(0, w.comm_us)) / double(w.window_us), rr.rank});
+      exposed_.push_back(
+          {100.0 * double(std::max<int64_t>(0, w.comm_us - w.overlap_us)) / double(w.window_us), rr.rank});
+    }
+    if (auto v = w.overlap_pct()) overlap_.push_back({*v, rr.rank});
+  }
+
+  void add_prefetch(const report::RankReport& rr) {
     const metrics::RankPrefetch& p = rr.prefetch;
     if (p.na != metrics::NotApplicable::None) {
       miss("prefetch", rr.rank, [&](RunSummary::Missing& m) { m.prefetch_na = p.na; });
-    } else if (p.verdict != metrics::Verdict::NotApplicable) {
-      ++s.prefetch_ranks;
-      s.prefetch_ranks_effective += p.verdict == metrics::Verdict::Effective;
-      for (const metrics::StepPrefetch& st : p.steps) {
-        if (st.warm_up || st.aborted || st.verdict == metrics::Verdict::NotApplicable) continue;
-        ++s.prefetch_steps;
-        s.prefetch_steps_effective += st.verdict == metrics::Verdict::Effective;
-        if (st.verdict != metrics::Verdict::NotEffective || st.cause == metrics::Cause::None) continue;
-        ++cause_steps[st.cause];
-        auto& [units, ranks] = cause_where[st.cause];
-        ranks.push_back(rr.rank);
-        for (const metrics::UnitPrefetch& u : st.units)
-          if (u.cause == st.cause) units.push_back(u.unit);
-      }
+      return;
     }
-    // Memory.
+    if (p.verdict == metrics::Verdict::NotApplicable) return;
+    ++s_.prefetch_ranks;
+    s_.prefetch_ranks_effective += p.verdict == metrics::Verdict::Effective;
+    for (const metrics::StepPrefetch& st : p.steps) {
+      if (st.warm_up || st.aborted || st.verdict == metrics::Verdict::NotApplicable) continue;
+      ++s_.prefetch_steps;
+      s_.prefetch_steps_effective += st.verdict == metrics::Verdict::Effective;
+      if (st.verdict != metrics::Verdict::NotEffective || st.cause == metrics::Cause::None) continue;
+      ++cause_steps_[st.cause];
+      auto& [units, ranks] = cause_where_[st.cause];
+      ranks.push_back(rr.rank);
+      for (const metrics::UnitPrefetch& u : st.units)
+        if (u.cause == st.cause) units.push_back(u.unit);
+    }
+  }
+
+  void add_memory(const report::RankReport& rr) {
     bool compared = false;
     for (const metrics::MemoryRow& row : rr.memory.rows) {
       if (!row.measured || !row.predicted || *row.predicted <= 0) continue;
       compared = true;
       const double off = std::abs(*row.measured - *row.predicted) / *row.predicted;
-      const double best =
-          s.departs_most ? std::abs(s.departs_most->measured - s.departs_most->predicted) / s.departs_most->predicted
-                         : -1;
-      if (off > best) s.departs_most = RunSummary::Departure{rr.rank, row.category, *row.measured, *row.predicted};
+      const auto& most = s_.departs_most;
+      const double best = most ? std::abs(most->measured - most->predicted) / most->predicted : -1;
+      if (off > best) s_.departs_most = RunSummary::Departure{rr.rank, row.category, *row.measured, *row.predicted};
     }
     if (compared) {
-      ++s.memory_ranks;
-      s.memory_ranks_agree += rr.memory.all_agree;
+      ++s_.memory_ranks;
+      s_.memory_ranks_agree += rr.memory.all_agree;
     } else {
       miss("memory", rr.rank, [](RunSummary::Missing&) {});
     }
   }
-  if (!times.empty()) {
-    std::sort(times.begin(), times.end());
-    s.step_time = StepTimes{quantile(times, 0.5).first, quantile(times, 0.9).first, times.back().first,
-                            times.back().second.first,  times.back().second.second, times.size()};
+
+  void finish_steps() {
+    if (!times_.empty()) {
+      std::sort(times_.begin(), times_.end());
+      s_.step_time = StepTimes{quantile(times_, 0.5).first, quantile(times_, 0.9).first, times_.back().first,
+                               times_.back().second.first,  times_.back().second.second, times_.size()};
+    }
+    s_.comm_pct = across(comm_);
+    s_.exposed_pct = across(exposed_);
+    s_.overlap_pct = across(overlap_);
   }
-  s.comm_pct = across(comm);
-  s.exposed_pct = across(exposed);
-  s.overlap_pct = across(overlap);
-  {
+
+  void finish_orders() {
     std::map<int, double> exp;
-    for (auto& [v, rank] : exposed) exp[rank] = v;
-    for (const report::RankReport& rr : r.ranks) s.by_exposed.push_back(rr.rank);
+    for (auto& [v, rank] : exposed_) exp[rank] = v;
+    for (const report::RankReport& rr : r_.ranks) s_.by_exposed.push_back(rr.rank);
     // Most exposed first; ranks without the figure last, in rank order.
-    std::stable_sort(s.by_exposed.begin(), s.by_exposed.end(), [&](int a, int b) {
+    std::stable_sort(s_.by_exposed.begin(), s_.by_exposed.end(), [&](int a, int b) {
       const bool ha = exp.count(a), hb = exp.count(b);
       return ha != hb ? ha : ha && exp[a] > exp[b];
     });
-    if (!s.by_exposed.empty()) s.worst_rank = s.by_exposed.front();
+    if (!s_.by_exposed.empty()) s_.worst_rank = s_.by_exposed.front();
     std::vector<std::pair<std::tuple<int, double>, int>> pf;  // ((verdict order, hidden share), rank)
-    for (const report::RankReport& rr : r.ranks) {
+    for (const report::RankReport& rr : r_.ranks) {
       const metrics::RankPrefetch& p = rr.prefetch;
       const int order = p.verdict == metrics::Verdict::NotEffective ? 0
                         : p.verdict == metrics::Verdict::Effective  ? 1
@@ -160,49 +186,67 @@ RunSummary summarize_run(const report::Report& r) {
       pf.push_back({{order, p.steady_hidden_share()}, rr.rank});
     }
     std::stable_sort(pf.begin(), pf.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (auto& [key, rank] : pf) s.by_prefetch.push_back(rank);
+    for (auto& [key, rank] : pf) s_.by_prefetch.push_back(rank);
   }
-  s.prefetch = r.prefetch_verdict;
-  for (auto& [cause, n] : cause_steps)
-    if (n > s.common_cause_steps) {
-      s.common_cause = cause, s.common_cause_steps = n;
-      s.cause_units = cause_where[cause].first, s.cause_ranks = cause_where[cause].second;
+
+  void finish_prefetch() {
+    s_.prefetch = r_.prefetch_verdict;
+    for (auto& [cause, n] : cause_steps_)
+      if (n > s_.common_cause_steps) {
+        s_.common_cause = cause, s_.common_cause_steps = n;
+        s_.cause_units = cause_where_[cause].first, s_.cause_ranks = cause_where_[cause].second;
+      }
+    for (std::vector<int>* v : {&s_.cause_units, &s_.cause_ranks}) {
+      std::sort(v->begin(), v->end());
+      v->erase(std::unique(v->begin(), v->end()), v->end());
     }
-  for (std::vector<int>* v : {&s.cause_units, &s.cause_ranks}) {
-    std::sort(v->begin(), v->end());
-    v->erase(std::unique(v->begin(), v->end()), v->end());
   }
+
   // The links, and the ranks' waiting.
-  for (const metrics::LinkStats& l : r.links) s.links.push_back({l.kind, l.busbw_gbps(), l.algbw_gbps()});
-  std::vector<double> waits;
-  for (const report::RankReport& rr : r.ranks)
-    for (const metrics::CollectiveStats& c : rr.collectives)
-      if (auto w = c.wait_pct()) waits.push_back(*w);
-  if (!waits.empty()) {
-    std::sort(waits.begin(), waits.end());
-    s.median_wait_pct = waits[(waits.size() - 1) / 2];
+  void finish_links() {
+    for (const metrics::LinkStats& l : r_.links) s_.links.push_back({l.kind, l.busbw_gbps(), l.algbw_gbps()});
+    std::vector<double> waits;
+    for (const report::RankReport& rr : r_.ranks)
+      for (const metrics::CollectiveStats& c : rr.collectives)
+        if (auto w = c.wait_pct()) waits.push_back(*w);
+    if (!waits.empty()) {
+      std::sort(waits.begin(), waits.end());
+      s_.median_wait_pct = waits[(waits.size() - 1) / 2];
+    }
   }
+
   // The straggler: most often last; its lateness is the median over the instances it was last at.
-  const metrics::Stragglers& st = r.stragglers;
-  if (st.not_applicable != metrics::StragglersNa::None) {
-    RunSummary::Missing m;
-    m.part = "stragglers", m.stragglers_na = st.not_applicable;
-    missing.emplace("stragglers", m);
-  } else {
+  void finish_straggler() {
+    const metrics::Stragglers& st = r_.stragglers;
+    if (st.not_applicable != metrics::StragglersNa::None) {
+      RunSummary::Missing m;
+      m.part = "stragglers", m.stragglers_na = st.not_applicable;
+      missing_.emplace("stragglers", m);
+      return;
+    }
     const metrics::StragglerRank* most = nullptr;
     for (const metrics::StragglerRank& sr : st.ranks)
       if (!most || sr.times_last > most->times_last) most = &sr;
-    if (most && most->times_last > 0) {
-      std::vector<int64_t> late;
-      for (const metrics::StragglerInstance& in : st.instances)
-        if (in.last_rank == most->rank) late.push_back(in.late_by_ns);
-      std::sort(late.begin(), late.end());
-      s.straggler = RunSummary::Straggler{most->rank, most->times_last, st.instances.size(),
-                                          late.empty() ? 0 : quantile(late, 0.5)};
-    }
+    if (!most || most->times_last <= 0) return;
+    std::vector<int64_t> late;
+    for (const metrics::StragglerInstance& in : st.instances)
+      if (in.last_rank == most->rank) late.push_back(in.late_by_ns);
+    std::sort(late.begin(), late.end());
+    s_.straggler = RunSummary::Straggler{most->rank, most->times_last, st.instances.size(),
+                                         late.empty() ? 0 : quantile(late, 0.5)};
   }
-  for (auto& [part, m] : missing) s.missing.push_back(std::move(m));
-  return s;
-}
+
+  const report::Report& r_;
+  RunSummary s_;
+  std::vector<std::pair<int64_t, std::pair<int, int64_t>>> times_;  // (step time, (rank, step))
+  std::vector<std::pair<double, int>> comm_, exposed_, overlap_;
+  std::map<std::string, RunSummary::Missing> missing_;                                   // by part
+  std::map<metrics::Cause, std::pair<std::vector<int>, std::vector<int>>> cause_where_;  // units, ranks
+  std::map<metrics::Cause, size_t> cause_steps_;
+};
+
+}  // namespace
+
+RunSummary summarize_run(const report::Report& r) { return Summarizer(r).run(); }
 
 }  // namespace shardscope::analysis
