@@ -18,6 +18,8 @@
 #include <zlib.h>
 
 #include "analyzer/analysis/summary_codec.h"
+#include "plugins/common/magic.h"
+#include "plugins/load/load.h"
 #include "tracer/format/error.h"
 
 namespace shardscope::analysis {
@@ -256,7 +258,7 @@ bool is_summary_file(const fs::path& path) {
   if (!fs::is_regular_file(path, ec)) return false;  // a FIFO would block the read; the loader refuses it by name
   char head[16] = {};
   std::ifstream in(path, std::ios::binary);
-  if (!in.read(head, sizeof head) || std::memcmp(head, "SQLite format 3", 16) != 0) return false;
+  if (!in.read(head, sizeof head) || !plugins::is_sqlite({head, sizeof head})) return false;
   try {
     Db db = open(path, SQLITE_OPEN_READONLY);
     Stmt q(db.get(), "SELECT value FROM meta WHERE key = 'schema_version'", path.string());
@@ -264,6 +266,19 @@ bool is_summary_file(const fs::path& path) {
   } catch (const trace::TraceError&) {
     return false;  // another SQLite file (an Nsight Systems export, say)
   }
+}
+
+plugins::Format summary_format() {
+  return {.name = "summary",
+          .title = "shardscope rank summaries",
+          .extensions = {".sqlite"},
+          .magic = std::string(plugins::kSqliteMagic)};
+}
+
+plugins::Registry formats_registry(std::vector<std::string>& refusals) {
+  plugins::Registry r = plugins::default_registry(refusals);
+  r.add_format(summary_format());
+  return r;
 }
 
 void write_summary(const fs::path& path, const RankSummary& s) {

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "analyzer/analysis/summary.h"
+#include "plugins/api/registry.h"
 
 namespace shardscope::analysis {
 
@@ -15,6 +16,12 @@ inline constexpr int kSummarySchemaVersion = 2;  // 2: collectives' seq and proc
 
 // The file begins as SQLite does and holds the summary's meta table.
 bool is_summary_file(const std::filesystem::path& path);
+
+// Rank summaries as a format (plugins/api/format.h): read by the analysis through LoadOptions::claim, not by
+// an importer, and listed with the importers' formats where a run's files are named or chosen.
+plugins::Format summary_format();
+// The registry the CLI and the viewer list formats from: plugins::default_registry() and summary_format().
+plugins::Registry formats_registry(std::vector<std::string>& refusals);
 
 // Writes to a new file beside `path`, then renames it over `path`: a reader never sees half a summary.
 // Throws trace::TraceError naming the file.

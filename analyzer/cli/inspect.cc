@@ -10,7 +10,10 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <optional>
 
+#include "analyzer/analysis/summary_file.h"
+#include "plugins/common/magic.h"
 #include "plugins/load/load.h"
 #include "tracer/format/error.h"
 #include "tracer/format/keys.h"
@@ -128,24 +131,29 @@ void print_text(const trace::TraceFile& f, const Summary& s, std::ostream& out) 
                f.events.size());
 }
 
-// An Nsight Systems export (SQLite, or SQLite gzipped): not Chrome-trace text, so read through its importer,
-// each process a rank.
-bool is_sqlite(const std::string& path) {
+// Chrome-trace JSON text (shardscope's, Kineto's) is listed event by event by its own reader; a file of
+// another format (an Nsight Systems export, a plugin's) through its importer, each rank it holds. The format
+// is known by the file's first bytes, or for a gzip file by its name (it is not inflated to look).
+bool read_by_importer(const std::string& path, const plugins::Registry& registry) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
     return false;  // a FIFO would block the read; read_trace refuses it by name
-  char head[16] = {};
+  std::string head(64 * 1024, '\0');
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) return false;
-  const size_t n = std::fread(head, 1, sizeof head, f);
+  head.resize(std::fread(head.data(), 1, head.size(), f));
   std::fclose(f);
-  const bool gzip = n >= 2 && uint8_t(head[0]) == 0x1f && uint8_t(head[1]) == 0x8b;
-  return (n == sizeof head && std::memcmp(head, "SQLite format 3", sizeof head) == 0) ||
-         (gzip && path.ends_with(".sqlite.gz"));
+  std::vector<plugins::Format> formats;
+  if (plugins::is_gzip(head)) formats = registry.by_name(std::filesystem::path(path).filename().string());
+  else if (std::optional<plugins::Format> sniffed = registry.sniff(head))
+    formats.push_back(std::move(*sniffed));
+  return !formats.empty() &&
+         std::none_of(formats.begin(), formats.end(), [](const plugins::Format& x) { return x.chrome_trace; });
 }
 
-json inspect_ranks(const std::string& path, std::ostream& out, std::ostream& err, bool as_json) {
-  plugins::LoadResult r = plugins::load({path});
+json inspect_ranks(const std::string& path, std::ostream& out, std::ostream& err, bool as_json,
+                   const plugins::Registry* registry) {
+  plugins::LoadResult r = plugins::load({path}, {.registry = registry});
   for (const std::string& w : r.warnings) fmt::print(err, "shardscope: warning: {}\n", w);
   json ranks = json::array();
   if (!as_json) fmt::print(out, "{}\n", path);
@@ -184,13 +192,20 @@ json inspect_ranks(const std::string& path, std::ostream& out, std::ostream& err
 
 }  // namespace
 
-int inspect(const std::vector<std::string>& files, bool as_json, std::ostream& out, std::ostream& err) {
+int inspect(const std::vector<std::string>& files, bool as_json, std::ostream& out, std::ostream& err,
+            const plugins::Registry* registry) {
   int rc = 0;
+  std::optional<plugins::Registry> own;  // to tell formats by: the loader makes its own and warns of refusals
+  if (!registry) {
+    std::vector<std::string> refusals;
+    own.emplace(analysis::formats_registry(refusals));
+  }
+  const plugins::Registry& formats = registry ? *registry : *own;
   json all = json::array();
   for (const std::string& path : files) {
     try {
-      if (is_sqlite(path)) {
-        for (json& j : inspect_ranks(path, out, err, as_json)) all.push_back(std::move(j));
+      if (read_by_importer(path, formats)) {
+        for (json& j : inspect_ranks(path, out, err, as_json, registry)) all.push_back(std::move(j));
         continue;
       }
       trace::TraceFile f = trace::read_trace(path);

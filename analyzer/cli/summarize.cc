@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -12,14 +13,17 @@
 #include "analyzer/analysis/summary_file.h"
 #include "analyzer/cli/output.h"
 #include "analyzer/cli/progress_line.h"
+#include "plugins/common/magic.h"
 #include "tracer/format/error.h"
 
 namespace shardscope::cli {
 namespace fs = std::filesystem;
 
-std::string summary_name(const std::string& trace_path, int rank) {
+std::string summary_name(const std::string& trace_path, int rank, const std::vector<std::string>& extensions) {
   std::string n = fs::path(trace_path).filename().string();
-  for (std::string_view ext : {".gz", ".json", ".sqlite"})
+  std::vector<std::string_view> strip{plugins::kGzipExtension};
+  strip.insert(strip.end(), extensions.begin(), extensions.end());
+  for (std::string_view ext : strip)
     if (n.size() > ext.size() && n.compare(n.size() - ext.size(), ext.size(), ext) == 0)
       n.resize(n.size() - ext.size());
   return rank >= 0 ? fmt::format("{}.rank{}.sqlite", n, rank) : n + ".sqlite";
@@ -28,10 +32,16 @@ std::string summary_name(const std::string& trace_path, int rank) {
 int summarize(const std::vector<std::string>& paths, const std::string& out_dir, std::ostream& out, std::ostream& err,
               const std::string& step_pattern) {
   try {
+    std::vector<std::string> refusals;  // the load below warns of them
+    const plugins::Registry registry = analysis::formats_registry(refusals);
+    const std::vector<std::string> extensions = registry.extensions();
+    std::set<std::string> several;  // the formats a file of which may hold several ranks
+    for (const plugins::Format& f : registry.formats())
+      if (f.several_ranks) several.insert(f.name);
     // Two inputs that would write one summary are refused before any work.
     std::map<std::string, std::string> taken;
-    for (const fs::path& f : plugins::expand_inputs({paths.begin(), paths.end()})) {
-      auto [it, fresh] = taken.emplace(summary_name(f.string()), f.string());
+    for (const fs::path& f : plugins::expand_inputs({paths.begin(), paths.end()}, &registry)) {
+      auto [it, fresh] = taken.emplace(summary_name(f.string(), -1, extensions), f.string());
       if (!fresh)
         throw std::invalid_argument(
             fmt::format("{} and {} would both be summarised as {}: summarise them into separate directories",
@@ -48,9 +58,11 @@ int summarize(const std::vector<std::string>& paths, const std::string& out_dir,
       ProgressLine progress;
       loaded = analysis::summarize_each(paths, {.on_progress = progress.callback(), .step_pattern = step_pattern},
                                         analysis::Scope::Everything, [&](analysis::RankSummary&& s) {
-                                          // An Nsight Systems export holds a rank per process: one summary each.
-                                          const int rank = s.report.format == "nsys" ? s.report.rank : -1;
-                                          const fs::path to = fs::path(out_dir) / summary_name(s.report.source, rank);
+                                          // A file of several ranks (an Nsight Systems export holds one a
+                                          // process): one summary each.
+                                          const int rank = several.count(s.report.format) ? s.report.rank : -1;
+                                          const fs::path to =
+                                              fs::path(out_dir) / summary_name(s.report.source, rank, extensions);
                                           analysis::write_summary(to, s);
                                           ++written;
                                           summary_bytes += fs::file_size(to, ec);

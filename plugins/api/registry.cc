@@ -2,9 +2,13 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <filesystem>
-#include <fmt/format.h>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "plugins/common/magic.h"
 #include "plugins/kineto/kineto_importer.h"
 #include "plugins/nsys/nsys_importer.h"
 #include "plugins/shardscope/shardscope_importer.h"
@@ -91,6 +95,74 @@ std::vector<std::string> Registry::names() const {
   std::vector<std::string> out;
   for (const auto& i : importers_) out.push_back(i->name());
   return out;
+}
+
+namespace {
+
+bool ends_with(std::string_view s, std::string_view tail) { return s.size() > tail.size() && s.ends_with(tail); }
+
+}  // namespace
+
+Format format_of(const Importer& importer) {
+  if (const auto* d = dynamic_cast<const Described*>(&importer)) return d->format();
+  return Format{.name = importer.name(), .title = importer.name()};
+}
+
+void Registry::add_format(Format format) { added_.push_back(std::move(format)); }
+
+std::vector<Format> Registry::formats() const {
+  std::vector<Format> out;
+  for (const auto& i : importers_) out.push_back(format_of(*i));
+  out.insert(out.end(), added_.begin(), added_.end());
+  return out;
+}
+
+std::optional<Format> Registry::format_named(std::string_view name) const {
+  for (Format& f : formats())
+    if (f.name == name) return std::move(f);
+  return std::nullopt;
+}
+
+std::optional<Format> Registry::sniff(std::string_view head) const {
+  if (const Importer* i = find(head)) return format_of(*i);
+  for (const Format& f : added_)
+    if (!f.magic.empty() && head.starts_with(f.magic)) return f;
+  return std::nullopt;
+}
+
+std::vector<Format> Registry::by_name(std::string_view filename) const {
+  if (ends_with(filename, kGzipExtension)) filename.remove_suffix(kGzipExtension.size());
+  std::vector<Format> out;
+  for (Format& f : formats())
+    if (std::any_of(f.extensions.begin(), f.extensions.end(),
+                    [&](const std::string& e) { return ends_with(filename, e); }))
+      out.push_back(std::move(f));
+  return out;
+}
+
+bool Registry::takes_name(std::string_view filename) const {
+  if (filename.size() >= kGzipExtension.size() && filename.ends_with(kGzipExtension)) return true;
+  for (const std::string& e : extensions())
+    if (filename.size() >= e.size() && filename.ends_with(e)) return true;
+  return false;
+}
+
+std::vector<std::string> Registry::extensions() const {
+  std::vector<std::string> out;
+  for (const Format& f : formats())
+    for (const std::string& e : f.extensions)
+      if (std::find(out.begin(), out.end(), e) == out.end()) out.push_back(e);
+  return out;
+}
+
+std::string formats_text(const std::vector<Format>& formats) {
+  std::string out;
+  for (const Format& f : formats) {
+    if (!out.empty()) out += ", ";
+    out += f.title.empty() ? f.name : f.title;
+    if (!f.extensions.empty()) out += " (" + fmt::format("{}", fmt::join(f.extensions, ", ")) + ")";
+  }
+  return out + fmt::format("; each may be gzip'd ({})", kGzipExtension);
 }
 
 }  // namespace shardscope::plugins

@@ -16,7 +16,7 @@
 #include "model/steps.h"
 #include "model/classify.h"
 #include "plugins/kineto/event_chunks.h"
-#include "plugins/kineto/fsdp_labels.h"
+#include "plugins/common/fsdp_labels.h"
 #include "plugins/kineto/json_scan.h"
 #include "plugins/kineto/kineto_keys.h"
 #include "tracer/format/error.h"

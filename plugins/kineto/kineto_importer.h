@@ -2,6 +2,7 @@
 // several threads for one big file (event_chunks.h).
 #pragma once
 
+#include "plugins/api/format.h"
 #include "plugins/api/importer.h"
 
 namespace shardscope::plugins {
@@ -21,9 +22,12 @@ struct KinetoParseOptions {
 // on them; the byte of a "not valid JSON" error is its batch's first event, so it depends on batch_bytes.
 model::Rank read_kineto(Input in, const KinetoParseOptions& options, model::EventArgs* args = nullptr);
 
-class KinetoImporter : public Importer, public ArgsImporter, public ParallelImporter {
+class KinetoImporter : public Importer, public ArgsImporter, public ParallelImporter, public Described {
  public:
   std::string name() const override { return "kineto"; }
+  Format format() const override {
+    return {.name = name(), .title = "PyTorch profiler (Kineto) JSON", .extensions = {".json"}, .chrome_trace = true};
+  }
   bool can_read(std::string_view head) const override;
   model::Rank read(Input in) const override { return read_rank(std::move(in), nullptr, 0); }
   model::Rank read_with_args(Input in, model::EventArgs& args) const override {

@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "model/steps.h"
+#include "plugins/common/magic.h"
 #include "plugins/load/read_text.h"
 #include "tracer/format/error.h"
 #include "tracer/format/keys.h"
@@ -32,12 +33,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool is_trace_name(const fs::path& p) {
-  std::string n = p.filename().string();
-  auto ends = [&](std::string_view s) {
-    return n.size() >= s.size() && n.compare(n.size() - s.size(), s.size(), s) == 0;
-  };
-  return ends(".json") || ends(".json.gz") || ends(".gz") || ends(".sqlite");
+// "*.json, *.sqlite": the extensions a directory listing takes.
+std::string patterns(const Registry& registry) {
+  std::string out;
+  for (const std::string& e : registry.extensions()) out += (out.empty() ? "*" : ", *") + e;
+  return out;
 }
 
 // The file's first 64 KiB as they are on disk (a gzip file's compressed bytes): enough to choose an importer
@@ -292,8 +292,13 @@ void check_one_run(const std::vector<RankHeader>& ranks, std::vector<std::string
         late->source, duration(spread), early->source));
 }
 
-std::vector<fs::path> expand_inputs(const std::vector<fs::path>& paths) {
+std::vector<fs::path> expand_inputs(const std::vector<fs::path>& paths, const Registry* registry) {
   std::vector<fs::path> out;
+  std::optional<Registry> own;
+  if (!registry) {
+    std::vector<std::string> refusals;  // the load that follows reports them
+    registry = &own.emplace(default_registry(refusals));
+  }
   for (const fs::path& p : paths) {
     std::error_code ec;
     if (fs::is_directory(p, ec)) {
@@ -302,7 +307,8 @@ std::vector<fs::path> expand_inputs(const std::vector<fs::path>& paths) {
       fs::directory_iterator listing(p, ec);
       if (ec) throw trace::TraceError(p.string(), 0, fmt::format("cannot list this directory: {}", ec.message()));
       for (const auto& entry : listing) {
-        if (entry.is_regular_file() && is_trace_name(entry.path())) found.push_back(entry.path());
+        if (entry.is_regular_file() && registry->takes_name(entry.path().filename().string()))
+          found.push_back(entry.path());
         else if (entry.is_directory())
           subdirs.push_back(entry.path().filename().string());
       }
@@ -315,7 +321,7 @@ std::vector<fs::path> expand_inputs(const std::vector<fs::path>& paths) {
         if (subdirs.size() > 8) hint += ", ...";
         throw trace::TraceError(
             p.string(), 0,
-            "no trace files (*.json, *.json.gz, *.sqlite) in this directory" +
+            fmt::format("no trace files ({}, each also {}) in this directory", patterns(*registry), kGzipExtension) +
                 (hint.empty() ? std::string()
                               : "; it has subdirectories (" + hint + "): give the ones that hold one run's traces"));
       }
@@ -336,182 +342,59 @@ Registry default_registry(std::vector<std::string>& refusals) {
   return r;
 }
 
-LoadResult load_each(const std::vector<fs::path>& paths, const LoadOptions& options, const RankSink& sink) {
-  LoadResult result;
-  std::optional<model::StepPattern> step_pattern;
+namespace {
+
+// What load_each keeps per file once its rank has gone to the sink: small, whatever the trace's size.
+struct FileSlots {
+  std::vector<std::vector<RankHeader>> headers;  // one a rank: a file may hold several
+  std::vector<std::vector<std::string>> warnings;
+  std::vector<std::exception_ptr> errors;
+  std::vector<uint64_t> sizes;
+  std::vector<char> ours, skipped;
+  explicit FileSlots(size_t n) : headers(n), warnings(n), errors(n), sizes(n), ours(n, 1), skipped(n, 0) {}
+};
+
+model::StepPattern step_pattern_of(const LoadOptions& options) {
   try {
-    step_pattern.emplace(options.step_pattern.empty() ? model::kDefaultStepPattern : options.step_pattern);
+    return model::StepPattern(options.step_pattern.empty() ? model::kDefaultStepPattern : options.step_pattern);
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(fmt::format("--step-pattern '{}' is not a regular expression (RE2 syntax): {}",
                                             options.step_pattern, e.what()));
   }
-  std::vector<fs::path> files = expand_inputs(paths);
-  // A file found by listing a directory that no importer reads (a training log, say) is passed over with a
-  // warning; one the user named is an error.
-  std::set<fs::path> named;
-  for (const fs::path& p : paths) named.insert(p);
-  std::vector<char> skipped(files.size(), 0);
-  Registry own;
-  const Registry* registry = options.registry;
-  if (!registry) {
-    own = default_registry(result.warnings);
-    registry = &own;
-  }
-  uint64_t total = 0;
-  for (const fs::path& f : files) {
-    std::error_code ec;
-    total += fs::file_size(f, ec);
+}
+
+// One load_each: the files, where their results go, and how each is read on the loading threads.
+class EachLoad {
+ public:
+  EachLoad(const std::vector<fs::path>& paths, const LoadOptions& options, const RankSink& sink,
+           model::StepPattern step_pattern, const Registry& registry, std::vector<fs::path> files)
+      : options_(options),
+        sink_(sink),
+        registry_(registry),
+        files_(std::move(files)),
+        named_(paths.begin(), paths.end()),
+        step_pattern_(std::move(step_pattern)),
+        slots_(files_.size()) {
+    if (options.mine)
+      for (size_t i = 0; i < files_.size(); ++i) slots_.ours[i] = options.mine(options.first_order + i);
   }
 
-  // Per file, what is kept once its rank has gone to the sink: small, whatever the trace's size.
-  std::vector<std::vector<RankHeader>> headers(files.size());  // one a rank: a file may hold several
-  std::vector<std::vector<std::string>> file_warnings(files.size());
-  std::vector<std::exception_ptr> errors(files.size());
-  std::vector<uint64_t> sizes(files.size());
-  std::vector<char> ours(files.size(), 1);
-  if (options.mine)
-    for (size_t i = 0; i < files.size(); ++i) ours[i] = options.mine(options.first_order + i);
-  std::atomic<size_t> next{0};
-  // Files in parallel, and the cores they leave idle to each file's own parse (one big file: all of them).
-  const unsigned budget = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
-  const unsigned n = unsigned(std::max<size_t>(1, std::min<size_t>(budget, files.size())));
-  const unsigned per_file = std::max(1u, budget / n);
-  {
-    Progress progress(options.on_progress, total, files.size());
+  // Reads every file on `threads` threads, the cores left over to each file's own parse (one big file: all).
+  void run(unsigned budget) {
+    const unsigned n = unsigned(std::max<size_t>(1, std::min<size_t>(budget, files_.size())));
+    per_file_ = std::max(1u, budget / n);
+    uint64_t total = 0;
+    for (const fs::path& f : files_) {
+      std::error_code ec;
+      total += fs::file_size(f, ec);
+    }
+    Progress progress(options_.on_progress, total, files_.size());
+    std::atomic<size_t> next{0};
     auto work = [&] {
-      for (size_t i; (i = next++) < files.size();) {
-        if (!ours[i]) continue;
-        if (options.cancel && options.cancel->load(std::memory_order_relaxed)) break;  // the others are not started
-        std::error_code size_ec;
-        const uint64_t disk = fs::file_size(files[i], size_ec);
-        uint64_t text_size = 0;  // the file's text once read: parsed bytes are scaled from it to bytes on disk
-        progress.file_started(i, files[i].string(), disk);
-        const trace::ParseHook hook = [&](uint64_t text_bytes, uint64_t events) {
-          if (options.cancel && options.cancel->load(std::memory_order_relaxed)) throw Cancelled();
-          const uint64_t done =
-              text_size ? uint64_t(double(std::min(text_bytes, text_size)) / double(text_size) * double(disk)) : 0;
-          progress.reading(i, files[i].string(), done, disk, events);
-        };
-        trace::ParseProgressScope progress_scope(&hook);
-        try {
-          std::optional<Claimed> claimed =
-              options.claim ? options.claim(options.first_order + i, files[i]) : std::nullopt;
-          if (claimed) {
-            headers[i].push_back(std::move(claimed->header));
-            file_warnings[i] = std::move(claimed->warnings);
-            sizes[i] = claimed->bytes;
-          }
-          // One rank as the importer gives it: its steps where it found none, its number, then the sink.
-          auto deliver = [&](model::Rank& rank, model::EventArgs& args) {
-            if (rank.steps.empty()) {
-              // An injected program's own step ranges (NVTX "step 3"): steps the importer did not know to look for.
-              std::vector<model::Step> own = model::steps_matching(rank, *step_pattern);
-              const bool device = std::any_of(rank.tracks.begin(), rank.tracks.end(), [](const model::Track& tr) {
-                return std::any_of(tr.events.begin(), tr.events.end(), [](const model::Event& e) {
-                  return e.is_device() && e.issued_ns != model::kUnknown;
-                });
-              });
-              if (!own.empty()) model::set_steps(rank, std::move(own), device);
-            }
-            std::vector<std::string> warnings;
-            const bool given = rank.rank >= 0;
-            if (!given) {
-              const uint64_t place = options.first_order + i;
-              rank.rank = int(place);
-              if ((options.run_files ? options.run_files : files.size()) > 1)
-                warnings.push_back(fmt::format(
-                    "{}: the trace does not say its rank; using {} (its place among the files)", rank.source, place));
-            }
-            for (std::string& w : rank.warnings) warnings.push_back(w);
-            RankHeader header = header_of(rank, given);
-            LoadedRank loaded{options.first_order + i, rank, args, header, warnings, sizes[i]};
-            sink(loaded);
-            headers[i].push_back(std::move(header));
-            for (std::string& w : warnings) file_warnings[i].push_back(std::move(w));
-          };
-          if (!claimed) {
-            // A format read by random access (SQLite) is chosen by the file's first bytes and opened by path;
-            // the others, and any gzip file, are read as text first.
-            std::string raw_head = read_head(files[i]);
-            const bool gzip = raw_head.size() >= 2 && uint8_t(raw_head[0]) == 0x1f && uint8_t(raw_head[1]) == 0x8b;
-            const Importer* by_path = gzip ? nullptr : registry->find(raw_head);
-            std::optional<TempCopy> copy;
-            std::optional<FileText> text;
-            if (!by_path || !by_path->reads_file()) {
-              by_path = nullptr;
-              text = read_text(files[i]);
-              text_size = text->size;
-            }
-            const Importer* imp = by_path;
-            if (!imp) {
-              std::string_view head = text->text().substr(0, 64 * 1024);
-              if (head.find_first_not_of(" \t\r\n") == std::string_view::npos)
-                throw trace::TraceError(files[i].string(), 0,
-                                        text->size == 0 ? "empty file" : "file holds only whitespace");
-              imp = registry->find(head);
-            }
-            if (!imp && !named.count(files[i])) {
-              skipped[i] = 1;
-              continue;
-            }
-            if (!imp)
-              throw trace::TraceError(
-                  files[i].string(), 0,
-                  fmt::format("unknown format: no importer reads it (tried: {})", fmt::join(registry->names(), ", ")));
-            if (imp->reads_file()) {
-              std::error_code ec;
-              sizes[i] = text ? text->size : fs::file_size(files[i], ec);
-              // A gzip'd database: inflated to a temporary file the importer can open, removed after the read.
-              if (text) copy.emplace(files[i], *text), text.reset();
-              Input in{.path = files[i].string(), .file = copy ? copy->path.string() : files[i].string()};
-              imp->read_ranks(std::move(in), options.keep_args,
-                              [&](model::Rank&& r, model::EventArgs&& a) { deliver(r, a); });
-            } else if (!dynamic_cast<const ArgsImporter*>(imp) && !dynamic_cast<const ParallelImporter*>(imp)) {
-              // A plugin's importer: one rank or several, through read_ranks (read() unless it has more to say).
-              sizes[i] = text->size;
-              FileText t = std::move(*text);
-              text.reset();
-              Input in{files[i].string(), t.data, t.size, std::move(t.owner), t.gzip, t.gzip_cut_at};
-              imp->read_ranks(std::move(in), options.keep_args,
-                              [&](model::Rank&& r, model::EventArgs&& a) { deliver(r, a); });
-            } else {
-              FileText t = std::move(*text);
-              text.reset();
-              sizes[i] = t.size;
-              model::EventArgs args;
-              auto read_with = [&](const Importer* by, FileText text) {
-                Input in{files[i].string(), text.data, text.size, std::move(text.owner), text.gzip, text.gzip_cut_at};
-                const auto* with_args = options.keep_args ? dynamic_cast<const ArgsImporter*>(by) : nullptr;
-                const auto* parallel = dynamic_cast<const ParallelImporter*>(by);
-                if (parallel && (with_args || !options.keep_args))
-                  return parallel->read_parallel(std::move(in), per_file, with_args ? &args : nullptr);
-                return with_args ? with_args->read_with_args(std::move(in), args) : by->read(std::move(in));
-              };
-              model::Rank rank;
-              try {
-                rank = read_with(imp, std::move(t));
-              } catch (const ReadAs& again) {
-                // The head chose one importer, the whole file says another (its header after its events).
-                const Importer* other = registry->named(again.importer);
-                if (!other || other == imp)
-                  throw trace::TraceError(files[i].string(), 0, "unknown format: the importers disagree about it");
-                args = {};
-                rank = read_with(other, read_text(files[i]));
-              }
-              deliver(rank, args);
-            }
-          }
-        } catch (const std::bad_alloc&) {
-          // A bare "std::bad_alloc" names neither the file nor the way out.
-          errors[i] = std::make_exception_ptr(
-              trace::TraceError(files[i].string(), 0,
-                                fmt::format("out of memory while loading it (the text limit is {}; --max-trace-bytes "
-                                            "lowers it, or give fewer files at once)",
-                                            trace::show_bytes(trace::max_text_bytes()))));
-        } catch (...) {
-          errors[i] = std::current_exception();
-        }
-        progress.file_done(i, files[i].string(), disk);
+      for (size_t i; (i = next++) < files_.size();) {
+        if (!slots_.ours[i]) continue;
+        if (cancelled()) break;  // the others are not started
+        file(i, progress);
       }
     };
     std::vector<std::thread> pool;
@@ -519,39 +402,213 @@ LoadResult load_each(const std::vector<fs::path>& paths, const LoadOptions& opti
     work();
     for (std::thread& t : pool) t.join();
   }
-  if (options.cancel && options.cancel->load()) throw Cancelled();
+
+  LoadResult finish(LoadResult result) const;
+
+ private:
+  bool cancelled() const { return options_.cancel && options_.cancel->load(std::memory_order_relaxed); }
+  std::string name(size_t i) const { return files_[i].string(); }
+
+  // One file, with its progress and its failure kept for finish().
+  void file(size_t i, Progress& progress) {
+    std::error_code size_ec;
+    const uint64_t disk = fs::file_size(files_[i], size_ec);
+    uint64_t text_size = 0;  // the file's text once read: parsed bytes are scaled from it to bytes on disk
+    progress.file_started(i, name(i), disk);
+    const trace::ParseHook hook = [&](uint64_t text_bytes, uint64_t events) {
+      if (cancelled()) throw Cancelled();
+      const uint64_t done =
+          text_size ? uint64_t(double(std::min(text_bytes, text_size)) / double(text_size) * double(disk)) : 0;
+      progress.reading(i, name(i), done, disk, events);
+    };
+    trace::ParseProgressScope progress_scope(&hook);
+    try {
+      std::optional<Claimed> claimed =
+          options_.claim ? options_.claim(options_.first_order + i, files_[i]) : std::nullopt;
+      if (claimed) {
+        slots_.headers[i].push_back(std::move(claimed->header));
+        slots_.warnings[i] = std::move(claimed->warnings);
+        slots_.sizes[i] = claimed->bytes;
+      } else {
+        read(i, text_size);
+      }
+    } catch (const std::bad_alloc&) {
+      // A bare "std::bad_alloc" names neither the file nor the way out.
+      slots_.errors[i] = std::make_exception_ptr(
+          trace::TraceError(name(i), 0,
+                            fmt::format("out of memory while loading it (the text limit is {}; --max-trace-bytes "
+                                        "lowers it, or give fewer files at once)",
+                                        trace::show_bytes(trace::max_text_bytes()))));
+    } catch (...) {
+      slots_.errors[i] = std::current_exception();
+    }
+    if (!slots_.skipped[i]) progress.file_done(i, name(i), disk);  // a file passed over never counted as done
+  }
+
+  // Chooses the file's importer and reads it. A format read by random access (SQLite) is chosen by the file's
+  // first bytes and opened by path; the others, and any gzip file, are read as text first.
+  void read(size_t i, uint64_t& text_size) {
+    const std::string raw_head = read_head(files_[i]);
+    const Importer* imp = is_gzip(raw_head) ? nullptr : registry_.find(raw_head);
+    std::optional<FileText> text;
+    if (!imp || !imp->reads_file()) {
+      imp = nullptr;
+      text = read_text(files_[i]);
+      text_size = text->size;
+      std::string_view head = text->text().substr(0, 64 * 1024);
+      if (head.find_first_not_of(" \t\r\n") == std::string_view::npos)
+        throw trace::TraceError(name(i), 0, text->size == 0 ? "empty file" : "file holds only whitespace");
+      imp = registry_.find(head);
+    }
+    if (!imp && !named_.count(files_[i])) {
+      slots_.skipped[i] = 1;  // found by listing a directory (a training log, say): passed over with a warning
+      return;
+    }
+    if (!imp)
+      throw trace::TraceError(
+          name(i), 0,
+          fmt::format("unknown format: no importer reads it (tried: {})", fmt::join(registry_.names(), ", ")));
+    const Importer::EachRank each = [&](model::Rank&& r, model::EventArgs&& a) { deliver(i, r, a); };
+    if (imp->reads_file()) {
+      std::error_code ec;
+      slots_.sizes[i] = text ? text->size : fs::file_size(files_[i], ec);
+      // A gzip'd database: inflated to a temporary file the importer can open, removed after the read.
+      std::optional<TempCopy> copy;
+      if (text) copy.emplace(files_[i], *text), text.reset();
+      Input in{.path = name(i), .file = copy ? copy->path.string() : name(i)};
+      imp->read_ranks(std::move(in), options_.keep_args, each);
+    } else if (!dynamic_cast<const ArgsImporter*>(imp) && !dynamic_cast<const ParallelImporter*>(imp)) {
+      // A plugin's importer: one rank or several, through read_ranks (read() unless it has more to say).
+      slots_.sizes[i] = text->size;
+      FileText t = std::move(*text);
+      text.reset();
+      Input in{name(i), t.data, t.size, std::move(t.owner), t.gzip, t.gzip_cut_at};
+      imp->read_ranks(std::move(in), options_.keep_args, each);
+    } else {
+      slots_.sizes[i] = text->size;
+      FileText t = std::move(*text);
+      text.reset();
+      read_built_in(i, imp, std::move(t));
+    }
+  }
+
+  // A built-in text importer: with args when asked, on several threads when it can, and again with another
+  // importer when the whole file says it is another's (ReadAs).
+  void read_built_in(size_t i, const Importer* imp, FileText t) {
+    model::EventArgs args;
+    auto read_with = [&](const Importer* by, FileText text) {
+      Input in{name(i), text.data, text.size, std::move(text.owner), text.gzip, text.gzip_cut_at};
+      const auto* with_args = options_.keep_args ? dynamic_cast<const ArgsImporter*>(by) : nullptr;
+      const auto* parallel = dynamic_cast<const ParallelImporter*>(by);
+      if (parallel && (with_args || !options_.keep_args))
+        return parallel->read_parallel(std::move(in), per_file_, with_args ? &args : nullptr);
+      return with_args ? with_args->read_with_args(std::move(in), args) : by->read(std::move(in));
+    };
+    model::Rank rank;
+    try {
+      rank = read_with(imp, std::move(t));
+    } catch (const ReadAs& again) {
+      // The head chose one importer, the whole file says another (its header after its events).
+      const Importer* other = registry_.named(again.importer);
+      if (!other || other == imp)
+        throw trace::TraceError(name(i), 0, "unknown format: the importers disagree about it");
+      args = {};
+      rank = read_with(other, read_text(files_[i]));
+    }
+    deliver(i, rank, args);
+  }
+
+  // One rank as the importer gives it: its steps where it found none, its number, then the sink.
+  void deliver(size_t i, model::Rank& rank, model::EventArgs& args) {
+    if (rank.steps.empty()) {
+      // An injected program's own step ranges (NVTX "step 3"): steps the importer did not know to look for.
+      std::vector<model::Step> own = model::steps_matching(rank, step_pattern_);
+      const bool device = std::any_of(rank.tracks.begin(), rank.tracks.end(), [](const model::Track& tr) {
+        return std::any_of(tr.events.begin(), tr.events.end(),
+                           [](const model::Event& e) { return e.is_device() && e.issued_ns != model::kUnknown; });
+      });
+      if (!own.empty()) model::set_steps(rank, std::move(own), device);
+    }
+    std::vector<std::string> warnings;
+    const bool given = rank.rank >= 0;
+    if (!given) {
+      const uint64_t place = options_.first_order + i;
+      rank.rank = int(place);
+      if ((options_.run_files ? options_.run_files : files_.size()) > 1)
+        warnings.push_back(fmt::format("{}: the trace does not say its rank; using {} (its place among the files)",
+                                       rank.source, place));
+    }
+    for (std::string& w : rank.warnings) warnings.push_back(w);
+    RankHeader header = header_of(rank, given);
+    LoadedRank loaded{options_.first_order + i, rank, args, header, warnings, slots_.sizes[i]};
+    sink_(loaded);
+    slots_.headers[i].push_back(std::move(header));
+    for (std::string& w : warnings) slots_.warnings[i].push_back(std::move(w));
+  }
+
+  const LoadOptions& options_;
+  const RankSink& sink_;
+  const Registry& registry_;
+  const std::vector<fs::path> files_;
+  // A file found by listing a directory that no importer reads is passed over; one the user named is an error.
+  const std::set<fs::path> named_;
+  const model::StepPattern step_pattern_;
+  unsigned per_file_ = 1;
+  FileSlots slots_;
+};
+
+// The files' failures (thrown, or listed with keep_going), then the warnings and the one-run check.
+LoadResult EachLoad::finish(LoadResult result) const {
+  if (options_.cancel && options_.cancel->load()) throw Cancelled();
+  const auto& errors = slots_.errors;
   size_t failed = 0;
-  for (size_t i = 0; i < files.size(); ++i) {
+  for (size_t i = 0; i < files_.size(); ++i) {
     if (!errors[i]) continue;
-    if (!options.keep_going) std::rethrow_exception(errors[i]);
+    if (!options_.keep_going) std::rethrow_exception(errors[i]);
     ++failed;
     try {
       std::rethrow_exception(errors[i]);
     } catch (const std::exception& e) {
-      result.failures.push_back({files[i].string(), e.what()});
+      result.failures.push_back({name(i), e.what()});
     }
   }
-  const size_t taken = size_t(std::count(ours.begin(), ours.end(), 1));
+  const size_t taken = size_t(std::count(slots_.ours.begin(), slots_.ours.end(), 1));
   if (taken == 0) return result;
   if (failed == taken)
     std::rethrow_exception(
         *std::find_if(errors.begin(), errors.end(), [](const std::exception_ptr& e) { return bool(e); }));
-  if (size_t(std::count(skipped.begin(), skipped.end(), 1)) == taken)
-    throw trace::TraceError(files.front().parent_path().string(), 0, "no file here is a trace any importer reads");
+  if (size_t(std::count(slots_.skipped.begin(), slots_.skipped.end(), 1)) == taken)
+    throw trace::TraceError(files_.front().parent_path().string(), 0, "no file here is a trace any importer reads");
 
   std::vector<RankHeader> loaded;
-  for (size_t i = 0; i < files.size(); ++i) {
-    if (errors[i] || !ours[i]) continue;
-    if (skipped[i]) {
-      result.warnings.push_back(passed_over(files[i].string()));
+  for (size_t i = 0; i < files_.size(); ++i) {
+    if (errors[i] || !slots_.ours[i]) continue;
+    if (slots_.skipped[i]) {
+      result.warnings.push_back(passed_over(name(i)));
       continue;
     }
-    result.json_bytes += sizes[i];
-    for (std::string& w : file_warnings[i]) result.warnings.push_back(std::move(w));
-    for (RankHeader& h : headers[i]) loaded.push_back(std::move(h));
+    result.json_bytes += slots_.sizes[i];
+    for (const std::string& w : slots_.warnings[i]) result.warnings.push_back(w);
+    for (const RankHeader& h : slots_.headers[i]) loaded.push_back(h);
   }
   check_one_run(loaded, result.warnings);
   return result;
+}
+
+}  // namespace
+
+LoadResult load_each(const std::vector<fs::path>& paths, const LoadOptions& options, const RankSink& sink) {
+  model::StepPattern step_pattern = step_pattern_of(options);  // refused before any file is looked at
+  LoadResult result;
+  Registry own;
+  const Registry* registry = options.registry;
+  if (!registry) {
+    own = default_registry(result.warnings);
+    registry = &own;
+  }
+  EachLoad each(paths, options, sink, std::move(step_pattern), *registry, expand_inputs(paths, registry));
+  each.run(options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency()));
+  return each.finish(std::move(result));
 }
 
 std::string passed_over(const std::string& path) {

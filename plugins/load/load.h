@@ -102,9 +102,11 @@ class MixedRunsError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The trace files a path names: the file itself, or a directory's *.json / *.json.gz / *.gz files (sorted).
+// The trace files a path names: the file itself, or a directory's files whose names a format of the
+// registry takes (Registry::takes_name: *.json, *.sqlite, any *.gz; sorted). nullptr: default_registry().
 // Throws trace::TraceError for a missing path or a directory without trace files.
-std::vector<std::filesystem::path> expand_inputs(const std::vector<std::filesystem::path>& paths);
+std::vector<std::filesystem::path> expand_inputs(const std::vector<std::filesystem::path>& paths,
+                                                 const Registry* registry = nullptr);
 
 // Throws trace::TraceError (file, byte, what) for the first file that cannot be read: missing, corrupt,
 // of no known format, or malformed; MixedRunsError when the files are not one run (see check_one_run).

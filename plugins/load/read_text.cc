@@ -1,5 +1,7 @@
 #include "plugins/load/read_text.h"
 
+#include "plugins/common/magic.h"
+
 #include <fcntl.h>
 #include <libdeflate.h>
 #include <sys/stat.h>
@@ -53,7 +55,7 @@ FileText read_text(const std::filesystem::path& path) {
   std::shared_ptr<Bytes> m = read_file(path);
   const char* raw = m->data.get();
   size_t raw_size = m->len;
-  f.gzip = raw_size >= 2 && uint8_t(raw[0]) == 0x1f && uint8_t(raw[1]) == 0x8b;
+  f.gzip = is_gzip({raw, raw_size});
   if (!f.gzip) {
     f.data = raw_size ? raw : "";
     f.size = raw_size;

@@ -12,7 +12,7 @@
 
 #include "model/trace.h"
 #include "plugins/nsys/nsys_export.h"
-#include "plugins/shardscope/gpu_join.h"
+#include "plugins/common/gpu_join.h"
 
 namespace shardscope::nsys {
 

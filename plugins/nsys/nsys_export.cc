@@ -81,8 +81,11 @@ void Export::read_meta() {
   }
 }
 
-std::vector<Process> Export::processes(std::vector<std::string>& warnings) {
-  // Processes by the GPU work they own (globalPid) and the CUDA calls their threads made (globalTid).
+namespace {
+
+// The processes' keys (globalPid >> kTidBits): by the GPU work they own (globalPid) and the CUDA calls their
+// threads made (globalTid).
+std::set<int64_t> process_keys(Db& db, std::vector<std::string>& warnings) {
   std::set<int64_t> keys;
   bool by_pid = true;
   for (const char* t : kActivityTables) {
@@ -110,19 +113,12 @@ std::vector<Process> Export::processes(std::vector<std::string>& warnings) {
                     db.name(), k::kGlobalPid));
   }
   if (keys.empty()) keys.insert(0);  // an export with no process ids at all: one rank
-  std::map<int64_t, std::string> names;
-  if (db.has_column(k::kProcesses, k::kGlobalPid) && db.has_column(k::kProcesses, k::kName)) {
-    Stmt q(db, fmt::format("SELECT {}, {} FROM {}", quoted(k::kGlobalPid), quoted(k::kName), quoted(k::kProcesses)));
-    while (q.row()) names[q.i64(0) >> k::kTidBits] = std::string(q.text(1));
-  }
-  std::vector<Process> out;
-  for (int64_t key : keys)
-    out.push_back({key, key & k::kTidMask, names.count(key) ? names[key] : std::string(), -1, 0, ""});
-  std::sort(out.begin(), out.end(),
-            [](const Process& a, const Process& b) { return a.pid != b.pid ? a.pid < b.pid : a.key < b.key; });
+  return keys;
+}
 
-  // The launcher's rank variables in the environments nsys recorded of the processes it launched
-  // (META_DATA_CAPTURE: PROCESS_n:PID, PROCESS_n:ENVIRONMENT_VARIABLE NAME="value").
+// The launcher's rank variables in the environments nsys recorded of the processes it launched
+// (META_DATA_CAPTURE: PROCESS_n:PID, PROCESS_n:ENVIRONMENT_VARIABLE NAME="value"), given to `out`.
+void launcher_ranks(Db& db, std::vector<Process>& out) {
   struct Launched {
     int64_t pid = -1;
     std::optional<int> rank, world;
@@ -160,11 +156,12 @@ std::vector<Process> Export::processes(std::vector<std::string>& warnings) {
     for (const Launched* l : with_rank)
       if (l->pid == p.pid || (out.size() == 1 && with_rank.size() == 1))
         p.rank = *l->rank, p.world_size = l->world.value_or(0), p.rank_from = l->from;
+}
 
-  // NCCL's own rank, from its communicator-init range payloads: the rank in the process's largest
-  // communicator (the world's), where every process without a launcher's rank has one and no two share it
-  // (two jobs in one capture would).
-  comms = read_nccl_comms(*this);
+// NCCL's own rank, from its communicator-init range payloads, for the processes no launcher variable gave one:
+// the rank in the process's largest communicator (the world's), where every process without a launcher's rank
+// has one and no two share it (two jobs in one capture would).
+void nccl_ranks(Db& db, const NcclComms& comms, std::vector<Process>& out, std::vector<std::string>& warnings) {
   std::set<int> taken;
   for (const Process& p : out)
     if (p.rank >= 0) taken.insert(p.rank);
@@ -191,7 +188,10 @@ std::vector<Process> Export::processes(std::vector<std::string>& warnings) {
         "environment): {}",
         db.name(), fmt::join(said, ", ")));
   }
+}
 
+// Several processes and one without a rank: all numbered in pid order, said in a warning.
+void pid_order_ranks(Db& db, std::vector<Process>& out, std::vector<std::string>& warnings) {
   if (out.size() > 1 && std::any_of(out.begin(), out.end(), [](const Process& p) { return p.rank < 0; })) {
     std::vector<std::string> said;
     for (size_t i = 0; i < out.size(); ++i) {
@@ -204,6 +204,27 @@ std::vector<Process> Export::processes(std::vector<std::string>& warnings) {
         "given in pid order ({})",
         db.name(), out.size(), fmt::join(said, ", ")));
   }
+}
+
+}  // namespace
+
+std::vector<Process> Export::processes(std::vector<std::string>& warnings) {
+  std::set<int64_t> keys = process_keys(db, warnings);
+  std::map<int64_t, std::string> names;
+  if (db.has_column(k::kProcesses, k::kGlobalPid) && db.has_column(k::kProcesses, k::kName)) {
+    Stmt q(db, fmt::format("SELECT {}, {} FROM {}", quoted(k::kGlobalPid), quoted(k::kName), quoted(k::kProcesses)));
+    while (q.row()) names[q.i64(0) >> k::kTidBits] = std::string(q.text(1));
+  }
+  std::vector<Process> out;
+  for (int64_t key : keys)
+    out.push_back({key, key & k::kTidMask, names.count(key) ? names[key] : std::string(), -1, 0, ""});
+  std::sort(out.begin(), out.end(),
+            [](const Process& a, const Process& b) { return a.pid != b.pid ? a.pid < b.pid : a.key < b.key; });
+
+  launcher_ranks(db, out);
+  comms = read_nccl_comms(*this);
+  nccl_ranks(db, comms, out, warnings);
+  pid_order_ranks(db, out, warnings);
   return out;
 }
 

@@ -4,7 +4,7 @@
 #include <unordered_map>
 
 #include "model/steps.h"
-#include "plugins/kineto/fsdp_labels.h"
+#include "plugins/common/fsdp_labels.h"
 
 namespace shardscope::nsys {
 

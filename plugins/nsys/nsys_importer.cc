@@ -11,10 +11,7 @@
 
 namespace shardscope::plugins {
 
-bool NsysImporter::can_read(std::string_view head) const {
-  return head.size() >= sizeof nsys_keys::kSqliteMagic &&
-         std::memcmp(head.data(), nsys_keys::kSqliteMagic, sizeof nsys_keys::kSqliteMagic) == 0;
-}
+bool NsysImporter::can_read(std::string_view head) const { return is_sqlite(head); }
 
 model::Rank NsysImporter::read(Input in) const {
   const std::string path = in.path;

@@ -2,13 +2,22 @@
 // processes, each of which becomes a rank, read by random access one process at a time.
 #pragma once
 
+#include "plugins/api/format.h"
 #include "plugins/api/importer.h"
+#include "plugins/common/magic.h"
 
 namespace shardscope::plugins {
 
-class NsysImporter : public Importer {
+class NsysImporter : public Importer, public Described {
  public:
   std::string name() const override { return "nsys"; }
+  Format format() const override {
+    return {.name = name(),
+            .title = "Nsight Systems SQLite exports",
+            .extensions = {".sqlite"},
+            .magic = std::string(kSqliteMagic),
+            .several_ranks = true};
+  }
   // Every SQLite database begins "SQLite format 3\0"; read() says when one is not an Nsight export.
   bool can_read(std::string_view head) const override;
   bool reads_file() const override { return true; }

@@ -7,9 +7,6 @@
 
 namespace shardscope::nsys_keys {
 
-// The file's first bytes (every SQLite database).
-inline constexpr const char kSqliteMagic[] = "SQLite format 3";  // with its NUL: 16 bytes
-
 // Tables.
 inline constexpr const char* kStringIds = "StringIds";
 inline constexpr const char* kKernel = "CUPTI_ACTIVITY_KIND_KERNEL";

@@ -3,7 +3,7 @@
 // step number), "forward" / "backward" / "optimizer", "unit_forward" / "unit_backward" (the unit) on the
 // compute thread, and "all_gather" / "reduce_scatter" / "all_reduce" (the unit) around each NCCL call on the
 // comm threads. They get the categories and units the trainer's own file gives them, and the same join to
-// the device work they launched (plugins/shardscope/gpu_join.h), so units, steps and the prefetch check
+// the device work they launched (plugins/common/gpu_join.h), so units, steps and the prefetch check
 // read an Nsight report of the trainer as they read its trace file.
 #pragma once
 
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "model/trace.h"
-#include "plugins/shardscope/gpu_join.h"
+#include "plugins/common/gpu_join.h"
 
 namespace shardscope::nsys {
 

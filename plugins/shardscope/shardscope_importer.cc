@@ -10,7 +10,7 @@
 #include "model/classify.h"
 #include "model/json_get.h"
 #include "model/steps.h"
-#include "plugins/shardscope/gpu_join.h"
+#include "plugins/common/gpu_join.h"
 #include "tracer/format/keys.h"
 #include "tracer/format/reader.h"
 
@@ -79,6 +79,85 @@ bool is_launch(const trace::Event& e) {
   return e.ph == 'X' && (e.cat == keys::kCatCudaRuntime || e.cat == keys::kCatCudaDriver);
 }
 
+// The rank as the file's header describes it, before its events: number, run config, clock, warnings.
+model::Rank rank_of_header(const trace::TraceFile& file, const std::string& path) {
+  model::Rank r;
+  r.source = path;
+  r.format = "shardscope";
+  const json& h = file.shardscope;
+  r.rank = int(model::json_int_in(h, keys::kRank, 0, INT32_MAX - 1).value_or(-1));
+  r.world_size = int(model::json_int_in(h, keys::kWorldSize, 1, INT32_MAX).value_or(0));
+  if (h.contains(keys::kRunConfig)) r.run_config = h[keys::kRunConfig];
+  for (const char* k : {keys::kHost, keys::kClock, keys::kTracer, keys::kDroppedRecords})
+    if (h.contains(k)) r.metadata[k] = h[k];
+  if (const json* clock = model::json_field(h, keys::kClock))
+    if (auto p = clock_pair(model::json_field(*clock, keys::kClockSync) ? (*clock)[keys::kClockSync] : json()))
+      r.clock_sync.push_back(*p);
+  if (file.truncated)
+    r.warnings.push_back(fmt::format("{}: file cut off at byte {} ({}): read the {} whole events before the cut", path,
+                                     file.truncated->offset, file.truncated->detail, file.events.size()));
+  if (int64_t dropped = model::json_int64(h, keys::kDroppedRecords).value_or(0); dropped > 0)
+    r.warnings.push_back(fmt::format("{}: the tracer dropped {} records (its buffers were full)", path, dropped));
+  r.truncated = file.truncated.has_value();
+
+  return r;
+}
+
+// What the events' pass gathers beside the rank: the host ranges to join to the device work they launched, the
+// steps, and when each CUDA call was made (a kernel's issue time).
+struct Gathered {
+  bool has_gpu = false;
+  gpu_join::Input join;  // what the join of host ranges to device work needs (has_gpu only)
+  std::vector<model::Step> steps;
+  std::unordered_map<int64_t, int64_t> launch_ts;  // CUDA API call correlation -> when it was called
+
+  // A complete ('X') event: its class, collective and size, its track's kind, and what the join needs of it.
+  void complete(const trace::Event& te, model::Event& e, model::Track& t, uint32_t ti, gpu_join::Ref ref) {
+    if (is_gpu_event(te)) {
+      e.cls = model::classify_device_name(te.name);
+      if (te.cat == keys::kCatComm) e.cls = IntervalClass::Communication;
+      if (e.cls == IntervalClass::Communication) {
+        auto c = te.args.find(keys::kArgCollective);
+        e.coll = c != te.args.end() && c->is_string() ? model::collective_from_op_name(c->get<std::string>())
+                                                      : model::collective_from_kernel_name(te.name);
+        // NCCL's own size where it equals nccl-tests' bytes (all_reduce, ...: tracer/cupti writes it then);
+        // the trainer's host collective, when joined below, says it for the others.
+        e.bytes = arg_int(te.args, keys::kArgBytes, model::kUnknown);
+      }
+      t.kind = model::TrackKind::DeviceStream;
+      int64_t corr = arg_int(te.args, keys::kArgCorrelation, -1);
+      if (auto l = launch_ts.find(corr); l != launch_ts.end()) e.issued_ns = l->second;
+      if (corr >= 0)
+        join.device.push_back(
+            {ref, corr, external_id(te.args), arg_int(te.args, keys::kArgNcclMessageBytes, model::kUnknown)});
+    } else if (is_launch(te)) {
+      if (int64_t corr = arg_int(te.args, keys::kArgCorrelation, -1); corr >= 0 && has_gpu)
+        join.api.push_back({ti, te.ts_ns, corr});
+    } else if (te.cat == keys::kCatComm) {
+      // The trainer's collectives. On a GPU run the NCCL kernels are the device's communication and this
+      // host range is only the trainer's view of it.
+      e.coll = model::collective_from_op_name(te.name);
+      e.bytes = arg_int(te.args, keys::kArgBytes, model::kUnknown);
+      e.group_size = int32_t(arg_int(te.args, keys::kArgGroupSize, 0));
+      e.issued_ns = arg_int(te.args, keys::kArgIssuedNs, model::kUnknown);
+      e.cls = has_gpu ? IntervalClass::Host : IntervalClass::Communication;
+      if (!has_gpu) t.kind = model::TrackKind::Communication;
+      if (has_gpu) join.comm.push_back(ref);
+    } else if (te.cat == keys::kCatCompute || (te.cat == keys::kCatPhase && te.name == keys::kOptimizerPhase)) {
+      // On a CPU run the compute thread is the device: each unit's forward/backward compute and the
+      // optimizer step are its compute intervals (the forward/backward phase ranges also hold the waits).
+      e.cls = has_gpu ? IntervalClass::Host : IntervalClass::Compute;
+      if (has_gpu && te.cat == keys::kCatCompute && e.unit >= 0 &&
+          (te.name == keys::kUnitForward || te.name == keys::kUnitBackward))
+        join.compute.push_back(ref);
+    } else if (te.cat == keys::kCatStep && te.name == keys::kStepRange) {
+      int64_t n = arg_int(te.args, keys::kArgStep, int64_t(steps.size()));
+      steps.push_back({n, te.ts_ns, te.ts_ns + te.dur_ns, te.ts_ns, te.ts_ns + te.dur_ns,
+                       te.args.is_object() && te.args.contains(keys::kArgAborted)});
+    }
+  }
+};
+
 }  // namespace
 
 // Whether "shardscope" is a key of the top-level object within `head`, wherever it falls among the others:
@@ -118,26 +197,9 @@ bool ShardscopeImporter::can_read(std::string_view head) const {
 model::Rank ShardscopeImporter::read_rank(Input in, model::EventArgs* args) const {
   trace::TraceFile file = trace::parse_trace(in.text(), in.path);
   in.release();
-  model::Rank r;
-  r.source = in.path;
-  r.format = "shardscope";
-  const json& h = file.shardscope;
-  r.rank = int(model::json_int_in(h, keys::kRank, 0, INT32_MAX - 1).value_or(-1));
-  r.world_size = int(model::json_int_in(h, keys::kWorldSize, 1, INT32_MAX).value_or(0));
-  if (h.contains(keys::kRunConfig)) r.run_config = h[keys::kRunConfig];
-  for (const char* k : {keys::kHost, keys::kClock, keys::kTracer, keys::kDroppedRecords})
-    if (h.contains(k)) r.metadata[k] = h[k];
-  if (const json* clock = model::json_field(h, keys::kClock))
-    if (auto p = clock_pair(model::json_field(*clock, keys::kClockSync) ? (*clock)[keys::kClockSync] : json()))
-      r.clock_sync.push_back(*p);
-  if (file.truncated)
-    r.warnings.push_back(fmt::format("{}: file cut off at byte {} ({}): read the {} whole events before the cut",
-                                     in.path, file.truncated->offset, file.truncated->detail, file.events.size()));
-  if (int64_t dropped = model::json_int64(h, keys::kDroppedRecords).value_or(0); dropped > 0)
-    r.warnings.push_back(fmt::format("{}: the tracer dropped {} records (its buffers were full)", in.path, dropped));
-  r.truncated = file.truncated.has_value();
-
-  bool has_gpu = std::any_of(file.events.begin(), file.events.end(), is_gpu_event);
+  model::Rank r = rank_of_header(file, in.path);
+  Gathered g;
+  g.has_gpu = std::any_of(file.events.begin(), file.events.end(), is_gpu_event);
   std::optional<model::ArgsBuilder> kept;
   if (args) kept.emplace(r.strings);
   std::map<int64_t, size_t> track_index;
@@ -148,12 +210,9 @@ model::Rank ShardscopeImporter::read_rank(Input in, model::EventArgs* args) cons
     if (fresh) r.tracks.push_back(model::Track{r.rank, tid, "", model::TrackKind::HostThread, {}});
     return uint32_t(it->second);
   };
-  gpu_join::Input join;  // what the join of host ranges to device work needs (has_gpu only)
-  std::vector<model::Step> steps;
-  std::unordered_map<int64_t, int64_t> launch_ts;  // CUDA API call correlation -> when it was called
   for (const trace::Event& te : file.events)
     if (is_launch(te) && arg_int(te.args, keys::kArgCorrelation, -1) >= 0)
-      launch_ts[arg_int(te.args, keys::kArgCorrelation, -1)] = te.ts_ns;
+      g.launch_ts[arg_int(te.args, keys::kArgCorrelation, -1)] = te.ts_ns;
   for (const trace::Event& te : file.events) {
     if (te.ph == 'M') {
       if (te.name == keys::kClockSyncEvent)
@@ -161,7 +220,7 @@ model::Rank ShardscopeImporter::read_rank(Input in, model::EventArgs* args) cons
       if (te.name == keys::kThreadName && te.args.is_object() && te.args.contains(keys::kName) &&
           te.args[keys::kName].is_string()) {
         names[te.tid] = te.args[keys::kName].get<std::string>();
-        if (int64_t os = arg_int(te.args, keys::kOsTid, -1); os >= 0) join.os_tids.push_back({te.tid, os});
+        if (int64_t os = arg_int(te.args, keys::kOsTid, -1); os >= 0) g.join.os_tids.push_back({te.tid, os});
       }
       continue;
     }
@@ -186,50 +245,7 @@ model::Rank ShardscopeImporter::read_rank(Input in, model::EventArgs* args) cons
     const uint32_t ti = track(te.tid);
     model::Track& t = r.tracks[ti];
     const gpu_join::Ref ref{ti, uint32_t(t.events.size())};
-    if (te.ph == 'X') {
-      if (is_gpu_event(te)) {
-        e.cls = model::classify_device_name(te.name);
-        if (te.cat == keys::kCatComm) e.cls = IntervalClass::Communication;
-        if (e.cls == IntervalClass::Communication) {
-          auto c = te.args.find(keys::kArgCollective);
-          e.coll = c != te.args.end() && c->is_string() ? model::collective_from_op_name(c->get<std::string>())
-                                                        : model::collective_from_kernel_name(te.name);
-          // NCCL's own size where it equals nccl-tests' bytes (all_reduce, ...: tracer/cupti writes it then);
-          // the trainer's host collective, when joined below, says it for the others.
-          e.bytes = arg_int(te.args, keys::kArgBytes, model::kUnknown);
-        }
-        t.kind = model::TrackKind::DeviceStream;
-        int64_t corr = arg_int(te.args, keys::kArgCorrelation, -1);
-        if (auto l = launch_ts.find(corr); l != launch_ts.end()) e.issued_ns = l->second;
-        if (corr >= 0)
-          join.device.push_back(
-              {ref, corr, external_id(te.args), arg_int(te.args, keys::kArgNcclMessageBytes, model::kUnknown)});
-      } else if (is_launch(te)) {
-        if (int64_t corr = arg_int(te.args, keys::kArgCorrelation, -1); corr >= 0 && has_gpu)
-          join.api.push_back({ti, te.ts_ns, corr});
-      } else if (te.cat == keys::kCatComm) {
-        // The trainer's collectives. On a GPU run the NCCL kernels are the device's communication and this
-        // host range is only the trainer's view of it.
-        e.coll = model::collective_from_op_name(te.name);
-        e.bytes = arg_int(te.args, keys::kArgBytes, model::kUnknown);
-        e.group_size = int32_t(arg_int(te.args, keys::kArgGroupSize, 0));
-        e.issued_ns = arg_int(te.args, keys::kArgIssuedNs, model::kUnknown);
-        e.cls = has_gpu ? IntervalClass::Host : IntervalClass::Communication;
-        if (!has_gpu) t.kind = model::TrackKind::Communication;
-        if (has_gpu) join.comm.push_back(ref);
-      } else if (te.cat == keys::kCatCompute || (te.cat == keys::kCatPhase && te.name == keys::kOptimizerPhase)) {
-        // On a CPU run the compute thread is the device: each unit's forward/backward compute and the
-        // optimizer step are its compute intervals (the forward/backward phase ranges also hold the waits).
-        e.cls = has_gpu ? IntervalClass::Host : IntervalClass::Compute;
-        if (has_gpu && te.cat == keys::kCatCompute && e.unit >= 0 &&
-            (te.name == keys::kUnitForward || te.name == keys::kUnitBackward))
-          join.compute.push_back(ref);
-      } else if (te.cat == keys::kCatStep && te.name == keys::kStepRange) {
-        int64_t n = arg_int(te.args, keys::kArgStep, int64_t(steps.size()));
-        steps.push_back({n, te.ts_ns, te.ts_ns + te.dur_ns, te.ts_ns, te.ts_ns + te.dur_ns,
-                         te.args.is_object() && te.args.contains(keys::kArgAborted)});
-      }
-    }
+    if (te.ph == 'X') g.complete(te, e, t, ti, ref);
     if (kept && te.args.is_object() && !te.args.empty()) keep_args(*kept, ref.track, ref.index, te.args);
     t.events.push_back(e);
   }
@@ -237,9 +253,9 @@ model::Rank ShardscopeImporter::read_rank(Input in, model::EventArgs* args) cons
     auto n = names.find(t.tid);
     t.name = n != names.end() ? n->second : fmt::format("track {}", t.tid);
   }
-  if (has_gpu) gpu_join::join(r, join);  // before steps: a joined kernel's issue time is the host's
+  if (g.has_gpu) gpu_join::join(r, g.join);  // before steps: a joined kernel's issue time is the host's
   // Device work belongs to the step that launched it; on a GPU a step's window is its device time.
-  model::set_steps(r, std::move(steps), has_gpu);
+  model::set_steps(r, std::move(g.steps), g.has_gpu);
   std::sort(r.clock_sync.begin(), r.clock_sync.end(),
             [](const model::ClockPair& a, const model::ClockPair& b) { return a.trace_ns < b.trace_ns; });
   if (kept) *args = kept->finalize(r);

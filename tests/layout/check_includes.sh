@@ -39,4 +39,22 @@ for folder in "${!may[@]}"; do
     fi
   done < <(grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]+"' "$folder" --include='*.cc' --include='*.h' --include='*.cu' --include='*.cpp' || true)
 done
+
+# Within plugins/, an importer's folder reads the interface (api/), the shared helpers (common/) and itself,
+# never a sibling importer: what two importers share lives in common/.
+if [[ -d plugins ]]; then
+  while IFS=: read -r file line text; do
+    inc=${text#*\"}
+    inc=${inc%%\"*}
+    [[ $inc == plugins/*/* ]] || continue
+    own=${file#plugins/}
+    own=${own%%/*}
+    case $own in api | common | load) continue ;; esac
+    dir=${inc#plugins/}
+    dir=${dir%%/*}
+    case $dir in api | common | "$own") continue ;; esac
+    echo "$file:$line: plugins/$own/ reads $inc, a sibling importer's (shared code belongs in plugins/common/)"
+    bad=1
+  done < <(grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]+"plugins/' plugins --include='*.cc' --include='*.h' || true)
+fi
 exit $bad

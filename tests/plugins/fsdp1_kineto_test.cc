@@ -1,5 +1,5 @@
 // PyTorch FSDP1 traces give the prefetch check its units although FSDP1's labels name no module: units are
-// inferred from the order of its hooks (plugins/kineto/fsdp1_labels.cc), and the trace says so.
+// inferred from the order of its hooks (plugins/common/fsdp1_labels.cc), and the trace says so.
 #include <gtest/gtest.h>
 
 #include <fstream>

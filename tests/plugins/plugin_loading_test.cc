@@ -71,4 +71,32 @@ TEST(PluginLoading, TheCliUsesShardscopePluginPath) {
   EXPECT_NE(with.err.find("refused"), std::string::npos) << with.err;
 }
 
+// A plugin's format, described by the plugin alone (plugins/api/format.h): the help lists it, a directory
+// listing takes its files, `inspect` reads them through it.
+TEST(PluginLoading, APluginDescribesItsFormat) {
+  plugins::Registry reg = plugins::Registry::with_builtins();
+  std::vector<std::string> refusals;
+  reg.load_plugins(TOY_PLUGIN, refusals);
+  ASSERT_TRUE(refusals.empty());
+  std::optional<plugins::Format> toy = reg.format_named("toy");
+  ASSERT_TRUE(toy);
+  EXPECT_EQ(toy->extensions, std::vector<std::string>{".toy"});
+  test::TempDir d;
+  std::ofstream(d.path() / "run.toy") << "TOY\ngemm 1000 500\n";
+  setenv("SHARDSCOPE_PLUGIN_PATH", TOY_PLUGIN, 1);
+  auto help = test::run({SHARDSCOPE_BIN, "--help"});
+  auto report = test::run({SHARDSCOPE_BIN, "report", d.path().string()});
+  auto inspect = test::run({SHARDSCOPE_BIN, "inspect", (d.path() / "run.toy").string()});
+  unsetenv("SHARDSCOPE_PLUGIN_PATH");
+  EXPECT_NE(help.out.find("toy plugin traces (.toy)"), std::string::npos) << help.out;
+  EXPECT_EQ(report.rc, 0) << report.err;
+  EXPECT_NE(report.out.find("(toy,"), std::string::npos) << report.out;
+  EXPECT_EQ(inspect.rc, 0) << inspect.err;
+  EXPECT_NE(inspect.out.find("(toy)"), std::string::npos) << inspect.out;
+  // Without the plugin, the directory holds no trace file.
+  auto without = test::run({SHARDSCOPE_BIN, "report", d.path().string()});
+  EXPECT_EQ(without.rc, 2);
+  EXPECT_NE(without.err.find("no trace files"), std::string::npos) << without.err;
+}
+
 }  // namespace

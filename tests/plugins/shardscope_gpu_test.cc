@@ -95,7 +95,7 @@ TEST(ShardscopeGpuTrace, ClassesLaunchesStepsAndBreakdown) {
   EXPECT_DOUBLE_EQ(*b->overlap_pct(), 50.0);
 }
 
-// The join of the trainer's host ranges to the device work they launched (plugins/shardscope/gpu_join.h),
+// The join of the trainer's host ranges to the device work they launched (plugins/common/gpu_join.h),
 // on a trace written by hand: every kernel below is placed so that exactly one rule can claim it.
 TEST(ShardscopeGpuTrace, HostRangesJoinTheKernelsTheyLaunchedByIdentity) {
   test::TempDir d;

@@ -1,6 +1,6 @@
 // The trainer's own GPU traces: shardscope-train on 2 ranks of one H100 with NCCL, BACKWARD_PRE and no
 // prefetch (tests/data/h100_nccl2/shardscope_train_{pre,none}/). Checks the join of host ranges to
-// the device work they launched (plugins/shardscope/gpu_join.h) against what the raw file says itself:
+// the device work they launched (plugins/common/gpu_join.h) against what the raw file says itself:
 // NCCL's own message sizes on the kernels, the run's unit sizes, the host ranges' issue times.
 #include <gtest/gtest.h>
 

@@ -4,6 +4,7 @@
 // the one before (3: no read_ranks), and with a made-up one.
 #include <sstream>
 
+#include "plugins/api/format.h"
 #include "plugins/api/importer.h"
 
 namespace {
@@ -19,9 +20,14 @@ Rank new_rank(const std::string& path, int number) {
   return r;
 }
 
-class ToyImporter : public shardscope::plugins::Importer {
+// Described (plugins/api/format.h): its files are *.toy, which the loader then finds in a directory.
+class ToyImporter : public shardscope::plugins::Importer, public shardscope::plugins::Described {
  public:
   std::string name() const override { return "toy"; }
+  shardscope::plugins::Format format() const override {
+    return {
+        .name = name(), .title = "toy plugin traces", .extensions = {".toy"}, .magic = "TOY\n", .several_ranks = true};
+  }
   bool can_read(std::string_view head) const override { return head.substr(0, 4) == "TOY\n"; }
   Rank read(shardscope::plugins::Input in) const override {
     Rank first;

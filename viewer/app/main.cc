@@ -12,6 +12,7 @@
 
 #include "viewer/app/main_window.h"
 #include "viewer/app/timeline_widget.h"
+#include "viewer/model/open_filter.h"
 
 namespace {
 
@@ -26,7 +27,11 @@ struct Options {
 void describe(QCommandLineParser& parser, const Options& o) {
   parser.setApplicationDescription("Timeline of a sharded data-parallel run (a run directory or trace files)");
   parser.addHelpOption();
-  parser.addPositionalArgument("paths", "Run directories or trace files (.json, .json.gz)", "[PATH...]");
+  parser.addPositionalArgument(
+      "paths",
+      QString::fromStdString("Run directories or trace files: " +
+                             shardscope::plugins::formats_text(shardscope::viewer::viewer_formats().formats())),
+      "[PATH...]");
   parser.addOptions({o.screenshot, o.size, o.select, o.raise});
 }
 

@@ -28,6 +28,7 @@
 #include "viewer/app/overview_widget.h"
 #include "viewer/app/step_lock.h"
 #include "viewer/app/timeline_widget.h"
+#include "viewer/model/open_filter.h"
 #include "viewer/model/run_memory.h"
 
 namespace shardscope::viewer {
@@ -65,7 +66,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   QMenu* file = menuBar()->addMenu(tr("&File"));
   file->addAction(tr("&Open files..."), QKeySequence::Open, this, [this] {
     QStringList files = QFileDialog::getOpenFileNames(this, tr("Open trace files"), {},
-                                                      tr("Traces (*.json *.json.gz *.gz);;All files (*)"));
+                                                      QString::fromStdString(open_filter(viewer_formats().formats())));
     if (!files.isEmpty()) openAsync(files);
   });
   file->addAction(tr("Open run &directory..."), this, [this] {
@@ -74,7 +75,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   });
   file->addAction(tr("Open for &comparison..."), this, [this] {
     QStringList files = QFileDialog::getOpenFileNames(this, tr("Open a second run (trace files) to compare with"), {},
-                                                      tr("Traces (*.json *.json.gz *.gz);;All files (*)"));
+                                                      QString::fromStdString(open_filter(viewer_formats().formats())));
     if (!files.isEmpty()) openComparisonAsync(files);
   });
   file->addAction(tr("Open run directory for c&omparison..."), this, [this] {

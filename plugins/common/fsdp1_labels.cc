@@ -18,7 +18,7 @@
 
 #include <fmt/format.h>
 
-#include "plugins/kineto/fsdp_units.h"
+#include "plugins/common/fsdp_units.h"
 #include "tracer/format/keys.h"
 
 namespace shardscope::plugins {

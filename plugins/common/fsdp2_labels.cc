@@ -8,7 +8,7 @@
 // group.
 #include <map>
 
-#include "plugins/kineto/fsdp_units.h"
+#include "plugins/common/fsdp_units.h"
 
 namespace shardscope::plugins {
 namespace {

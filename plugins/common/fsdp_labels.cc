@@ -1,10 +1,10 @@
-#include "plugins/kineto/fsdp_labels.h"
+#include "plugins/common/fsdp_labels.h"
 
 #include <algorithm>
 #include <tuple>
 
 #include "model/saturating.h"
-#include "plugins/kineto/fsdp_units.h"
+#include "plugins/common/fsdp_units.h"
 #include "plugins/kineto/kineto_keys.h"
 #include "tracer/format/keys.h"
 

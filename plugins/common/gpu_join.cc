@@ -1,4 +1,4 @@
-#include "plugins/shardscope/gpu_join.h"
+#include "plugins/common/gpu_join.h"
 
 #include <algorithm>
 #include <charconv>
