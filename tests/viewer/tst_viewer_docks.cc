@@ -147,10 +147,9 @@ class TestViewerDocks : public QObject {
       const metrics::UnitPrefetch& u = *dock->model()->item(dock->sourceRow(0)).unit;
       QVERIFY(u.all_gather.valid());
       double_click(view, view->visualRect(view->model()->index(0, hidden)).center());
-      QVERIFY(w.timeline()->selection());
-      QCOMPARE(w.timeline()->selection()->event.track, uint32_t(u.all_gather.track));
-      QCOMPARE(w.timeline()->selection()->event.index, uint32_t(u.all_gather.index));
       QVERIFY(w.selection()->event());
+      QCOMPARE(w.selection()->event()->event.track, uint32_t(u.all_gather.track));
+      QCOMPARE(w.selection()->event()->event.index, uint32_t(u.all_gather.index));
       QVERIFY(!w.findChild<EventDock*>()->name().isEmpty());
     }
   }
@@ -181,11 +180,10 @@ class TestViewerDocks : public QObject {
     // A click on a slice: the selection holds it and the Event dock names it.
     QVERIFY(w.selectByName(
         QString::fromUtf8(w.run()->trace.ranks[0].str(w.run()->trace.ranks[0].tracks[0].events[0].name))));
-    auto picked = w.timeline()->selection();
+    auto picked = sel->event();
     QVERIFY(picked);
     auto rect = w.timeline()->eventRect(picked->rank, picked->event);
     QVERIFY(rect);
-    w.timeline()->select(std::nullopt);
     sel->setEvent(std::nullopt);
     auto* dock = w.findChild<EventDock*>();
     QVERIFY(dock->name().isEmpty());

@@ -34,6 +34,18 @@ const model::Step& step_numbered(const model::Rank& r, int64_t n) {
   return r.steps.front();
 }
 
+// Clicks an event on the timeline as a user does: zoomed to it, in the middle of where it is drawn; the
+// click writes it into the window's selection model.
+void click_event(MainWindow& w, uint32_t rank, model::EventRef ref) {
+  TimelineWidget* t = w.timeline();
+  const model::Event& e = t->timelineLayout()->ranks()[rank].rank->tracks[ref.track].events[ref.index];
+  t->zoomTo(e.ts_ns, e.end_ns(), rank, ref.track);
+  std::optional<QRectF> r = t->eventRect(rank, ref);
+  QVERIFY(r);
+  QTest::mouseClick(t, Qt::LeftButton, {}, r->center().toPoint());
+  QVERIFY(w.selection()->event());
+  QVERIFY(w.selection()->event()->event == ref);
+}
 }  // namespace
 
 class TestViewerRanks : public QObject {
@@ -104,7 +116,7 @@ class TestViewerRanks : public QObject {
       for (uint32_t i = 0; i < r0.tracks[t].events.size() && checked < 3; ++i) {
         std::optional<metrics::InstanceId> id = across.instance_of(0, {t, i});
         if (!id || !across.straggler(*id) || across.straggler(*id)->last_rank != 1) continue;
-        emit w.timeline()->eventSelected(0, t, i);
+        click_event(w, 0, {t, i});
         QVERIFY(rd->instance());
         QCOMPARE(*rd->instance(), *id);
         QVERIFY(rd->rows()[1].last);
@@ -116,7 +128,7 @@ class TestViewerRanks : public QObject {
     const metrics::InstanceId before = *rd->instance();
     for (uint32_t t = 0; t < r0.tracks.size(); ++t)
       if (!r0.tracks[t].events.empty() && r0.tracks[t].events[0].cls == model::IntervalClass::Compute) {
-        emit w.timeline()->eventSelected(0, t, 0);
+        click_event(w, 0, {t, 0});
         break;
       }
     QCOMPARE(*rd->instance(), before);

@@ -35,12 +35,12 @@ const QString kGolden = SHARDSCOPE_SOURCE_DIR "/tests/golden/";
 
 // The first event of the run that satisfies `pred`, as the timeline's selection.
 template <class Pred>
-std::optional<Selection> find_event(const TimelineLayout& layout, Pred pred) {
+std::optional<EventSelection> find_event(const TimelineLayout& layout, Pred pred) {
   for (uint32_t r = 0; r < layout.ranks().size(); ++r) {
     const model::Rank& rank = *layout.ranks()[r].rank;
     for (uint32_t t = 0; t < rank.tracks.size(); ++t)
       for (uint32_t i = 0; i < rank.tracks[t].events.size(); ++i)
-        if (pred(rank, rank.tracks[t].events[i])) return Selection{r, {t, i}};
+        if (pred(rank, rank.tracks[t].events[i])) return EventSelection{r, {t, i}};
   }
   return std::nullopt;
 }

@@ -118,7 +118,7 @@ class TestViewerWindow : public QObject {
     // The selection is the hit, and its name matches.
     auto check_selected = [&](size_t i) {
       const SearchHit& h = r.hits[i];
-      const auto& sel = w.timeline()->selection();
+      const auto& sel = w.selection()->event();
       QVERIFY(sel);
       QCOMPARE(sel->rank, h.rank);
       QVERIFY(sel->event == h.event);

@@ -42,6 +42,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   setAcceptDrops(true);
   loader_ = new Loader(this);
   comparison_loader_ = new Loader(this);
+  selection_ = new SelectionModel(this);
 
   auto* central = new QWidget(this);
   auto* box = new QVBoxLayout(central);
@@ -55,7 +56,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   progress_ = new LoadProgressBar(central);
   progress_->watch(loader_);
   progress_->watch(comparison_loader_);
-  timeline_ = new TimelineWidget(central);
+  timeline_ = new TimelineWidget(selection_, central);
   overview_ = new OverviewWidget(timeline_, central);
   box->addWidget(banner_);
   box->addWidget(progress_);
@@ -87,7 +88,6 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   file->addSeparator();
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
-  selection_ = new SelectionModel(this);
   cursor_ = new QLabel(this);
   cursor_->setObjectName("cursorTime");
   cursor_->setMinimumWidth(320);
@@ -111,31 +111,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   buildAnalysisDocks();
   buildHelpMenu();
 
-  // The timeline writes the selection; a dock's jump moves the timeline.
-  connect(timeline_, &TimelineWidget::eventSelected, this, [this](uint32_t rank, uint32_t track, uint32_t index) {
-    selection_->setEvent(EventSelection{rank, {track, index}});
-    // A collective clicked: its instance on every rank too.
-    const model::Event& e = layout_->ranks()[rank].rank->tracks[track].events[index];
-    if (e.cls == model::IntervalClass::Communication && e.ph == 'X') selection_->showAcrossRanks(rank, {track, index});
-  });
-  connect(timeline_, &TimelineWidget::selectionCleared, this, [this] { selection_->setEvent(std::nullopt); });
-  connect(timeline_, &TimelineWidget::rangeSelected, this, [this](uint32_t rank, qint64 lo, qint64 hi) {
-    selection_->setRange(TimeRange{rank, lo, hi});
-  });
-  connect(timeline_, &TimelineWidget::rangeCleared, this, [this] { selection_->setRange(std::nullopt); });
+  // The timeline and the docks share selection_: the timeline writes clicks and ranges there and follows
+  // the docks' jumps itself; the window only saves the arrangement and shows the cursor's time.
   connect(timeline_, &TimelineWidget::arrangementChanged, this, [this] {
     if (QString key = arrangementKey(); !key.isEmpty())
       QSettings("shardscope", "viewer").setValue(key, timeline_->saveArrangement());
   });
   connect(timeline_, &TimelineWidget::cursorMoved, this, [this](const QString& text) { cursor_->setText(text); });
-  connect(selection_, &SelectionModel::jumpRequested, this,
-          [this](uint32_t rank, uint32_t track, qint64 lo, qint64 hi, std::optional<model::EventRef> ev) {
-            timeline_->zoomTo(lo, hi, rank, track);
-            if (ev) {
-              timeline_->select(Selection{rank, *ev});
-              selection_->setEvent(EventSelection{rank, *ev});
-            }
-          });
   connect(loader_, &Loader::finished, this, [this](const QStringList& paths) { present(loader_->take(), paths); });
   connect(comparison_loader_, &Loader::finished, this,
           [this](const QStringList& paths) { presentComparison(comparison_loader_->take(), paths); });
@@ -207,6 +189,7 @@ void MainWindow::present(LoadOutcome outcome, const QStringList& paths) {
   overview_->setTimeline(layout_.get());
   // A comparison made against the previous run no longer holds.
   comparison_timeline_->setTimeline(nullptr);
+  comparison_selection_->setRun(nullptr, nullptr);
   comparison_layout_.reset();
   comparison_.reset();
   comparison_dock_->clear();

@@ -111,7 +111,8 @@ class MainWindow : public QMainWindow {
   RanksOverviewDock* ranks_overview_ = nullptr;
   QString expanding_, expanding_note_;  // the trace of a rank being loaded from the overview, and where it was found
   StepLock* step_lock_ = nullptr;
-  TimelineWidget* comparison_timeline_ = nullptr;  // run B, in a dock beside run A's timeline
+  TimelineWidget* comparison_timeline_ = nullptr;   // run B, in a dock beside run A's timeline
+  SelectionModel* comparison_selection_ = nullptr;  // run B's selection
   QLineEdit* search_edit_ = nullptr;
   QLabel* search_count_ = nullptr;
   WarningSink warn_;

@@ -1,6 +1,7 @@
 // What the window's parts share: the open run, the selected event, the measured time range and the search
-// hits. The timeline writes it, the docks observe it (each dock connects to the signals it needs), so a new
-// dock is one class that reads this and never reaches into the window or another dock.
+// hits, held here only. The timeline draws them and writes its clicks, ranges and Esc here; the docks observe
+// it (each connects to the signals it needs) and write it too, so a new dock is one class that reads this and
+// never reaches into the window, the timeline or another dock.
 #pragma once
 
 #include <QObject>

@@ -1,10 +1,8 @@
-// The timeline's rows as the user arranges them (viewer/model/row_arrangement.h): where a row is on
-// screen (pinned rows hold still above the scrolling ones), the label column (folds, the lane cap's "+N",
-// its width), the scrollbar, the labels' context menu, and the arrangement saved and restored as text.
-// The rest of TimelineWidget is in timeline_widget.cc.
+// The timeline's rows as the user arranges them (viewer/model/row_arrangement.h): the label column's width,
+// the row filter, the scrollbar, the labels' context menu, and the arrangement saved and restored as text.
+// The rest of TimelineWidget is in timeline_widget.cc; where rows are on screen, in timeline_frame.cc.
 #include <QContextMenuEvent>
 #include <QMenu>
-#include <QPainter>
 #include <QScrollBar>
 
 #include <memory>
@@ -12,18 +10,6 @@
 #include "viewer/app/timeline_widget.h"
 
 namespace shardscope::viewer {
-
-int TimelineWidget::rowTop(int row) const {
-  const Row& r = arrangement_.rows()[size_t(row)];
-  return kRulerHeight + r.y - (size_t(row) < arrangement_.pinned_count() ? 0 : y_scroll_);
-}
-
-int TimelineWidget::rowAtPos(QPoint pos, int* lane) const {
-  if (!layout_ || pos.y() < kRulerHeight) return -1;
-  int y = pos.y() - kRulerHeight;
-  // Pinned rows hold still above the scrolling ones.
-  return arrangement_.row_at(y < arrangement_.pinned_height() ? y : y + y_scroll_, lane);
-}
 
 void TimelineWidget::setLabelWidth(int px) {
   int w = std::clamp(px, kMinLabelWidth, kMaxLabelWidth);
@@ -67,45 +53,6 @@ void TimelineWidget::arranged(bool user) {
   updateScrollBar();
   update();
   if (user) emit arrangementChanged();
-}
-
-void TimelineWidget::paintLabels(QPainter& p, size_t first, size_t last, int scroll, int clip_top) {
-  const std::vector<Row>& rows = arrangement_.rows();
-  const int lane_h = layout_->options().lane_height;
-  p.save();
-  p.setClipRect(QRect(0, clip_top, label_width_, height() - clip_top));
-  QFont bold = font();
-  bold.setBold(true);
-  for (size_t i = first; i < last; ++i) {
-    const Row& row = rows[i];
-    int y = kRulerHeight + row.y - scroll;
-    if (y + row.height < clip_top) continue;
-    if (y > height()) break;
-    const bool header = row.kind == RowKind::RankHeader || row.kind == RowKind::Group;
-    p.setFont(row.kind == RowKind::RankHeader ? bold : font());
-    p.setPen(header ? QColor(0x10, 0x20, 0x40) : QColor(0x30, 0x30, 0x30));
-    if (row.kind == RowKind::RankHeader) p.fillRect(QRect(0, y, label_width_, row.height), QColor(0xD0, 0xD8, 0xE8));
-    if (row.kind == RowKind::Group) p.fillRect(QRect(0, y, label_width_, row.height), QColor(0xE2, 0xE6, 0xEE));
-    QString text = QString::fromStdString(row.label);
-    // ▸ folded, ▾ open: the label is the fold's handle.
-    if (header) text = QString::fromUtf8(arrangement_.collapsed(row) ? "▸ " : "▾ ") + text;
-    int indent = row.kind == RowKind::RankHeader ? 4 : row.kind == RowKind::Group ? 10 : 20;
-    int right = 4;
-    if (has_lanes(row.kind) && row.folded > 0) {
-      // The folded lane's count, on that lane: "+N" slices deeper than the cap are drawn there.
-      QString badge = QStringLiteral("+%1").arg(row.folded);
-      int w = QFontMetrics(font()).horizontalAdvance(badge) + 6;
-      QRect r(label_width_ - w - 2, y + (row.lanes - 1) * lane_h, w, lane_h);
-      p.fillRect(r, QColor(0xFF, 0xE0, 0xA0));
-      p.drawText(r, Qt::AlignCenter, badge);
-      right += w;
-    }
-    const int avail = std::max(0, label_width_ - indent - right);
-    p.drawText(QRect(indent, y, avail, std::min(row.height, 20)), Qt::AlignVCenter | Qt::AlignLeft,
-               QFontMetrics(p.font()).elidedText(text, Qt::ElideMiddle, avail));
-  }
-  p.restore();
-  p.setFont(font());
 }
 
 QMenu* TimelineWidget::rowMenu(QPoint pos) {

@@ -89,7 +89,9 @@ void MainWindow::buildAnalysisDocks() {
   comparison_dock_ = new ComparisonDock(this);
   QDockWidget* dd = addDock(comparison_dock_, Qt::BottomDockWidgetArea);
 
-  comparison_timeline_ = new TimelineWidget(this);
+  // Run B's timeline selects within run B: a selection model of its own, which no dock reads.
+  comparison_selection_ = new SelectionModel(this);
+  comparison_timeline_ = new TimelineWidget(comparison_selection_, this);
   comparison_timeline_->setObjectName("comparisonTimeline");
   auto* bd = new QDockWidget(tr("Run B"), this);
   bd->setObjectName("Run B");
@@ -114,7 +116,6 @@ void MainWindow::jumpToEvent(uint32_t r, model::EventRef ref) {
   if (const model::LaunchLink* l = layout_->ranks()[r].index.launch_of(ref))
     lo = std::min(lo, rank.tracks[l->launch.track].events[l->launch.index].ts_ns);
   timeline_->zoomTo(lo, e.end_ns(), r, ref.track);
-  timeline_->select(Selection{r, ref});
   selection_->setEvent(EventSelection{r, ref});
 }
 
@@ -122,7 +123,6 @@ void MainWindow::search(const QString& text) {
   search_text_ = text.toStdString();
   hit_.reset();
   search_ = layout_ ? search_names(*layout_, search_text_) : SearchResult{};
-  timeline_->setHighlights(search_.hits.empty() ? nullptr : &search_);
   selection_->setHighlights(search_.hits.empty() ? nullptr : &search_);
   if (search_.hits.empty()) {
     search_count_->setText(text.isEmpty() ? QString() : tr("no event matches"));
@@ -175,10 +175,12 @@ void MainWindow::presentComparison(LoadOutcome outcome, const QStringList& paths
   // B's own whole-run view on loading is not followed: B takes A's view, by step, once it is in.
   step_lock_->setEnabled(false);
   comparison_timeline_->setTimeline(nullptr);
+  comparison_selection_->setRun(nullptr, nullptr);
   comparison_ = std::move(outcome.run);
   comparison_paths_ = paths;
   comparison_layout_ = std::make_unique<TimelineLayout>(comparison_->trace);
   comparison_timeline_->setTimeline(comparison_layout_.get());
+  comparison_selection_->setRun(comparison_.get(), comparison_layout_.get());
   step_lock_->setEnabled(true);
   step_lock_->follow();
   comparison_dock_->setDiff(analysis::diff_runs(*run_, *comparison_), run_paths_, paths);

@@ -21,6 +21,7 @@ void MainWindow::presentOverview(LoadOutcome outcome, const QStringList& paths) 
   timeline_->setTimeline(nullptr);
   overview_->setTimeline(nullptr);
   comparison_timeline_->setTimeline(nullptr);
+  comparison_selection_->setRun(nullptr, nullptr);
   search_ = {};
   search_text_.clear();
   hit_.reset();

@@ -22,7 +22,8 @@ const viewer::TimelineLayout& layout() {
 }
 
 void paint_bench(benchmark::State& state, double fraction) {
-  viewer::TimelineWidget w;
+  viewer::SelectionModel selection;  // nothing selected: the frame is the rows and the ruler
+  viewer::TimelineWidget w(&selection);
   w.resize(1920, 1080);
   w.setTimeline(&layout());
   viewer::Viewport vp = w.viewport();
@@ -43,7 +44,8 @@ BENCHMARK(BM_PaintZoomedOut)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_PaintOnePercent)->Unit(benchmark::kMillisecond);
 
 void BM_PaintOverview(benchmark::State& state) {
-  viewer::TimelineWidget timeline;
+  viewer::SelectionModel selection;
+  viewer::TimelineWidget timeline(&selection);
   timeline.resize(1920, 1080);
   timeline.setTimeline(&layout());
   viewer::OverviewWidget w(&timeline);

@@ -1,0 +1,60 @@
+// Paints one frame of the timeline (TimelineFrame) with QPainter from the model's data (viewer/model): the
+// rows, the label column, the ruler and what is drawn over the rows (search hits, the measured range, the
+// selected event with its launch arrow). No widget state: what the widget knows comes in the frame and the
+// arguments, so the window and the paint benchmark draw the same pixels.
+#pragma once
+
+#include <QFont>
+
+#include <cstdint>
+#include <optional>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "viewer/app/timeline_frame.h"
+#include "viewer/model/level_of_detail.h"
+#include "viewer/model/search.h"
+
+class QPainter;
+
+namespace shardscope::viewer {
+
+// "1.234 ms", "12.0 µs", ...: the ruler's span, the tooltips' and the docks' durations.
+QString format_ns(double ns);
+
+class TimelinePainter {
+ public:
+  // `scratch` is reused from frame to frame (the marks of one row at a time).
+  TimelinePainter(QPainter& p, const TimelineFrame& frame, const QFont& font, std::vector<Mark>& scratch)
+      : p_(p), f_(frame), font_(font), marks_(scratch) {}
+
+  // The rows (timeline_painter.cc): slices batched by colour, merged runs lighter, folded groups' summary
+  // lanes, counters as area charts with their y axis, derived rows (FSDP units), names on slices wide enough;
+  // the scrolling rows under the pinned ones, then the label column (folds, the lane cap's "+N") over them.
+  void rows();
+  // Where a dragged row would land: a line across at `y`.
+  void dropLine(int y);
+  // Over the rows (timeline_overlays.cc): search hits outlined, the measured range [lo, hi) tinted, the
+  // selected event outlined (on its track and its derived rows) with the arrow from its launch.
+  void highlights(const SearchResult& hits);
+  void range(std::pair<int64_t, int64_t> r);
+  void selection(uint32_t rank, model::EventRef event);
+  void ruler();
+
+ private:
+  void rowRange(size_t first, size_t last, int scroll, int clip_top);
+  using ByColour = std::unordered_map<Rgb, std::vector<QRectF>>;
+  void summaryLane(const Row& row, int y, ByColour& out);
+  void counter(const Row& row, int y);
+  void labels(size_t first, size_t last, int scroll, int clip_top);
+  void clipToPlot();
+
+  QPainter& p_;
+  const TimelineFrame& f_;
+  const QFont& font_;
+  std::vector<Mark>& marks_;
+  std::vector<uint32_t> tracks_, derived_;  // a folded row's members
+};
+
+}  // namespace shardscope::viewer
