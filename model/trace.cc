@@ -40,6 +40,11 @@ double CounterSeries::peak() const {
   return p;
 }
 
+void Rank::set_run_config(nlohmann::json cfg) {
+  run_config = std::move(cfg);
+  shape = trace::run_shape_from_json(run_config);
+}
+
 size_t Rank::event_count() const {
   size_t n = 0;
   for (const Track& t : tracks) n += t.events.size();

@@ -12,6 +12,7 @@
 #include "model/args.h"
 #include "model/event.h"
 #include "model/strings.h"
+#include "tracer/format/run_shape.h"
 
 namespace shardscope::model {
 
@@ -65,7 +66,8 @@ struct Rank {
   std::vector<Track> tracks;
   std::vector<CounterSeries> counters;
   std::vector<Step> steps;            // sorted by start (importers sort them before events refer to them by index)
-  nlohmann::json run_config;          // the trainer's configuration (null when the trace has none)
+  nlohmann::json run_config;          // the trainer's configuration as written (null when the trace has none)
+  trace::RunShape shape;              // what run_config says, typed (set_run_config); Kineto's unit names
   nlohmann::json metadata;            // other header fields worth showing (null when none)
   std::vector<ClockPair> clock_sync;  // sorted by trace_ns; empty when the trace gives no mapping
   std::vector<std::string> warnings;  // what the importer noticed but could read past (truncation, ...)
@@ -75,6 +77,8 @@ struct Rank {
   std::string_view str(StringId id) const { return strings.str(id); }
   size_t event_count() const;
   const CounterSeries* counter(std::string_view name) const;
+  // run_config and the shape parsed from it, together: the one place run_config is read.
+  void set_run_config(nlohmann::json cfg);
   // Sorts every track's events and the counters' samples; importers call it last.
   void finalize();
 };

@@ -4,7 +4,6 @@
 
 #include <fmt/format.h>
 
-#include "model/json_get.h"
 #include "sizing/zero_model.h"
 #include "tracer/format/keys.h"
 
@@ -44,34 +43,30 @@ ActivationPrediction predict_activations(const ActivationConfig& c) {
   return p;
 }
 
-std::optional<ActivationConfig> activation_config_from_run(const nlohmann::json& rc, MemoryNa& why) {
-  if (!rc.is_object()) {
+std::optional<ActivationConfig> activation_config_from_run(const trace::RunShape& rc, MemoryNa& why) {
+  if (!rc.given) {
     why = {MemoryNa::Code::NoActivationRunConfig};
     return std::nullopt;
   }
-  const nlohmann::json* model = model::json_field(rc, keys::kCfgModel);
-  static const nlohmann::json kNone;
-  const nlohmann::json& m = model ? *model : kNone;
   ActivationConfig c;
   std::vector<std::string> missing;
-  auto need = [&](const nlohmann::json& o, const char* key, const std::string& label, double& into) {
-    std::optional<double> v = model::json_number(o, key);
+  auto need = [&](const std::optional<double>& v, const std::string& label, double& into) {
     if (v && *v > 0) into = *v;
     else
       missing.push_back(label);
   };
-  need(m, keys::kCfgModelSeqLen, "model.seq_len", c.seq_len);
-  need(rc, keys::kCfgBatchSize, "batch_size", c.batch);
-  need(m, keys::kCfgModelDim, "model.dim", c.hidden);
-  need(m, keys::kCfgModelHeads, "model.heads", c.heads);
-  need(m, keys::kCfgModelLayers, "model.layers", c.layers);
+  need(rc.model.seq_len, "model.seq_len", c.seq_len);
+  need(rc.batch_size, "batch_size", c.batch);
+  need(rc.model.dim, "model.dim", c.hidden);
+  need(rc.model.heads, "model.heads", c.heads);
+  need(rc.model.layers, "model.layers", c.layers);
   if (!missing.empty()) {
     why = {MemoryNa::Code::NoActivationInputs, fmt::format("{}", fmt::join(missing, ", "))};
     return std::nullopt;
   }
-  std::string dtype = model::json_string(rc, keys::kCfgParamDtype).value_or("fp32");
+  const std::string dtype = rc.param_dtype.value_or("fp32");
   c.bytes_per_element = dtype == "fp32" || dtype == "float32" || dtype == "float" ? 4 : 2;
-  c.checkpointing = model::json_truthy(rc, keys::kCfgActivationCheckpointing);
+  c.checkpointing = rc.activation_checkpointing;
   return c;
 }
 

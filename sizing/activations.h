@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include "tracer/format/run_shape.h"
 
 namespace shardscope::sizing {
 
@@ -47,6 +47,6 @@ std::optional<int64_t> checked_ffn_activation_elements(int64_t seq_len, int64_t 
 // From run_config: model.{seq_len, dim, heads, layers}, batch_size, activation_checkpointing and
 // param_dtype (the dtype the blocks compute in); nullopt with what is missing.
 struct MemoryNa;
-std::optional<ActivationConfig> activation_config_from_run(const nlohmann::json& run_config, MemoryNa& why_not);
+std::optional<ActivationConfig> activation_config_from_run(const trace::RunShape& run, MemoryNa& why_not);
 
 }  // namespace shardscope::sizing

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "model/json_get.h"
 #include "tracer/format/keys.h"
 #include "tracer/format/run_config.h"
 
@@ -44,60 +43,50 @@ MemoryPrediction predict(const MemoryConfig& c) {
   return p;
 }
 
-std::optional<MemoryConfig> config_from_run(const nlohmann::json& rc, int world_size, MemoryNa& why) {
-  if (!rc.is_object()) {
+std::optional<MemoryConfig> config_from_run(const trace::RunShape& rc, int world_size, MemoryNa& why) {
+  if (!rc.given) {
     why = {MemoryNa::Code::NoRunConfig};
     return std::nullopt;
   }
   MemoryConfig c;
-  std::string sharding = model::json_string(rc, keys::kCfgSharding).value_or("");
-  const std::optional<trace::Sharding> strategy = trace::sharding_from_name(sharding);
+  const std::optional<trace::Sharding> strategy = rc.strategy();
   if (strategy) c.stage = trace::zero_stage(*strategy);
   else {
-    why = sharding.empty() ? MemoryNa{MemoryNa::Code::NoSharding} : MemoryNa{MemoryNa::Code::UnknownSharding, sharding};
+    why = rc.sharding.empty() ? MemoryNa{MemoryNa::Code::NoSharding}
+                              : MemoryNa{MemoryNa::Code::UnknownSharding, rc.sharding};
     return std::nullopt;
   }
-  // Read as doubles and range-checked before the cast: a double past int's range does not convert.
-  auto count = [](std::optional<double> v, int fallback) { return v && *v >= 1 && *v <= 1e7 ? int(*v) : fallback; };
-  c.world = count(model::json_number(rc, keys::kWorldSize), world_size);
-  if (strategy == trace::Sharding::HybridShard)
-    c.world = count(model::json_number(rc, keys::kCfgRanksPerNode), c.world);
+  c.world = rc.world_size > 0 ? rc.world_size : world_size;
+  if (strategy == trace::Sharding::HybridShard && rc.ranks_per_node > 0) c.world = rc.ranks_per_node;
   if (c.world <= 0) c.world = std::max(1, world_size);
-  if (rc.contains(keys::kCfgUnits) && rc[keys::kCfgUnits].is_array()) {
-    // A parameter count is finite and below 1e15 (a thousand times the largest models): anything else would
-    // print inf and draw NaN-wide bars, so the prediction is n/a with the reason.
-    auto plausible = [](double v) { return std::isfinite(v) && v >= 0 && v <= 1e15; };
-    size_t i = 0;
-    for (const auto& u : rc[keys::kCfgUnits]) {
-      double n = model::json_number(u, keys::kCfgUnitParams).value_or(0.0);
-      const double claimed_padded = model::json_number(u, keys::kCfgUnitPaddedParams).value_or(n);
-      if (!plausible(n) || !plausible(claimed_padded)) {
-        why = {MemoryNa::Code::ImplausibleUnitParams, "", plausible(n) ? claimed_padded : n, i};
-        return std::nullopt;
-      }
-      ++i;
-      c.params += n;
-      // Units are sharded and gathered padded to a multiple of N.
-      const double padded = model::json_number(u, keys::kCfgUnitPaddedParams).value_or(n);
-      c.padded_params += padded;
-      // FSDP keeps the root unit gathered.
-      if (model::json_number(u, keys::kCfgUnitId).value_or(-1) == keys::kRootUnit && rc[keys::kCfgUnits].size() > 1)
-        c.root_unit_params = padded;
-      else
-        c.largest_unit_params = std::max(c.largest_unit_params, padded);
+  // A parameter count is finite and below 1e15 (a thousand times the largest models): anything else would
+  // print inf and draw NaN-wide bars, so the prediction is n/a with the reason.
+  auto plausible = [](double v) { return std::isfinite(v) && v >= 0 && v <= 1e15; };
+  for (size_t i = 0; i < rc.units.size(); ++i) {
+    const trace::UnitShape& u = rc.units[i];
+    const double n = u.params.value_or(0.0);
+    // Units are sharded and gathered padded to a multiple of N.
+    const double padded = u.padded_params.value_or(n);
+    if (!plausible(n) || !plausible(padded)) {
+      why = {MemoryNa::Code::ImplausibleUnitParams, "", plausible(n) ? padded : n, i};
+      return std::nullopt;
     }
+    c.params += n;
+    c.padded_params += padded;
+    // FSDP keeps the root unit gathered.
+    if (u.id == keys::kRootUnit && rc.units.size() > 1) c.root_unit_params = padded;
+    else
+      c.largest_unit_params = std::max(c.largest_unit_params, padded);
   }
   if (c.params <= 0) {
     why = {MemoryNa::Code::NoUnitParams};
     return std::nullopt;
   }
-  std::string dtype = model::json_string(rc, keys::kCfgParamDtype).value_or("fp32");
-  if (!apply_dtype(c, dtype)) apply_dtype(c, "fp32");
+  if (!apply_dtype(c, rc.param_dtype.value_or("fp32"))) apply_dtype(c, "fp32");
   c.precision = Precision::Fsdp;  // shardscope-train keeps its states as PyTorch FSDP does
-  c.offload = model::json_truthy(rc, keys::kCfgCpuOffload);
-  const auto prefetch = trace::prefetch_from_name(model::json_string(rc, keys::kCfgBackwardPrefetch).value_or("none"));
-  const bool prefetching = prefetch && *prefetch != trace::BackwardPrefetch::None;
-  c.units_in_flight = units_in_flight(prefetching, model::json_truthy(rc, keys::kCfgForwardPrefetch));
+  c.offload = rc.cpu_offload;
+  const std::optional<trace::BackwardPrefetch> prefetch = rc.prefetch();
+  c.units_in_flight = units_in_flight(prefetch && *prefetch != trace::BackwardPrefetch::None, rc.forward_prefetch);
   return c;
 }
 

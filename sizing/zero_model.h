@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include "tracer/format/run_shape.h"
 
 namespace shardscope::sizing {
 
@@ -96,6 +96,6 @@ struct MemoryNa {
 
 // The configuration a trace's run_config describes (shardscope-train's: Precision::Fsdp); nullopt with the
 // reason when it lacks what is needed.
-std::optional<MemoryConfig> config_from_run(const nlohmann::json& run_config, int world_size, MemoryNa& why_not);
+std::optional<MemoryConfig> config_from_run(const trace::RunShape& run, int world_size, MemoryNa& why_not);
 
 }  // namespace shardscope::sizing

@@ -10,6 +10,19 @@
 namespace shardscope::analysis {
 namespace {
 
+// The per-step means `diff` shows: WindowMetrics' times (and the two it derives), each with its label.
+struct PerStepRow {
+  const char* label;
+  int64_t (*ns)(const metrics::WindowMetrics&);
+};
+constexpr PerStepRow kPerStepRows[] = {
+    {"mean step time ms", [](const metrics::WindowMetrics& m) { return m.window_ns; }},
+    {"mean compute ms / step", [](const metrics::WindowMetrics& m) { return m.compute_ns; }},
+    {"mean communication ms / step", [](const metrics::WindowMetrics& m) { return m.comm_ns; }},
+    {"mean exposed comm ms / step", [](const metrics::WindowMetrics& m) { return m.exposed_ns(); }},
+    {"mean idle ms / step", [](const metrics::WindowMetrics& m) { return m.idle_ns(); }},
+};
+
 std::vector<DiffRow> metric_rows(const report::RankReport& a, const report::RankReport& b) {
   std::vector<DiffRow> rows;
   // A row, with each side's reason where its value is missing.
@@ -33,28 +46,14 @@ std::vector<DiffRow> metric_rows(const report::RankReport& a, const report::Rank
       whole(b, [](auto& w) { return w.non_compute_pct(); }), whole_na(a), whole_na(b));
   // Means over the steps all_steps sums: the completed ones (an aborted step is left out of both).
   auto completed = [](const report::RankReport& r) { return r.steps.size() - r.aborted_steps.size(); };
-  auto per_step = [&](const report::RankReport& r, int64_t metrics::WindowMetrics::*field) -> std::optional<double> {
-    if (completed(r) == 0) return std::nullopt;
-    return double(r.all_steps.*field) / 1e6 / double(completed(r));
-  };
-  auto per_step_f = [&](const report::RankReport& r,
-                        int64_t (metrics::WindowMetrics::*f)() const) -> std::optional<double> {
-    if (completed(r) == 0) return std::nullopt;
-    return double((r.all_steps.*f)()) / 1e6 / double(completed(r));
+  auto per_step = [&](const report::RankReport& r, int64_t (*ns)(const metrics::WindowMetrics&)) {
+    if (completed(r) == 0) return std::optional<double>();
+    return std::optional<double>(double(ns(r.all_steps)) / 1e6 / double(completed(r)));
   };
   const Na sa = a.steps_na, sb = b.steps_na;
   add("steps", a.steps.empty() ? std::nullopt : std::optional<double>(double(a.steps.size())),
       b.steps.empty() ? std::nullopt : std::optional<double>(double(b.steps.size())), sa, sb);
-  add("mean step time ms", per_step(a, &metrics::WindowMetrics::window_ns),
-      per_step(b, &metrics::WindowMetrics::window_ns), sa, sb);
-  add("mean compute ms / step", per_step(a, &metrics::WindowMetrics::compute_ns),
-      per_step(b, &metrics::WindowMetrics::compute_ns), sa, sb);
-  add("mean communication ms / step", per_step(a, &metrics::WindowMetrics::comm_ns),
-      per_step(b, &metrics::WindowMetrics::comm_ns), sa, sb);
-  add("mean exposed comm ms / step", per_step_f(a, &metrics::WindowMetrics::exposed_ns),
-      per_step_f(b, &metrics::WindowMetrics::exposed_ns), sa, sb);
-  add("mean idle ms / step", per_step_f(a, &metrics::WindowMetrics::idle_ns),
-      per_step_f(b, &metrics::WindowMetrics::idle_ns), sa, sb);
+  for (const PerStepRow& row : kPerStepRows) add(row.label, per_step(a, row.ns), per_step(b, row.ns), sa, sb);
   auto steps_overlap_na = [](const report::RankReport& r) {
     return r.steps.empty() ? r.steps_na : Na::NoCommunicationInAnySteps;
   };

@@ -11,6 +11,8 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <type_traits>
+#include <variant>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -18,6 +20,7 @@
 #include <zlib.h>
 
 #include "analyzer/analysis/summary_codec.h"
+#include "analyzer/analysis/summary_tables.h"
 #include "plugins/common/magic.h"
 #include "plugins/load/load.h"
 #include "tracer/format/error.h"
@@ -29,22 +32,19 @@ namespace {
 
 constexpr size_t kDeviceTimeRows = 20;  // the device_time table's rows
 
-constexpr const char* kSchema = R"sql(
-CREATE TABLE meta(key TEXT PRIMARY KEY, value) WITHOUT ROWID;
-CREATE TABLE steps(step INTEGER, start_ns INTEGER, end_ns INTEGER, aborted INTEGER, window_ns INTEGER, compute_ns INTEGER, comm_ns INTEGER,
-                   overlap_ns INTEGER, exposed_ns INTEGER, busy_ns INTEGER, idle_ns INTEGER);
-CREATE TABLE collectives(kind TEXT, ordinal INTEGER, unit INTEGER, group_size INTEGER, bytes INTEGER, issued_ns INTEGER, start_ns INTEGER,
-                         end_ns INTEGER, wall_start_ns INTEGER, seq INTEGER, process_group TEXT);
-CREATE TABLE collective_stats(kind TEXT, count INTEGER, time_ns INTEGER, bytes INTEGER, sized_count INTEGER, sized_time_ns INTEGER,
-                              algbw_gbps REAL, busbw_gbps REAL, group_size INTEGER);
-CREATE TABLE prefetch_units(step INTEGER, unit INTEGER, next_unit INTEGER, issued_ns INTEGER, ag_start_ns INTEGER, ag_end_ns INTEGER,
-                            issue_lead_ns INTEGER, ag_ns INTEGER, hidden_ns INTEGER, exposed_wait_ns INTEGER, cause INTEGER,
-                            all_gather_ordinal INTEGER, all_gather_group TEXT, all_gather_by_seq INTEGER);
-CREATE TABLE memory(category TEXT, measured_bytes REAL, predicted_bytes REAL);
-CREATE TABLE device_time(name TEXT, total_ns INTEGER);
+// The tables without a row type of their own; summary_tables.cc declares the others.
+constexpr const char* kMetaTable = "\nCREATE TABLE meta(key TEXT PRIMARY KEY, value) WITHOUT ROWID;\n";
+constexpr const char* kOtherTables = R"sql(CREATE TABLE device_time(name TEXT, total_ns INTEGER);
 CREATE TABLE warnings(message TEXT);
 CREATE TABLE report(cbor BLOB);
 )sql";
+
+// The schema as one script, in the order the tables have always been created (the file's bytes follow it).
+std::string schema() {
+  return kMetaTable + create_statement(kStepsTable) + create_statement(kCollectivesTable) +
+         create_statement(kCollectiveStatsTable) + create_statement(kPrefetchUnitsTable) +
+         create_statement(kMemoryTable) + kOtherTables;
+}
 
 struct DbClose {
   void operator()(sqlite3* db) const { sqlite3_close(db); }
@@ -158,6 +158,26 @@ std::vector<uint8_t> unzip_record(const std::vector<uint8_t>& z, const std::stri
   return out;
 }
 
+// Each row of `rows` into `t`, its columns bound in order.
+template <class Row>
+void insert_rows(sqlite3* db, const Table<Row>& t, const std::vector<Row>& rows, const std::string& file) {
+  Stmt st(db, insert_statement(t).c_str(), file);
+  for (const Row& row : rows) {
+    int i = 0;
+    for (const Column<Row>& c : t.columns) {
+      ++i;
+      std::visit(
+          [&](const auto& v) {
+            if constexpr (std::is_same_v<std::decay_t<decltype(v)>, KnownInt>) st.bind_known(i, v.v);
+            else
+              st.bind(i, v);
+          },
+          c.get(row));
+    }
+    st.run();
+  }
+}
+
 void write_tables(sqlite3* db, const RankSummary& s, const std::string& file) {
   const report::RankReport& r = s.report;
   {
@@ -175,67 +195,14 @@ void write_tables(sqlite3* db, const RankSummary& s, const std::string& file) {
         std::string_view(s.header.run_config.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
     if (s.header.wall_start) put("wall_start_ns", *s.header.wall_start);
   }
-  Stmt st(db, "INSERT INTO steps VALUES (?,?,?,?,?,?,?,?,?,?,?)", file);
-  for (const report::StepRow& row : r.steps)
-    st.bind(1, row.step.number)
-        .bind(2, row.step.start_ns)
-        .bind(3, row.step.end_ns)
-        .bind(4, int64_t(row.step.aborted))
-        .bind(5, row.m.window_ns)
-        .bind(6, row.m.compute_ns)
-        .bind(7, row.m.comm_ns)
-        .bind(8, row.m.overlap_ns)
-        .bind(9, row.m.exposed_ns())
-        .bind(10, row.m.busy_ns)
-        .bind(11, row.m.idle_ns())
-        .run();
-  Stmt co(db, "INSERT INTO collectives VALUES (?,?,?,?,?,?,?,?,?,?,?)", file);
-  for (const CollectiveRecord& c : s.collectives)
-    co.bind(1, model::to_string(c.kind))
-        .bind(2, c.ordinal)
-        .bind(3, int64_t(c.unit))
-        .bind(4, int64_t(c.group_size))
-        .bind_known(5, c.bytes)
-        .bind_known(6, c.issued_ns)
-        .bind(7, c.start_ns)
-        .bind(8, c.end_ns)
-        .bind(9, c.wall_start_ns)
-        .bind_known(10, c.seq >= 0 ? c.seq : model::kUnknown)
-        .bind(11, std::string_view(c.group))
-        .run();
-  Stmt cs(db, "INSERT INTO collective_stats VALUES (?,?,?,?,?,?,?,?,?)", file);
-  for (const metrics::CollectiveStats& c : r.collectives)
-    cs.bind(1, model::to_string(c.kind))
-        .bind(2, c.count)
-        .bind(3, c.time_ns)
-        .bind(4, c.bytes)
-        .bind(5, c.sized_count)
-        .bind(6, c.sized_time_ns)
-        .bind(7, c.algbw_gbps())
-        .bind(8, c.busbw_gbps())
-        .bind(9, int64_t(c.group_size))
-        .run();
-  Stmt pu(db, "INSERT INTO prefetch_units VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", file);
+  insert_rows(db, kStepsTable, r.steps, file);
+  insert_rows(db, kCollectivesTable, s.collectives, file);
+  insert_rows(db, kCollectiveStatsTable, r.collectives, file);
+  std::vector<PrefetchUnitRow> units;
   for (const metrics::StepPrefetch& sp : r.prefetch.steps)
-    for (const metrics::UnitPrefetch& u : sp.units)
-      pu.bind(1, sp.step)
-          .bind(2, int64_t(u.unit))
-          .bind(3, int64_t(u.next_unit))
-          .bind(4, u.issued_ns)
-          .bind(5, u.ag_start_ns)
-          .bind(6, u.ag_end_ns)
-          .bind(7, u.issue_lead_ns)
-          .bind(8, u.ag_ns)
-          .bind(9, u.hidden_ns)
-          .bind(10, u.exposed_wait_ns)
-          .bind(11, int64_t(u.cause))
-          .bind(12, u.all_gather_ordinal)
-          .bind(13, std::string_view(u.all_gather_group))
-          .bind(14, int64_t(u.all_gather_by_seq))
-          .run();
-  Stmt me(db, "INSERT INTO memory VALUES (?,?,?)", file);
-  for (const metrics::MemoryRow& row : r.memory.rows)
-    me.bind(1, std::string_view(row.category)).bind(2, row.measured).bind(3, row.predicted).run();
+    for (const metrics::UnitPrefetch& u : sp.units) units.push_back({sp.step, &u});
+  insert_rows(db, kPrefetchUnitsTable, units, file);
+  insert_rows(db, kMemoryTable, r.memory.rows, file);
   // The table keeps the activities that took the most time (kernel names run to hundreds of characters, and a
   // trace may hold hundreds of them); every one is in the report record, for `diff`.
   std::vector<std::pair<int64_t, const std::string*>> by_time;
@@ -295,7 +262,7 @@ void write_summary(const fs::path& path, const RankSummary& s) {
     Db db = open(tmp, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
     // Small pages: a summary of a small trace stays small. No journal: a crash leaves only the temporary file.
     exec(db.get(), "PRAGMA page_size = 1024; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; BEGIN", tmp.string());
-    exec(db.get(), kSchema, tmp.string());
+    exec(db.get(), schema().c_str(), tmp.string());
     write_tables(db.get(), s, tmp.string());
     exec(db.get(), "COMMIT", tmp.string());
   } catch (...) {

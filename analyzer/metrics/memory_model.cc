@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 
-#include "model/json_get.h"
 #include "tracer/format/keys.h"
 #include "tracer/format/run_config.h"
 
@@ -32,11 +31,10 @@ RankMemory compare_memory(const model::Rank& rank) {
   using Code = MemoryNa::Code;
   RankMemory out;
   out.rank = rank.rank;
-  out.config = config_from_run(rank.run_config, rank.world_size, out.states_na);
+  out.config = config_from_run(rank.shape, rank.world_size, out.states_na);
   std::optional<MemoryPrediction> p;
   if (out.config) p = predict(*out.config);
-  if (auto ac = activation_config_from_run(rank.run_config, out.activations_na))
-    out.activations = predict_activations(*ac);
+  if (auto ac = activation_config_from_run(rank.shape, out.activations_na)) out.activations = predict_activations(*ac);
   struct Cat {
     const char* counter;
     std::optional<double> predicted;

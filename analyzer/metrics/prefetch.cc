@@ -7,7 +7,6 @@
 #include "analyzer/metrics/breakdown.h"
 #include "analyzer/metrics/prefetch_internal.h"
 #include "analyzer/metrics/rate_limiter.h"
-#include "model/json_get.h"
 #include "model/saturating.h"
 #include "tracer/format/keys.h"
 
@@ -179,10 +178,63 @@ void judge_run(RankPrefetch& out) {
     out.verdict = out.steady_hidden_share() >= kHiddenShareThreshold ? Verdict::Effective : Verdict::NotEffective;
 }
 
+namespace {
+
+// The pair (BC_i, BC_{i-1}) of consecutive backward computes, with AG_{i-1}, the next unit's all-gather.
+UnitPrefetch pair_of(const Ref& current, const Ref& following, const Ref* ag, const DeviceSets& sets,
+                     const RssByEnd& rss_by_end, const RateLimiter& limiter) {
+  const Event& cur = *current.e;
+  const Event& next = *following.e;
+  const Event& a = *ag->e;
+  UnitPrefetch u;
+  u.unit = cur.unit;
+  u.next_unit = next.unit;
+  u.compute = current.at;
+  u.next_compute = following.at;
+  u.all_gather = ag->at;
+  u.compute_start_ns = cur.ts_ns;
+  u.compute_end_ns = cur.end_ns();
+  u.next_compute_start_ns = next.ts_ns;
+  u.issued_ns = issued(a);
+  u.ag_start_ns = a.ts_ns;
+  u.ag_end_ns = a.end_ns();
+  // Issue order is a host matter: on a GPU the host runs ahead of the device, so AG_{i-1}'s issue is set
+  // against BC_i's first launch (the importers give derived compute its launch), on a CPU its start.
+  u.compute_issued_ns = issued(cur);
+  u.issue_lead_ns = sat_diff(issued(cur), issued(a));
+  u.ag_ns = a.dur_ns;
+  u.hidden_ns = length_within(sets.compute, a.ts_ns, a.end_ns());
+  const int64_t wait_end = std::min(a.end_ns(), next.ts_ns);
+  u.exposed_wait_ns =
+      std::max<int64_t>(0, sat_sub(sat_sub(wait_end, a.ts_ns), length_within(sets.compute, a.ts_ns, wait_end)));
+  u.queued_ns = sat_diff(a.ts_ns, issued(a));
+  if (const ReduceScatter* r = rs_before(rss_by_end, ag->at.track, issued(a), a.ts_ns)) {
+    u.serialized_behind_rs = true;
+    u.reduce_scatter = r->at;
+  }
+  if (auto hit = limiter.held_from(a)) u.throttled = true, u.throttled_from_ns = *hit;
+  if (!hidden(u)) u.cause = pair_cause(u);
+  return u;
+}
+
+// The trace's steps, or one step over all the check's events where it marks none.
+std::vector<model::Step> steps_or_whole(const model::Rank& rank, const Inputs& in) {
+  std::vector<model::Step> steps = rank.steps;
+  if (!steps.empty()) return steps;
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (const Ref& r : in.bcs) lo = std::min(lo, r.e->ts_ns), hi = std::max(hi, r.e->end_ns());
+  for (const Ref& r : in.ags) lo = std::min(lo, issued(*r.e)), hi = std::max(hi, r.e->end_ns());
+  const int64_t end = sat_add(hi, 1);  // just past the last end; INT64_MAX when that is the last end
+  steps.push_back({-1, lo, end, lo, end});
+  return steps;
+}
+
+}  // namespace
+
 RankPrefetch check_prefetch(const model::Rank& rank) {
   RankPrefetch out;
   out.rank = rank.rank;
-  out.configured = model::json_string(rank.run_config, keys::kCfgBackwardPrefetch).value_or("");
+  out.configured = rank.shape.backward_prefetch;
   out.unit_identity = rank.unit_identity;
   RateLimiter limiter(rank);
   out.limit = limiter.limit();
@@ -198,14 +250,7 @@ RankPrefetch check_prefetch(const model::Rank& rank) {
   DeviceSets sets = device_sets(rank);
   const RssByEnd rss_by_end = index_reduce_scatters(in.rss);
 
-  std::vector<model::Step> steps = rank.steps;
-  if (steps.empty()) {
-    int64_t lo = INT64_MAX, hi = INT64_MIN;
-    for (const Ref& r : in.bcs) lo = std::min(lo, r.e->ts_ns), hi = std::max(hi, r.e->end_ns());
-    for (const Ref& r : in.ags) lo = std::min(lo, issued(*r.e)), hi = std::max(hi, r.e->end_ns());
-    const int64_t end = sat_add(hi, 1);  // just past the last end; INT64_MAX when that is the last end
-    steps.push_back({-1, lo, end, lo, end});
-  }
+  const std::vector<model::Step> steps = steps_or_whole(rank, in);
   // The first iteration records the execution order, creates communicators and fills the allocator: step 0
   // is warm-up wherever the trace has later steps too.
   const bool has_warm_up = steps.size() > 1 && steps.front().number == 0;
@@ -264,7 +309,6 @@ RankPrefetch check_prefetch(const model::Rank& rank) {
       continue;
     }
     for (size_t j = 0; j + 1 < b.size(); ++j) {
-      const Event& cur = *b[j].e;
       const Event& next = *b[j + 1].e;
       // AG_{i-1}: the latest backward all-gather of the next unit that started before BC_{i-1}.
       const Ref* ag = nullptr;
@@ -275,36 +319,7 @@ RankPrefetch check_prefetch(const model::Rank& rank) {
         ++sp.missing_pairs;
         continue;
       }
-      const Event& a = *ag->e;
-      UnitPrefetch u;
-      u.unit = cur.unit;
-      u.next_unit = next.unit;
-      u.compute = b[j].at;
-      u.next_compute = b[j + 1].at;
-      u.all_gather = ag->at;
-      u.compute_start_ns = cur.ts_ns;
-      u.compute_end_ns = cur.end_ns();
-      u.next_compute_start_ns = next.ts_ns;
-      u.issued_ns = issued(a);
-      u.ag_start_ns = a.ts_ns;
-      u.ag_end_ns = a.end_ns();
-      // Issue order is a host matter: on a GPU the host runs ahead of the device, so AG_{i-1}'s issue is set
-      // against BC_i's first launch (the importers give derived compute its launch), on a CPU its start.
-      u.compute_issued_ns = issued(cur);
-      u.issue_lead_ns = sat_diff(issued(cur), issued(a));
-      u.ag_ns = a.dur_ns;
-      u.hidden_ns = length_within(sets.compute, a.ts_ns, a.end_ns());
-      const int64_t wait_end = std::min(a.end_ns(), next.ts_ns);
-      u.exposed_wait_ns =
-          std::max<int64_t>(0, sat_sub(sat_sub(wait_end, a.ts_ns), length_within(sets.compute, a.ts_ns, wait_end)));
-      u.queued_ns = sat_diff(a.ts_ns, issued(a));
-      if (const ReduceScatter* r = rs_before(rss_by_end, ag->at.track, issued(a), a.ts_ns)) {
-        u.serialized_behind_rs = true;
-        u.reduce_scatter = r->at;
-      }
-      if (auto hit = limiter.held_from(a)) u.throttled = true, u.throttled_from_ns = *hit;
-      if (!hidden(u)) u.cause = pair_cause(u);
-      sp.units.push_back(u);
+      sp.units.push_back(pair_of(b[j], b[j + 1], ag, sets, rss_by_end, limiter));
     }
     if (sp.units.empty()) {
       sp.na = NotApplicable::NoBackwardAllGather;

@@ -2,24 +2,16 @@
 
 #include <algorithm>
 
-#include "model/json_get.h"
 #include "tracer/format/keys.h"
 
 namespace shardscope::metrics {
 
 namespace {
-// torch/distributed/fsdp/_limiter_utils.py: _max_num_inflight_all_gathers = 2.
-constexpr int kFsdp1Limit = 2;
 int64_t issued(const model::Event& e) { return e.issued_ns != model::kUnknown ? e.issued_ns : e.ts_ns; }
 }  // namespace
 
 RateLimiter::RateLimiter(const model::Rank& rank) {
-  if (const nlohmann::json* v = model::json_field(rank.run_config, keys::kCfgLimitAllGathers)) {
-    // Clamped before the cast: a double past int's range does not convert.
-    if (v->is_number() && v->get<double>() >= 1) limit_ = int(std::min(v->get<double>(), 1e6));
-    else if (v->is_boolean() && v->get<bool>())
-      limit_ = kFsdp1Limit;
-  }
+  if (rank.shape.limit_all_gathers > 0) limit_ = rank.shape.limit_all_gathers;
   model::StringId mark = rank.strings.find(keys::kRateLimited);
   for (const model::Track& t : rank.tracks)
     for (const model::Event& e : t.events) {

@@ -176,6 +176,8 @@ size_t derive_fsdp_units(model::Rank& rank, std::vector<model::Event>& events, s
       track_of.push_back(track);
     }
   }
+  // Typed on the rank's shape, numbered in forward order; the metadata key is what `inspect` shows.
+  for (size_t i = 0; i < u.names.size(); ++i) rank.shape.units.push_back({int64_t(i), u.names[i], {}, {}});
   rank.metadata[kineto_keys::kFsdpUnits] = u.names;
   rank.unit_identity = u.identity;
   return u.names.size();

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "model/classify.h"
-#include "model/json_get.h"
+#include "tracer/format/json_get.h"
 #include "model/steps.h"
 #include "plugins/common/gpu_join.h"
 #include "tracer/format/keys.h"
@@ -24,7 +24,7 @@ int64_t arg_int(const json& args, const char* key, int64_t fallback) {
   if (!args.is_object()) return fallback;
   auto it = args.find(key);
   if (it == args.end() || !it->is_number()) return fallback;
-  return model::json_int64(args, key).value_or(fallback);
+  return trace::json_int64(args, key).value_or(fallback);
 }
 
 bool has_stream(const trace::Event& e) {
@@ -45,7 +45,7 @@ bool is_gpu_event(const trace::Event& e) {
 // shardscope_clock_sync metadata event.
 std::optional<model::ClockPair> clock_pair(const json& o) {
   // Read as integers: a double loses nanoseconds on an epoch-sized realtime value.
-  auto mono = model::json_int64(o, keys::kMonotonicNs), real = model::json_int64(o, keys::kRealtimeNs);
+  auto mono = trace::json_int64(o, keys::kMonotonicNs), real = trace::json_int64(o, keys::kRealtimeNs);
   if (!mono || !real) return std::nullopt;
   return model::ClockPair{*mono, *real};
 }
@@ -85,18 +85,18 @@ model::Rank rank_of_header(const trace::TraceFile& file, const std::string& path
   r.source = path;
   r.format = "shardscope";
   const json& h = file.shardscope;
-  r.rank = int(model::json_int_in(h, keys::kRank, 0, INT32_MAX - 1).value_or(-1));
-  r.world_size = int(model::json_int_in(h, keys::kWorldSize, 1, INT32_MAX).value_or(0));
-  if (h.contains(keys::kRunConfig)) r.run_config = h[keys::kRunConfig];
+  r.rank = int(trace::json_int_in(h, keys::kRank, 0, INT32_MAX - 1).value_or(-1));
+  r.world_size = int(trace::json_int_in(h, keys::kWorldSize, 1, INT32_MAX).value_or(0));
+  if (h.contains(keys::kRunConfig)) r.set_run_config(h[keys::kRunConfig]);
   for (const char* k : {keys::kHost, keys::kClock, keys::kTracer, keys::kDroppedRecords})
     if (h.contains(k)) r.metadata[k] = h[k];
-  if (const json* clock = model::json_field(h, keys::kClock))
-    if (auto p = clock_pair(model::json_field(*clock, keys::kClockSync) ? (*clock)[keys::kClockSync] : json()))
+  if (const json* clock = trace::json_field(h, keys::kClock))
+    if (auto p = clock_pair(trace::json_field(*clock, keys::kClockSync) ? (*clock)[keys::kClockSync] : json()))
       r.clock_sync.push_back(*p);
   if (file.truncated)
     r.warnings.push_back(fmt::format("{}: file cut off at byte {} ({}): read the {} whole events before the cut", path,
                                      file.truncated->offset, file.truncated->detail, file.events.size()));
-  if (int64_t dropped = model::json_int64(h, keys::kDroppedRecords).value_or(0); dropped > 0)
+  if (int64_t dropped = trace::json_int64(h, keys::kDroppedRecords).value_or(0); dropped > 0)
     r.warnings.push_back(fmt::format("{}: the tracer dropped {} records (its buffers were full)", path, dropped));
   r.truncated = file.truncated.has_value();
 

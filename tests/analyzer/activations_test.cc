@@ -39,7 +39,7 @@ std::optional<double> predicted(const metrics::RankMemory& m, const std::string&
 
 TEST(Activations, WithoutRecomputationEveryLayerKeepsItsActivations) {
   sizing::MemoryNa why;
-  auto c = sizing::activation_config_from_run(model_config(false, "bf16"), why);
+  auto c = sizing::activation_config_from_run(trace::run_shape_from_json(model_config(false, "bf16")), why);
   ASSERT_TRUE(c) << why.text;
   EXPECT_DOUBLE_EQ(sizing::layer_activation_bytes_16bit(*c), 720'896);
   sizing::ActivationPrediction p = sizing::predict_activations(*c);
@@ -50,7 +50,7 @@ TEST(Activations, WithoutRecomputationEveryLayerKeepsItsActivations) {
 
 TEST(Activations, Fp32ActivationsTakeTwiceTheBytes) {
   sizing::MemoryNa why;
-  auto c = sizing::activation_config_from_run(model_config(false, "fp32"), why);
+  auto c = sizing::activation_config_from_run(trace::run_shape_from_json(model_config(false, "fp32")), why);
   ASSERT_TRUE(c) << why.text;
   sizing::ActivationPrediction p = sizing::predict_activations(*c);
   EXPECT_DOUBLE_EQ(p.bytes, 2 * 4 * 720'896.0);  // 5,767,168
@@ -59,7 +59,7 @@ TEST(Activations, Fp32ActivationsTakeTwiceTheBytes) {
 
 TEST(Activations, FullCheckpointingKeepsLayerInputsPlusOneLayer) {
   sizing::MemoryNa why;
-  auto c = sizing::activation_config_from_run(model_config(true, "bf16"), why);
+  auto c = sizing::activation_config_from_run(trace::run_shape_from_json(model_config(true, "bf16")), why);
   ASSERT_TRUE(c) << why.text;
   // 2·s·b·h per layer × 4 layers = 131,072, plus one layer's 720,896.
   EXPECT_DOUBLE_EQ(sizing::predict_activations(*c).bytes, 851'968);
@@ -70,7 +70,7 @@ TEST(Activations, MissingFieldsAreNamed) {
   json rc = model_config(false, "bf16");
   rc.erase("batch_size");
   rc["model"].erase("heads");
-  EXPECT_FALSE(sizing::activation_config_from_run(rc, why));
+  EXPECT_FALSE(sizing::activation_config_from_run(trace::run_shape_from_json(rc), why));
   EXPECT_EQ(why.code, sizing::MemoryNa::Code::NoActivationInputs);
   EXPECT_NE(why.text.find("model.heads"), std::string::npos) << why.text;
   EXPECT_NE(why.text.find("batch_size"), std::string::npos) << why.text;

@@ -11,7 +11,7 @@ cd "$root"
 declare -A may=(
   [tracer]="tracer/"
   [model]="model/ tracer/format/"
-  [sizing]="sizing/ model/json_get.h tracer/format/"
+  [sizing]="sizing/ tracer/format/"
   [plugins]="plugins/ model/ tracer/format/"
   [analyzer]="analyzer/ plugins/ sizing/ model/ tracer/format/"
   [training]="training/ sizing/ tracer/"

@@ -38,6 +38,10 @@ TEST(Fsdp1Labels, UnitsAreInferredFromHookOrderAndSaidToBe) {
   EXPECT_EQ(rank.metadata[kineto_keys::kFsdpUnits].get<std::vector<std::string>>(),
             (std::vector<std::string>{"unit 0 (root, by order)", "unit 1 (by order)", "unit 2 (by order)",
                                       "unit 3 (by order)"}));
+  // The same names, typed on the rank's shape (what the viewer's unit rows read), numbered from the root.
+  ASSERT_EQ(rank.shape.units.size(), 4u);
+  EXPECT_EQ(rank.shape.unit_name(2), "unit 2 (by order)");
+  EXPECT_FALSE(rank.shape.given);  // a PyTorch trace has no run_config
   // The root's hook prefetches block 3, block 3's block 2, block 2's block 1: reverse post-forward order.
   EXPECT_EQ(backward_gather_units(rank), (std::vector<int>{3, 2, 1}));
   metrics::RankPrefetch p = metrics::check_prefetch(rank);

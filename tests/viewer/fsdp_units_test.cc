@@ -97,8 +97,8 @@ TEST(ViewerFsdpUnits, OneRowPerUnitInUnitOrderWithItsCollectivesAndCompute) {
 TEST(ViewerFsdpUnits, DeviceTimeComputePreferredAndUnitsNamedByTheTrace) {
   model::Trace trace = cpu_run();
   model::Rank& r = trace.ranks[0];
-  r.run_config = {
-      {k::kCfgUnits, {{{k::kCfgUnitId, 1}, {k::kName, "block0"}}, {{k::kCfgUnitId, 2}, {k::kName, "block1"}}}}};
+  r.set_run_config(
+      {{k::kCfgUnits, {{{k::kCfgUnitId, 1}, {k::kName, "block0"}}, {{k::kCfgUnitId, 2}, {k::kName, "block1"}}}}});
   // The importers' device-time unit ranges (cat "fsdp"): they replace the host ranges, as in the prefetch check.
   model::Track derived{-1, -1, "FSDP units (device time)", model::TrackKind::HostThread, {}};
   derived.events = {ev(r, k::kUnitForward, k::kCatFsdp, 105, 60, 1, IntervalClass::Host)};
@@ -115,7 +115,7 @@ TEST(ViewerFsdpUnits, DeviceTimeComputePreferredAndUnitsNamedByTheTrace) {
   EXPECT_EQ(device_compute, 1u);
 
   model::Rank plain;
-  plain.metadata = {{"fsdp_units", {"root", "blocks.0"}}};
+  plain.shape.units = {{0, "root", {}, {}}, {1, "blocks.0", {}, {}}};  // as the Kineto importer names them
   EXPECT_EQ(unit_label(plain, 1), "unit 1 · blocks.0");
   EXPECT_EQ(unit_label(plain, 5), "unit 5");
 }

@@ -4,46 +4,42 @@
 
 #include "sizing/zero_model.h"
 #include "tracer/format/keys.h"
+#include "tracer/format/run_shape.h"
 
 namespace shardscope::train {
 
 using json = nlohmann::json;
 
 json run_config(const Args& a, const FsdpOptions& o, const WorldEnv& w, int shard_size) {
-  json units = json::array();
-  for (const sizing::UnitLayout& u : sizing::unit_layouts(a.model)) {
-    int64_t padded = sizing::padded_numel(u.numel, shard_size);
-    units.push_back({{keys::kCfgUnitId, u.id},
-                     {keys::kName, u.name},
-                     {keys::kCfgUnitParams, u.numel},
-                     {keys::kCfgUnitPaddedParams, padded}});
-  }
   const sizing::ModelConfig& m = a.model;
-  json cfg = {{keys::kCfgSharding, sharding_name(o.sharding)},
-              {keys::kCfgBackwardPrefetch, prefetch_name(o.backward_prefetch)},
-              {keys::kCfgForwardPrefetch, o.forward_prefetch},
-              {keys::kCfgLimitAllGathers, o.limit_all_gathers},
-              {keys::kCfgParamDtype, dtype_name(o.param_dtype)},
-              {keys::kCfgReduceDtype, dtype_name(o.reduce_dtype)},
-              {keys::kWorldSize, w.world_size},
-              {keys::kCfgRanksPerNode, o.sharding == Sharding::HybridShard ? o.ranks_per_node : w.local_world_size},
-              {"shard_size", shard_size},
-              {keys::kCfgActivationCheckpointing, o.activation_checkpointing},
-              {keys::kCfgCpuOffload, a.cpu_offload},
-              {keys::kCfgOptimizer, "adamw"},
-              {keys::kCfgBatchSize, a.batch},
-              {"device", a.device},
-              {keys::kCfgModel,
-               {{"preset", m.preset},
-                {keys::kCfgModelLayers, m.layers},
-                {keys::kCfgModelDim, m.dim},
-                {keys::kCfgModelHeads, m.heads},
-                {"kv_heads", m.kv_heads},
-                {"ffn_dim", m.ffn_dim},
-                {"vocab", m.vocab},
-                {keys::kCfgModelSeqLen, m.seq_len},
-                {"params", sizing::parameter_count(m)}}},
-              {keys::kCfgUnits, units}};
+  shardscope::trace::RunShape shape{
+      .given = true,
+      .sharding = sharding_name(o.sharding),
+      .backward_prefetch = prefetch_name(o.backward_prefetch),
+      .forward_prefetch = o.forward_prefetch,
+      .limit_all_gathers = o.limit_all_gathers,
+      .param_dtype = dtype_name(o.param_dtype),
+      .reduce_dtype = dtype_name(o.reduce_dtype),
+      .world_size = w.world_size,
+      .ranks_per_node = o.sharding == Sharding::HybridShard ? o.ranks_per_node : w.local_world_size,
+      .activation_checkpointing = o.activation_checkpointing,
+      .cpu_offload = a.cpu_offload,
+      .batch_size = double(a.batch),
+      .model = {double(m.layers), double(m.dim), double(m.heads), double(m.seq_len)}};
+  for (const sizing::UnitLayout& u : sizing::unit_layouts(a.model))
+    shape.units.push_back({u.id, u.name, double(u.numel), double(sizing::padded_numel(u.numel, shard_size))});
+  // The shape the analysis parses back (tracer/format/run_shape.h), then what only the trainer knows.
+  json cfg = shardscope::trace::to_json(shape);
+  cfg["shard_size"] = shard_size;
+  cfg[keys::kCfgOptimizer] = "adamw";
+  cfg["device"] = a.device;
+  json& model = cfg[keys::kCfgModel];
+  model["preset"] = m.preset;
+  model["kv_heads"] = m.kv_heads;
+  model["ffn_dim"] = m.ffn_dim;
+  model["vocab"] = m.vocab;
+  model["params"] = sizing::parameter_count(m);
+  // The same on every rank, so that the ranks' headers agree.
   if (a.slow_rank >= 0)
     cfg[keys::kCfgPlantedDelay] = {{keys::kRank, a.slow_rank}, {keys::kCfgPlantedDelayMs, a.slow_rank_ms}};
   return cfg;

@@ -10,12 +10,11 @@
 #include "viewer/model/timeline_layout.h"
 
 using namespace shardscope;
-using shardscope::bench::trace;
 
 namespace {
 
 const viewer::TimelineLayout& layout() {
-  static const viewer::TimelineLayout l(trace());
+  static const viewer::TimelineLayout l(bench::trace());
   return l;
 }
 
@@ -31,7 +30,7 @@ size_t frame(const viewer::TimelineLayout& l, const viewer::Viewport& vp, std::v
 }
 
 void BM_LayoutBuild(benchmark::State& state) {
-  const model::Trace& tr = trace();
+  const model::Trace& tr = bench::trace();
   size_t bytes = 0, events = 0;
   for (auto _ : state) {
     viewer::TimelineLayout l(tr);

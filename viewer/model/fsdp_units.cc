@@ -2,26 +2,13 @@
 
 #include <map>
 
-#include "plugins/kineto/kineto_keys.h"
 #include "tracer/format/keys.h"
 
 namespace shardscope::viewer {
 
 std::string unit_label(const model::Rank& rank, int unit) {
   std::string label = "unit " + std::to_string(unit);
-  std::string name;
-  const nlohmann::json& cfg = rank.run_config;
-  if (cfg.is_object() && cfg.contains(keys::kCfgUnits) && cfg[keys::kCfgUnits].is_array()) {
-    for (const nlohmann::json& u : cfg[keys::kCfgUnits])
-      if (u.is_object() && u.value(keys::kCfgUnitId, -1) == unit && u.contains(keys::kName) &&
-          u[keys::kName].is_string())
-        name = u[keys::kName].get<std::string>();
-  } else if (const nlohmann::json& md = rank.metadata; md.is_object() && md.contains(kineto_keys::kFsdpUnits)) {
-    const nlohmann::json& names = md[kineto_keys::kFsdpUnits];
-    if (names.is_array() && unit >= 0 && size_t(unit) < names.size() && names[size_t(unit)].is_string())
-      name = names[size_t(unit)].get<std::string>();
-  }
-  if (!name.empty()) label += " · " + name;
+  if (std::string name = rank.shape.unit_name(unit); !name.empty()) label += " · " + name;
   return label;
 }
 

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace shardscope::model {
+namespace shardscope::trace {
 
 inline const nlohmann::json* json_field(const nlohmann::json& o, const char* key) {
   if (!o.is_object()) return nullptr;
@@ -56,4 +56,4 @@ inline bool json_truthy(const nlohmann::json& o, const char* key) {
   return false;
 }
 
-}  // namespace shardscope::model
+}  // namespace shardscope::trace
