@@ -14,10 +14,14 @@
 #include <string_view>
 #include <utility>
 
+namespace shardscope::sqlite {
+class Stmt;
+}
+
 namespace shardscope::nsys {
 
 class Export;
-class Stmt;
+using sqlite::Stmt;
 
 // Where a communicator's size came from, as the load's notes and metadata say it.
 inline constexpr const char* kSizeFromTable = "NCCL table";

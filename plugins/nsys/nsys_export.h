@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "plugins/nsys/nccl_comms.h"
-#include "plugins/nsys/sqlite_db.h"
+#include "plugins/nsys/nsys_db.h"
 
 namespace shardscope::nsys {
 

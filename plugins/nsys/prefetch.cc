@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "plugins/nsys/sqlite_db.h"
+#include "plugins/nsys/nsys_db.h"
 
 namespace shardscope::nsys {
 

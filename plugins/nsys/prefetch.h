@@ -18,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include "plugins/nsys/sqlite_db.h"
+#include "plugins/nsys/nsys_db.h"
 
 namespace shardscope::nsys {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "plugins/nsys/prefetch.h"
-#include "plugins/nsys/sqlite_db.h"
+#include "plugins/nsys/nsys_db.h"
 #include "tests/plugins/nsys_support.h"
 #include "tests/support/temp_dir.h"
 #include "tracer/format/error.h"

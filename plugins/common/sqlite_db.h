@@ -1,0 +1,107 @@
+// The one SQLite wrapper (Nsight Systems exports, rank summaries): a database opened read-only and immutable
+// (no locks, no journal, never written) or created to be written, statements that throw trace::TraceError
+// naming the file in their user's words, and what tables and columns a database has. Column reads are plain
+// calls into SQLite: the Nsight importer reads millions of rows through them.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <string_view>
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace shardscope::sqlite {
+
+// How a user's errors read, each a trace::TraceError(name, 0, ...): `cannot_open` then why SQLite cannot open
+// the file; `before`, SQLite's message about a failing statement, `after`. The views must outlive the Db
+// (string literals).
+struct Wording {
+  std::string_view cannot_open;
+  std::string_view before;
+  std::string_view after;
+};
+
+class Db {
+ public:
+  enum class Mode {
+    kRead,    // read-only and immutable: nobody writes the file while it is open
+    kCreate,  // read-write, created when absent
+  };
+  // `file`: what to open; `name`: what messages say. Throws trace::TraceError when SQLite cannot open it (a
+  // file opened to read: nor list its tables).
+  Db(const std::string& file, const std::string& name, const Wording& wording, Mode mode = Mode::kRead);
+  ~Db();
+  Db(const Db&) = delete;
+  Db& operator=(const Db&) = delete;
+
+  // Runs statements that return no rows (PRAGMAs, a schema, COMMIT).
+  void exec(const char* sql);
+  bool has_table(std::string_view table) const { return tables().count(std::string(table)) > 0; }
+  const std::set<std::string>& tables() const;
+  // The table's columns; empty when it is absent.
+  const std::set<std::string>& columns(std::string_view table);
+  bool has_column(std::string_view table, std::string_view column) {
+    return columns(table).count(std::string(column)) > 0;
+  }
+  sqlite3* handle() const { return db_; }
+  const std::string& name() const { return name_; }
+  // Throws the user's error about SQLite's last message (or `message`).
+  [[noreturn]] void fail() const;
+  [[noreturn]] void fail(std::string_view message) const;
+
+ private:
+  sqlite3* db_ = nullptr;
+  std::string name_;
+  Wording wording_;
+  mutable std::optional<std::set<std::string>> tables_;  // read on first use
+  std::map<std::string, std::set<std::string>, std::less<>> columns_;
+};
+
+// One statement: bind by position (1-based, as SQLite counts), then run() it or read its row()s.
+class Stmt {
+ public:
+  Stmt(const Db& db, const std::string& sql);
+  ~Stmt();
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+
+  Stmt& bind(int i, int64_t v);
+  Stmt& bind(int i, double v);
+  Stmt& bind(int i, std::optional<double> v);  // nullopt: NULL
+  Stmt& bind(int i, std::string_view v);       // as TEXT, copied; a view with no data (std::string_view()): NULL
+  Stmt& bind_null(int i);
+  // `v`, or NULL when it is `null` (the caller's sentinel for a value it does not know).
+  Stmt& bind_or_null(int i, int64_t v, int64_t null) { return v == null ? bind_null(i) : bind(i, v); }
+  Stmt& bind_blob(int i, std::span<const uint8_t> v);  // copied
+  // Steps a statement that returns no rows, then resets it for the next binds.
+  void run();
+  // The next row: false when there is none. Throws on a corrupt page.
+  bool row();
+
+  bool null(int c) const;
+  int64_t i64(int c) const;
+  // The column as an integer, `null` when it is NULL (asking the type only when the value reads 0: the common
+  // non-null case costs one call).
+  int64_t i64_or(int c, int64_t null) const;
+  double f64(int c) const;
+  std::string_view text(int c) const;          // valid until the next row()
+  std::span<const uint8_t> blob(int c) const;  // valid until the next row()
+  bool is_text(int c) const;
+  int columns() const;
+  sqlite3_stmt* handle() const { return s_; }
+
+ private:
+  Stmt& check(int rc);
+  const Db& db_;
+  sqlite3_stmt* s_ = nullptr;
+};
+
+// Quotes an identifier for SQL ("a""b").
+std::string quoted(std::string_view identifier);
+
+}  // namespace shardscope::sqlite
