@@ -10,18 +10,20 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <span>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <variant>
 #include <unistd.h>
 
 #include <fmt/format.h>
-#include <sqlite3.h>
 #include <zlib.h>
 
 #include "analyzer/analysis/summary_codec.h"
 #include "analyzer/analysis/summary_tables.h"
 #include "plugins/common/magic.h"
+#include "plugins/common/sqlite_db.h"
 #include "plugins/load/load.h"
 #include "tracer/format/error.h"
 
@@ -46,88 +48,13 @@ std::string schema() {
          create_statement(kMemoryTable) + kOtherTables;
 }
 
-struct DbClose {
-  void operator()(sqlite3* db) const { sqlite3_close(db); }
-};
-struct StmtFinalize {
-  void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
-};
-using Db = std::unique_ptr<sqlite3, DbClose>;
+// A summary's errors: "summary: " and SQLite's reason, about the file.
+constexpr sqlite::Wording kSummaryWording{.cannot_open = "summary: cannot open: ", .before = "summary: ", .after = ""};
 
-// One statement: bind by position (1-based, as SQLite counts), step, reset.
-class Stmt {
- public:
-  Stmt(sqlite3* db, const char* sql, const std::string& file) : file_(file) {
-    sqlite3_stmt* s = nullptr;
-    if (sqlite3_prepare_v2(db, sql, -1, &s, nullptr) != SQLITE_OK) fail(db);
-    s_.reset(s);
-  }
-  Stmt& bind(int i, int64_t v) { return check(sqlite3_bind_int64(s_.get(), i, v)); }
-  Stmt& bind_known(int i, int64_t v) {
-    return v == model::kUnknown ? check(sqlite3_bind_null(s_.get(), i)) : bind(i, v);
-  }
-  Stmt& bind(int i, double v) { return check(sqlite3_bind_double(s_.get(), i, v)); }
-  Stmt& bind(int i, std::optional<double> v) { return v ? bind(i, *v) : check(sqlite3_bind_null(s_.get(), i)); }
-  Stmt& bind(int i, std::string_view v) {
-    return check(sqlite3_bind_text(s_.get(), i, v.data(), int(v.size()), SQLITE_TRANSIENT));
-  }
-  Stmt& bind_blob(int i, const std::vector<uint8_t>& v) {
-    return check(sqlite3_bind_blob(s_.get(), i, v.data(), int(v.size()), SQLITE_TRANSIENT));
-  }
-  void run() {
-    if (sqlite3_step(s_.get()) != SQLITE_DONE) fail(sqlite3_db_handle(s_.get()));
-    sqlite3_reset(s_.get());
-  }
-  bool row() {
-    const int rc = sqlite3_step(s_.get());
-    if (rc == SQLITE_ROW) return true;
-    if (rc != SQLITE_DONE) fail(sqlite3_db_handle(s_.get()));
-    return false;
-  }
-  bool null(int c) { return sqlite3_column_type(s_.get(), c) == SQLITE_NULL; }
-  int64_t i64(int c) { return sqlite3_column_int64(s_.get(), c); }
-  int64_t known(int c) { return null(c) ? model::kUnknown : i64(c); }
-  std::string text(int c) {
-    const unsigned char* t = sqlite3_column_text(s_.get(), c);
-    return t ? std::string(reinterpret_cast<const char*>(t), size_t(sqlite3_column_bytes(s_.get(), c))) : std::string();
-  }
-  std::vector<uint8_t> blob(int c) {
-    const auto* p = static_cast<const uint8_t*>(sqlite3_column_blob(s_.get(), c));
-    return p ? std::vector<uint8_t>(p, p + sqlite3_column_bytes(s_.get(), c)) : std::vector<uint8_t>();
-  }
+using sqlite::Db;
+using sqlite::Stmt;
 
- private:
-  Stmt& check(int rc) {
-    if (rc != SQLITE_OK) fail(sqlite3_db_handle(s_.get()));
-    return *this;
-  }
-  [[noreturn]] void fail(sqlite3* db) const {
-    throw trace::TraceError(file_, 0, fmt::format("summary: {}", sqlite3_errmsg(db)));
-  }
-  std::unique_ptr<sqlite3_stmt, StmtFinalize> s_;
-  std::string file_;
-};
-
-void exec(sqlite3* db, const char* sql, const std::string& file) {
-  char* msg = nullptr;
-  if (sqlite3_exec(db, sql, nullptr, nullptr, &msg) != SQLITE_OK) {
-    std::string m = msg ? msg : sqlite3_errmsg(db);
-    sqlite3_free(msg);
-    throw trace::TraceError(file, 0, fmt::format("summary: {}", m));
-  }
-}
-
-Db open(const fs::path& path, int flags) {
-  sqlite3* db = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
-  Db owned(db);
-  if (rc != SQLITE_OK)
-    throw trace::TraceError(path.string(), 0,
-                            fmt::format("summary: cannot open: {}", db ? sqlite3_errmsg(db) : sqlite3_errstr(rc)));
-  return owned;
-}
-
-model::CollectiveKind kind_named(const std::string& name, const std::string& file) {
+model::CollectiveKind kind_named(std::string_view name, const std::string& file) {
   for (int k = 0; k <= int(model::CollectiveKind::Unknown); ++k)
     if (model::to_string(model::CollectiveKind(k)) == name) return model::CollectiveKind(k);
   throw trace::TraceError(file, 0,
@@ -145,7 +72,7 @@ std::vector<uint8_t> zip_record(const std::vector<uint8_t>& raw, const std::stri
   return out;
 }
 
-std::vector<uint8_t> unzip_record(const std::vector<uint8_t>& z, const std::string& file) {
+std::vector<uint8_t> unzip_record(std::span<const uint8_t> z, const std::string& file) {
   if (z.size() < 8) throw trace::TraceError(file, 0, "summary: the report record is damaged (too short)");
   uint64_t size = 0;
   for (int i = 0; i < 8; ++i) size |= uint64_t(z[size_t(i)]) << (8 * i);
@@ -160,15 +87,15 @@ std::vector<uint8_t> unzip_record(const std::vector<uint8_t>& z, const std::stri
 
 // Each row of `rows` into `t`, its columns bound in order.
 template <class Row>
-void insert_rows(sqlite3* db, const Table<Row>& t, const std::vector<Row>& rows, const std::string& file) {
-  Stmt st(db, insert_statement(t).c_str(), file);
+void insert_rows(Db& db, const Table<Row>& t, const std::vector<Row>& rows) {
+  Stmt st(db, insert_statement(t));
   for (const Row& row : rows) {
     int i = 0;
     for (const Column<Row>& c : t.columns) {
       ++i;
       std::visit(
           [&](const auto& v) {
-            if constexpr (std::is_same_v<std::decay_t<decltype(v)>, KnownInt>) st.bind_known(i, v.v);
+            if constexpr (std::is_same_v<std::decay_t<decltype(v)>, KnownInt>) st.bind_or_null(i, v.v, model::kUnknown);
             else
               st.bind(i, v);
           },
@@ -178,10 +105,10 @@ void insert_rows(sqlite3* db, const Table<Row>& t, const std::vector<Row>& rows,
   }
 }
 
-void write_tables(sqlite3* db, const RankSummary& s, const std::string& file) {
+void write_tables(Db& db, const RankSummary& s, const std::string& file) {
   const report::RankReport& r = s.report;
   {
-    Stmt m(db, "INSERT INTO meta VALUES (?, ?)", file);
+    Stmt m(db, "INSERT INTO meta VALUES (?, ?)");
     auto put = [&](const char* k, auto v) { m.bind(1, std::string_view(k)).bind(2, v).run(); };
     put("schema_version", int64_t(kSummarySchemaVersion));
     put("rank", int64_t(r.rank));
@@ -195,25 +122,25 @@ void write_tables(sqlite3* db, const RankSummary& s, const std::string& file) {
         std::string_view(s.header.run_config.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
     if (s.header.wall_start) put("wall_start_ns", *s.header.wall_start);
   }
-  insert_rows(db, kStepsTable, r.steps, file);
-  insert_rows(db, kCollectivesTable, s.collectives, file);
-  insert_rows(db, kCollectiveStatsTable, r.collectives, file);
+  insert_rows(db, kStepsTable, r.steps);
+  insert_rows(db, kCollectivesTable, s.collectives);
+  insert_rows(db, kCollectiveStatsTable, r.collectives);
   std::vector<PrefetchUnitRow> units;
   for (const metrics::StepPrefetch& sp : r.prefetch.steps)
     for (const metrics::UnitPrefetch& u : sp.units) units.push_back({sp.step, &u});
-  insert_rows(db, kPrefetchUnitsTable, units, file);
-  insert_rows(db, kMemoryTable, r.memory.rows, file);
+  insert_rows(db, kPrefetchUnitsTable, units);
+  insert_rows(db, kMemoryTable, r.memory.rows);
   // The table keeps the activities that took the most time (kernel names run to hundreds of characters, and a
   // trace may hold hundreds of them); every one is in the report record, for `diff`.
   std::vector<std::pair<int64_t, const std::string*>> by_time;
   for (const auto& [name, ns] : s.device_time) by_time.push_back({ns, &name});
   std::sort(by_time.begin(), by_time.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   if (by_time.size() > kDeviceTimeRows) by_time.resize(kDeviceTimeRows);
-  Stmt dt(db, "INSERT INTO device_time VALUES (?,?)", file);
+  Stmt dt(db, "INSERT INTO device_time VALUES (?,?)");
   for (const auto& [ns, name] : by_time) dt.bind(1, std::string_view(*name)).bind(2, ns).run();
-  Stmt wa(db, "INSERT INTO warnings VALUES (?)", file);
+  Stmt wa(db, "INSERT INTO warnings VALUES (?)");
   for (const std::string& w : s.warnings) wa.bind(1, std::string_view(w)).run();
-  Stmt re(db, "INSERT INTO report VALUES (?)", file);
+  Stmt re(db, "INSERT INTO report VALUES (?)");
   nlohmann::json record = {{"report", encode(r)}, {"device_time", s.device_time}};
   re.bind_blob(1, zip_record(nlohmann::json::to_cbor(record), file)).run();
 }
@@ -227,8 +154,8 @@ bool is_summary_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in.read(head, sizeof head) || !plugins::is_sqlite({head, sizeof head})) return false;
   try {
-    Db db = open(path, SQLITE_OPEN_READONLY);
-    Stmt q(db.get(), "SELECT value FROM meta WHERE key = 'schema_version'", path.string());
+    Db db(path.string(), path.string(), kSummaryWording);
+    Stmt q(db, "SELECT value FROM meta WHERE key = 'schema_version'");
     return q.row();
   } catch (const trace::TraceError&) {
     return false;  // another SQLite file (an Nsight Systems export, say)
@@ -259,12 +186,12 @@ void write_summary(const fs::path& path, const RankSummary& s) {
       throw trace::TraceError(path.string(), 0, fmt::format("cannot write the summary: {}", std::strerror(errno)));
     else
       ::close(fd);
-    Db db = open(tmp, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    Db db(tmp.string(), tmp.string(), kSummaryWording, Db::Mode::kCreate);
     // Small pages: a summary of a small trace stays small. No journal: a crash leaves only the temporary file.
-    exec(db.get(), "PRAGMA page_size = 1024; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; BEGIN", tmp.string());
-    exec(db.get(), schema().c_str(), tmp.string());
-    write_tables(db.get(), s, tmp.string());
-    exec(db.get(), "COMMIT", tmp.string());
+    db.exec("PRAGMA page_size = 1024; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; BEGIN");
+    db.exec(schema().c_str());
+    write_tables(db, s, tmp.string());
+    db.exec("COMMIT");
   } catch (...) {
     fs::remove(tmp, ec);
     throw;
@@ -278,12 +205,12 @@ void write_summary(const fs::path& path, const RankSummary& s) {
 
 RankSummary read_summary(const fs::path& path, uint64_t order) {
   const std::string file = path.string();
-  Db db = open(path, SQLITE_OPEN_READONLY);
+  Db db(path.string(), path.string(), kSummaryWording);
   RankSummary s;
   {
-    Stmt m(db.get(), "SELECT key, value FROM meta", file);
+    Stmt m(db, "SELECT key, value FROM meta");
     std::map<std::string, std::pair<int64_t, std::string>> meta;
-    while (m.row()) meta[m.text(0)] = {m.i64(1), m.text(1)};
+    while (m.row()) meta[std::string(m.text(0))] = {m.i64(1), std::string(m.text(1))};
     auto need = [&](const char* k) -> const std::pair<int64_t, std::string>& {
       auto it = meta.find(k);
       if (it == meta.end()) throw trace::TraceError(file, 0, fmt::format("summary: meta has no '{}'", k));
@@ -305,7 +232,7 @@ RankSummary read_summary(const fs::path& path, uint64_t order) {
     if (s.header.run_config.is_discarded()) throw trace::TraceError(file, 0, "summary: meta.run_config is not JSON");
   }
   {
-    Stmt q(db.get(), "SELECT cbor FROM report", file);
+    Stmt q(db, "SELECT cbor FROM report");
     if (!q.row()) throw trace::TraceError(file, 0, "summary: the report table is empty");
     try {
       const nlohmann::json record = nlohmann::json::from_cbor(unzip_record(q.blob(0), file));
@@ -318,22 +245,21 @@ RankSummary read_summary(const fs::path& path, uint64_t order) {
   // meta.rank is the rank (what a user edits to renumber a summary); the record follows it.
   s.report.rank = s.report.prefetch.rank = s.report.memory.rank = s.header.rank;
   s.arrivals.key = {s.header.rank, order};
-  Stmt co(db.get(),
+  Stmt co(db,
           "SELECT kind, ordinal, unit, group_size, bytes, issued_ns, start_ns, end_ns, wall_start_ns, seq, "
           "process_group FROM collectives "
-          "ORDER BY kind, process_group, ordinal",
-          file);
+          "ORDER BY kind, process_group, ordinal");
   std::map<std::pair<model::CollectiveKind, std::string>, int64_t> next;  // the ordinal each (kind, group) is at
   while (co.row()) {
-    const int64_t seq = co.known(9);
+    const int64_t seq = co.i64_or(9, model::kUnknown);
     CollectiveRecord c{kind_named(co.text(0), file),
                        co.i64(1),
                        seq == model::kUnknown ? -1 : seq,
-                       co.text(10),
+                       std::string(co.text(10)),
                        int32_t(co.i64(2)),
                        int32_t(co.i64(3)),
-                       co.known(4),
-                       co.known(5),
+                       co.i64_or(4, model::kUnknown),
+                       co.i64_or(5, model::kUnknown),
                        co.i64(6),
                        co.i64(7),
                        co.i64(8)};
@@ -352,8 +278,8 @@ RankSummary read_summary(const fs::path& path, uint64_t order) {
     }
     s.collectives.push_back(c);
   }
-  Stmt wa(db.get(), "SELECT message FROM warnings ORDER BY rowid", file);
-  while (wa.row()) s.warnings.push_back(wa.text(0));
+  Stmt wa(db, "SELECT message FROM warnings ORDER BY rowid");
+  while (wa.row()) s.warnings.emplace_back(wa.text(0));
   return s;
 }
 
