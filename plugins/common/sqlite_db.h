@@ -32,8 +32,8 @@ class Db {
     kRead,    // read-only and immutable: nobody writes the file while it is open
     kCreate,  // read-write, created when absent
   };
-  // `file`: what to open; `name`: what messages say. Throws trace::TraceError when SQLite cannot open it (a
-  // file opened to read: nor list its tables).
+  // `file`: what to open; `name`: what messages say. Throws trace::TraceError when SQLite cannot open it or,
+  // opened to read, cannot list its tables (a file that is not SQLite fails here, not at its first query).
   Db(const std::string& file, const std::string& name, const Wording& wording, Mode mode = Mode::kRead);
   ~Db();
   Db(const Db&) = delete;
