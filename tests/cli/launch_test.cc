@@ -108,8 +108,8 @@ TEST(Launch, OneFailingRankStopsTheOthersAndSetsTheExitCode) {
   const std::string ready = d.path().string() + "/ready.";
   RunResult r = run({SHARDSCOPE_BIN, "launch", "-n", "3", "--", "/bin/sh", "-c",
                      "if [ \"$RANK\" = 1 ]; then while [ ! -e " + ready + "0 ] || [ ! -e " + ready +
-                         "2 ]; do sleep 0.05; done; exit 7; fi; trap 'echo stopped; kill $!; exit 143' TERM; touch " + ready +
-                         "$RANK; sleep 600 & wait"});
+                         "2 ]; do sleep 0.05; done; exit 7; fi; trap 'echo stopped; kill $!; exit 143' TERM; touch " +
+                         ready + "$RANK; sleep 600 & wait"});
   for (const char* rank : {"0", "2"})
     EXPECT_NE(r.out.find(std::string("[rank ") + rank + "] stopped\n"), std::string::npos) << r.out;
   EXPECT_EQ(r.rc, 7);
