@@ -166,6 +166,9 @@ TEST(ChromeArray, RealLegacyProfilerCaptureReports) {
     EXPECT_EQ(counted, file.total);
     ASSERT_EQ(rj["steps"].size(), 4u);
     EXPECT_GT(rj["all_steps"]["comm_ns"].get<int64_t>(), 0);
+    // HTA's breakdown counts GPU kernels: there are none.
+    EXPECT_TRUE(rj["whole_trace"].is_null()) << rj["whole_trace"].dump();
+    EXPECT_NE(rj["na"].value("whole_trace", "").find("no device events"), std::string::npos) << rj["na"].dump();
     for (size_t i = 0; i < rj["steps"].size(); ++i) {
       const nlohmann::json& s = rj["steps"][i];
       const int64_t step = s["step"];
