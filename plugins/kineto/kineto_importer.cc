@@ -561,9 +561,16 @@ model::Rank read_kineto(Input in, const KinetoParseOptions& options, model::Even
     // Kineto's times are already on the wall clock (unix time: baseTimeNanoseconds + ts, or absolute epoch
     // µs in older files): the identity pair says so, for comparing ranks across machines.
     // The JSON Array Format's (the legacy profiler's) count from the profiler's start: no wall clock.
-    if (!top.bare_array) r.clock_sync.push_back({0, 0});
-    else
+    if (!top.bare_array) {
+      r.clock_sync.push_back({0, 0});
+    } else {
       r.metadata["chrome_trace_form"] = "JSON Array Format";
+      r.warnings.push_back(
+          fmt::format("{}: a bare array of events (the Chrome trace's JSON Array Format): its times "
+                      "count from its profiler's start, so comparisons across ranks (stragglers, "
+                      "wait %) hold only as far as the ranks' profilers started together",
+                      name));
+    }
     if (top.truncated_at) {
       r.truncated = true;
       r.warnings.push_back(fmt::format("{}: file cut off at byte {} of {}: read the {} whole events before the cut",
