@@ -289,16 +289,14 @@ class Builder {
   std::optional<int64_t> pid_of(const Fields& f) {
     if (f.pid_ok) return f.pid;
     if (!bare_ || f.pid_name.empty()) return std::nullopt;
-    auto [it, fresh] = string_pids_.try_emplace(std::string(f.pid_name), 0);
-    if (fresh) {
-      uint32_t h = 2166136261u;  // FNV-1a: the number depends on the string alone, not on what came before
-      for (char c : f.pid_name) h = (h ^ uint8_t(c)) * 16777619u;
-      int64_t id = kStringPidBase + (h & 0x3fffffff);
-      while (process_names_.contains(id)) ++id;  // another string's (2^-30 likely)
-      it->second = id;
-      process_names_.emplace(id, it->first);
-    }
-    return it->second;
+    if (auto it = string_pids_.find(f.pid_name); it != string_pids_.end()) return it->second;
+    uint32_t h = 2166136261u;  // FNV-1a: the number depends on the string alone, not on what came before
+    for (char c : f.pid_name) h = (h ^ uint8_t(c)) * 16777619u;
+    int64_t id = kStringPidBase + (h & 0x3fffffff);
+    while (process_names_.contains(id)) ++id;  // another string's (2^-30 likely), or a process_name's
+    string_pids_.emplace(std::string(f.pid_name), id);
+    process_names_.emplace(id, std::string(f.pid_name));
+    return id;
   }
 
   // A CPU-only rank's "gloo:all_reduce" ranges, on Gloo's worker threads, are its collectives' execution: its

@@ -67,6 +67,14 @@ TEST(ChromeArray, BareArrayReadsEventsThreadsAndStringPids) {
   EXPECT_NE(by_process["other"].begin()->first, cpu);
   EXPECT_GE(cpu, int64_t(1) << 30);  // past any real pid
   EXPECT_EQ(by_process["thread 1"], (std::set<std::pair<int64_t, int64_t>>{{42, 1}}));
+  // The number is the string's own, whatever came first: the same process in another rank's file.
+  plugins::LoadResult other =
+      load_text(d, R"J([{"name": "x", "ph": "X", "ts": 1, "dur": 1, "tid": 5, "pid": "other", "args": {}},
+             {"name": "y", "ph": "X", "ts": 2, "dur": 1, "tid": 1, "pid": "CPU functions", "args": {}}])J",
+                "other.json");
+  const model::Track* main_thread = track_named(other.trace.ranks.at(0), 1);
+  ASSERT_NE(main_thread, nullptr);
+  EXPECT_EQ(main_thread->pid, cpu);
 
   // Gloo's ranges are the collectives' execution: communication, on a communication track.
   const model::Track* gloo = track_named(rank, 2);
