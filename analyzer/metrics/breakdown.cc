@@ -129,7 +129,9 @@ std::optional<HtaBreakdown> hta_breakdown(const model::Rank& rank) {
   const bool kineto = rank.format == "kineto";
   std::vector<Interval> c, m, a;
   size_t left_out = 0;
-  for (const model::Track& t : rank.tracks)
+  for (const model::Track& t : rank.tracks) {
+    // HTA reads GPU kernels only: a CPU-only rank's Gloo ranges (kineto_importer.cc) are not among them.
+    if (kineto && t.kind != model::TrackKind::DeviceStream) continue;
     for (const model::Event& e : t.events) {
       if (!e.is_device() || e.ph != 'X') continue;
       if (e.flags & model::kOutsideHtaWindow) {
@@ -147,6 +149,7 @@ std::optional<HtaBreakdown> hta_breakdown(const model::Rank& rank) {
       else if (cls == model::IntervalClass::Communication)
         m.push_back(i);
     }
+  }
   if (a.empty()) return std::nullopt;
   HtaBreakdown b;
   b.device_events = a.size();

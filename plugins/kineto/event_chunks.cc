@@ -104,7 +104,7 @@ class BatchParser {
   void store(Fields& f, Chunk& c) {
     Arena& a = c.arena;
     for (std::string_view* s :
-         {&f.ph, &f.cat, &f.name, &f.coll_name, &f.dtype, &f.meta_name, &f.op_in_type, &f.pg_name})
+         {&f.ph, &f.cat, &f.name, &f.coll_name, &f.dtype, &f.meta_name, &f.op_in_type, &f.pg_name, &f.pid_name})
       *s = a.keep(*s);
     if (f.raw) {
       f.raw_begin = uint32_t(c.raw.size()), f.raw_count = uint32_t(f.raw->size());
@@ -286,16 +286,16 @@ ArrayEnd parse_event_array(const ChunkText& t, const char* begin, const ChunkOpt
     }
     if (c->end == Chunk::End::NotObject)
       throw trace::TraceError(t.name, uint64_t(c->stop - t.begin),
-                              fmt::format("traceEvents[{}] is not an object", events + c->events));
+                              fmt::format("{}[{}] is not an object", t.array, events + c->events));
     if (!pending) skipped += c->skipped;
     for (size_t i = 0; i < c->fields.size() && !pending; ++i) {
       const Fields& f = c->fields[i];
       if (!add(f, std::span<const RawArg>(c->raw.data() + f.raw_begin, f.raw_count)))
         pending = std::make_exception_ptr(trace::TraceError(
             t.name, uint64_t(c->batch_of[i] - t.begin),
-            fmt::format("traceEvents[{}] (\"{}\", in the events that start here): its time is out of range (ts + "
+            fmt::format("{}[{}] (\"{}\", in the events that start here): its time is out of range (ts + "
                         "baseTimeNanoseconds or ts + dur past ±9.2e18 ns)",
-                        events + f.index, std::string(f.name.substr(0, 60)))));
+                        t.array, events + f.index, std::string(f.name.substr(0, 60)))));
     }
     if (c->parse_error && !pending)
       pending = std::make_exception_ptr(

@@ -33,6 +33,7 @@ struct ChunkText {
   const char* begin;
   const char* end;
   const std::string& name;
+  std::string_view array = "traceEvents";  // how messages name the events array ("array": a bare one)
 };
 
 // Called with each parsed event of a phase the importer reads (phase_read), in file order, with its kept

@@ -95,9 +95,14 @@ TopLevel scan_top_level(std::string_view text, const std::string& name, const Ev
 
   const char* p = skip_space(text.starts_with("\xEF\xBB\xBF") ? base + 3 : base, end);  // after a UTF-8 byte order mark
   if (p == end) fail(p, text.empty() ? "empty file" : "file holds only whitespace");
-  if (*p != '{')
-    fail(p, *p == '[' ? "the top level is an array; expected a Chrome-trace JSON object with \"traceEvents\""
-                      : "not JSON: the top level is not an object");
+  if (*p == '[') {
+    // Text after the array's ']' is not looked at, as after the object's '}'; a missing ']' is a cut.
+    out.has_events = out.bare_array = true;
+    ArrayEnd a = on_events(p + 1, out);
+    if (!a.end) out.truncated_at = a.truncated_at;
+    return out;
+  }
+  if (*p != '{') fail(p, "not JSON: the top level is neither an object nor an array");
   ++p;
   for (;;) {
     p = skip_space(p, end);

@@ -1,5 +1,6 @@
 // A fast structural pass over a Chrome-trace JSON object: finds its top-level members and hands each
-// "traceEvents" array to a callback that cuts it into whole events (event_chunks.h). Only brackets and
+// "traceEvents" array to a callback that cuts it into whole events (event_chunks.h). The format's other form,
+// a bare array of events (PyTorch's legacy profiler writes it), is handed over whole. Only brackets and
 // strings matter for finding where a value ends; the batch parser checks everything else.
 #pragma once
 
@@ -29,13 +30,15 @@ struct TopLevel {
   // Each member other than "traceEvents": key (as written, quotes stripped) and its value's text.
   std::vector<std::pair<std::string_view, std::string_view>> members;
   bool has_events = false;
+  bool bare_array = false;  // the top level is the events array itself (the JSON Array Format): no members
   // The byte where the text stops in the middle of a value: the file was cut off. Events before it are whole.
   std::optional<uint64_t> truncated_at;
 };
 
 // `on_events(begin, so_far)` is called for each "traceEvents" array, `begin` just after its '[', with the
-// members seen before it. Throws trace::TraceError(name, byte, what) when the text is not a JSON object
-// with a well-formed structure.
+// members seen before it; for a bare array, once, `begin` just after the top-level '['. Throws
+// trace::TraceError(name, byte, what) when the text is neither a JSON object with a well-formed structure nor
+// an array.
 using EventsCallback = std::function<ArrayEnd(const char* begin, const TopLevel& so_far)>;
 TopLevel scan_top_level(std::string_view text, const std::string& name, const EventsCallback& on_events);
 

@@ -232,9 +232,10 @@ void read_event(od::object obj, Fields& f) {
       f.ts = get_us(v);
     else if (k == kk::kDur)
       f.dur = get_us(v);
-    else if (k == kk::kPid)
+    else if (k == kk::kPid) {
       f.pid_ok = get_int(v, f.pid);
-    else if (k == kk::kTid)
+      if (!f.pid_ok) try_get(v.get_string(), f.pid_name);
+    } else if (k == kk::kTid)
       f.tid_ok = get_int(v, f.tid);
     else if (k == kk::kArgs) {
       od::object args;

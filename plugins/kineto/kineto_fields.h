@@ -29,6 +29,7 @@ struct Fields {
   std::string_view ph, cat, name;
   bool pid_ok = false, tid_ok = false;
   int64_t pid = 0, tid = 0;
+  std::string_view pid_name;  // a pid given as a string ("CPU functions", Kineto's "Spans"): pid_ok is false
   std::optional<int64_t> ts, dur;
   bool has_stream = false;
   int64_t stream = -1, correlation = -1, ext = -1;

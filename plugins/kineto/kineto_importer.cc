@@ -31,6 +31,11 @@ namespace kk = kineto_keys;
 using model::CollectiveKind;
 using model::IntervalClass;
 
+// Gloo's own ranges ("gloo:all_reduce"), which PyTorch records on Gloo's worker threads.
+constexpr std::string_view kGlooPrefix = "gloo:";
+// Where the numbers of string pids start (pid_of).
+constexpr int64_t kStringPidBase = int64_t(1) << 30;
+
 bool is_device_category(std::string_view cat) {
   return cat == kk::kCatKernel || cat == "Kernel" || cat == kk::kCatMemcpy || cat == kk::kCatMemset ||
          cat == kk::kCatCudaSync || cat == kk::kCatMtiaCcp;
@@ -66,6 +71,8 @@ class Builder {
   explicit Builder(bool keep_args) {
     if (keep_args) args_.emplace(rank_.strings);
   }
+  // The file is the JSON Array Format, whose pids may be strings (the legacy profiler's "CPU functions").
+  void set_bare_array() { bare_ = true; }
   // baseTimeNanoseconds, added to every time read from here on.
   void set_base(int64_t base_ns) { base_ = base_ns; }
 
@@ -79,11 +86,12 @@ class Builder {
     raw_ = raw;
     if (!phase_read(f.ph)) return skip(), true;
     char ph = f.ph[0];
-    if (ph == 'M') return meta(f), true;
-    if (!f.pid_ok || !f.tid_ok || !f.ts) return skip(), true;  // "Spans", "Traces", the "Record Window End" marker
+    const std::optional<int64_t> pid = pid_of(f);
+    if (ph == 'M') return meta(f, pid), true;
+    if (!pid || !f.tid_ok || !f.ts) return skip(), true;  // "Spans", "Traces", the "Record Window End" marker
     int64_t ts = 0, end = 0;
     if (__builtin_add_overflow(*f.ts, base_, &ts) || ts == model::kUnknown) return false;
-    if (ph != 'X') return instant(f, ts), true;
+    if (ph != 'X') return instant(f, *pid, ts), true;
     if (!f.dur || *f.dur < 0) return skip(), true;
     if (__builtin_add_overflow(ts, *f.dur, &end)) return false;
     bool device = f.has_stream && f.stream != -1 && is_device_category(f.cat);
@@ -92,7 +100,7 @@ class Builder {
     e.dur_ns = *f.dur;
     e.name = rank_.strings.intern(f.name);
     e.cat = rank_.strings.intern(f.cat);
-    uint32_t track = track_for(f.pid, f.tid, device);
+    uint32_t track = track_for(*pid, f.tid, device);
     if (device) {
       const NameClass& nc = name_class(e.name, f.name);
       e.cls = nc.device;
@@ -116,6 +124,7 @@ class Builder {
       }
       if (f.cat != kk::kCatGpuUserAnnotation)
         if (auto n = profiler_step_number(f.name)) steps_.push_back({*n, ts, end});
+      if (f.name.starts_with(kGlooPrefix)) gloo_.push_back(uint32_t(events_.size()));
     }
     events_.push_back(e);
     track_of_.push_back(track);
@@ -125,6 +134,7 @@ class Builder {
 
   model::Rank finish(const nlohmann::json& dist, model::EventArgs* args) {
     apply_steps_and_launches();
+    host_collectives();
     derive_fsdp_units(rank_, events_, track_of_, launches_);
     std::vector<Launch>().swap(launches_);
     distribute();
@@ -249,7 +259,7 @@ class Builder {
     return it->second;
   }
 
-  void instant(const Fields& f, int64_t ts) {
+  void instant(const Fields& f, int64_t pid, int64_t ts) {
     if (f.name == kk::kMemoryEvent) {
       if (f.device_type == kk::kDeviceTypeCuda && std::isfinite(f.total_allocated))
         memory_.push_back({ts, f.total_allocated});
@@ -261,17 +271,45 @@ class Builder {
     e.flags = model::kInstant;
     e.name = rank_.strings.intern(f.name);
     e.cat = rank_.strings.intern(f.cat);
-    uint32_t track = track_for(f.pid, f.tid, false);
+    uint32_t track = track_for(pid, f.tid, false);
     events_.push_back(e);
     track_of_.push_back(track);
     keep_args(f);
   }
 
-  void meta(const Fields& f) {
-    if (!f.pid_ok || f.meta_name.empty()) return;
-    if (f.name == kk::kThreadName && f.tid_ok) thread_names_[{f.pid, f.tid}] = std::string(f.meta_name);
+  void meta(const Fields& f, std::optional<int64_t> pid) {
+    if (!pid || f.meta_name.empty()) return;
+    if (f.name == kk::kThreadName && f.tid_ok) thread_names_[{*pid, f.tid}] = std::string(f.meta_name);
     else if (f.name == kk::kProcessName)
-      process_names_[f.pid] = std::string(f.meta_name);
+      process_names_[*pid] = std::string(f.meta_name);
+  }
+
+  // The event's process: its integer pid, or in a bare array a string's own number, the same for equal
+  // strings and named by the string. Past any real pid (Linux caps them at 2^22), so the two never meet.
+  std::optional<int64_t> pid_of(const Fields& f) {
+    if (f.pid_ok) return f.pid;
+    if (!bare_ || f.pid_name.empty()) return std::nullopt;
+    if (auto it = string_pids_.find(f.pid_name); it != string_pids_.end()) return it->second;
+    uint32_t h = 2166136261u;  // FNV-1a: the number depends on the string alone, not on what came before
+    for (char c : f.pid_name) h = (h ^ uint8_t(c)) * 16777619u;
+    int64_t id = kStringPidBase + (h & 0x3fffffff);
+    while (process_names_.contains(id)) ++id;  // another string's (2^-30 likely), or a process_name's
+    string_pids_.emplace(std::string(f.pid_name), id);
+    process_names_.emplace(id, std::string(f.pid_name));
+    return id;
+  }
+
+  // A CPU-only rank's "gloo:all_reduce" ranges, on Gloo's worker threads, are its collectives' execution: its
+  // communication, as the trainer's collective ranges on a CPU run are (the "c10d::allreduce_" op that queued
+  // one stays host work, as a kernel's launch does). With device work, the device's kernels are that.
+  void host_collectives() {
+    if (!device_refs_.empty()) return;
+    for (uint32_t i : gloo_) {
+      model::Event& e = events_[i];
+      e.cls = IntervalClass::Communication;
+      e.coll = model::collective_from_op_name(rank_.str(e.name).substr(kGlooPrefix.size()));
+      rank_.tracks[track_of_[i]].kind = model::TrackKind::Communication;
+    }
   }
 
   void apply_steps_and_launches() {
@@ -413,6 +451,9 @@ class Builder {
   std::map<std::pair<int64_t, int64_t>, std::string> thread_names_;
   std::map<int64_t, std::string> process_names_;
   uint64_t skipped_ = 0;
+  bool bare_ = false;
+  std::map<std::string, int64_t, std::less<>> string_pids_;
+  std::vector<uint32_t> gloo_;  // the host events named "gloo:...", by their place in events_
 };
 
 }  // namespace
@@ -420,7 +461,13 @@ class Builder {
 bool KinetoImporter::can_read(std::string_view head) const {
   if (head.starts_with("\xEF\xBB\xBF")) head.remove_prefix(3);  // a UTF-8 byte order mark
   size_t i = head.find_first_not_of(" \t\r\n");
-  if (i == std::string_view::npos || head[i] != '{') return false;
+  if (i == std::string_view::npos) return false;
+  if (head[i] == '[') {
+    // The JSON Array Format: a bare array of events, the first an object with a "ph" (the legacy profiler's).
+    size_t j = head.find_first_not_of(" \t\r\n", i + 1);
+    return j != std::string_view::npos && head[j] == '{' && head.find("\"ph\"", j) != std::string_view::npos;
+  }
+  if (head[i] != '{') return false;
   return head.find("\"traceEvents\"") != std::string_view::npos ||
          head.find("\"schemaVersion\"") != std::string_view::npos ||
          head.find("\"deviceProperties\"") != std::string_view::npos;
@@ -430,7 +477,7 @@ unsigned default_parse_threads() { return std::clamp(std::thread::hardware_concu
 
 model::Rank read_kineto(Input in, const KinetoParseOptions& options, model::EventArgs* args) {
   const std::string& name = in.path;
-  const ChunkText text{in.data, in.data + in.size, name};
+  ChunkText text{in.data, in.data + in.size, name};
   ChunkOptions chunking{std::clamp(options.threads ? options.threads : default_parse_threads(), 1u, kMaxParseThreads),
                         options.chunk_bytes, options.batch_bytes};
   // The events are added as they are parsed, with the baseTimeNanoseconds seen before their array (Kineto
@@ -450,7 +497,9 @@ model::Rank read_kineto(Input in, const KinetoParseOptions& options, model::Even
         if (key == kk::kBaseTimeNanoseconds && !base_of(value, base)) base = 0;
       bases_used.push_back(forced_base.value_or(base));
       b.set_base(bases_used.back());
+      if (so_far.bare_array) b.set_bare_array();
       size_t skipped = 0;
+      if (so_far.bare_array) text.array = "array";
       ArrayEnd end = parse_event_array(
           text, begin, chunking, args != nullptr, events, skipped,
           [&](const Fields& f, std::span<const RawArg> raw) { return b.add(f, raw); }, pending);
@@ -509,7 +558,17 @@ model::Rank read_kineto(Input in, const KinetoParseOptions& options, model::Even
     r.source = name;
     // Kineto's times are already on the wall clock (unix time: baseTimeNanoseconds + ts, or absolute epoch
     // µs in older files): the identity pair says so, for comparing ranks across machines.
-    r.clock_sync.push_back({0, 0});
+    // The JSON Array Format's (the legacy profiler's) count from the profiler's start: no wall clock.
+    if (!top.bare_array) {
+      r.clock_sync.push_back({0, 0});
+    } else {
+      r.metadata["chrome_trace_form"] = "JSON Array Format";
+      r.warnings.push_back(
+          fmt::format("{}: a bare array of events (the Chrome trace's JSON Array Format): its times "
+                      "count from its profiler's start, so comparisons across ranks (stragglers, "
+                      "wait %) hold only as far as the ranks' profilers started together",
+                      name));
+    }
     if (top.truncated_at) {
       r.truncated = true;
       r.warnings.push_back(fmt::format("{}: file cut off at byte {} of {}: read the {} whole events before the cut",

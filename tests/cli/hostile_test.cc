@@ -240,6 +240,37 @@ TEST(Hostile, InspectOnAKinetoFileSaysSoAtOnce) {
   EXPECT_EQ(r.rc, 0) << r.err;
 }
 
+// The Chrome trace's bare-array form (PyTorch's legacy profiler): refused in one line, or read up to its cut.
+TEST(Hostile, BareArrays) {
+  TempDir dir;
+  const std::string ev = R"({"name":"a","ph":"X","ts":1,"dur":1,"tid":1,"pid":"CPU functions")";
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  fs::path nested = dir.path() / "nested.json";
+  write(nested, deep);
+  expect_refused({"report", nested.string()}, nested.string(), "unknown format: no importer reads it");
+  fs::path deep_event = dir.path() / "deep_event.json";
+  write(deep_event, "[" + ev + "}," + deep + "]");
+  expect_refused({"report", deep_event.string()}, deep_event.string(), "at byte 68: array[1] is not an object");
+  fs::path number = dir.path() / "number.json";
+  write(number, "[" + ev + "},\"x\"]");
+  expect_refused({"report", number.string()}, number.string(), "at byte 68: array[1] is not an object");
+  // Deep args are read past, as in the object form: the event loads.
+  fs::path deep_args = dir.path() / "deep_args.json";
+  write(deep_args, "[" + ev + ",\"args\":" + deep + "}]");
+  RunResult r = run({SHARDSCOPE_BIN, "report", "--format", "json", deep_args.string()});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["ranks"][0]["events"], 1);
+  // Cut in its third event: the two before it, and one warning saying so.
+  fs::path cut = dir.path() / "cut.json";
+  write(cut, "[" + ev + "}," + ev + "}," + ev.substr(0, 20));
+  r = run({SHARDSCOPE_BIN, "report", "--format", "json", cut.string()});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.err.find(cut.string() + ": file cut off at byte 135 of 155: read the 2 whole events before the cut"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["ranks"][0]["events"], 2);
+}
+
 TEST(Hostile, ZeroLengthDeviceEventsKeepSharesInRange) {
   TempDir dir;
   fs::path f = dir.path() / "zero.json";

@@ -140,7 +140,9 @@ class Handler {
     switch (state_) {
       case State::Start:
         return fail_at(pos() - 1,
-                       "the top level is an array; a shardscope trace is a JSON object with \"traceEvents\"");
+                       "the top level is an array; a shardscope trace is a JSON object with \"traceEvents\" (a bare "
+                       "array of events is the Chrome trace's JSON Array Format, which PyTorch's legacy profiler "
+                       "writes: `shardscope report` reads it)");
       case State::TopValue:
         if (key_ == keys::kTraceEvents) {
           saw_events_ = true;
