@@ -33,6 +33,7 @@ using model::IntervalClass;
 
 // Gloo's own ranges ("gloo:all_reduce"), which PyTorch records on Gloo's worker threads.
 constexpr std::string_view kGlooPrefix = "gloo:";
+constexpr std::string_view kAtenPrefix = "aten::";
 // Where the numbers of string pids start (pid_of).
 constexpr int64_t kStringPidBase = int64_t(1) << 30;
 
@@ -303,12 +304,21 @@ class Builder {
   // communication, as the trainer's collective ranges on a CPU run are (the "c10d::allreduce_" op that queued
   // one stays host work, as a kernel's launch does). With device work, the device's kernels are that.
   void host_collectives() {
-    if (!device_refs_.empty()) return;
+    if (!device_refs_.empty() || gloo_.empty()) return;
     for (uint32_t i : gloo_) {
       model::Event& e = events_[i];
       e.cls = IntervalClass::Communication;
       e.coll = model::collective_from_op_name(rank_.str(e.name).substr(kGlooPrefix.size()));
       rank_.tracks[track_of_[i]].kind = model::TrackKind::Communication;
+    }
+    // There the CPU computes too: its ATen ops, off Gloo's threads, are the compute the collectives may hide
+    // behind (the ranges around them, a step or a module, are not work of their own).
+    for (size_t i = 0; i < events_.size(); ++i) {
+      model::Event& e = events_[i];
+      if (e.ph == 'X' && e.cls != IntervalClass::Communication &&
+          rank_.tracks[track_of_[i]].kind != model::TrackKind::Communication &&
+          rank_.str(e.name).starts_with(kAtenPrefix))
+        e.cls = IntervalClass::Compute;
     }
   }
 

@@ -140,9 +140,11 @@ const fs::path kCapture = fs::path(SHARDSCOPE_DATA_DIR) / "torch113_ddp_gloo";
 struct FileCounts {
   std::map<int64_t, std::map<std::string, int>> by_step;
   std::map<std::string, int> total;
+  nlohmann::json events;
 };
 FileCounts count_gloo(const nlohmann::json& events) {
   FileCounts c;
+  c.events = events;
   std::map<int64_t, std::pair<double, double>> steps;
   for (const auto& e : events)
     if (std::string n = e["name"]; n.starts_with("ProfilerStep#"))
@@ -156,6 +158,43 @@ FileCounts count_gloo(const nlohmann::json& events) {
         ++c.by_step[number][n.substr(5)];
   }
   return c;
+}
+
+// Within [lo, hi): the time covered by the file's ATen ops off Gloo's threads (the CPU's compute), and by
+// its Gloo ranges (the communication), and by both at once; in ns from the file's µs.
+struct Covered {
+  int64_t compute = 0, comm = 0, both = 0;
+};
+Covered covered(const nlohmann::json& events, int64_t lo, int64_t hi) {
+  std::set<int64_t> gloo_tids;
+  for (const auto& e : events)
+    if (e["name"].get<std::string>().starts_with("gloo:")) gloo_tids.insert(e["tid"].get<int64_t>());
+  // A ns-resolution sweep is 1e8 points here; µs edges are enough, since every time is whole µs.
+  std::map<int64_t, std::pair<int, int>> edges;  // µs → (compute depth change, comm depth change)
+  for (const auto& e : events) {
+    if (e["ph"] != "X") continue;
+    const std::string n = e["name"];
+    const int64_t tid = e["tid"], ts = int64_t(e["ts"].get<double>()), dur = int64_t(e["dur"].get<double>());
+    const bool comm = n.starts_with("gloo:"), compute = n.starts_with("aten::") && !gloo_tids.contains(tid);
+    if (!comm && !compute) continue;
+    auto& [c0, m0] = edges[ts];
+    (comm ? m0 : c0) += 1;
+    auto& [c1, m1] = edges[ts + dur];
+    (comm ? m1 : c1) -= 1;
+  }
+  Covered out;
+  int c = 0, m = 0;
+  int64_t at = 0;
+  for (const auto& [us, d] : edges) {
+    const int64_t from = std::max(at * 1000, lo), to = std::min(us * 1000, hi);
+    if (to > from) {
+      if (c > 0) out.compute += to - from;
+      if (m > 0) out.comm += to - from;
+      if (c > 0 && m > 0) out.both += to - from;
+    }
+    c += d.first, m += d.second, at = us;
+  }
+  return out;
 }
 
 TEST(ChromeArray, RealLegacyProfilerCaptureReports) {
@@ -186,6 +225,13 @@ TEST(ChromeArray, RealLegacyProfilerCaptureReports) {
       ASSERT_GT(file.by_step[step]["all_reduce"], 0);
       EXPECT_GT(s["comm_ns"].get<int64_t>(), 0);
       if (step > 0) EXPECT_GT(s["comm_fraction_pct"].get<double>(), 0.0);
+      // The CPU's compute (its ATen ops) and what of the communication ran under it, worked out from the file.
+      const int64_t lo = s["start_ns"], hi = lo + s["step_ns"].get<int64_t>();
+      const Covered want = covered(file.events, lo, hi);
+      EXPECT_GT(want.compute, 0);
+      EXPECT_EQ(s["compute_ns"].get<int64_t>(), want.compute);
+      EXPECT_EQ(s["comm_ns"].get<int64_t>(), want.comm);
+      EXPECT_EQ(s["overlap_ns"].get<int64_t>(), want.both);
     }
   }
   EXPECT_EQ(j["summary"]["comm_pct"]["ranks"], 2) << j["summary"].dump();
