@@ -90,7 +90,9 @@ TEST(ChromeArray, BareArrayReadsEventsThreadsAndStringPids) {
   // The c10d op that queued it is host work, as a kernel's launch is.
   for (const model::Track& t : rank.tracks)
     for (const model::Event& e : t.events)
-      if (rank.str(e.name) == "c10d::allreduce_") EXPECT_EQ(e.cls, IntervalClass::Host);
+      if (rank.str(e.name) == "c10d::allreduce_") {
+        EXPECT_EQ(e.cls, IntervalClass::Host);
+      }
 }
 
 TEST(ChromeArray, TheObjectFormIsUnchanged) {
@@ -224,7 +226,9 @@ TEST(ChromeArray, RealLegacyProfilerCaptureReports) {
       // Every step of this run all-reduces its gradients: its Gloo work is communication time in it.
       ASSERT_GT(file.by_step[step]["all_reduce"], 0);
       EXPECT_GT(s["comm_ns"].get<int64_t>(), 0);
-      if (step > 0) EXPECT_GT(s["comm_fraction_pct"].get<double>(), 0.0);
+      if (step > 0) {
+        EXPECT_GT(s["comm_fraction_pct"].get<double>(), 0.0);
+      }
       // The CPU's compute (its ATen ops) and what of the communication ran under it, worked out from the file.
       const int64_t lo = s["start_ns"], hi = lo + s["step_ns"].get<int64_t>();
       const Covered want = covered(file.events, lo, hi);
