@@ -5,23 +5,11 @@
 
 #include <fmt/format.h>
 
+#include "analyzer/analysis/diff_fields.h"
 #include "model/saturating.h"
 
 namespace shardscope::analysis {
 namespace {
-
-// The per-step means `diff` shows: WindowMetrics' times (and the two it derives), each with its label.
-struct PerStepRow {
-  const char* label;
-  int64_t (*ns)(const metrics::WindowMetrics&);
-};
-constexpr PerStepRow kPerStepRows[] = {
-    {"mean step time ms", [](const metrics::WindowMetrics& m) { return m.window_ns; }},
-    {"mean compute ms / step", [](const metrics::WindowMetrics& m) { return m.compute_ns; }},
-    {"mean communication ms / step", [](const metrics::WindowMetrics& m) { return m.comm_ns; }},
-    {"mean exposed comm ms / step", [](const metrics::WindowMetrics& m) { return m.exposed_ns(); }},
-    {"mean idle ms / step", [](const metrics::WindowMetrics& m) { return m.idle_ns(); }},
-};
 
 std::vector<DiffRow> metric_rows(const report::RankReport& a, const report::RankReport& b) {
   std::vector<DiffRow> rows;
@@ -29,31 +17,23 @@ std::vector<DiffRow> metric_rows(const report::RankReport& a, const report::Rank
   auto add = [&](std::string metric, std::optional<double> va, std::optional<double> vb, Na why_a, Na why_b) {
     rows.push_back({std::move(metric), va, vb, va ? Na::None : why_a, vb ? Na::None : why_b});
   };
-  auto whole = [](const report::RankReport& r, auto f) -> std::optional<double> {
-    return r.whole ? std::optional<double>(f(*r.whole)) : std::nullopt;
-  };
-  auto whole_na = [](const report::RankReport& r) { return r.whole_na; };
-  auto overlap_na = [](const report::RankReport& r) { return r.whole ? Na::NoCommunication : r.whole_na; };
-  add("whole-trace window ms", whole(a, [](auto& w) { return w.window_us / 1e3; }),
-      whole(b, [](auto& w) { return w.window_us / 1e3; }), whole_na(a), whole_na(b));
-  add("whole-trace overlap %", a.whole ? a.whole->overlap_pct() : std::nullopt,
-      b.whole ? b.whole->overlap_pct() : std::nullopt, overlap_na(a), overlap_na(b));
-  add("whole-trace idle %", whole(a, [](auto& w) { return w.idle_pct(); }),
-      whole(b, [](auto& w) { return w.idle_pct(); }), whole_na(a), whole_na(b));
-  add("whole-trace compute %", whole(a, [](auto& w) { return w.compute_pct(); }),
-      whole(b, [](auto& w) { return w.compute_pct(); }), whole_na(a), whole_na(b));
-  add("whole-trace non-compute %", whole(a, [](auto& w) { return w.non_compute_pct(); }),
-      whole(b, [](auto& w) { return w.non_compute_pct(); }), whole_na(a), whole_na(b));
+  // The whole-trace line, row by row as declared (diff_fields.h).
+  for (const auto& row : DiffFields<metrics::HtaBreakdown>::rows) {
+    auto value = [&](const report::RankReport& r) { return r.whole ? row.value(*r.whole) : std::nullopt; };
+    auto na = [&](const report::RankReport& r) { return r.whole ? row.na_when_empty : r.whole_na; };
+    add(row.label, value(a), value(b), na(a), na(b));
+  }
   // Means over the steps all_steps sums: the completed ones (an aborted step is left out of both).
   auto completed = [](const report::RankReport& r) { return r.steps.size() - r.aborted_steps.size(); };
-  auto per_step = [&](const report::RankReport& r, int64_t (*ns)(const metrics::WindowMetrics&)) {
-    if (completed(r) == 0) return std::optional<double>();
-    return std::optional<double>(double(ns(r.all_steps)) / 1e6 / double(completed(r)));
+  auto per_step = [&](const report::RankReport& r, const DiffQuantity<metrics::WindowMetrics>& row) {
+    std::optional<double> ns = completed(r) == 0 ? std::nullopt : row.value(r.all_steps);
+    return ns ? std::optional<double>(*ns / 1e6 / double(completed(r))) : std::nullopt;
   };
   const Na sa = a.steps_na, sb = b.steps_na;
   add("steps", a.steps.empty() ? std::nullopt : std::optional<double>(double(a.steps.size())),
       b.steps.empty() ? std::nullopt : std::optional<double>(double(b.steps.size())), sa, sb);
-  for (const PerStepRow& row : kPerStepRows) add(row.label, per_step(a, row.ns), per_step(b, row.ns), sa, sb);
+  for (const auto& row : DiffFields<metrics::WindowMetrics>::rows)
+    add(row.label, per_step(a, row), per_step(b, row), sa, sb);
   auto steps_overlap_na = [](const report::RankReport& r) {
     return r.steps.empty() ? r.steps_na : Na::NoCommunicationInAnySteps;
   };
