@@ -131,24 +131,30 @@ void print_text(const trace::TraceFile& f, const Summary& s, std::ostream& out) 
                f.events.size());
 }
 
-// Chrome-trace JSON text (shardscope's, Kineto's) is listed event by event by its own reader; a file of
-// another format (an Nsight Systems export, a plugin's) through its importer, each rank it holds. The format
-// is known by the file's first bytes, or for a gzip file by its name (it is not inflated to look).
+// A format whose descriptor says so (shardscope's own traces) is listed event by event by the trace reader;
+// every other (Kineto JSON in either form, an Nsight Systems export, a plugin's) through the loader, each rank
+// it holds, as `report` reads it. The format is known by the file's first bytes, a gzip file's inflated.
 bool read_by_importer(const std::string& path, const plugins::Registry& registry) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
     return false;  // a FIFO would block the read; read_trace refuses it by name
+  if (registry.not_read(std::filesystem::path(path).filename().string())) return true;  // the loader says why
   std::string head(64 * 1024, '\0');
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) return false;
   head.resize(std::fread(head.data(), 1, head.size(), f));
   std::fclose(f);
-  std::vector<plugins::Format> formats;
-  if (plugins::is_gzip(head)) formats = registry.by_name(std::filesystem::path(path).filename().string());
-  else if (std::optional<plugins::Format> sniffed = registry.sniff(head))
-    formats.push_back(std::move(*sniffed));
-  return !formats.empty() &&
-         std::none_of(formats.begin(), formats.end(), [](const plugins::Format& x) { return x.chrome_trace; });
+  if (plugins::is_gzip(head)) {
+    std::string inflated;  // the first 64 KiB compressed: a stream cut short, inflated as far as it goes
+    try {
+      trace::inflate_gzip(head, path, inflated);
+    } catch (const trace::TraceError&) {
+      return false;  // damaged: the trace reader names where
+    }
+    head = std::move(inflated);
+  }
+  const std::optional<plugins::Format> format = registry.sniff(head);
+  return format && !format->lists_events;
 }
 
 json inspect_ranks(const std::string& path, std::ostream& out, std::ostream& err, bool as_json,
@@ -177,7 +183,10 @@ json inspect_ranks(const std::string& path, std::ostream& out, std::ostream& err
       ranks.push_back(std::move(j));
       continue;
     }
-    fmt::print(out, "  rank {} of {} ({}): {}\n", rank.rank, rank.world_size, rank.format, rank.metadata.dump());
+    const std::string of =
+        rank.world_size > 0 ? fmt::format("of {}", rank.world_size) : std::string("(the world size is not recorded)");
+    fmt::print(out, "  rank {} {} ({}){}\n", rank.rank, of, rank.format,
+               rank.metadata.is_null() || rank.metadata.empty() ? "" : ": " + rank.metadata.dump());
     fmt::print(out, "    events    {} on {} tracks, {} steps\n", rank.event_count(), rank.tracks.size(),
                rank.steps.size());
     if (first <= last)

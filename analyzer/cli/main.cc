@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <optional>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -93,7 +94,6 @@ void add_reading(CLI::App& app, Args& x, Commands& c, const std::string& formats
   CLI::Option* report_paths =
       c.report->add_option("PATH", x.paths, "Trace files, rank summaries or directories of them: " + formats);
   c.report->add_option("--format", x.format, "Output format")->check(CLI::IsMember({"text", "md", "json", "html"}));
-  c.report->add_option("-o,--output", x.output, "Write to FILE instead of stdout (- for stdout)");
   c.report->add_option("--ranks", x.ranks_arg,
                        "Whose tables follow the run summary: worst (the most exposed communication; the default), "
                        "worst:N, all, or a list like 0,2,5-7");
@@ -155,6 +155,12 @@ void add_reading(CLI::App& app, Args& x, Commands& c, const std::string& formats
         ->check(positive());
 }
 
+// -o on every command that prints a result, said one way.
+void add_output(Args& x, Commands& c) {
+  for (CLI::App* sub : {c.inspect, c.report, c.check, c.diff, c.memory})
+    sub->add_option("-o,--output", x.output, "Write the result to FILE instead of stdout (- for stdout)");
+}
+
 void add_memory(CLI::App& app, Args& x, Commands& c) {
   shardscope::cli::MemoryArgs& m = x.m;
   c.memory = app.add_subcommand(
@@ -203,11 +209,24 @@ void add_memory(CLI::App& app, Args& x, Commands& c) {
   c.launch->add_option("PROGRAM", x.lo.command, "The program and its arguments, after --")->required();
 }
 
-// The parsed command, run: its exit code.
+int run_printing(Args& x, const Commands& c, std::ostream& out);
+
+// The parsed command, run: its exit code. Report writes its own result (-o, or each MPI process's share);
+// the other commands print to a buffer that goes where -o says once they end, whatever their verdict.
 int run(Args& x, const Commands& c) {
   namespace cli = shardscope::cli;
-  if (*c.inspect) return cli::inspect(x.files, x.format == "json", std::cout, std::cerr);
   if (*c.launch) return cli::launch(x.lo);
+  if (*c.report || *c.summarize) return run_printing(x, c, std::cout);
+  std::ostringstream buffer;
+  const int rc = run_printing(x, c, buffer);
+  if (buffer.view().empty()) return rc;  // nothing made: no file created or emptied
+  return cli::write_output(x.output, buffer.str(), std::cout, std::cerr) ? rc : 2;
+}
+
+// The command, printing to `out`.
+int run_printing(Args& x, const Commands& c, std::ostream& out) {
+  namespace cli = shardscope::cli;
+  if (*c.inspect) return cli::inspect(x.files, x.format == "json", out, std::cerr);
   // --ranks and --steps, checked before any file is read.
   std::optional<shardscope::report::Selection> sel;
   if (*c.report || *c.check) try {
@@ -221,18 +240,17 @@ int run(Args& x, const Commands& c) {
     return 2;
   }
   if (*c.report && x.mpi)
-    return cli::report_mpi(x.paths, x.format, x.output, std::cout, std::cerr, x.step_pattern, *sel,
-                           x.files_per_process);
-  if (*c.report) return cli::report(x.paths, x.format, x.output, std::cout, std::cerr, x.step_pattern, *sel);
-  if (*c.check) return cli::check_prefetch(x.paths, x.format, std::cout, std::cerr, x.step_pattern, *sel, x.units);
-  if (*c.summarize) return cli::summarize(x.paths, x.summary_dir, std::cout, std::cerr, x.step_pattern);
-  if (*c.diff) return cli::diff(x.a, x.b, x.format, std::cout, std::cerr, x.step_pattern);
+    return cli::report_mpi(x.paths, x.format, x.output, out, std::cerr, x.step_pattern, *sel, x.files_per_process);
+  if (*c.report) return cli::report(x.paths, x.format, x.output, out, std::cerr, x.step_pattern, *sel);
+  if (*c.check) return cli::check_prefetch(x.paths, x.format, out, std::cerr, x.step_pattern, *sel, x.units);
+  if (*c.summarize) return cli::summarize(x.paths, x.summary_dir, out, std::cerr, x.step_pattern);
+  if (*c.diff) return cli::diff(x.a, x.b, x.format, out, std::cerr, x.step_pattern);
   if (*c.memory) {
     if (*c.params_opt) x.m.params = x.params;
     if (*c.largest_opt) x.m.largest_unit = x.largest_unit;
     if (*c.root_opt) x.m.root_unit = x.root_unit;
     if (x.stage >= 0) x.m.stage = x.stage;
-    return cli::memory(x.m, std::cout, std::cerr);
+    return cli::memory(x.m, out, std::cerr);
   }
   return 2;
 }
@@ -253,6 +271,7 @@ int main(int argc, char** argv) {
   Commands c{};
   add_reading(app, x, c, formats);
   add_memory(app, x, c);
+  add_output(x, c);
 
   try {
     app.parse(argc, argv);

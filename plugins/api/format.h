@@ -20,7 +20,17 @@ struct Format {
   // can_read decides. A format without an importer (a rank summary) is sniffed by this alone.
   std::string magic;
   bool several_ranks = false;  // one file may hold several ranks (a report of several processes)
-  bool chrome_trace = false;   // Chrome-trace JSON text: `inspect` lists its raw events rather than its ranks
+  // `inspect` lists the file's events as written (shardscope's own traces, which the trace reader reads
+  // whole) rather than the ranks its importer makes of them.
+  bool lists_events = false;
+};
+
+// A file a format's own tool writes that its importer does not read, with what to do instead (Nsight
+// Systems' report, which only `nsys export` reads).
+struct NotRead {
+  std::string extension;  // ".nsys-rep"
+  std::string what;       // "an Nsight Systems report; shardscope reads its SQLite export"
+  std::string instead;    // "nsys export --type sqlite --output FILE.sqlite FILE" (FILE: the file's path)
 };
 
 // Optional, beside Importer (importer.h), as ArgsImporter is: an importer that describes its format. The
@@ -30,6 +40,14 @@ class Described {
  public:
   virtual ~Described() = default;
   virtual Format format() const = 0;
+};
+
+// Optional as well: the files an importer knows it does not read (NotRead). A separate interface, so that
+// Described's layout stays as plugins built against ABI 4 have it.
+class KnowsUnread {
+ public:
+  virtual ~KnowsUnread() = default;
+  virtual std::vector<NotRead> not_read() const = 0;
 };
 
 }  // namespace shardscope::plugins

@@ -108,6 +108,15 @@ Format format_of(const Importer& importer) {
   return Format{.name = importer.name(), .title = importer.name()};
 }
 
+std::optional<NotRead> Registry::not_read(std::string_view filename) const {
+  if (ends_with(filename, kGzipExtension)) filename.remove_suffix(kGzipExtension.size());
+  for (const auto& i : importers_)
+    if (const auto* k = dynamic_cast<const KnowsUnread*>(i.get()))
+      for (NotRead& n : k->not_read())
+        if (ends_with(filename, n.extension)) return std::move(n);
+  return std::nullopt;
+}
+
 void Registry::add_format(Format format) { added_.push_back(std::move(format)); }
 
 std::vector<Format> Registry::formats() const {

@@ -40,6 +40,9 @@ class Registry {
   std::vector<Format> by_name(std::string_view filename) const;
   // Whether a directory listing takes this file: it ends with one of the formats' extensions, or ".gz".
   bool takes_name(std::string_view filename) const;
+  // What the importers say of a file they know and do not read (an Nsight report), by its name; nullopt
+  // for any other name.
+  std::optional<NotRead> not_read(std::string_view filename) const;
   // Every extension once, in the formats' order: ".json", ".sqlite".
   std::vector<std::string> extensions() const;
 

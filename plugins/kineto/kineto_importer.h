@@ -26,7 +26,7 @@ class KinetoImporter : public Importer, public ArgsImporter, public ParallelImpo
  public:
   std::string name() const override { return "kineto"; }
   Format format() const override {
-    return {.name = name(), .title = "PyTorch profiler (Kineto) JSON", .extensions = {".json"}, .chrome_trace = true};
+    return {.name = name(), .title = "PyTorch profiler (Kineto) JSON", .extensions = {".json"}};
   }
   bool can_read(std::string_view head) const override;
   model::Rank read(Input in) const override { return read_rank(std::move(in), nullptr, 0); }

@@ -40,6 +40,22 @@ std::string patterns(const Registry& registry) {
   return out;
 }
 
+// What to say of a file its format's importer does not read (NotRead): what it is, then what to do, with
+// FILE and STEM (the name less its extension) filled in.
+std::string not_read_text(const NotRead& n, const fs::path& file) {
+  std::string instead = n.instead, stem = file.string();
+  if (stem.ends_with(n.extension)) stem.resize(stem.size() - n.extension.size());
+  std::string out;
+  for (size_t at = 0; at < instead.size();) {  // one pass: a path may itself hold "FILE"
+    const size_t next = instead.find("FILE", at);
+    out.append(instead, at, next == std::string::npos ? std::string::npos : next - at);
+    if (next == std::string::npos) break;
+    out += instead.compare(next, 11, "FILE.sqlite") == 0 ? stem : file.string();
+    at = next + 4;
+  }
+  return n.what + ": " + out;
+}
+
 // The file's first 64 KiB as they are on disk (a gzip file's compressed bytes): enough to choose an importer
 // that opens the file itself. Throws as read_text does for a file that cannot be read.
 std::string read_head(const fs::path& path) {
@@ -304,14 +320,22 @@ std::vector<fs::path> expand_inputs(const std::vector<fs::path>& paths, const Re
     if (fs::is_directory(p, ec)) {
       std::vector<fs::path> found;
       std::vector<std::string> subdirs;
+      std::optional<std::pair<NotRead, fs::path>> unread;  // the first file known and not read (an Nsight report)
       fs::directory_iterator listing(p, ec);
       if (ec) throw trace::TraceError(p.string(), 0, fmt::format("cannot list this directory: {}", ec.message()));
       for (const auto& entry : listing) {
         if (entry.is_regular_file() && registry->takes_name(entry.path().filename().string()))
           found.push_back(entry.path());
+        else if (std::optional<NotRead> n = registry->not_read(entry.path().filename().string()); n && !unread)
+          unread.emplace(std::move(*n), entry.path());
         else if (entry.is_directory())
           subdirs.push_back(entry.path().filename().string());
       }
+      if (found.empty() && unread)
+        throw trace::TraceError(
+            p.string(), 0,
+            fmt::format("no trace files in this directory; {} is {}", unread->second.filename().string(),
+                        not_read_text(unread->first, unread->second)));
       if (found.empty()) {
         // A run per subdirectory (control/ and test/, one per rank...) is common: name them rather than guess
         // which are one run.
@@ -448,6 +472,8 @@ class EachLoad {
   // Chooses the file's importer and reads it. A format read by random access (SQLite) is chosen by the file's
   // first bytes and opened by path; the others, and any gzip file, are read as text first.
   void read(size_t i, uint64_t& text_size) {
+    if (std::optional<NotRead> n = registry_.not_read(files_[i].filename().string()))
+      throw trace::TraceError(name(i), 0, not_read_text(*n, files_[i]));
     const std::string raw_head = read_head(files_[i]);
     const Importer* imp = is_gzip(raw_head) ? nullptr : registry_.find(raw_head);
     std::optional<FileText> text;

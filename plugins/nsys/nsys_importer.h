@@ -8,7 +8,7 @@
 
 namespace shardscope::plugins {
 
-class NsysImporter : public Importer, public Described {
+class NsysImporter : public Importer, public Described, public KnowsUnread {
  public:
   std::string name() const override { return "nsys"; }
   Format format() const override {
@@ -17,6 +17,11 @@ class NsysImporter : public Importer, public Described {
             .extensions = {".sqlite"},
             .magic = std::string(kSqliteMagic),
             .several_ranks = true};
+  }
+  std::vector<NotRead> not_read() const override {
+    const std::string how = "nsys export --type sqlite --output FILE.sqlite FILE";
+    return {{".nsys-rep", "an Nsight Systems report; shardscope reads its SQLite export", how},
+            {".qdrep", "an Nsight Systems report (before 2021.4); shardscope reads its SQLite export", how}};
   }
   // Every SQLite database begins "SQLite format 3\0"; read() says when one is not an Nsight export.
   bool can_read(std::string_view head) const override;

@@ -10,7 +10,7 @@ class ShardscopeImporter : public Importer, public ArgsImporter, public Describe
  public:
   std::string name() const override { return "shardscope"; }
   Format format() const override {
-    return {.name = name(), .title = "shardscope traces", .extensions = {".json"}, .chrome_trace = true};
+    return {.name = name(), .title = "shardscope traces", .extensions = {".json"}, .lists_events = true};
   }
   bool can_read(std::string_view head) const override;
   model::Rank read(Input in) const override { return read_rank(std::move(in), nullptr); }

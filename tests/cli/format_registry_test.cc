@@ -79,7 +79,8 @@ TEST(FormatRegistry, TheBuiltInFormatsDescribeThemselves) {
   ASSERT_TRUE(reg.format_named("nsys"));
   EXPECT_TRUE(reg.format_named("nsys")->several_ranks);
   EXPECT_FALSE(reg.format_named("kineto")->several_ranks);
-  EXPECT_TRUE(reg.format_named("kineto")->chrome_trace);
+  EXPECT_FALSE(reg.format_named("kineto")->lists_events);  // its ranks, as the loader makes them
+  EXPECT_TRUE(reg.format_named("shardscope")->lists_events);
   // A summary is sniffed by its magic, an Nsight export by its importer (which claims every SQLite file).
   EXPECT_EQ(reg.sniff(std::string("SQLite format 3\0rest", 20))->name, "nsys");
   EXPECT_EQ(reg.by_name("run.sqlite.gz").size(), 2u);  // nsys and summary

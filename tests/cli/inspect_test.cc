@@ -64,20 +64,86 @@ TEST(Cli, InspectsFilesTheTracerWrote) {
 
 TEST(Cli, BadFilesNameFileAndByteAndExit2) {
   TempDir dir;
-  auto empty = dir.path() / "empty.json", garbage = dir.path() / "garbage.json", kineto = dir.path() / "kineto.json";
+  auto empty = dir.path() / "empty.json", garbage = dir.path() / "garbage.json", headless = dir.path() / "h.json";
   write(empty, "");
   write(garbage, "{\"shardscope\": nope}");
-  write(kineto, R"({"traceEvents":[]})");
+  write(headless, R"({"shardscope_x": 1, "events": 3})");
   auto missing = dir.path() / "missing.json";
   for (auto [path, expect] : std::vector<std::pair<std::filesystem::path, std::string>>{
            {empty, "at byte 0: empty file"},
            {garbage, "at byte 16: parse error"},  // "n" could start null; "o" cannot
-           {kineto, "at byte 18: no \"shardscope\" object"},
+           {headless, "at byte 32: no \"traceEvents\" array"},
            {missing, "at byte 0: cannot open"}}) {
     RunResult r = run({SHARDSCOPE_BIN, "inspect", path.string()});
     EXPECT_EQ(r.rc, 2) << path;
     EXPECT_NE(r.err.find(path.string() + ": " + expect), std::string::npos) << r.err;
     EXPECT_EQ(r.err.find("terminate"), std::string::npos);
+  }
+}
+
+// Every format `report` reads, `inspect` reads too, each rank as the loader makes it: Kineto JSON (gzip'd,
+// and the legacy profiler's bare array), an Nsight Systems export.
+TEST(Cli, InspectReadsWhatReportReads) {
+  const std::string data = std::string(SHARDSCOPE_SOURCE_DIR) + "/tests/data/";
+  RunResult kineto = run({SHARDSCOPE_BIN, "inspect", data + "h100_nccl2/pytorch_fsdp1_backward_pre/rank0.json.gz"});
+  EXPECT_EQ(kineto.rc, 0) << kineto.err;
+  EXPECT_NE(kineto.out.find("rank 0 of 2 (kineto)"), std::string::npos) << kineto.out;
+  EXPECT_NE(kineto.out.find("3 steps"), std::string::npos) << kineto.out;
+  RunResult bare = run({SHARDSCOPE_BIN, "inspect", data + "torch113_ddp_gloo/trace.rank1.json.gz"});
+  EXPECT_EQ(bare.rc, 0) << bare.err;
+  // One process's export says no world size: not "of 0".
+  EXPECT_NE(bare.out.find("rank 0 (the world size is not recorded) (kineto)"), std::string::npos) << bare.out;
+  EXPECT_EQ(bare.out.find(" of 0"), std::string::npos) << bare.out;
+  RunResult nsys = run({SHARDSCOPE_BIN, "inspect", "--format", "json", data + "nsys_2gpu/h100_2gpu_1s.sqlite.gz"});
+  ASSERT_EQ(nsys.rc, 0) << nsys.err;
+  json j = json::parse(nsys.out);
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[0]["format"], "nsys");
+  EXPECT_GT(j[1]["events"].get<int64_t>(), 0);
+}
+
+// Nsight's own report is named for what it is, with the export command, named one by one or alone in a folder.
+TEST(Cli, AnNsightReportGetsTheExportCommand) {
+  TempDir dir;
+  auto rep = dir.path() / "run.nsys-rep";
+  write(rep, std::string("\x00\x01binary", 8));
+  const std::string hint =
+      "an Nsight Systems report; shardscope reads its SQLite export: nsys export --type sqlite "
+      "--output " +
+      (dir.path() / "run").string() + ".sqlite " + rep.string();
+  for (const char* command : {"inspect", "report"}) {
+    RunResult named = run({SHARDSCOPE_BIN, command, rep.string()});
+    EXPECT_EQ(named.rc, 2) << command;
+    EXPECT_NE(named.err.find(hint), std::string::npos) << named.err;
+  }
+  RunResult folder = run({SHARDSCOPE_BIN, "report", dir.path().string()});
+  EXPECT_EQ(folder.rc, 2);
+  EXPECT_NE(folder.err.find("no trace files in this directory; run.nsys-rep is " + hint), std::string::npos)
+      << folder.err;
+}
+
+// -o on every command that prints a result: the file holds what stdout would, and stdout stays empty.
+TEST(Cli, EveryPrintingCommandWritesToOutput) {
+  TempDir dir;
+  const std::string trace = std::string(SHARDSCOPE_SOURCE_DIR) + "/tests/data/h100_nccl2/pytorch_fsdp1_backward_pre";
+  const std::vector<std::vector<std::string>> commands = {{"inspect", trace + "/rank0.json.gz"},
+                                                          {"check-prefetch", trace},
+                                                          {"diff", trace, trace},
+                                                          {"memory", "--params", "7e9", "--world", "8"},
+                                                          {"report", trace + "/rank0.json.gz"}};
+  for (const auto& c : commands) {
+    std::vector<std::string> plain = {SHARDSCOPE_BIN, "-q"}, to_file = {SHARDSCOPE_BIN};
+    plain.insert(plain.end(), c.begin(), c.end());
+    to_file.insert(to_file.end(), c.begin(), c.end());
+    const auto file = dir.path() / (c[0] + ".out");
+    to_file.insert(to_file.end(), {"-o", file.string()});
+    plain.erase(plain.begin() + 1);
+    RunResult a = run(plain), b = run(to_file);
+    EXPECT_EQ(a.rc, b.rc) << c[0] << ": " << b.err;
+    ASSERT_FALSE(a.out.empty()) << c[0] << ": " << a.err;
+    EXPECT_TRUE(b.out.empty()) << c[0];
+    std::ifstream in(file, std::ios::binary);
+    EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), a.out) << c[0];
   }
 }
 
