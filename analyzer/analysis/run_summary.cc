@@ -205,14 +205,14 @@ class Summarizer {
   // The links, and the ranks' waiting.
   void finish_links() {
     for (const metrics::LinkStats& l : r_.links) s_.links.push_back({l.kind, l.busbw_gbps(), l.algbw_gbps()});
-    std::vector<double> waits;
-    for (const report::RankReport& rr : r_.ranks)
+    std::vector<std::pair<double, int>> waits;
+    for (const report::RankReport& rr : r_.ranks) {
+      double waited = 0, time = 0;
       for (const metrics::CollectiveStats& c : rr.collectives)
-        if (auto w = c.wait_pct()) waits.push_back(*w);
-    if (!waits.empty()) {
-      std::sort(waits.begin(), waits.end());
-      s_.median_wait_pct = waits[(waits.size() - 1) / 2];
+        if (auto w = c.wait_pct()) waited += *w * double(c.time_ns), time += double(c.time_ns);
+      if (time > 0) waits.push_back({waited / time, rr.rank});
     }
+    s_.wait_pct = across(std::move(waits));
   }
 
   // The straggler: most often last; its lateness is the median over the instances it was last at.

@@ -55,14 +55,15 @@ struct RunSummary {
   };
   std::optional<Straggler> straggler;
 
-  // The links (each collective instance timed by its fastest rank), per kind, and how much of a rank's
-  // collective time is waiting for peers (median over ranks and kinds with a wait share).
+  // The links (each collective instance timed by its fastest rank), per kind, and how much of each rank's
+  // collective time is waiting for peers: (its time - the fastest rank's at the same instances) / its time, over
+  // the kinds with a wait share.
   struct Link {
     model::CollectiveKind kind = model::CollectiveKind::None;
     std::optional<double> busbw_gbps, algbw_gbps;
   };
   std::vector<Link> links;
-  std::optional<double> median_wait_pct;
+  std::optional<AcrossRanks> wait_pct;
 
   // Memory against the ZeRO model.
   size_t memory_ranks = 0, memory_ranks_agree = 0;  // ranks with a measured and predicted category

@@ -17,12 +17,21 @@ constexpr size_t kListedRanges = 6;
 
 std::string ms(int64_t ns) { return fmt::format("{:.3f} ms", double(ns) / 1e6); }
 
-// "24.0 % (min 20.1 % rank 3, median 24.0 %, max 30.2 % rank 5)", or the one value when ranks agree.
+// A per-rank share, saying over what it is taken: "24.0 %" (one rank), "24.0 % on every rank", "29.8 % on
+// rank 0 and 54.5 % on rank 1" (two: both values), or "median of 8 ranks 24.0 % (min 20.1 % on rank 3, max 30.2
+// % on rank 5)".
 std::string spread(const analysis::AcrossRanks& a) {
-  if (a.ranks == 1 || fmt::format("{:.1f}", a.min) == fmt::format("{:.1f}", a.max))
-    return fmt::format("{:.1f} %", a.median);
-  return fmt::format("median {:.1f} % (min {:.1f} % on rank {}, max {:.1f} % on rank {})", a.median, a.min, a.min_rank,
-                     a.max, a.max_rank);
+  if (a.ranks == 1) return fmt::format("{:.1f} %", a.median);
+  if (fmt::format("{:.1f}", a.min) == fmt::format("{:.1f}", a.max))
+    return fmt::format("{:.1f} % on {}", a.median, a.ranks == 2 ? "both ranks" : "every rank");
+  if (a.ranks == 2) {
+    const bool low_first = a.min_rank < a.max_rank;
+    return fmt::format("{:.1f} % on rank {} and {:.1f} % on rank {}", low_first ? a.min : a.max,
+                       low_first ? a.min_rank : a.max_rank, low_first ? a.max : a.min,
+                       low_first ? a.max_rank : a.min_rank);
+  }
+  return fmt::format("median of {} ranks {:.1f} % (min {:.1f} % on rank {}, max {:.1f} % on rank {})", a.ranks,
+                     a.median, a.min, a.min_rank, a.max, a.max_rank);
 }
 
 std::string units_text(const std::vector<int>& units) {
@@ -55,15 +64,17 @@ std::vector<std::string> summary_lines(const analysis::RunSummary& s) {
   std::string run = fmt::format("run: {} rank{}", s.ranks, s.ranks == 1 ? "" : "s");
   if (s.steps) run += fmt::format(", {} step{} ({} steady)", s.steps, s.steps == 1 ? "" : "s", s.steady_steps);
   if (s.step_time)
-    run += fmt::format("; step time median {}, p90 {}, max {} (rank {}, step {})", ms(s.step_time->median_ns),
-                       ms(s.step_time->p90_ns), ms(s.step_time->max_ns), s.step_time->max_rank, s.step_time->max_step);
+    run += fmt::format("; step time over {}{} steady step{}: median {}, p90 {}, max {} (rank {}, step {})",
+                       s.ranks == 1 ? "its " : "all ranks' ", s.step_time->steps, s.step_time->steps == 1 ? "" : "s",
+                       ms(s.step_time->median_ns), ms(s.step_time->p90_ns), ms(s.step_time->max_ns),
+                       s.step_time->max_rank, s.step_time->max_step);
   out.push_back(run);
   // Communication.
   if (s.comm_pct) {
     std::string c =
-        fmt::format("communication: {} of the {}", spread(*s.comm_pct), s.comm_from_whole_trace ? "trace" : "step");
+        fmt::format("communication (of the {}): {}", s.comm_from_whole_trace ? "trace" : "step", spread(*s.comm_pct));
     if (s.exposed_pct) c += fmt::format("; exposed (not under compute): {}", spread(*s.exposed_pct));
-    if (s.overlap_pct) c += fmt::format("; overlapped: {} of it", spread(*s.overlap_pct));
+    if (s.overlap_pct) c += fmt::format("; overlapped (of the communication): {}", spread(*s.overlap_pct));
     out.push_back(c);
   }
   // Prefetch.
@@ -90,16 +101,19 @@ std::vector<std::string> summary_lines(const analysis::RunSummary& s) {
           : l.algbw_gbps ? fmt::format("n/a: the trace does not say the group size (algbw {:.2f} GB/s)", *l.algbw_gbps)
                          : std::string("n/a: no message size in the trace"));
     }
-    if (s.median_wait_pct)
-      line += fmt::format("; ranks wait for peers {:.1f} % of their collective time (median)", *s.median_wait_pct);
+    if (s.wait_pct)
+      line += fmt::format("; waiting for peers: {} of {} collective time", spread(*s.wait_pct),
+                          s.wait_pct->ranks == 1 ? "its" : "each rank's");
     out.push_back(line);
   }
   // The straggler.
   if (s.straggler)
     out.push_back(fmt::format(
-        "straggler: rank {} arrived last at {} of {} collective instances, by {} (median, after the next-latest rank)",
+        "straggler: rank {} arrived last at {} of {} collective instances, by {} after the next-latest rank (the "
+        "median of those {})",
         s.straggler->rank, s.straggler->times_last, s.straggler->instances,
-        s.straggler->median_late_ns == INT64_MAX ? "over 2^63 ns" : ms(s.straggler->median_late_ns)));
+        s.straggler->median_late_ns == INT64_MAX ? "over 2^63 ns" : ms(s.straggler->median_late_ns),
+        s.straggler->times_last));
   // Memory.
   if (s.memory_ranks) {
     std::string m =
@@ -153,7 +167,7 @@ nlohmann::json summary_json(const analysis::RunSummary& s) {
     j["links"].push_back({{"kind", model::to_string(l.kind)},
                           {"busbw_gbps", l.busbw_gbps ? nlohmann::json(*l.busbw_gbps) : nlohmann::json(nullptr)},
                           {"algbw_gbps", l.algbw_gbps ? nlohmann::json(*l.algbw_gbps) : nlohmann::json(nullptr)}});
-  j["median_wait_pct"] = s.median_wait_pct ? nlohmann::json(*s.median_wait_pct) : nlohmann::json(nullptr);
+  j["wait_pct"] = across(s.wait_pct);
   j["straggler"] =
       s.straggler ? nlohmann::json{{"rank", s.straggler->rank},
                                    {"times_last", s.straggler->times_last},

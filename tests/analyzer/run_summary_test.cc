@@ -1,6 +1,8 @@
 // The run summary on constructed reports, each expected figure worked out by hand.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include "analyzer/analysis/run_summary.h"
 #include "analyzer/report/render.h"
 #include "analyzer/report/summary_render.h"
@@ -43,6 +45,51 @@ TEST(RunSummary, StepTimesCommunicationAndTheWorstRank) {
   EXPECT_EQ(s.exposed_pct->max_rank, 1);
   EXPECT_EQ(s.worst_rank, 1);
   EXPECT_EQ(s.by_exposed, (std::vector<int>{1, 0}));
+}
+
+// Each summary figure says what it is taken over: two ranks give both values, three or more the median of
+// them named as such, the step time its count of steps, and the wait share each rank's own.
+TEST(RunSummary, EveryFigureSaysWhatItIsTakenOver) {
+  report::Report r;
+  r.ranks.push_back(rank_with_steps(0, {999, 100, 110}, 10, 5));
+  r.ranks.push_back(rank_with_steps(1, {999, 130}, 40, 10));
+  // Waits: rank 0 all_gather 100 ns of which the fastest rank took 50 (50 % waiting), reduce_scatter 300 ns
+  // of which 300 (0 %): 50 / 400 = 12.5 %; rank 1: 200 ns, fastest 50: 75 %.
+  auto coll = [](model::CollectiveKind k, int64_t time, int64_t link) {
+    metrics::CollectiveStats c;
+    c.kind = k, c.count = 1, c.time_ns = time, c.link_ns = link;
+    return c;
+  };
+  r.ranks[0].collectives = {coll(model::CollectiveKind::AllGather, 100, 50),
+                            coll(model::CollectiveKind::ReduceScatter, 300, 300)};
+  r.ranks[1].collectives = {coll(model::CollectiveKind::AllGather, 200, 50)};
+  RunSummary s = summarize_run(r);
+  ASSERT_TRUE(s.wait_pct);
+  EXPECT_NEAR(s.wait_pct->min, 12.5, 1e-9);
+  EXPECT_NEAR(s.wait_pct->max, 75.0, 1e-9);
+  s.links.push_back({model::CollectiveKind::AllGather, 1.0, 2.0});  // the line the wait share is said on
+  std::string text;
+  for (const std::string& l : report::summary_lines(s)) text += l + "\n";
+  // Communication over the steady steps: rank 0 2 x 10 ms in 100 + 110 ms, rank 1 40 ms in 130 ms.
+  EXPECT_NE(text.find("step time over all ranks' 3 steady steps: median 110.000 ms"), std::string::npos) << text;
+  EXPECT_NE(text.find(fmt::format("communication (of the step): {:.1f} % on rank 0 and {:.1f} % on rank 1",
+                                  100.0 * 20 / 210, 100.0 * 40 / 130)),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("waiting for peers: 12.5 % on rank 0 and 75.0 % on rank 1 of each rank's collective time"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("median"), text.find("median 110.000 ms")) << text;  // no other median with two ranks
+  // A third rank: the median of the three, named as such.
+  r.ranks.push_back(rank_with_steps(2, {999, 120}, 30, 10));
+  s = summarize_run(r);
+  text.clear();
+  for (const std::string& l : report::summary_lines(s)) text += l + "\n";
+  EXPECT_NE(text.find(fmt::format("communication (of the step): median of 3 ranks {:.1f} % (min {:.1f} % on rank 0, "
+                                  "max {:.1f} % on rank 1)",
+                                  100.0 * 30 / 120, 100.0 * 20 / 210, 100.0 * 40 / 130)),
+            std::string::npos)
+      << text;
 }
 
 TEST(RunSummary, TheStragglerIsTheRankMostOftenLastWithItsMedianLateness) {
