@@ -95,6 +95,7 @@ class Summarizer {
     }
     s_.steady_steps = std::max(s_.steady_steps, steady_n);
     if (steady_n) {
+      steady_[rr.rank] = {steady_n, steady_sum};
       if (auto v = steady_sum.comm_fraction_pct()) comm_.push_back({*v, rr.rank});
       if (auto v = steady_sum.exposed_fraction_pct()) exposed_.push_back({*v, rr.rank});
       if (auto v = steady_sum.overlap_pct()) overlap_.push_back({*v, rr.rank});
@@ -177,6 +178,8 @@ class Summarizer {
       return ha != hb ? ha : ha && exp[a] > exp[b];
     });
     if (!s_.by_exposed.empty()) s_.worst_rank = s_.by_exposed.front();
+    if (auto it = steady_.find(s_.worst_rank); it != steady_.end())
+      s_.budget = RunSummary::Budget{it->first, it->second.first, it->second.second};
     std::vector<std::pair<std::tuple<int, double>, int>> pf;  // ((verdict order, hidden share), rank)
     for (const report::RankReport& rr : r_.ranks) {
       const metrics::RankPrefetch& p = rr.prefetch;
@@ -240,7 +243,8 @@ class Summarizer {
   RunSummary s_;
   std::vector<std::pair<int64_t, std::pair<int, int64_t>>> times_;  // (step time, (rank, step))
   std::vector<std::pair<double, int>> comm_, exposed_, overlap_;
-  std::map<std::string, RunSummary::Missing> missing_;                                   // by part
+  std::map<int, std::pair<size_t, metrics::WindowMetrics>> steady_;  // rank -> its steady steps, summed
+  std::map<std::string, RunSummary::Missing> missing_;               // by part
   std::map<metrics::Cause, std::pair<std::vector<int>, std::vector<int>>> cause_where_;  // units, ranks
   std::map<metrics::Cause, size_t> cause_steps_;
 };

@@ -36,8 +36,18 @@ struct RunSummary {
   std::optional<AcrossRanks> comm_pct, exposed_pct, overlap_pct;
   bool comm_from_whole_trace = false;  // some rank had no steps
   int worst_rank = -1;                 // the most exposed communication: its tables are the ones shown
-  std::vector<int> by_exposed;         // every rank, the most exposed communication first
-  std::vector<int> by_prefetch;        // every rank, the worst prefetch first (not effective, then least hidden)
+  // Where that rank's steady steps went, summed: step = compute only + overlapped + exposed communication +
+  // other device work (copies, syncs) + idle.
+  struct Budget {
+    int rank = 0;
+    size_t steps = 0;
+    metrics::WindowMetrics sum;
+    int64_t compute_only_ns() const { return sum.compute_ns - sum.overlap_ns; }
+    int64_t other_ns() const { return sum.busy_ns - (sum.compute_ns + sum.comm_ns - sum.overlap_ns); }
+  };
+  std::optional<Budget> budget;
+  std::vector<int> by_exposed;   // every rank, the most exposed communication first
+  std::vector<int> by_prefetch;  // every rank, the worst prefetch first (not effective, then least hidden)
 
   // The prefetch verdict, with its ranks and steady steps.
   metrics::Verdict prefetch = metrics::Verdict::NotApplicable;

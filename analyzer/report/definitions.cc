@@ -76,7 +76,7 @@ std::string legend(const std::vector<std::string>& header, const std::string& in
     const std::string& d = definition(header.front(), c);
     if (d.empty()) continue;
     std::string item = c + " = " + d;
-    if (!line.empty() && line.size() + item.size() > 160) out += indent + line + ";\n", line.clear();
+    if (!line.empty() && line.size() + item.size() > 200) out += indent + line + ";\n", line.clear();
     line += (line.empty() ? (out.empty() ? "legend: " : "  ") : "; ") + item;
   }
   if (!line.empty()) out += indent + line + "\n";

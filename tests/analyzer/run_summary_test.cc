@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <tuple>
+
 #include "analyzer/analysis/run_summary.h"
 #include "analyzer/report/render.h"
 #include "analyzer/report/summary_render.h"
@@ -88,6 +90,30 @@ TEST(RunSummary, EveryFigureSaysWhatItIsTakenOver) {
   EXPECT_NE(text.find(fmt::format("communication (of the step): median of 3 ranks {:.1f} % (min {:.1f} % on rank 0, "
                                   "max {:.1f} % on rank 1)",
                                   100.0 * 30 / 120, 100.0 * 20 / 210, 100.0 * 40 / 130)),
+            std::string::npos)
+      << text;
+}
+
+// The worst rank's steady step, term by term: compute only + overlapped + exposed + other + idle = the step.
+TEST(RunSummary, TheStepBudgetAddsUpToTheStep) {
+  report::Report r;
+  r.ranks.push_back(rank_with_steps(3, {999, 100, 120}, 0, 0));
+  // Per steady step (ms): window 100 and 120, compute 60 and 70, comm 30 and 50, overlap 10 and 20, busy 90 and
+  // 110 (so a copy ran 10 ms outside compute and communication in each).
+  const int64_t ms = 1'000'000;
+  for (auto [i, c, m, o, b] : {std::tuple{1, 60, 30, 10, 90}, std::tuple{2, 70, 50, 20, 110}}) {
+    metrics::WindowMetrics& w = r.ranks[0].steps[size_t(i)].m;
+    w.compute_ns = c * ms, w.comm_ns = m * ms, w.overlap_ns = o * ms, w.busy_ns = b * ms;
+  }
+  const RunSummary s = summarize_run(r);
+  ASSERT_TRUE(s.budget);
+  EXPECT_EQ(s.budget->rank, 3);
+  EXPECT_EQ(s.budget->steps, 2u);
+  // Means: step 110, compute only (130 - 30) / 2 = 50, overlapped 15, exposed (80 - 30) / 2 = 25, other 10, idle 10.
+  std::string text;
+  for (const std::string& l : report::summary_lines(s)) text += l + "\n";
+  EXPECT_NE(text.find("step budget (mean of its 2 steady steps): 110.0 ms = compute only 50.0 + overlapped 15.0 + "
+                      "exposed communication 25.0 + other device work 10.0 + idle 10.0 ms"),
             std::string::npos)
       << text;
 }
