@@ -220,6 +220,7 @@ class RankBuilder {
                                                                       : fmt::format("{} {}", k::kGraphName, it->first));
         e.name = it->second;
         e.cls = IntervalClass::Compute;
+        ++graph_launches_;
       } else {
         if (memcpy) {
           int64_t kind = q.null(6) ? 0 : q.i64(6);
@@ -390,6 +391,7 @@ class RankBuilder {
     if (!p_.rank_from.empty()) meta["rank_from"] = p_.rank_from;
     if (!nccl_.empty()) meta["nccl_kernels_described_by_nvtx"] = described_;
     if (!nccl_table_.is_null()) meta["nccl_table"] = nccl_table_;
+    if (graph_launches_) meta["cuda_graph_launches"] = graph_launches_;  // whole, in graph-trace mode
     if (!group_size_from_.is_null()) meta["group_size_from"] = group_size_from_;
     r_.metadata["nsys"] = meta;
     if (file_warnings_ && !x_.missing.empty())
@@ -592,7 +594,7 @@ class RankBuilder {
   std::vector<std::string> schema_missing_;
   size_t binary_ = 0, undescribed_ = 0;
   nlohmann::json nccl_table_, group_size_from_;
-  uint64_t skipped_ = 0, unended_ = 0;
+  uint64_t skipped_ = 0, unended_ = 0, graph_launches_ = 0;
 };
 
 }  // namespace

@@ -79,6 +79,7 @@ TEST(CudaGraphs, GraphTraceRowsAreGpuWorkOnTheirStream) {
   EXPECT_EQ(g[0]->ts_ns, kUtc + 2200);
   EXPECT_EQ(g[0]->issued_ns, kUtc + 2000);  // its cudaGraphLaunch, by correlationId
   EXPECT_EQ(g[1]->issued_ns, kUtc + 5000);
+  EXPECT_EQ(rank.metadata["nsys"]["cuda_graph_launches"], 2);
   bool on_stream = false;
   for (const model::Track& t : rank.tracks)
     on_stream |= t.kind == model::TrackKind::DeviceStream && t.tid == 13 && t.events.size() == 2;
@@ -106,6 +107,7 @@ TEST(CudaGraphs, NodeTraceKernelsStayKernels) {
     EXPECT_EQ(e->issued_ns, kUtc + 2000);
   }
   EXPECT_TRUE(named(rank, "CUDA graph 7").empty());
+  EXPECT_FALSE(rank.metadata["nsys"].contains("cuda_graph_launches"));
 }
 
 TEST(CudaGraphs, UnreadTablesOfGpuWorkAreNamed) {
