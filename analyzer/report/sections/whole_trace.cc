@@ -21,10 +21,10 @@ class WholeTrace final : public Section {
     if (!rr.whole) return out.para("whole trace: " + na_text(rr.whole_na));
     const metrics::HtaBreakdown& w = *rr.whole;
     out.para(fmt::format(
-        "whole trace ({}): window {:.3f} ms | overlap {} | idle {:.2f} % | compute {:.2f} % | non-compute {:.2f} %",
+        "whole trace ({}): window {:.3f} ms | overlap {} | idle {:.2f} % | compute {:.2f} % | non-compute {:.2f} "
+        "%; {}",
         whole_trace_setting(w), double(w.window_us) / 1e3, pct_or(w.overlap_pct(), na_overlap()), w.idle_pct(),
-        w.compute_pct(), w.non_compute_pct()));
-    out.para(exact_line(w));
+        w.compute_pct(), w.non_compute_pct(), exact_line(w)));
   }
 
   void json(const Context& c, nlohmann::json& o) const override {
@@ -65,11 +65,10 @@ class WholeTrace final : public Section {
     }
     h += fmt::format(
         "<p>Whole trace ({}): window {:.3f} ms, overlap {}, idle {:.2f} %, compute {:.2f} %, non-compute {:.2f} "
-        "%</p>\n",
+        "%; {}</p>\n",
         html_escape(whole_trace_setting(*rr.whole)), rr.whole->window_us / 1e3,
         html_escape(pct_or(rr.whole->overlap_pct(), na_overlap())), rr.whole->idle_pct(), rr.whole->compute_pct(),
-        rr.whole->non_compute_pct());
-    h += "<p>" + html_escape(exact_line(*rr.whole)) + "</p>\n";
+        rr.whole->non_compute_pct(), html_escape(exact_line(*rr.whole)));
   }
 };
 
