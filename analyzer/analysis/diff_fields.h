@@ -51,28 +51,26 @@ struct DiffFields<metrics::WindowMetrics> {
   static constexpr std::tuple<> not_shown{};
 };
 
-// The whole-trace (HTA-compatible) line.
+// The whole trace, in the trace's own resolution (the exact figures beside the report's HTA-compatible line).
 template <>
 struct DiffFields<metrics::HtaBreakdown> {
   using H = metrics::HtaBreakdown;
   static constexpr DiffQuantity<H> rows[] = {
-      {"whole-trace window ms", [](const H& w) -> std::optional<double> { return w.window_us / 1e3; }, {&H::window_us}},
+      {"whole-trace window ms", [](const H& w) -> std::optional<double> { return w.window_ns / 1e6; }, {&H::window_ns}},
       {"whole-trace overlap %",
-       [](const H& w) { return w.overlap_pct(); },
-       {&H::overlap_us, &H::comm_us},
+       [](const H& w) { return w.exact().overlap_pct(); },
+       {&H::overlap_ns, &H::comm_ns},
        Na::NoCommunication},
-      {"whole-trace idle %",
-       [](const H& w) -> std::optional<double> { return w.idle_pct(); },
-       {&H::busy_us, &H::window_us}},
-      {"whole-trace compute %",
-       [](const H& w) -> std::optional<double> { return w.compute_pct(); },
-       {&H::compute_us, &H::window_us}},
+      {"whole-trace idle %", [](const H& w) { return w.exact().idle_pct(); }, {&H::busy_ns, &H::window_ns}},
+      {"whole-trace compute %", [](const H& w) { return w.exact().compute_pct(); }, {&H::compute_ns, &H::window_ns}},
       {"whole-trace non-compute %",
-       [](const H& w) -> std::optional<double> { return w.non_compute_pct(); },
-       {&H::compute_us, &H::window_us}},
+       [](const H& w) { return w.exact_non_compute_pct(); },
+       {&H::compute_ns, &H::busy_ns}},
   };
-  // Counts of events, not times: the report shows them; a change in them shows in the times.
-  static constexpr std::tuple not_shown{&H::device_events, &H::left_out};
+  // Counts of events, not times: the report shows them; a change in them shows in the times. The same times
+  // in whole µs as HTA rounds them: the report's HTA line shows them; the diff compares the exact ones.
+  static constexpr std::tuple not_shown{&H::device_events, &H::left_out, &H::window_us, &H::busy_us,
+                                        &H::compute_us,    &H::comm_us,  &H::overlap_us};
 };
 
 namespace detail {

@@ -107,13 +107,10 @@ class Summarizer {
       return;
     }
     s_.comm_from_whole_trace = true;
-    const metrics::HtaBreakdown& w = *rr.whole;
-    if (w.window_us > 0) {
-      // Whole microseconds, rounded as HTA does, can leave a zero-length event's time below zero.
-      comm_.push_back({100.0 * double(std::max<int64_t>(0, w.comm_us)) / double(w.window_us), rr.rank});
-      exposed_.push_back(
-          {100.0 * double(std::max<int64_t>(0, w.comm_us - w.overlap_us)) / double(w.window_us), rr.rank});
-    }
+    // The exact figures, not the HTA line's whole µs (which move a short trace's shares by points).
+    const metrics::WindowMetrics w = rr.whole->exact();
+    if (auto v = w.comm_fraction_pct()) comm_.push_back({*v, rr.rank});
+    if (auto v = w.exposed_fraction_pct()) exposed_.push_back({*v, rr.rank});
     if (auto v = w.overlap_pct()) overlap_.push_back({*v, rr.rank});
   }
 

@@ -96,7 +96,12 @@ struct Fields<metrics::HtaBreakdown> {
                                    field("comm_us", &metrics::HtaBreakdown::comm_us),
                                    field("overlap_us", &metrics::HtaBreakdown::overlap_us),
                                    field("device_events", &metrics::HtaBreakdown::device_events),
-                                   field("left_out", &metrics::HtaBreakdown::left_out)};
+                                   field("left_out", &metrics::HtaBreakdown::left_out),
+                                   field("window_ns", &metrics::HtaBreakdown::window_ns),
+                                   field("busy_ns", &metrics::HtaBreakdown::busy_ns),
+                                   field("compute_ns", &metrics::HtaBreakdown::compute_ns),
+                                   field("comm_ns", &metrics::HtaBreakdown::comm_ns),
+                                   field("overlap_ns", &metrics::HtaBreakdown::overlap_ns)};
 };
 static_assert(fields_cover_struct<metrics::HtaBreakdown>());
 

@@ -125,9 +125,19 @@ double HtaBreakdown::idle_pct() const { return *pct(window_us - busy_us, window_
 double HtaBreakdown::compute_pct() const { return *pct(compute_us, window_us); }
 double HtaBreakdown::non_compute_pct() const { return *pct(busy_us - compute_us, window_us); }
 
+WindowMetrics HtaBreakdown::exact() const {
+  WindowMetrics w;
+  w.window_ns = window_ns, w.busy_ns = busy_ns, w.compute_ns = compute_ns, w.comm_ns = comm_ns,
+  w.overlap_ns = overlap_ns;
+  return w;
+}
+std::optional<double> HtaBreakdown::exact_non_compute_pct() const {
+  return pct(sat_sub(busy_ns, compute_ns), window_ns);
+}
+
 std::optional<HtaBreakdown> hta_breakdown(const model::Rank& rank) {
   const bool kineto = rank.format == "kineto";
-  std::vector<Interval> c, m, a;
+  std::vector<Interval> c, m, a, cn, mn, an;  // in whole µs as HTA has them; in ns
   size_t left_out = 0;
   for (const model::Track& t : rank.tracks) {
     // HTA reads GPU kernels only: a CPU-only rank's Gloo ranges (kineto_importer.cc) are not among them.
@@ -138,16 +148,17 @@ std::optional<HtaBreakdown> hta_breakdown(const model::Rank& rank) {
         ++left_out;
         continue;
       }
-      Interval i{ceil_div(e.ts_ns, 1000), floor_div(e.end_ns(), 1000)};
+      Interval i{ceil_div(e.ts_ns, 1000), floor_div(e.end_ns(), 1000)}, exact{e.ts_ns, e.end_ns()};
       a.push_back(i);
+      an.push_back(exact);
       // On PyTorch profiler traces (the ones HTA reads) HTA takes collectives it does not know by name
       // (symmetric memory, custom all-reduce, those found by their launching op) for compute; so does the
       // breakdown compared with HTA's.
       model::IntervalClass cls = e.cls;
       if (kineto && cls == model::IntervalClass::Communication) cls = model::hta_device_class(rank.str(e.name));
-      if (cls == model::IntervalClass::Compute) c.push_back(i);
+      if (cls == model::IntervalClass::Compute) c.push_back(i), cn.push_back(exact);
       else if (cls == model::IntervalClass::Communication)
-        m.push_back(i);
+        m.push_back(i), mn.push_back(exact);
     }
   }
   if (a.empty()) return std::nullopt;
@@ -164,6 +175,16 @@ std::optional<HtaBreakdown> hta_breakdown(const model::Rank& rank) {
   // HTA's overlap sweep only ever counts time where both are active: reversed groups add nothing.
   b.overlap_us = intersection_length(merge(comm.groups), merge(comp.groups));
   if (b.window_us <= 0) return std::nullopt;
+  // The same, unrounded: no reversed intervals, so the plain union serves; the window from every event,
+  // zero-length ones too, as HTA's.
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (const Interval& i : an) lo = std::min(lo, i.start), hi = std::max(hi, i.end);
+  b.window_ns = sat_sub(hi, lo);
+  IntervalSet all_ns = merge(std::move(an)), comp_ns = merge(std::move(cn)), comm_ns = merge(std::move(mn));
+  b.busy_ns = length(all_ns);
+  b.compute_ns = length(comp_ns);
+  b.comm_ns = length(comm_ns);
+  b.overlap_ns = intersection_length(comm_ns, comp_ns);
   return b;
 }
 

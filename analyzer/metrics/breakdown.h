@@ -49,16 +49,23 @@ OutsideSteps outside_steps(const model::Rank& rank, const DeviceSets& sets);
 
 // HTA's temporal breakdown and communication/computation overlap, reproduced: device events only, HTA's step
 // filter (events whose launch falls after the last ProfilerStep are dropped), times rounded to whole
-// microseconds as HTA does (start up, end down), window [first device event, last device event].
+// microseconds as HTA does (start up, end down), window [first device event, last device event]. Beside them
+// the same quantities of the same events unrounded, in the trace's own resolution (ns for Nsight and
+// shardscope files, µs for Kineto, where both agree): µs rounding moves a share by whole points on short
+// kernels.
 struct HtaBreakdown {
   int64_t window_us = 0, busy_us = 0, compute_us = 0, comm_us = 0, overlap_us = 0;
   size_t device_events = 0;
   size_t left_out =
       0;  // device events HTA's step filter drops (launch not in the trace, or after the last ProfilerStep)
+  int64_t window_ns = 0, busy_ns = 0, compute_ns = 0, comm_ns = 0, overlap_ns = 0;  // exact
   std::optional<double> overlap_pct() const;
   double idle_pct() const;
   double compute_pct() const;
   double non_compute_pct() const;
+  // The exact figures, as a window's (overlap, idle and compute shares, exposed time).
+  WindowMetrics exact() const;
+  std::optional<double> exact_non_compute_pct() const;
 };
 // nullopt when the rank has no device events.
 std::optional<HtaBreakdown> hta_breakdown(const model::Rank& rank);

@@ -130,15 +130,7 @@ std::string bar_legend() {
          "definition</span></p>";
 }
 
-// Saturating: µs near the int64 bounds (a hostile file's) do not fit as ns.
-metrics::WindowMetrics from_whole(const metrics::HtaBreakdown& w) {
-  metrics::WindowMetrics m;
-  m.window_ns = model::sat_mul(w.window_us, 1000);
-  m.compute_ns = model::sat_mul(w.compute_us, 1000);
-  m.comm_ns = model::sat_mul(w.comm_us, 1000);
-  m.overlap_ns = model::sat_mul(w.overlap_us, 1000);
-  m.busy_ns = model::sat_mul(w.busy_us, 1000);
-  return m;
-}
+// The exact figures (the bars draw shares, which µs rounding would move).
+metrics::WindowMetrics from_whole(const metrics::HtaBreakdown& w) { return w.exact(); }
 
 }  // namespace shardscope::report::html

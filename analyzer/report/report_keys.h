@@ -104,6 +104,7 @@ inline constexpr const char* kClass = "class";
 // report: the whole-trace breakdown.
 inline constexpr const char* kHtaSetting = "hta_setting";         // the HTA calls and setting reproduced
 inline constexpr const char* kLeftOutEvents = "left_out_events";  // device events HTA's step filter drops
+inline constexpr const char* kExact = "exact";  // the same figures unrounded, in the trace's own resolution
 // report: device activity the step table leaves out.
 inline constexpr const char* kOutsideSteps = "outside_steps";
 inline constexpr const char* kBeforeFirstStep = "before_first_step";

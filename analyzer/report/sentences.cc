@@ -38,6 +38,16 @@ std::string whole_trace_setting(const metrics::HtaBreakdown& w) {
   return s;
 }
 
+std::string exact_line(const metrics::HtaBreakdown& w) {
+  const metrics::WindowMetrics x = w.exact();
+  const std::string empty = na_text(analysis::Na::EmptyWindow);
+  return fmt::format(
+      "exact (the same events unrounded, in the trace's own resolution): window {:.6f} ms | overlap {} | idle {} | "
+      "compute {} | non-compute {}",
+      double(x.window_ns) / 1e6, pct_or(x.overlap_pct(), na_text(analysis::Na::NoCommunication)),
+      pct_or(x.idle_pct(), empty), pct_or(x.compute_pct(), empty), pct_or(w.exact_non_compute_pct(), empty));
+}
+
 std::string outside_steps_sentence(const metrics::OutsideSteps& o) {
   std::vector<std::string> parts;
   if (o.before_events)

@@ -22,6 +22,8 @@ inline std::string na_empty_window() { return na_text(analysis::Na::EmptyWindow)
 // "The whole-trace numbers are ...": the HTA calls and setting they reproduce, and the events HTA's step
 // filter leaves out.
 std::string whole_trace_setting(const metrics::HtaBreakdown& w);
+// The whole-trace figures unrounded, said after the HTA line's (which rounds to whole µs).
+std::string exact_line(const metrics::HtaBreakdown& w);
 // "12 device events (3.400 ms busy) before step 2 and ... are outside the step table", or "" when none.
 std::string outside_steps_sentence(const metrics::OutsideSteps& o);
 // "step 7 did not complete (the trace marks it aborted): left out of the all-steps row and the prefetch

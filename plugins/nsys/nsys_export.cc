@@ -17,7 +17,7 @@ namespace k = nsys_keys;
 
 namespace {
 
-const char* const kActivityTables[] = {k::kKernel, k::kMemcpy, k::kMemset, k::kSync};
+const char* const kActivityTables[] = {k::kKernel, k::kMemcpy, k::kMemset, k::kSync, k::kGraphTrace};
 
 std::optional<int> small_int(std::string_view v) {
   if (!v.empty() && v.front() == '"' && v.size() >= 2 && v.back() == '"') v = v.substr(1, v.size() - 2);
@@ -50,6 +50,11 @@ Export::Export(const std::string& file, const std::string& name) : db(file, name
     if (q.row() && !q.null(0)) base_ns = q.i64(0), has_base = true;
   }
   read_meta();
+  for (const char* t : k::kUnreadGpuWork) {
+    if (!db.has_table(t)) continue;
+    Stmt q(db, fmt::format("SELECT COUNT(*) FROM {}", quoted(t)));
+    if (q.row() && q.i64(0) > 0) unread.push_back(fmt::format("{} ({} rows)", t, q.i64(0)));
+  }
 }
 
 const std::string& Export::str(int64_t id) const {

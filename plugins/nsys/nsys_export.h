@@ -29,6 +29,7 @@ class Export {
   Db db;
   std::string file;                  // what was opened (a second connection opens it again: prefetch.h)
   std::vector<std::string> missing;  // tables and columns looked for and not found
+  std::vector<std::string> unread;   // tables of GPU work with rows the importer does not read (nsys_keys.h)
   std::string schema_version, product_version;
   bool has_base = false;
   int64_t base_ns = 0;  // TARGET_INFO_SESSION_START_TIME.utcEpochNs: added to every time

@@ -13,6 +13,13 @@ inline constexpr const char* kKernel = "CUPTI_ACTIVITY_KIND_KERNEL";
 inline constexpr const char* kMemcpy = "CUPTI_ACTIVITY_KIND_MEMCPY";
 inline constexpr const char* kMemset = "CUPTI_ACTIVITY_KIND_MEMSET";
 inline constexpr const char* kSync = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
+// One row a CUDA graph's launch, in graph-trace mode (`--cuda-graph-trace=graph`, the default); in node mode
+// the graph's kernels are rows of kKernel (with a graphNodeId) instead.
+inline constexpr const char* kGraphTrace = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE";
+// Tables of GPU work the importer does not read (graphs launched from the device, graphics APIs' workloads):
+// named in a warning where an export has rows in them, since the device time they hold is left out.
+inline constexpr const char* kUnreadGpuWork[] = {"CUPTI_ACTIVITY_KIND_DEVICE_GRAPH_TRACE", "VULKAN_WORKLOAD",
+                                                 "OPENGL_WORKLOAD", "DX12_WORKLOAD"};
 inline constexpr const char* kRuntime = "CUPTI_ACTIVITY_KIND_RUNTIME";
 inline constexpr const char* kNvtx = "NVTX_EVENTS";
 inline constexpr const char* kPayloadSchemas = "NVTX_PAYLOAD_SCHEMAS";
@@ -57,6 +64,7 @@ inline constexpr const char* kName = "name";
 inline constexpr const char* kUtcEpochNs = "utcEpochNs";
 inline constexpr const char* kGridX = "gridX";
 inline constexpr const char* kBlockX = "blockX";
+inline constexpr const char* kGraphId = "graphId";
 // NCCL's composite table (newer releases; plugins/nsys/nccl_ops.h): found by kCommHash and kSeqNumber, the
 // other names assumed from NCCL's own (not confirmed against a real export).
 inline constexpr const char* kCommHash = "commHash";
@@ -96,6 +104,8 @@ inline constexpr const char* kCatKernel = "kernel";
 inline constexpr const char* kCatMemcpy = "gpu_memcpy";
 inline constexpr const char* kCatMemset = "gpu_memset";
 inline constexpr const char* kCatSync = "cuda_sync";
+inline constexpr const char* kCatGraph = "cuda_graph";   // a whole graph launch (kGraphTrace)
+inline constexpr const char* kGraphName = "CUDA graph";  // its name, with the graph's id after it
 inline constexpr const char* kCatRuntime = "cuda_runtime";
 inline constexpr const char* kCatDriver = "cuda_driver";
 inline constexpr const char* kCatNvtx = "nvtx";  // the default domain; another domain's ranges take its name

@@ -47,6 +47,7 @@ class RankBuilder {
     device(k::kKernel);
     device(k::kMemcpy);
     device(k::kMemset);
+    device(k::kGraphTrace);
     sync();
     nvtx();
     link();
@@ -169,19 +170,24 @@ class RankBuilder {
     return it != calls_.end() && it->corr == corr ? &*it : nullptr;
   }
 
-  // Kernels, copies and sets: one row each on its stream's track.
+  // Kernels, copies, sets and graph launches: one row each on its stream's track.
   void device(const char* t) {
     if (!x_.db.has_table(t)) return;
-    const bool kernel = t == std::string_view(k::kKernel), memcpy = t == std::string_view(k::kMemcpy);
+    const bool kernel = t == std::string_view(k::kKernel), memcpy = t == std::string_view(k::kMemcpy),
+               graph = t == std::string_view(k::kGraphTrace);
     std::string w = where(t, k::kGlobalPid);
-    std::string extra = kernel ? fmt::format("{}, {}", x_.column(t, k::kDemangledName), x_.column(t, k::kShortName))
-                               : fmt::format("{}, {}", x_.column(t, k::kBytes),
-                                             memcpy ? x_.column(t, k::kCopyKind) : std::string("NULL"));
+    std::string extra = kernel  ? fmt::format("{}, {}", x_.column(t, k::kDemangledName), x_.column(t, k::kShortName))
+                        : graph ? fmt::format("{}, NULL", x_.column(t, k::kGraphId))
+                                : fmt::format("{}, {}", x_.column(t, k::kBytes),
+                                              memcpy ? x_.column(t, k::kCopyKind) : std::string("NULL"));
     Prefetched q = prefetch(fmt::format("SELECT {}, {}, {}, {}, {}, {} FROM {}{}", x_.column(t, k::kStart),
                                         x_.column(t, k::kEnd), x_.column(t, k::kDeviceId), x_.column(t, k::kStreamId),
                                         x_.column(t, k::kCorrelationId), extra, quoted(t), w),
                             w);
-    const model::StringId cat = r_.strings.intern(kernel ? k::kCatKernel : memcpy ? k::kCatMemcpy : k::kCatMemset);
+    const model::StringId cat = r_.strings.intern(kernel   ? k::kCatKernel
+                                                  : memcpy ? k::kCatMemcpy
+                                                  : graph  ? k::kCatGraph
+                                                           : k::kCatMemset);
     model::StringId memset_name = r_.strings.intern("Memset (Device)");
     std::unordered_map<model::StringId, std::pair<IntervalClass, model::CollectiveKind>> classes;
     while (q.row()) {
@@ -206,6 +212,15 @@ class RankBuilder {
         }
         e.cls = it->second.first;
         e.coll = it->second.second;
+      } else if (graph) {
+        // What ran inside is not recorded in graph-trace mode: compute (docs/spec.md says why).
+        auto [it, fresh] = graph_names_.try_emplace(q.i64_or(5, model::kUnknown), 0);
+        if (fresh)
+          it->second = r_.strings.intern(it->first == model::kUnknown ? std::string(k::kGraphName)
+                                                                      : fmt::format("{} {}", k::kGraphName, it->first));
+        e.name = it->second;
+        e.cls = IntervalClass::Compute;
+        ++graph_launches_;
       } else {
         if (memcpy) {
           int64_t kind = q.null(6) ? 0 : q.i64(6);
@@ -376,11 +391,16 @@ class RankBuilder {
     if (!p_.rank_from.empty()) meta["rank_from"] = p_.rank_from;
     if (!nccl_.empty()) meta["nccl_kernels_described_by_nvtx"] = described_;
     if (!nccl_table_.is_null()) meta["nccl_table"] = nccl_table_;
+    if (graph_launches_) meta["cuda_graph_launches"] = graph_launches_;  // whole, in graph-trace mode
     if (!group_size_from_.is_null()) meta["group_size_from"] = group_size_from_;
     r_.metadata["nsys"] = meta;
     if (file_warnings_ && !x_.missing.empty())
       r_.warnings.push_back(
           fmt::format("{}: not in this export (read what is there): {}", r_.source, fmt::join(x_.missing, ", ")));
+    if (file_warnings_ && !x_.unread.empty())
+      r_.warnings.push_back(
+          fmt::format("{}: GPU work in tables the importer does not read, left out of every figure: {}", r_.source,
+                      fmt::join(x_.unread, ", ")));
     if (file_warnings_ && !x_.has_base)
       r_.warnings.push_back(
           fmt::format("{}: no session start ({}.{}): times are the export's own, not aligned with other files",
@@ -559,6 +579,7 @@ class RankBuilder {
   std::map<std::pair<int64_t, int64_t>, uint32_t> device_tracks_;
   std::unordered_map<int64_t, uint32_t> host_tracks_;
   std::unordered_map<int64_t, model::StringId> ids_;
+  std::unordered_map<int64_t, model::StringId> graph_names_;  // graphId -> "CUDA graph N"
   std::unordered_map<int64_t, std::string> thread_names_;
   std::unordered_map<int64_t, int64_t> stream_device_;
   std::set<int64_t> devices_;
@@ -573,7 +594,7 @@ class RankBuilder {
   std::vector<std::string> schema_missing_;
   size_t binary_ = 0, undescribed_ = 0;
   nlohmann::json nccl_table_, group_size_from_;
-  uint64_t skipped_ = 0, unended_ = 0;
+  uint64_t skipped_ = 0, unended_ = 0, graph_launches_ = 0;
 };
 
 }  // namespace

@@ -126,3 +126,42 @@ TEST(Breakdown, OutsideStepsAndHtaAtTheInt64Extremes) {
   ASSERT_TRUE(b);
   EXPECT_EQ(b->window_us, (INT64_MAX / 1000) - (INT64_MIN / 1000));
 }
+
+// Nanosecond events where HTA's whole µs (start up, end down) tell another story: the HTA-compatible figures
+// keep HTA's rounding, the exact ones beside them are the events' own.
+TEST(Breakdown, ExactFiguresBesideHtasWholeMicroseconds) {
+  using shardscope::model::IntervalClass;
+  shardscope::model::Rank r;
+  r.format = "nsys";
+  r.tracks.push_back({0, 7, "GPU 0 stream 7", shardscope::model::TrackKind::DeviceStream, {}});
+  auto ev = [](IntervalClass c, int64_t ts, int64_t end) {
+    shardscope::model::Event e;
+    e.cls = c;
+    e.ts_ns = ts;
+    e.dur_ns = end - ts;
+    return e;
+  };
+  r.tracks[0].events = {ev(IntervalClass::Compute, 0, 1900), ev(IntervalClass::Communication, 1100, 2100),
+                        ev(IntervalClass::Compute, 3100, 4000)};
+  auto b = hta_breakdown(r);
+  ASSERT_TRUE(b);
+  // HTA: compute [0, 1] and [4, 4], communication [2, 2], in a window [0, 4] µs.
+  EXPECT_EQ(b->window_us, 4);
+  EXPECT_EQ(b->busy_us, 1);
+  EXPECT_EQ(b->compute_us, 1);
+  EXPECT_EQ(b->comm_us, 0);
+  EXPECT_DOUBLE_EQ(b->compute_pct(), 25.0);
+  EXPECT_DOUBLE_EQ(b->idle_pct(), 75.0);
+  EXPECT_FALSE(b->overlap_pct());
+  // Exact: busy [0, 2100) and [3100, 4000); communication [1100, 2100), under compute in [1100, 1900).
+  EXPECT_EQ(b->window_ns, 4000);
+  EXPECT_EQ(b->busy_ns, 3000);
+  EXPECT_EQ(b->compute_ns, 2800);
+  EXPECT_EQ(b->comm_ns, 1000);
+  EXPECT_EQ(b->overlap_ns, 800);
+  const WindowMetrics x = b->exact();
+  EXPECT_DOUBLE_EQ(*x.compute_pct(), 70.0);
+  EXPECT_DOUBLE_EQ(*x.idle_pct(), 25.0);
+  EXPECT_DOUBLE_EQ(*x.overlap_pct(), 80.0);
+  EXPECT_DOUBLE_EQ(*b->exact_non_compute_pct(), 5.0);
+}

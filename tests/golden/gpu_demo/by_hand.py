@@ -58,6 +58,15 @@ def main():
     ck.pct("whole trace idle_pct", w["idle_pct"], 100.0 * ((hi - lo) - a) / (hi - lo))
     ck.pct("whole trace non_compute_pct", w["non_compute_pct"], 100.0 * (a - c) / (hi - lo))
     ck.eq("whole trace overlap (no communication)", w["overlap_pct"], None)
+    # The same unrounded, in the trace's ns (beside HTA's line): window 4,467.060 µs, compute 2.83 %.
+    x = w["exact"]
+    lo_ns, hi_ns = min(d["start"] for d in dev), max(d["end"] for d in dev)
+    a_ns = length([(d["start"], d["end"]) for d in dev])
+    c_ns = length([(d["start"], d["end"]) for d in dev if d["cls"] == "compute"])
+    ck.eq("exact window_ns, busy_ns, compute_ns", (x["window_ns"], x["busy_ns"], x["compute_ns"]), (hi_ns - lo_ns, a_ns, c_ns))
+    ck.pct("exact compute_pct", x["compute_pct"], 100.0 * c_ns / (hi_ns - lo_ns))
+    ck.pct("exact idle_pct", x["idle_pct"], 100.0 * ((hi_ns - lo_ns) - a_ns) / (hi_ns - lo_ns))
+    ck.pct("exact non_compute_pct", x["non_compute_pct"], 100.0 * (a_ns - c_ns) / (hi_ns - lo_ns))
     # No steps (no "step" range, no ProfilerStep#N), no communication, no unit_backward: the per-step table,
     # the collectives and the prefetch row are n/a, and the report says so.
     ck.eq("step ranges in the trace", [e["name"] for e in ev if e.get("ph") == "X" and re.match(r"^(?:[Ss]tep|[Ii]teration|ProfilerStep)[ #_:]?(\d+)$", e["name"])], [])
