@@ -23,6 +23,10 @@ enum class CollectiveKind : uint8_t {
   Broadcast,
   SendRecv,
   AllToAll,
+  // An expert-parallel all-to-all's two halves (DeepEP, pplx-kernels): tokens out to their experts' ranks,
+  // and the experts' outputs back.
+  AllToAllDispatch,
+  AllToAllCombine,
   Reduce,
   Barrier,
   Unknown
