@@ -76,7 +76,7 @@ std::vector<std::string> report_warnings(const Report& r) {
                                   double(k.time_ns) / 1e6));
   out.push_back(fmt::format(
       "no communication recognised on rank{} {}, though {}: {} longest kernels, counted as compute, are {}; if "
-      "one is a collective library's, docs/importers.md lists the libraries shardscope knows",
+      "one is a collective library's, docs/spec.md's event classes list the libraries shardscope knows",
       one ? "" : "s", analysis::rank_ranges(u.ranks, 8),
       u.world_size > 1 ? fmt::format("{} trace{} say{} world size {}", one ? "its" : "their", one ? "" : "s",
                                      one ? "s" : "", u.world_size)

@@ -47,7 +47,7 @@ TEST(UnrecognisedComm, ADistributedRankWithoutCollectivesNamesItsLongestKernels)
   const std::string want =
       "warning: no communication recognised on rank 3, though its trace says world size 8: its longest kernels, "
       "counted as compute, are void mylib::token_exchange<8>(int4*) (0.050 ms), sm90_xmma_gemm_bf16bf16 (0.030 ms), "
-      "softmax_kernel (0.010 ms); if one is a collective library's, docs/importers.md lists the libraries "
+      "softmax_kernel (0.010 ms); if one is a collective library's, docs/spec.md's event classes list the libraries "
       "shardscope knows";
   EXPECT_NE(r.out.find(want), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("relu_kernel ("), std::string::npos);  // the fourth longest, and the copy, are not named
