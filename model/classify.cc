@@ -4,6 +4,7 @@
 #include <cctype>
 #include <string>
 
+#include "model/comm_kernels.h"
 #include "tracer/format/nccl_names.h"
 
 namespace shardscope::model {
@@ -47,49 +48,9 @@ CollectiveKind collective_from_kernel_name(std::string_view n) {
   return k == CollectiveKind::None ? CollectiveKind::Unknown : k;
 }
 
-namespace {
-
-struct KnownKernel {
-  std::string_view needle;  // found anywhere in the (demangled) name
-  CollectiveKind kind;
-};
-// Longer needles first where one contains another.
-constexpr KnownKernel kOtherCollectiveKernels[] = {
-    // PyTorch symmetric memory (torch/csrc/distributed/c10d/symm_mem), CUDA and Triton kernels.
-    {"multimem_one_shot_all_reduce", CollectiveKind::AllReduce},
-    {"multimem_one_shot_reduce", CollectiveKind::Reduce},
-    {"multimem_all_reduce", CollectiveKind::AllReduce},
-    {"multimem_all_gather", CollectiveKind::AllGather},
-    {"multimem_reduce_scatter", CollectiveKind::ReduceScatter},
-    {"one_shot_all_reduce", CollectiveKind::AllReduce},
-    {"two_shot_all_reduce", CollectiveKind::AllReduce},
-    // vLLM's custom all-reduce (csrc/custom_all_reduce.cuh), which SGLang carries too.
-    {"cross_device_reduce_1stage", CollectiveKind::AllReduce},
-    {"cross_device_reduce_2stage", CollectiveKind::AllReduce},
-    // RCCL's MSCCL kernels ("mscclKernel_Sum_float_LL..."): a collective of a kind the name does not say.
-    {"mscclKernel", CollectiveKind::Unknown},
-};
-
-// NVSHMEM's collective kernels name the collective after "nvshmem": fcollect is its all-gather.
-CollectiveKind nvshmem_kernel(std::string_view n) {
-  size_t at = n.find("nvshmem");
-  if (at == std::string_view::npos) return CollectiveKind::None;
-  std::string_view rest = n.substr(at);
-  if (has(rest, "alltoall")) return CollectiveKind::AllToAll;
-  if (has(rest, "fcollect") || has(rest, "allgather")) return CollectiveKind::AllGather;
-  if (has(rest, "reducescatter")) return CollectiveKind::ReduceScatter;
-  if (has(rest, "allreduce") || has(rest, "reduce")) return CollectiveKind::AllReduce;
-  if (has(rest, "broadcast")) return CollectiveKind::Broadcast;
-  if (has(rest, "barrier") || has(rest, "sync_all")) return CollectiveKind::Barrier;
-  return CollectiveKind::None;  // put/get/signal kernels move data but are no collective
-}
-
-}  // namespace
-
 CollectiveKind other_collective_kernel(std::string_view n) {
-  for (const KnownKernel& k : kOtherCollectiveKernels)
-    if (has(n, k.needle)) return k.kind;
-  return nvshmem_kernel(n);
+  std::optional<CommKernelRule> r = match_comm_kernel(n);
+  return r ? r->kind : CollectiveKind::None;
 }
 
 CollectiveKind collective_from_launching_op(std::string_view op) {
@@ -143,12 +104,16 @@ int dtype_size(std::string_view d) {
   return 0;
 }
 
+bool busbw_needs_group(CollectiveKind kind) { return busbw_factor(kind, 3) != 1.0; }  // n = 2 gives all_reduce 1
+
 double busbw_factor(CollectiveKind kind, int n) {
   if (n <= 0) return 1.0;
   switch (kind) {
     case CollectiveKind::AllGather:
     case CollectiveKind::ReduceScatter:
-    case CollectiveKind::AllToAll: return double(n - 1) / n;
+    case CollectiveKind::AllToAll:
+    case CollectiveKind::AllToAllDispatch:
+    case CollectiveKind::AllToAllCombine: return double(n - 1) / n;
     case CollectiveKind::AllReduce: return 2.0 * (n - 1) / n;
     default: return 1.0;
   }

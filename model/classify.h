@@ -25,10 +25,11 @@ IntervalClass hta_device_class(std::string_view name);
 // "ncclDevKernel_AllGather_RING_LL(...)" (newer). Unknown for "ncclDevKernel_Generic" and names with no kind.
 CollectiveKind collective_from_kernel_name(std::string_view name);
 
-// The collective a kernel that is not NCCL's carries out, from a table of known names: PyTorch symmetric
-// memory ("multimem_all_reduce_kernel", "one_shot_all_reduce_kernel", ...), vLLM's and SGLang's custom
-// all-reduce ("cross_device_reduce_1stage"), NVSHMEM's collectives ("nvshmem...alltoall"), RCCL's MSCCL
-// kernels. None for any other name (so Unknown means a collective of no known kind).
+// The collective a kernel that is not NCCL's carries out, from the table of known libraries
+// (comm_kernels.h): PyTorch symmetric memory ("multimem_all_reduce_kernel", "allToAllV", ...), vLLM's and
+// SGLang's custom all-reduce, DeepEP's and pplx-kernels' dispatch and combine, MSCCL++, NCCL's device API,
+// NVSHMEM's collectives, RCCL's MSCCL kernels. None for any other name (so Unknown means a collective of no
+// known kind).
 CollectiveKind other_collective_kernel(std::string_view name);
 
 // The collective a CPU op that launches one carries out, by the op's name: c10d's, functional c10d's,
@@ -44,8 +45,11 @@ CollectiveKind collective_from_op_name(std::string_view name);
 // Bytes of one element of a c10 dtype name ("Float", "BFloat16", "c10::Half", ...); 0 when unknown.
 int dtype_size(std::string_view dtype);
 
-// nccl-tests' bus bandwidth factor for a collective over n ranks: (n-1)/n for all_gather and
-// reduce_scatter, 2(n-1)/n for all_reduce, 1 otherwise (and when n is unknown).
+// nccl-tests' bus bandwidth factor for a collective over n ranks: (n-1)/n for all_gather, reduce_scatter
+// and all_to_all (its dispatch and combine too), 2(n-1)/n for all_reduce, 1 otherwise (and when n is unknown).
 double busbw_factor(CollectiveKind kind, int n);
+
+// Whether busbw_factor depends on the group size (so busbw is n/a where the trace does not say it).
+bool busbw_needs_group(CollectiveKind kind);
 
 }  // namespace shardscope::model

@@ -25,8 +25,13 @@ enum class CollectiveKind : uint8_t {
   AllToAll,
   Reduce,
   Barrier,
-  Unknown
+  Unknown,
+  // An expert-parallel all-to-all's two halves (DeepEP, pplx-kernels): tokens out to their experts' ranks,
+  // and the experts' outputs back. After Unknown, so that the older kinds keep the numbers summaries hold.
+  AllToAllDispatch,
+  AllToAllCombine,
 };
+inline constexpr CollectiveKind kLastCollectiveKind = CollectiveKind::AllToAllCombine;
 
 std::string_view to_string(IntervalClass c);
 std::string_view to_string(CollectiveKind k);  // SPEC's names: "all_gather", ...

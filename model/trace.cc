@@ -27,6 +27,8 @@ std::string_view to_string(CollectiveKind k) {
     case CollectiveKind::Broadcast: return "broadcast";
     case CollectiveKind::SendRecv: return "send_recv";
     case CollectiveKind::AllToAll: return "all_to_all";
+    case CollectiveKind::AllToAllDispatch: return "all_to_all_dispatch";
+    case CollectiveKind::AllToAllCombine: return "all_to_all_combine";
     case CollectiveKind::Reduce: return "reduce";
     case CollectiveKind::Barrier: return "barrier";
     case CollectiveKind::Unknown: return "unknown";

@@ -3,6 +3,7 @@
 // ranks x instances) and each rank's report.
 #pragma once
 
+#include <map>
 #include <vector>
 
 #include "analyzer/analysis/report.h"
@@ -30,6 +31,7 @@ class RunReducer {
  private:
   metrics::InstanceTable table_;
   std::vector<std::pair<metrics::RankKey, report::RankReport>> ranks_;
+  std::map<metrics::RankKey, int> world_;  // each rank's world size, as its trace says it (add())
 };
 
 }  // namespace shardscope::analysis

@@ -46,6 +46,15 @@ struct RankReport {
   metrics::RankMemory memory;
 };
 
+// Ranks whose traces say they are part of a distributed run (world size > 1, or several ranks loaded) but on
+// which no device activity is recognised as communication: a library's kernels shardscope does not know are
+// counted as compute. The renderers word it (sentences.h).
+struct UnrecognisedComm {
+  std::vector<int> ranks;
+  int world_size = 0;               // the largest the traces say; 0 when none says one
+  std::vector<KernelTime> longest;  // the first such rank's three longest kernels (compute or other)
+};
+
 struct Report {
   std::vector<std::string> inputs;
   std::vector<std::string> warnings;  // from loading
@@ -55,6 +64,7 @@ struct Report {
   metrics::Stragglers stragglers;
   std::vector<metrics::LinkStats> links;  // per kind across ranks, each instance timed by its fastest rank
   metrics::Verdict prefetch_verdict = metrics::Verdict::NotApplicable;  // the run's, across ranks
+  std::optional<UnrecognisedComm> unrecognised_comm;
 };
 
 // One rank's numbers, from its events alone; the prefetch check is left to analysis::summarize.

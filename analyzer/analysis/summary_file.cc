@@ -55,7 +55,7 @@ using sqlite::Db;
 using sqlite::Stmt;
 
 model::CollectiveKind kind_named(std::string_view name, const std::string& file) {
-  for (int k = 0; k <= int(model::CollectiveKind::Unknown); ++k)
+  for (int k = 0; k <= int(model::kLastCollectiveKind); ++k)
     if (model::to_string(model::CollectiveKind(k)) == name) return model::CollectiveKind(k);
   throw trace::TraceError(file, 0,
                           fmt::format("summary: collectives.kind '{}' is not a collective kind", name.substr(0, 40)));

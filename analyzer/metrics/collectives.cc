@@ -62,10 +62,8 @@ std::vector<CollectiveStats> collective_stats(const model::Rank& rank, int64_t l
         s.bytes = sat_add(s.bytes, e.bytes);
         s.sized_time_ns = sat_add(s.sized_time_ns, e.dur_ns);
         s.bus_bytes += double(e.bytes) * model::busbw_factor(k, e.group_size);
-        // busbw_factor takes an unknown group as 1: right for kinds whose factor is 1, not for these.
-        if (e.group_size <= 0 && (k == CollectiveKind::AllGather || k == CollectiveKind::ReduceScatter ||
-                                  k == CollectiveKind::AllReduce || k == CollectiveKind::AllToAll))
-          ++s.sized_without_group;
+        // busbw_factor takes an unknown group as 1: right for kinds whose factor is 1, not for the others.
+        if (e.group_size <= 0 && model::busbw_needs_group(k)) ++s.sized_without_group;
       }
     }
   std::vector<CollectiveStats> out;

@@ -242,9 +242,7 @@ std::vector<LinkStats> InstanceTable::links() const {
       l.bytes = model::sat_add(l.bytes, in.bytes);
       l.sized_fastest_ns = model::sat_add(l.sized_fastest_ns, in.fastest_ns);
       l.bus_bytes += double(in.bytes) * model::busbw_factor(id.kind, in.group_size);
-      if (in.group_size <= 0 && (id.kind == CollectiveKind::AllGather || id.kind == CollectiveKind::ReduceScatter ||
-                                 id.kind == CollectiveKind::AllReduce || id.kind == CollectiveKind::AllToAll))
-        ++l.sized_without_group;
+      if (in.group_size <= 0 && model::busbw_needs_group(id.kind)) ++l.sized_without_group;
     }
   }
   for (auto& [k, l] : by) out.push_back(l);

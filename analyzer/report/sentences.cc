@@ -4,6 +4,9 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "analyzer/analysis/run_summary.h"
 
 namespace shardscope::report {
 
@@ -70,6 +73,26 @@ std::string aborted_steps_sentence(const std::vector<int64_t>& steps) {
 
 std::string step_label(const model::Step& s) {
   return s.aborted ? fmt::format("{} (aborted)", s.number) : std::to_string(s.number);
+}
+
+std::vector<std::string> report_warnings(const Report& r) {
+  std::vector<std::string> out = r.warnings;
+  if (!r.unrecognised_comm) return out;
+  const UnrecognisedComm& u = *r.unrecognised_comm;
+  const bool one = u.ranks.size() == 1;
+  std::vector<std::string> kernels;
+  for (const KernelTime& k : u.longest)
+    kernels.push_back(fmt::format("{} ({:.3f} ms)", k.name.size() > 80 ? k.name.substr(0, 77) + "..." : k.name,
+                                  double(k.time_ns) / 1e6));
+  out.push_back(fmt::format(
+      "no communication recognised on rank{} {}, though {}: {} longest kernels, counted as compute, are {}; if "
+      "one is a collective library's, docs/spec.md's event classes list the libraries shardscope knows",
+      one ? "" : "s", analysis::rank_ranges(u.ranks, 8),
+      u.world_size > 1 ? fmt::format("{} trace{} say{} world size {}", one ? "its" : "their", one ? "" : "s",
+                                     one ? "s" : "", u.world_size)
+                       : fmt::format("{} ranks were loaded", r.ranks.size()),
+      one ? "its" : fmt::format("rank {}'s", u.ranks.front()), fmt::join(kernels, ", ")));
+  return out;
 }
 
 std::vector<std::string> report_notes(const Report& r) {

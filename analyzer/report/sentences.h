@@ -32,6 +32,9 @@ std::string aborted_steps_sentence(const std::vector<int64_t>& steps);
 // A step table's label: the number, and "(aborted)" on a step that did not complete.
 std::string step_label(const model::Step& s);
 
+// The report's warnings: the loader's, then a distributed run in which no communication was recognised
+// (Report::unrecognised_comm), naming the longest kernels that were counted as compute instead.
+std::vector<std::string> report_warnings(const Report& r);
 // The report's notes, in order: ranks with different step counts, then what limits the straggler matching.
 std::vector<std::string> report_notes(const Report& r);
 // Why there is no straggler analysis; "" when there is one.

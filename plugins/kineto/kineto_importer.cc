@@ -123,6 +123,7 @@ class Builder {
         else if (CollectiveKind k = name_class(e.name, f.name).launching_op; k != CollectiveKind::None)
           comm_by_ext_[f.ext] = op_args(f, k);
       }
+      if (is_all_to_all_op(f, e.name)) all_to_all_.push_back({track, ts, end, coll_args(f)});
       if (f.cat != kk::kCatGpuUserAnnotation)
         if (auto n = profiler_step_number(f.name)) steps_.push_back({*n, ts, end});
       if (f.name.starts_with(kGlooPrefix)) gloo_.push_back(uint32_t(events_.size()));
@@ -181,8 +182,45 @@ class Builder {
     int64_t ts;
     uint32_t track;
   };
+  struct HostRange {  // a host op on its thread's track, with the collective args it carries
+    uint32_t track;
+    int64_t start, end;
+    CollArgs args;
+  };
 
   void skip(uint64_t n = 1) { skipped_ += n; }
+
+  // A host op that runs an all-to-all: c10d's or functional c10d's op, record_param_comms saying so, or
+  // ProcessGroupNCCL's "nccl:all_to_all" range. NCCL runs an all-to-all as grouped sends and receives, so its
+  // kernels are named SendRecv: the op around their launch names the collective.
+  bool is_all_to_all_op(const Fields& f, model::StringId id) {
+    if (f.cat == kk::kCatGpuUserAnnotation) return false;  // on the device's timeline, not around a launch
+    if (name_class(id, f.name).launching_op == CollectiveKind::AllToAll) return true;
+    if (f.name == kk::kRecordParamComms) return model::collective_from_op_name(f.coll_name) == CollectiveKind::AllToAll;
+    return f.name.starts_with("nccl:") && model::collective_from_op_name(f.name) == CollectiveKind::AllToAll;
+  }
+
+  // A send/recv kernel (or one of no known kind) launched inside an all-to-all op is that all-to-all; its size
+  // and group, where its own args do not say them, from the innermost such op that does (record_param_comms).
+  void name_all_to_all(model::Event& e, const LaunchCall& launch) {
+    if (e.cls != IntervalClass::Communication ||
+        (e.coll != CollectiveKind::SendRecv && e.coll != CollectiveKind::Unknown && e.coll != CollectiveKind::None))
+      return;
+    auto it = std::upper_bound(all_to_all_.begin(), all_to_all_.end(), std::pair(launch.track, launch.ts),
+                               [](std::pair<uint32_t, int64_t> at, const HostRange& r) {
+                                 return at.first != r.track ? at.first < r.track : at.second < r.start;
+                               });
+    bool named = false;
+    // Nested at most a few deep (c10d op > record_param_comms > nccl:all_to_all): a few ranges back suffice.
+    for (int looked = 0; it != all_to_all_.begin() && looked < 16; ++looked) {
+      const HostRange& r = *--it;
+      if (r.track != launch.track) break;
+      if (r.end < launch.ts) continue;
+      if (!named) e.coll = CollectiveKind::AllToAll, named = true;
+      if (e.bytes == model::kUnknown && r.args.bytes != model::kUnknown) e.bytes = r.args.bytes;
+      if (e.group_size == 0 && r.args.group > 0) e.group_size = r.args.group;
+    }
+  }
 
   // What a name says, worked out once per distinct name: a trace repeats a few thousand kernel and op names
   // millions of times, and matching each against the collective patterns was a tenth of the parse.
@@ -323,6 +361,9 @@ class Builder {
   }
 
   void apply_steps_and_launches() {
+    std::sort(all_to_all_.begin(), all_to_all_.end(), [](const HostRange& a, const HostRange& b) {
+      return a.track != b.track ? a.track < b.track : a.start < b.start;
+    });
     std::sort(steps_.begin(), steps_.end(), [](const HostStep& a, const HostStep& b) { return a.start < b.start; });
     steps_.erase(std::unique(steps_.begin(), steps_.end(),
                              [](const HostStep& a, const HostStep& b) { return a.number == b.number; }),
@@ -368,6 +409,7 @@ class Builder {
           e.group = c->second.pg;
         }
       }
+      if (launch != launch_.end() && !all_to_all_.empty()) name_all_to_all(e, launch->second);
       if (e.cls == IntervalClass::Communication && r.has_coll_args && e.seq == model::kNoSeq && r.ext >= 0) {
         // The kernel names its collective but its sequence number is on the op that launched it.
         if (auto c = comm_by_ext_.find(r.ext); c != comm_by_ext_.end() && c->second.seq != model::kNoSeq) {
@@ -463,7 +505,8 @@ class Builder {
   uint64_t skipped_ = 0;
   bool bare_ = false;
   std::map<std::string, int64_t, std::less<>> string_pids_;
-  std::vector<uint32_t> gloo_;  // the host events named "gloo:...", by their place in events_
+  std::vector<uint32_t> gloo_;         // the host events named "gloo:...", by their place in events_
+  std::vector<HostRange> all_to_all_;  // the host ops that run an all-to-all (is_all_to_all_op)
 };
 
 }  // namespace

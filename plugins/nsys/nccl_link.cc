@@ -16,13 +16,40 @@ model::CollectiveKind kind_of(std::string_view name) {
   return model::collective_from_op_name(name);
 }
 
+// PyTorch's all-to-all ranges ("nccl:all_to_all, op_id = 12"), by thread and start.
+struct Around {
+  int64_t tid, start, end;
+};
+std::vector<Around> all_to_all_ranges(const std::vector<NcclRange>& ranges) {
+  std::vector<Around> out;
+  for (const NcclRange& r : ranges)
+    if (r.name.starts_with("nccl:") && model::collective_from_op_name(r.name) == model::CollectiveKind::AllToAll)
+      out.push_back({r.tid, r.start, r.end});
+  return out;  // in `ranges`' order: by thread, then start
+}
+
+bool inside(const std::vector<Around>& around, int64_t tid, int64_t at) {
+  auto it = std::upper_bound(around.begin(), around.end(), std::pair(tid, at), [](auto t, const Around& r) {
+    return t.first != r.tid ? t.first < r.tid : t.second < r.start;
+  });
+  // Ranges of one thread do not overlap but by nesting: a few back suffice.
+  for (int looked = 0; it != around.begin() && looked < 4; ++looked) {
+    --it;
+    if (it->tid != tid) return false;
+    if (it->end >= at) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 size_t link_nccl(std::vector<NcclRange>& ranges, std::vector<NcclLaunch>& launches) {
   std::sort(ranges.begin(), ranges.end(),
             [](const NcclRange& a, const NcclRange& b) { return a.tid != b.tid ? a.tid < b.tid : a.start < b.start; });
   size_t described = 0;
+  const std::vector<Around> around = all_to_all_ranges(ranges);
   for (NcclLaunch& l : launches) {
+    l.all_to_all = !around.empty() && inside(around, l.tid, l.at);
     // The innermost range on the thread that holds the launch: the last one starting at or before it.
     auto lo =
         std::lower_bound(ranges.begin(), ranges.end(), l.tid, [](const NcclRange& r, int64_t t) { return r.tid < t; });

@@ -28,11 +28,14 @@ struct NcclLaunch {
   int64_t at;                    // the launch call's start
   int peer = -1;                 // out: the peer of a send/recv kernel whose calls all name the same one
   std::optional<uint64_t> comm;  // out: the communicator its calls name (all the same one)
+  bool all_to_all = false;       // out: launched inside PyTorch's "nccl:all_to_all" range
 };
 
 // Fills each kernel's collective, bytes and group size from the ranges on its launching thread, where the
-// kernel's own name does not say the kind; each send/recv launch its peer, each launch its communicator.
-// Returns how many kernels a range described.
+// kernel's own name does not say the kind; each send/recv launch its peer, each launch its communicator, and
+// whether PyTorch's ProcessGroupNCCL range around it says all-to-all ("nccl:all_to_all", "nccl:alltoall"):
+// NCCL runs one as grouped sends and receives, so its kernels are named SendRecv. Returns how many kernels a
+// range described.
 size_t link_nccl(std::vector<NcclRange>& ranges, std::vector<NcclLaunch>& launches);
 
 }  // namespace shardscope::nsys

@@ -52,6 +52,7 @@ class RankBuilder {
     nvtx();
     link();
     nccl_ops();
+    name_all_to_all();
     group_sizes();
     finish();
     return std::move(r_);
@@ -375,6 +376,18 @@ class RankBuilder {
     for (size_t i = 0; i < launches.size(); ++i) {
       if (launches[i].peer >= 0) peers_.push_back({nccl_[i].track, nccl_[i].index, launches[i].peer});
       if (launches[i].comm) comm_of_[at_key(nccl_[i].track, nccl_[i].index)] = *launches[i].comm;
+      if (launches[i].all_to_all) all_to_all_.push_back({nccl_[i].track, nccl_[i].index});
+    }
+  }
+
+  // The kernels PyTorch's range names an all-to-all (nccl_link.h): after NCCL's table, which may name them by
+  // the sends and receives they run.
+  void name_all_to_all() {
+    for (auto [track, index] : all_to_all_) {
+      model::Event& e = r_.tracks[track].events[index];
+      if (e.coll == model::CollectiveKind::SendRecv || e.coll == model::CollectiveKind::Unknown ||
+          e.coll == model::CollectiveKind::None)
+        e.coll = model::CollectiveKind::AllToAll, ++named_all_to_all_;
     }
   }
 
@@ -390,6 +403,7 @@ class RankBuilder {
                            {"product_version", x_.product_version}};
     if (!p_.rank_from.empty()) meta["rank_from"] = p_.rank_from;
     if (!nccl_.empty()) meta["nccl_kernels_described_by_nvtx"] = described_;
+    if (named_all_to_all_) meta["all_to_all_kernels_named_by_nvtx"] = named_all_to_all_;
     if (!nccl_table_.is_null()) meta["nccl_table"] = nccl_table_;
     if (graph_launches_) meta["cuda_graph_launches"] = graph_launches_;  // whole, in graph-trace mode
     if (!group_size_from_.is_null()) meta["group_size_from"] = group_size_from_;
@@ -574,7 +588,8 @@ class RankBuilder {
     int peer;
   };
   std::vector<Peer> peers_;
-  std::map<uint64_t, uint64_t> comm_of_;  // NCCL kernel (at_key) -> its communicator
+  std::vector<std::pair<uint32_t, uint32_t>> all_to_all_;  // (track, index) of kernels in an all-to-all range
+  std::map<uint64_t, uint64_t> comm_of_;                   // NCCL kernel (at_key) -> its communicator
   model::Rank r_;
   std::map<std::pair<int64_t, int64_t>, uint32_t> device_tracks_;
   std::unordered_map<int64_t, uint32_t> host_tracks_;
@@ -587,7 +602,7 @@ class RankBuilder {
   std::vector<NcclAt> nccl_;
   std::vector<NcclRange> nccl_ranges_;
   std::vector<size_t> split_;  // per track, where its NVTX events begin
-  size_t described_ = 0;
+  size_t described_ = 0, named_all_to_all_ = 0;
   TrainerInput trainer_;
   bool has_int64_ = false;
   std::optional<NvtxSchemas> schemas_;  // read when the first binary payload is met

@@ -25,7 +25,7 @@ const char* const kFiles[] = {"mfu_2gpu_before", "mfu_2gpu_after", "h100_2gpu_1s
 
 struct Counted {
   int64_t kernels = 0, nccl = 0, memcpy = 0, memset = 0, sync = 0, runtime = 0, ranges = 0, linked = 0,
-          unlinked_nccl = 0;
+          unlinked_nccl = 0, all_to_all = 0;
   int64_t first_kernel = INT64_MAX;
   bool stripped_names = true;
 };
@@ -44,7 +44,9 @@ Counted count(const model::Rank& r) {
           if (e.issued_ns != model::kUnknown) ++c.linked;
           if (e.cls == model::IntervalClass::Communication) {
             ++c.nccl;
-            EXPECT_EQ(e.coll, model::CollectiveKind::SendRecv) << name;
+            // NCCL's all-to-all runs as send/recv kernels; PyTorch's "nccl:all_to_all" range names it.
+            EXPECT_TRUE(e.coll == model::CollectiveKind::SendRecv || e.coll == model::CollectiveKind::AllToAll) << name;
+            c.all_to_all += e.coll == model::CollectiveKind::AllToAll;
           }
         }
         c.memcpy += cat == "gpu_memcpy";
@@ -123,6 +125,18 @@ TEST_P(RealExports, EachProcessIsARankWithWhatTheFileHoldsForIt) {
           "WHERE h.value = 'ncclGroupStart' AND m.globalTid = r.globalTid AND m.end <= n.start AND m.start > n.start - "
           "1000000))");
       EXPECT_GT(in_group, 0);
+      // The ones whose launch lies inside PyTorch's "nccl:all_to_all, op_id = N" range on the launching thread
+      // are all-to-alls (all but the two whose launch the window cut off, in the before/after pair).
+      const int64_t in_all_to_all = sql.one(
+          "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.shortName JOIN "
+          "CUPTI_ACTIVITY_KIND_RUNTIME r ON r.correlationId = k.correlationId AND r.globalTid >> 24 = k.globalPid >> "
+          "24 WHERE s.value LIKE 'nccl%' AND " +
+          fmt::format("(k.globalPid >> 24) & 16777215 = {}", pid) +
+          " AND EXISTS (SELECT 1 FROM NVTX_EVENTS n LEFT JOIN StringIds g ON g.id = n.textId WHERE coalesce(n.text, "
+          "g.value) LIKE 'nccl:all_to_all%' AND n.globalTid = r.globalTid AND n.start <= r.start AND n.end >= "
+          "r.start)");
+      EXPECT_GT(in_all_to_all, 0);
+      EXPECT_EQ(c.all_to_all, in_all_to_all);
       EXPECT_EQ(r.metadata["nsys"]["nccl_kernels_described_by_nvtx"].get<int64_t>(), in_group);
     }
     ASSERT_EQ(r.clock_sync.size(), 1u);  // times are UTC ns: the identity pair

@@ -45,6 +45,7 @@ same "$src/tests/golden/trainer_cpu_2ranks" pre
 same "$src/tests/golden/trainer_cpu_2ranks" none
 same "$src/tests/golden/kineto_two_ranks" .
 same "$src/tests/golden/kineto_seq_pairing" .
+same "$src/tests/golden/moe_deepep" .
 for d in "$src"/tests/data/h100_nccl2/*/ "$src"/tests/data/hta_trace_diff/*/; do same "$(dirname "$d")" "$(basename "$d")"; done
 same "$src/tests/data" hta_nccl_parser_config
 same "$src/tests/data" hta_trace_filter

@@ -27,13 +27,13 @@ class Summary final : public Section {
   void text(const Context& c, TextOut& out) const override {
     for (const std::string& l : summary_lines(c.summary)) out.item(l);
     if (out.markdown()) out.raw("\n");
-    for (const std::string& w : c.report.warnings) out.para("warning: " + w);
+    for (const std::string& w : report_warnings(c.report)) out.para("warning: " + w);
     for (const std::string& n : report_notes(c.report)) out.para("note: " + n);
     if (c.shown.size() < c.report.ranks.size()) out.para("details below: " + details_below(c, SIZE_MAX));
   }
 
   void json(const Context& c, nlohmann::json& into) const override {
-    into[k::kWarnings] = c.report.warnings;
+    into[k::kWarnings] = report_warnings(c.report);
     into[k::kNotes] = report_notes(c.report);
     into[k::kSummary] = summary_json(c.summary);
   }
@@ -50,7 +50,8 @@ class Summary final : public Section {
       h += fmt::format("<li{}>{}</li>\n", cls, html_escape(l));
     }
     h += "</ul>\n";
-    for (const std::string& w : c.report.warnings) h += "<p class=\"warn\">warning: " + html_escape(w) + "</p>\n";
+    for (const std::string& w : report_warnings(c.report))
+      h += "<p class=\"warn\">warning: " + html_escape(w) + "</p>\n";
     for (const std::string& n : report_notes(c.report)) h += "<p class=\"warn\">note: " + html_escape(n) + "</p>\n";
     if (c.shown.size() < c.report.ranks.size())
       h += "<p>" + html_escape("Details below: " + details_below(c, 20)) + "</p>\n";

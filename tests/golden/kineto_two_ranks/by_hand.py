@@ -10,9 +10,26 @@ import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from by_hand_common import Checks, breakdown, gpu_step_windows, intersect, kineto_rank, length, shardscope_json, union  # noqa: E402
+from by_hand_common import Checks, breakdown, gpu_step_windows, intersect, kineto_rank, length, ns, shardscope_json, union  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+A2A_OPS = ("c10d::alltoall_base_", "c10d::alltoall_", "nccl:all_to_all")
+
+
+def with_kinds(r):
+    """Each communication kernel's collective: NCCL names these SendRecv, and NCCL runs an all-to-all as
+    grouped sends and receives, so a kernel whose launch (the cuda_runtime event of its correlation id) lies
+    inside a host op of the same thread that runs an all-to-all (c10d::alltoall_base_, nccl:all_to_all) is
+    an all_to_all; the others send_recv."""
+    calls = {e["args"]["correlation"]: e for e in r["events"]
+             if e.get("ph") == "X" and e.get("cat") in ("cuda_runtime", "cuda_driver") and "correlation" in e.get("args", {})}
+    ops = [e for e in r["events"] if e.get("ph") == "X" and e.get("cat") in ("cpu_op", "user_annotation") and e["name"] in A2A_OPS]
+    for x in r["device"]:
+        if x["cls"] != "communication":
+            continue
+        call = calls.get(x["args"].get("correlation"))
+        inside = call is not None and any(o["pid"] == call["pid"] and o["tid"] == call["tid"] and ns(o["ts"]) <= ns(call["ts"]) <= ns(o["ts"]) + ns(o["dur"]) for o in ops)
+        x["kind"] = "all_to_all" if inside else "send_recv"
 
 
 def main():
@@ -22,6 +39,8 @@ def main():
     ck.eq("report exit status", rc, 0)
     by_rank = {r["rank"]: r for r in report["ranks"]}
     ranks = [kineto_rank(os.path.join(HERE, f)) for f in ("sampled_rank-0.json.gz", "sampled_rank-1.json.gz")]
+    for r in ranks:
+        with_kinds(r)
     totals = []
     for r in ranks:
         got = by_rank[r["rank"]]
@@ -54,44 +73,50 @@ def main():
         ck.pct(f"{tag} whole trace idle_pct", w["idle_pct"], 100.0 * ((hi - lo) - length(a)) / (hi - lo))
         ck.pct(f"{tag} whole trace non_compute_pct", w["non_compute_pct"], 100.0 * (length(a) - length(c)) / (hi - lo))
         ck.pct(f"{tag} whole trace overlap_pct", w["overlap_pct"], 100.0 * length(intersect(m, c)) / length(m))
-        # The collectives: NCCL SendRecv kernels only; count and summed kernel time exactly. Neither the
-        # kernels nor any record_param_comms say a message size or group, so bytes, algbw, busbw and group
-        # are n/a: the check is that shardscope says so instead of making one up.
+        # The collectives: NCCL SendRecv kernels only, each a send_recv or an all_to_all (with_kinds); count and
+        # summed kernel time exactly. Neither the kernels nor any record_param_comms say a message size or
+        # group, so bytes, algbw, busbw and group are n/a: the check is that shardscope says so instead of
+        # making one up.
         sr = [x for x in r["device"] if x["cls"] == "communication"]
         ck.eq(f"{tag} communication kernels are all SendRecv", all("SendRecv" in x["name"] for x in sr), True)
         sized = ("In msg nelems", "Out msg nelems", "Group size")
         ck.eq(f"{tag} record_param_comms saying a size or group", [e for e in r["events"] if e.get("name") == "record_param_comms" and any(k in e.get("args", {}) for k in sized)], [])
         colls = {c["kind"]: c for c in got["collectives"]}
-        ck.eq(f"{tag} collective kinds", sorted(colls), ["send_recv"])
-        ck.eq(f"{tag} send_recv count", colls["send_recv"]["count"], len(sr))
-        ck.eq(f"{tag} send_recv time_ns", colls["send_recv"]["time_ns"], sum(x["end"] - x["start"] for x in sr))
-        for k in ("bytes", "algbw_gbps", "busbw_gbps", "group_size"):
-            ck.eq(f"{tag} send_recv {k} (not in the trace)", colls["send_recv"][k], None)
-    # Stragglers: no sequence numbers, so the n-th send/recv of each rank is one instance; the arrival is the
-    # kernel's start (both ranks' Kineto clocks are the host's, as HTA reads them); the last rank and by how
-    # much it trailed the other.
-    arrivals = [[x["start"] for x in r["device"] if x["cls"] == "communication"] for r in ranks]
+        ck.eq(f"{tag} collective kinds", sorted(colls), sorted({x["kind"] for x in sr}))
+        for kind in colls:
+            of = [x for x in sr if x["kind"] == kind]
+            ck.eq(f"{tag} {kind} count", colls[kind]["count"], len(of))
+            ck.eq(f"{tag} {kind} time_ns", colls[kind]["time_ns"], sum(x["end"] - x["start"] for x in of))
+            for k in ("bytes", "algbw_gbps", "busbw_gbps", "group_size"):
+                ck.eq(f"{tag} {kind} {k} (not in the trace)", colls[kind][k], None)
+    # Stragglers: no sequence numbers, so the n-th collective of a kind on each rank is one instance; the
+    # arrival is the kernel's start (both ranks' Kineto clocks are the host's, as HTA reads them); the last
+    # rank and by how much it trailed the other.
     inst = report["stragglers"]["instances"]
     ck.eq("straggler pairing", report["stragglers"]["pairing"], "position")
-    ck.eq("straggler instances", len(inst), min(len(a) for a in arrivals))
+    kinds = sorted({x["kind"] for r in ranks for x in r["device"] if x["cls"] == "communication"})
+    of_kind = {k: [[x for x in r["device"] if x["cls"] == "communication" and x["kind"] == k] for r in ranks] for k in kinds}
+    ck.eq("straggler instances", len(inst), sum(min(len(a) for a in of_kind[k]) for k in kinds))
+    got_inst = {(i["kind"], i["ordinal"]): i for i in inst}
     times_last, total_late, max_late = {}, {}, {}
-    for k, got in enumerate(inst):
-        a0, a1 = arrivals[0][k], arrivals[1][k]
-        last = ranks[0]["rank"] if a0 > a1 else ranks[1]["rank"]
-        ck.eq(f"instance {k} ordinal", got["ordinal"], k)
-        ck.eq(f"instance {k} last rank", got["last_rank"], last)
-        ck.eq(f"instance {k} late_by_ns", got["late_by_ns"], abs(a0 - a1))
-        times_last[last] = times_last.get(last, 0) + 1
-        total_late[last] = total_late.get(last, 0) + abs(a0 - a1)
-        max_late[last] = max(max_late.get(last, 0), abs(a0 - a1))
-    # Link time: each instance timed by its fastest rank (the shorter kernel), summed; a rank's wait share is
-    # its summed kernel time beyond that, over its summed time (both ranks hold all 10 instances).
-    durs = [[x["end"] - x["start"] for x in r["device"] if x["cls"] == "communication"] for r in ranks]
-    link = sum(min(a, b) for a, b in zip(*durs))
-    for r, d in zip(ranks, durs):
-        c = {c["kind"]: c for c in by_rank[r["rank"]]["collectives"]}["send_recv"]
-        ck.eq(f"rank {r['rank']} send_recv link_ns", c["link_ns"], link)
-        ck.near(f"rank {r['rank']} send_recv wait_pct", c["wait_pct"], 100.0 * (sum(d) - link) / sum(d))
+    for kind in kinds:
+        for k, (x0, x1) in enumerate(zip(*of_kind[kind])):
+            a0, a1 = x0["start"], x1["start"]
+            last = ranks[0]["rank"] if a0 > a1 else ranks[1]["rank"]
+            got = got_inst.get((kind, k), {})
+            ck.eq(f"{kind} instance {k} last rank", got.get("last_rank"), last)
+            ck.eq(f"{kind} instance {k} late_by_ns", got.get("late_by_ns"), abs(a0 - a1))
+            times_last[last] = times_last.get(last, 0) + 1
+            total_late[last] = total_late.get(last, 0) + abs(a0 - a1)
+            max_late[last] = max(max_late.get(last, 0), abs(a0 - a1))
+        # Link time: each instance timed by its fastest rank (the shorter kernel), summed; a rank's wait share
+        # is its summed kernel time of the kind beyond that, over its summed time (both ranks hold every one).
+        durs = [[x["end"] - x["start"] for x in xs] for xs in of_kind[kind]]
+        link = sum(min(a, b) for a, b in zip(*durs))
+        for r, d in zip(ranks, durs):
+            c = {c["kind"]: c for c in by_rank[r["rank"]]["collectives"]}[kind]
+            ck.eq(f"rank {r['rank']} {kind} link_ns", c["link_ns"], link)
+            ck.near(f"rank {r['rank']} {kind} wait_pct", c["wait_pct"], 100.0 * (sum(d) - link) / sum(d))
     for row in report["stragglers"]["ranks"]:
         rk = row["rank"]
         ck.eq(f"straggler rank {rk} times_last", row["times_last"], times_last.get(rk, 0))
