@@ -56,6 +56,62 @@ std::vector<Step> steps_matching(const Rank& rank, const StepPattern& pattern) {
   return outer;
 }
 
+namespace {
+
+// The rank's host ranges whose name `is` says, outermost only (a match that starts before the previous
+// kept one ended is left out), by start: [start, end) each.
+template <class Is>
+std::vector<std::pair<int64_t, int64_t>> outer_ranges(const Rank& rank, Is is) {
+  std::vector<char> named(rank.strings.size(), 0);
+  for (StringId id = 0; id < rank.strings.size(); ++id) named[id] = is(rank.str(id));
+  std::vector<std::pair<int64_t, int64_t>> all;
+  for (const Track& t : rank.tracks)
+    for (const Event& e : t.events)
+      if (e.ph == 'X' && !e.is_device() && e.name < named.size() && named[e.name])
+        all.emplace_back(e.ts_ns, e.end_ns());
+  std::sort(all.begin(), all.end(),
+            [](const auto& a, const auto& b) { return a.first != b.first ? a.first < b.first : a.second > b.second; });
+  std::vector<std::pair<int64_t, int64_t>> outer;
+  for (const auto& r : all)
+    if (outer.empty() || r.first >= outer.back().second) outer.push_back(r);
+  return outer;
+}
+
+// The first start and last end of the rank's host events: INT64_MAX, INT64_MIN where it has none.
+std::pair<int64_t, int64_t> host_span(const Rank& rank) {
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (const Track& t : rank.tracks)
+    for (const Event& e : t.events)
+      if (!e.is_device()) lo = std::min(lo, e.ts_ns), hi = std::max(hi, e.end_ns());
+  return {lo, hi};
+}
+
+Step step(int64_t number, int64_t start, int64_t end) { return {number, start, end, start, end}; }
+
+}  // namespace
+
+std::vector<Step> steps_from_marker(const Rank& rank, std::string_view name) {
+  const auto marks = outer_ranges(rank, [&](std::string_view n) { return n == name; });
+  std::vector<Step> out;
+  const int64_t last_end = host_span(rank).second;
+  for (size_t i = 0; i < marks.size(); ++i) {
+    const int64_t end = i + 1 < marks.size() ? marks[i + 1].first : std::max(last_end, marks[i].second);
+    out.push_back(step(int64_t(i), marks[i].first, end));
+  }
+  return out;
+}
+
+std::vector<Step> steps_from_optimizer(const Rank& rank) {
+  const auto optimizer = outer_ranges(rank, [](std::string_view n) { return n.starts_with(kOptimizerStepPrefix); });
+  std::vector<Step> out;
+  int64_t start = std::min(host_span(rank).first, optimizer.empty() ? INT64_MAX : optimizer.front().first);
+  for (size_t i = 0; i < optimizer.size(); ++i) {
+    out.push_back(step(int64_t(i), start, optimizer[i].second));
+    start = optimizer[i].second;
+  }
+  return out;
+}
+
 void set_steps(Rank& r, std::vector<Step> steps, bool device_windows) {
   std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.host_start_ns < b.host_start_ns; });
   r.steps = std::move(steps);

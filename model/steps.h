@@ -38,6 +38,21 @@ class StepPattern {
 // A range nested in another match is left out (an outer "step 3" holding an inner "step 3" is one step).
 std::vector<Step> steps_matching(const Rank& rank, const StepPattern& pattern);
 
+// Steps marked by a range name the user gives (--step-marker): a step starts at each host range named exactly
+// `name` and runs to the next one's start; the last runs to the end of the rank's last host event. A marker
+// nested in another (starting before it ended) starts no step of its own. Numbered 0, 1, ... in order.
+std::vector<Step> steps_from_marker(const Rank& rank, std::string_view name);
+
+// The prefix of the PyTorch optimizer's step range ("Optimizer.step#AdamW.step"), recorded by the profiler
+// for every optimizer whether or not a schedule marks steps.
+inline constexpr std::string_view kOptimizerStepPrefix = "Optimizer.step#";
+
+// Steps inferred from the optimizer (a trace without a profiler schedule): a step ends where an optimizer
+// step range (kOptimizerStepPrefix; the outermost, where they nest) ends. Step 0 starts at the rank's first
+// host event, each later step where the previous one ended; what runs after the last optimizer step is
+// in no step. Numbered 0, 1, ... in order.
+std::vector<Step> steps_from_optimizer(const Rank& rank);
+
 // Gives the rank these steps: each device event is tagged with the step whose host range holds its issue
 // (its launch), and on a GPU rank each step's window becomes the device time its launches ran in: from its
 // first device event to the next step's first (its last event's end for the last step).

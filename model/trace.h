@@ -57,6 +57,19 @@ struct ClockPair {
 // or inferred from the order of hooks that name no module (PyTorch FSDP1).
 enum class UnitIdentity : uint8_t { Named, InferredFromOrder };
 
+// Which rule made a rank's steps (docs/spec.md, "Steps"): the trace's own schedule, a rule the user gave,
+// or one inferred where the trace has no step ranges.
+enum class StepRule : uint8_t {
+  None,           // no steps
+  ProfilerStep,   // the PyTorch profiler's ProfilerStep#N ranges
+  TrainerStep,    // the trainer's "step" ranges
+  NamedRanges,    // ranges the default pattern names ("step 3", "iteration 3", ProfilerStep#3 in NVTX)
+  StepPattern,    // --step-pattern
+  StepMarker,     // --step-marker: a step starts at each range of that name
+  OptimizerStep,  // inferred: a step ends at each Optimizer.step#... range
+  Importer,       // a plugin's importer made them and did not say how
+};
+
 struct Rank {
   int rank = 0;
   int world_size = 0;
@@ -73,6 +86,7 @@ struct Rank {
   std::vector<std::string> warnings;  // what the importer noticed but could read past (truncation, ...)
   bool truncated = false;
   UnitIdentity unit_identity = UnitIdentity::Named;
+  StepRule step_rule = StepRule::None;  // set with `steps`
 
   std::string_view str(StringId id) const { return strings.str(id); }
   size_t event_count() const;

@@ -46,6 +46,7 @@ RankReport rank_report(const model::Rank& rank) {
   rr.device_events = sets.device_events;
   rr.whole = metrics::hta_breakdown(rank);
   if (!rr.whole) rr.whole_na = analysis::Na::NoDeviceEvents;
+  rr.step_rule = rank.step_rule;
   if (rank.steps.empty()) rr.steps_na = analysis::Na::NoSteps;
   else if (sets.device_events == 0)
     rr.steps_na = analysis::Na::NoDeviceEventsInSteps;

@@ -39,7 +39,8 @@ struct RankReport {
   metrics::WindowMetrics all_steps;            // summed over the steps that completed
   std::vector<int64_t> aborted_steps;          // steps the trace marks as not completed: shown, left out of all_steps
   analysis::Na steps_na = analysis::Na::None;  // why there are no per-step numbers
-  metrics::OutsideSteps outside;               // device activity before the first step and after the last
+  model::StepRule step_rule = model::StepRule::None;  // which rule made the steps
+  metrics::OutsideSteps outside;                      // device activity before the first step and after the last
   std::vector<metrics::CollectiveStats> collectives;
   std::vector<KernelTime> top_device;  // the device activities that took the most time, by name
   metrics::RankPrefetch prefetch;

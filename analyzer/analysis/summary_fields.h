@@ -265,7 +265,8 @@ struct Fields<plugins::RankHeader> {
                                    field("source", &plugins::RankHeader::source),
                                    field("run_config", &plugins::RankHeader::run_config),
                                    field("wall_start", &plugins::RankHeader::wall_start),
-                                   field("rank_given", &plugins::RankHeader::rank_given)};
+                                   field("rank_given", &plugins::RankHeader::rank_given),
+                                   field("distributed", &plugins::RankHeader::distributed)};
 };
 static_assert(fields_cover_struct<plugins::RankHeader>());
 
@@ -297,6 +298,7 @@ struct Fields<report::RankReport> {
                                    field("all_steps", &report::RankReport::all_steps),
                                    field("aborted_steps", &report::RankReport::aborted_steps),
                                    field("steps_na", &report::RankReport::steps_na),
+                                   field("step_rule", &report::RankReport::step_rule),
                                    field("outside", &report::RankReport::outside),
                                    field("collectives", &report::RankReport::collectives),
                                    field("top_device", &report::RankReport::top_device),

@@ -121,6 +121,9 @@ void write_tables(Db& db, const RankSummary& s, const std::string& file) {
     put("run_config",
         std::string_view(s.header.run_config.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
     if (s.header.wall_start) put("wall_start_ns", *s.header.wall_start);
+    if (!s.header.distributed.is_null())
+      put("distributed",
+          std::string_view(s.header.distributed.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
   }
   insert_rows(db, kStepsTable, r.steps);
   insert_rows(db, kCollectivesTable, s.collectives);
@@ -230,6 +233,11 @@ RankSummary read_summary(const fs::path& path, uint64_t order) {
     if (meta.count("wall_start_ns")) s.header.wall_start = meta["wall_start_ns"].first;
     s.header.run_config = nlohmann::json::parse(need("run_config").second, nullptr, false);
     if (s.header.run_config.is_discarded()) throw trace::TraceError(file, 0, "summary: meta.run_config is not JSON");
+    if (meta.count("distributed")) {
+      s.header.distributed = nlohmann::json::parse(meta["distributed"].second, nullptr, false);
+      if (s.header.distributed.is_discarded())
+        throw trace::TraceError(file, 0, "summary: meta.distributed is not JSON");
+    }
   }
   {
     Stmt q(db, "SELECT cbor FROM report");

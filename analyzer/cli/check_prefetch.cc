@@ -51,12 +51,12 @@ std::string verdict_text(const analysis::AnalysedRun& run, const report::Selecti
 }  // namespace
 
 int check_prefetch(const std::vector<std::string>& paths, const std::string& format, std::ostream& out,
-                   std::ostream& err, const std::string& step_pattern, const report::Selection& sel, bool units) {
+                   std::ostream& err, const plugins::ReadRules& rules, const report::Selection& sel, bool units) {
   return guarded(err, [&] {
     std::optional<analysis::AnalysedRun> run;
     {
       ProgressLine progress;
-      run = analysis::analyse_stream(paths, {.on_progress = progress.callback(), .step_pattern = step_pattern},
+      run = analysis::analyse_stream(paths, {.on_progress = progress.callback(), .rules = rules},
                                      analysis::Scope::PrefetchOnly);
     }
     print_warnings(run->warnings, err);

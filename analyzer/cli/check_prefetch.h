@@ -7,12 +7,14 @@
 
 #include "analyzer/report/render.h"
 
+#include "plugins/load/load.h"
+
 namespace shardscope::cli {
 
 // Exit code: 0 every checked step effective, 1 some step not effective, 2 error or nothing to check.
 // Text: the verdict first, then the worst rank's steps (`sel` picks others), per-unit rows with `units`.
 int check_prefetch(const std::vector<std::string>& paths, const std::string& format, std::ostream& out,
-                   std::ostream& err, const std::string& step_pattern = "", const report::Selection& sel = {},
+                   std::ostream& err, const plugins::ReadRules& rules = {}, const report::Selection& sel = {},
                    bool units = false);
 
 }  // namespace shardscope::cli

@@ -11,12 +11,12 @@
 namespace shardscope::cli {
 
 int diff(const std::string& a_path, const std::string& b_path, const std::string& format, std::ostream& out,
-         std::ostream& err, const std::string& step_pattern) {
+         std::ostream& err, const plugins::ReadRules& rules) {
   return guarded(err, [&] {
     std::optional<analysis::AnalysedRun> a, b;
     {
       ProgressLine progress;
-      const plugins::LoadOptions opts{.on_progress = progress.callback(), .step_pattern = step_pattern};
+      const plugins::LoadOptions opts{.on_progress = progress.callback(), .rules = rules};
       a = analysis::analyse_stream({a_path}, opts, analysis::Scope::Everything, true);
       b = analysis::analyse_stream({b_path}, opts, analysis::Scope::Everything, true);
     }

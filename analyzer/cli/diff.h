@@ -5,9 +5,11 @@
 #include <iosfwd>
 #include <string>
 
+#include "plugins/load/load.h"
+
 namespace shardscope::cli {
 
 int diff(const std::string& a, const std::string& b, const std::string& format, std::ostream& out, std::ostream& err,
-         const std::string& step_pattern = "");
+         const plugins::ReadRules& rules = {});
 
 }  // namespace shardscope::cli

@@ -67,7 +67,8 @@ CLI::Validator between(long lo, long hi) {
 struct Args {
   std::vector<std::string> files, paths;
   std::string format = "text", output = "-", ranks_arg = "worst", steps_arg, files_per_process, summary_dir;
-  std::string step_pattern, a, b;
+  std::string a, b;
+  shardscope::plugins::ReadRules rules;
   bool mpi = false, units = false, quiet = false;
   uint64_t max_trace_bytes = 0;
   shardscope::cli::MemoryArgs m;
@@ -129,17 +130,25 @@ void add_reading(CLI::App& app, Args& x, Commands& c, const std::string& formats
   c.summarize->add_option("-o,--output", x.summary_dir, "The directory the summaries go to (one per rank, NAME.sqlite)")
       ->required();
 
-  for (CLI::App* sub : {c.report, c.check, c.summarize})
-    sub->add_option(
-        "--step-pattern", x.step_pattern,
-        "Ranges whose whole name matches this regex (RE2 syntax) are the steps where the trace has none of its own "
-        "(default: \"step 3\", \"iteration 3\"; the first group numbers them)");
   c.diff = app.add_subcommand(
       "diff", "Compare two runs: metric deltas, and which collectives, device activities and units changed");
   c.diff->add_option("A", x.a, "The first run (a trace file or a directory)")->required();
   c.diff->add_option("B", x.b, "The second run")->required();
   c.diff->add_option("--format", x.format, "Output format")->check(CLI::IsMember({"text", "json"}));
-  c.diff->add_option("--step-pattern", x.step_pattern, "As report's --step-pattern");
+  for (CLI::App* sub : {c.report, c.check, c.summarize, c.diff}) {
+    CLI::Option* pattern = sub->add_option(
+        "--step-pattern", x.rules.step_pattern,
+        "Ranges whose whole name matches this regex (RE2 syntax) are the steps where the trace has none of its own "
+        "(default: \"step 3\", \"iteration 3\"; the first group numbers them; with none of these, each "
+        "Optimizer.step ends a step)");
+    sub->add_option("--step-marker", x.rules.step_marker,
+                    "Where the trace has no steps of its own, a step starts at each range named exactly NAME")
+        ->option_text("NAME")
+        ->excludes(pattern);
+    sub->add_flag("--allow-mixed", x.rules.allow_mixed,
+                  "Analyse files that look like different runs together (different world size, distributedInfo, "
+                  "run configuration, start hours apart, a rank twice), with a warning instead of an error");
+  }
 
   for (CLI::App* sub : {c.report, c.check, c.diff, c.summarize})
     sub->add_flag("-q,--quiet", x.quiet, "No progress line on stderr (it shows only on a terminal anyway)");
@@ -240,11 +249,11 @@ int run_printing(Args& x, const Commands& c, std::ostream& out) {
     return 2;
   }
   if (*c.report && x.mpi)
-    return cli::report_mpi(x.paths, x.format, x.output, out, std::cerr, x.step_pattern, *sel, x.files_per_process);
-  if (*c.report) return cli::report(x.paths, x.format, x.output, out, std::cerr, x.step_pattern, *sel);
-  if (*c.check) return cli::check_prefetch(x.paths, x.format, out, std::cerr, x.step_pattern, *sel, x.units);
-  if (*c.summarize) return cli::summarize(x.paths, x.summary_dir, out, std::cerr, x.step_pattern);
-  if (*c.diff) return cli::diff(x.a, x.b, x.format, out, std::cerr, x.step_pattern);
+    return cli::report_mpi(x.paths, x.format, x.output, out, std::cerr, x.rules, *sel, x.files_per_process);
+  if (*c.report) return cli::report(x.paths, x.format, x.output, out, std::cerr, x.rules, *sel);
+  if (*c.check) return cli::check_prefetch(x.paths, x.format, out, std::cerr, x.rules, *sel, x.units);
+  if (*c.summarize) return cli::summarize(x.paths, x.summary_dir, out, std::cerr, x.rules);
+  if (*c.diff) return cli::diff(x.a, x.b, x.format, out, std::cerr, x.rules);
   if (*c.memory) {
     if (*c.params_opt) x.m.params = x.params;
     if (*c.largest_opt) x.m.largest_unit = x.largest_unit;

@@ -16,12 +16,12 @@ Result report_result(const report::Report& r, const report::Selection& sel) {
 }
 
 int report(const std::vector<std::string>& paths, const std::string& format, const std::string& output,
-           std::ostream& out, std::ostream& err, const std::string& step_pattern, const report::Selection& sel) {
+           std::ostream& out, std::ostream& err, const plugins::ReadRules& rules, const report::Selection& sel) {
   return guarded(err, [&] {
     std::optional<analysis::AnalysedRun> run;
     {
       ProgressLine progress;
-      run = analysis::analyse_stream(paths, {.on_progress = progress.callback(), .step_pattern = step_pattern});
+      run = analysis::analyse_stream(paths, {.on_progress = progress.callback(), .rules = rules});
     }
     print_warnings(run->warnings, err);
     return write_result(format, report_result(run->report, sel), output, out, err) ? 0 : 2;

@@ -9,11 +9,13 @@
 #include "analyzer/cli/output.h"
 #include "analyzer/report/render.h"
 
+#include "plugins/load/load.h"
+
 namespace shardscope::cli {
 
 // Returns the exit code: 0, or 2 when an input cannot be read (the message goes to err).
 int report(const std::vector<std::string>& paths, const std::string& format, const std::string& output,
-           std::ostream& out, std::ostream& err, const std::string& step_pattern = "",
+           std::ostream& out, std::ostream& err, const plugins::ReadRules& rules = {},
            const report::Selection& sel = {});
 
 // The report in each of its formats (write_result picks one); the selection picks the text's, markdown's and
@@ -25,7 +27,7 @@ Result report_result(const report::Report& r, const report::Selection& sel);
 // the processes reduce them to process 0, which writes the report. Every process returns the same exit
 // code; an error on any process is printed by process 0. Returns 2 with a message when built without MPI.
 int report_mpi(const std::vector<std::string>& paths, const std::string& format, const std::string& output,
-               std::ostream& out, std::ostream& err, const std::string& step_pattern = "",
+               std::ostream& out, std::ostream& err, const plugins::ReadRules& rules = {},
                const report::Selection& sel = {}, const std::string& files_per_process = "");
 
 }  // namespace shardscope::cli

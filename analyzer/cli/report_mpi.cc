@@ -189,7 +189,7 @@ void reduce_tables(metrics::InstanceTable& table, int me, int procs) {
 }  // namespace
 
 int report_mpi(const std::vector<std::string>& paths_given, const std::string& format, const std::string& output,
-               std::ostream& out, std::ostream& err, const std::string& step_pattern, const report::Selection& sel,
+               std::ostream& out, std::ostream& err, const plugins::ReadRules& rules, const report::Selection& sel,
                const std::string& files_per_process) {
   MPI_Init(nullptr, nullptr);
   int me = 0, procs = 1;
@@ -239,7 +239,7 @@ int report_mpi(const std::vector<std::string>& paths_given, const std::string& f
       share.first = owners.own_paths ? owners.offsets[size_t(me)] : uint64_t(me);
       share.count = owners.own_paths ? n : (n + uint64_t(procs) - 1 - uint64_t(me)) / uint64_t(procs);
       std::mutex mu;
-      plugins::LoadOptions options{.registry = &*registry, .step_pattern = step_pattern};
+      plugins::LoadOptions options{.registry = &*registry, .rules = rules};
       if (owners.own_paths) options.first_order = share.first, options.run_files = share.run_files;
       else
         options.mine = [&](uint64_t order) { return owners.of(order) == me; };
@@ -326,7 +326,7 @@ int report_mpi(const std::vector<std::string>& paths_given, const std::string& f
       }
     rc = guarded(err, [&] {
       if (!error.empty()) throw std::runtime_error(error);
-      plugins::check_one_run(headers, warnings);
+      plugins::check_one_run(headers, warnings, {.allow_mixed = rules.allow_mixed});
       analysis::RunReducer reducer = analysis::RunReducer::from_parts(
           metrics::InstanceTable::from_parts(share.table.instances(), std::move(rank_counts)), std::move(reports));
       report::Report r = std::move(reducer).finish(paths, warnings, analysis::Scope::Everything);

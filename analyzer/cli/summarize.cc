@@ -30,7 +30,7 @@ std::string summary_name(const std::string& trace_path, int rank, const std::vec
 }
 
 int summarize(const std::vector<std::string>& paths, const std::string& out_dir, std::ostream& out, std::ostream& err,
-              const std::string& step_pattern) {
+              const plugins::ReadRules& rules) {
   try {
     std::vector<std::string> refusals;  // the load below warns of them
     const plugins::Registry registry = analysis::formats_registry(refusals);
@@ -56,7 +56,7 @@ int summarize(const std::vector<std::string>& paths, const std::string& out_dir,
     plugins::LoadResult loaded;
     {
       ProgressLine progress;
-      loaded = analysis::summarize_each(paths, {.on_progress = progress.callback(), .step_pattern = step_pattern},
+      loaded = analysis::summarize_each(paths, {.on_progress = progress.callback(), .rules = rules},
                                         analysis::Scope::Everything, [&](analysis::RankSummary&& s) {
                                           // A file of several ranks (an Nsight Systems export holds one a
                                           // process): one summary each.

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "plugins/load/load.h"
+
 namespace shardscope::cli {
 
 // The summary a trace file's rank goes to: its name without ".gz" and the formats' `extensions`
@@ -15,6 +17,6 @@ std::string summary_name(const std::string& trace_path, int rank, const std::vec
 
 // Returns the exit code: 0, or 2 when an input cannot be read or a summary cannot be written (message on err).
 int summarize(const std::vector<std::string>& paths, const std::string& out_dir, std::ostream& out, std::ostream& err,
-              const std::string& step_pattern = "");
+              const plugins::ReadRules& rules = {});
 
 }  // namespace shardscope::cli

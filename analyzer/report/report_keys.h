@@ -25,6 +25,7 @@ inline constexpr const char* kComputePct = "compute_pct";
 inline constexpr const char* kNonComputePct = "non_compute_pct";
 inline constexpr const char* kSteps = "steps";
 inline constexpr const char* kAllSteps = "all_steps";
+inline constexpr const char* kStepsMadeBy = "steps_made_by";
 inline constexpr const char* kStep = "step";
 inline constexpr const char* kStartNs = "start_ns";
 inline constexpr const char* kStepNs = "step_ns";

@@ -95,6 +95,43 @@ std::vector<std::string> report_warnings(const Report& r) {
   return out;
 }
 
+const char* step_rule_code(model::StepRule rule) {
+  using R = model::StepRule;
+  switch (rule) {
+    case R::None: return "none";
+    case R::ProfilerStep: return "profiler_step";
+    case R::TrainerStep: return "trainer_step";
+    case R::NamedRanges: return "named_ranges";
+    case R::StepPattern: return "step_pattern";
+    case R::StepMarker: return "step_marker";
+    case R::OptimizerStep: return "optimizer_step";
+    case R::Importer: return "importer";
+  }
+  return "none";
+}
+
+std::string step_rule_sentence(model::StepRule rule) {
+  using R = model::StepRule;
+  switch (rule) {
+    case R::None: return "no rule found steps";
+    case R::ProfilerStep: return "the profiler's ProfilerStep#N ranges";
+    case R::TrainerStep: return "the trainer's \"step\" ranges";
+    case R::NamedRanges: return "ranges named like steps (\"step 3\", \"iteration 3\"; --step-pattern names others)";
+    case R::StepPattern: return "the ranges --step-pattern names";
+    case R::StepMarker:
+      return "--step-marker, a step starting at each range of that name and ending where the next starts";
+    case R::OptimizerStep:
+      return "inferred from the optimizer (the trace marks no steps), a step ending where each Optimizer.step range "
+             "ends (--step-pattern or --step-marker name others)";
+    case R::Importer: return "the importer's own rule";
+  }
+  return "no rule found steps";
+}
+
+bool step_rule_said(model::StepRule rule) {
+  return rule != model::StepRule::None && rule != model::StepRule::ProfilerStep && rule != model::StepRule::TrainerStep;
+}
+
 std::vector<std::string> report_notes(const Report& r) {
   std::vector<std::string> notes;
   if (!r.step_counts.empty()) {

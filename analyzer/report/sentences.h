@@ -31,6 +31,12 @@ std::string outside_steps_sentence(const metrics::OutsideSteps& o);
 std::string aborted_steps_sentence(const std::vector<int64_t>& steps);
 // A step table's label: the number, and "(aborted)" on a step that did not complete.
 std::string step_label(const model::Step& s);
+// The rule that made the steps: a code for JSON ("profiler_step", "optimizer_step", ...) and how the
+// report says it ("inferred from the optimizer: ..."). The text shows it only where the trace's own
+// schedule did not make the steps (step_rule_said).
+const char* step_rule_code(model::StepRule rule);
+std::string step_rule_sentence(model::StepRule rule);
+bool step_rule_said(model::StepRule rule);
 
 // The report's warnings: the loader's, then a distributed run in which no communication was recognised
 // (Report::unrecognised_comm), naming the longest kernels that were counted as compute instead.

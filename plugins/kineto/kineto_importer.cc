@@ -438,6 +438,7 @@ class Builder {
       rank_.steps.push_back(s);
     }
     model::set_device_windows(rank_.steps, lo, hi);
+    if (!rank_.steps.empty()) rank_.step_rule = model::StepRule::ProfilerStep;
     if (!memory_.empty()) rank_.counters.push_back({keys::kMemoryAllocatorTotal, std::move(memory_)});
   }
 

@@ -234,63 +234,100 @@ std::optional<int64_t> wall_start(const model::Rank& r) {
 }  // namespace
 
 RankHeader header_of(const model::Rank& r, bool rank_given) {
-  return {r.rank, r.world_size, r.source, r.run_config, wall_start(r), rank_given};
+  nlohmann::json dist;
+  if (r.metadata.is_object())
+    if (auto it = r.metadata.find("distributedInfo"); it != r.metadata.end() && it->is_object()) dist = *it;
+  return {r.rank, r.world_size, r.source, r.run_config, wall_start(r), rank_given, std::move(dist)};
 }
 
-void check_one_run(const std::vector<RankHeader>& ranks, std::vector<std::string>& warnings) {
-  constexpr const char* kHint =
-      "give the files of one run (a directory may still hold the ranks of an earlier run; move them away or name the "
-      "files)";
-  // World sizes.
+namespace {
+
+// Short: a message line is cut at trace::kMaxLineBytes, and two paths come before it.
+constexpr const char* kHint = "give one run's files (a directory may hold an earlier run's too), or --allow-mixed";
+
+// A sign the files are of different runs: refused, or with --allow-mixed a warning.
+struct Mixed {
+  const OneRunCheck& how;
+  std::vector<std::string>& warnings;
+  void operator()(const std::string& what) const {
+    if (!how.allow_mixed) throw MixedRunsError(fmt::format("these files are not one run: {}; {}", what, kHint));
+    warnings.push_back(fmt::format("these files may not be one run (--allow-mixed: analysed together): {}", what));
+  }
+};
+
+void check_world_sizes(const std::vector<RankHeader>& ranks, const Mixed& mixed) {
   std::map<int, std::vector<std::string>> by_world;
   for (const RankHeader& r : ranks)
     if (r.world_size > 0) by_world[r.world_size].push_back(r.source);
-  if (by_world.size() > 1) {
-    std::vector<std::string> parts;
-    for (auto& [w, files] : by_world) parts.push_back(fmt::format("world_size {} in {}", w, name_files(files)));
-    throw MixedRunsError(fmt::format("these files are not one run: their headers differ in world_size: {}; {}",
-                                     fmt::join(parts, "; "), kHint));
-  }
-  // Run configurations, each against the first rank that has one.
+  if (by_world.size() < 2) return;
+  std::vector<std::string> parts;
+  for (auto& [w, files] : by_world) parts.push_back(fmt::format("world_size {} in {}", w, name_files(files)));
+  mixed(fmt::format("their headers differ in world_size: {}", fmt::join(parts, "; ")));
+}
+
+// What a key that differs between two ranks' headers says.
+enum class Differing { Ignored, Warned, OtherRun };
+
+// Each rank's `of` (its run_config, its distributedInfo) against the first rank that has one. `kind` says
+// whether a differing key makes the files different runs; Warned keys warn once each.
+void check_objects(const std::vector<RankHeader>& ranks, nlohmann::json RankHeader::*of, const std::string& name,
+                   Differing (*kind)(const std::string&), const Mixed& mixed) {
   const RankHeader* ref = nullptr;
   std::set<std::string> warned;
   for (const RankHeader& r : ranks) {
-    if (!r.run_config.is_object()) continue;
+    if (!(r.*of).is_object()) continue;
     if (!ref) {
       ref = &r;
       continue;
     }
-    for (auto it = ref->run_config.begin(); it != ref->run_config.end(); ++it) {
-      auto jt = r.run_config.find(it.key());
+    for (auto it = (ref->*of).begin(); it != (ref->*of).end(); ++it) {
+      auto jt = (r.*of).find(it.key());
       std::string at;
       nlohmann::json va, vb;
-      if (jt == r.run_config.end() ||
-          !first_difference(*it, *jt, std::string(keys::kRunConfig) + "." + it.key(), at, va, vb))
+      const Differing k = kind(it.key());
+      if (k == Differing::Ignored || jt == (r.*of).end() ||
+          !first_difference(*it, *jt, name + "." + it.key(), at, va, vb))
         continue;
       std::string what = fmt::format("{} is {} in {} but {} in {}", at, show(va), ref->source, show(vb), r.source);
-      if (shapes_the_run(it.key()))
-        throw MixedRunsError(fmt::format("these files are not one run: {}; {}", what, kHint));
-      if (warned.insert(it.key()).second)
-        warnings.push_back(fmt::format("the ranks' run configurations differ: {}", what));
+      if (k == Differing::OtherRun) {
+        mixed(what);
+      } else if (warned.insert(it.key()).second) {
+        mixed.warnings.push_back(fmt::format("the ranks' run configurations differ: {}", what));
+      }
     }
   }
-  // Ranks within the world, one file each.
+}
+
+// distributedInfo keys are the same on every rank of a job (backend, nccl_version, pg_count), but for the
+// rank's own place in it; world_size is compared with the other formats' (check_world_sizes).
+Differing distributed_key(const std::string& key) {
+  return key == "rank" || key == "local_rank" || key == "world_size" ? Differing::Ignored : Differing::OtherRun;
+}
+Differing run_config_key(const std::string& key) {
+  return shapes_the_run(key) ? Differing::OtherRun : Differing::Warned;
+}
+
+void check_rank_numbers(const std::vector<RankHeader>& ranks, const Mixed& mixed) {
   std::map<int, std::pair<std::string, bool>> seen;
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    const RankHeader& r = ranks[i];
+  for (const RankHeader& r : ranks) {
     if (r.rank_given && r.world_size > 0 && r.rank >= r.world_size)
-      throw MixedRunsError(
-          fmt::format("{} says it is rank {} but its world_size is {}: a run of {} ranks has ranks 0 to {}", r.source,
-                      r.rank, r.world_size, r.world_size, r.world_size - 1));
+      mixed(fmt::format("{} says it is rank {} but its world_size is {}: a run of {} ranks has ranks 0 to {}", r.source,
+                        r.rank, r.world_size, r.world_size, r.world_size - 1));
     auto [it, fresh] = seen.emplace(r.rank, std::pair(r.source, r.rank_given));
     if (fresh) continue;
-    if (r.rank_given && it->second.second)
-      throw MixedRunsError(fmt::format("{} and {} both say they are rank {}: one run has one file per rank; {}",
-                                       it->second.first, r.source, r.rank, kHint));
-    warnings.push_back(fmt::format("{} and {} both claim rank {} (one of them guessed from its place among the files)",
-                                   it->second.first, r.source, r.rank));
+    if (r.rank_given && it->second.second) {
+      mixed(fmt::format("{} and {} both say they are rank {}: one run has one file per rank", it->second.first,
+                        r.source, r.rank));
+      continue;
+    }
+    mixed.warnings.push_back(
+        fmt::format("{} and {} both claim rank {} (one of them guessed from its place among the files)",
+                    it->second.first, r.source, r.rank));
   }
-  // Start times: one run's ranks start together.
+}
+
+// One run's ranks start together: minutes apart is a warning, hours apart another run.
+void check_start_times(const std::vector<RankHeader>& ranks, const Mixed& mixed) {
   const RankHeader *early = nullptr, *late = nullptr;
   int64_t lo = 0, hi = 0;
   for (const RankHeader& r : ranks) {
@@ -301,11 +338,51 @@ void check_one_run(const std::vector<RankHeader>& ranks, std::vector<std::string
   }
   int64_t spread;  // hi >= lo, but the two may be further apart than int64 holds
   if (__builtin_sub_overflow(hi, lo, &spread)) spread = INT64_MAX;
-  if (early && late && spread > kRunStartSpreadNs)
-    warnings.push_back(fmt::format(
-        "{} starts {} after {} on the wall clock (first events, through each trace's clock_sync or Kineto's wall-clock "
-        "times): the ranks of one run start together; are these files from different runs?",
-        late->source, duration(spread), early->source));
+  if (!early || !late || spread <= kRunStartSpreadNs) return;
+  const std::string what =
+      fmt::format("{} starts {} after {} on the wall clock", late->source, duration(spread), early->source);
+  if (spread > kRunStartMixedNs) return mixed(what);
+  mixed.warnings.push_back(what +
+                           " (first events, through each trace's clock_sync or Kineto's wall-clock times): the ranks "
+                           "of one run start together; are these files from different runs?");
+}
+
+// "3, 7, 9 and 12", or the first eight and "... (12 more)".
+std::string name_ranks(const std::vector<int>& ranks) {
+  constexpr size_t kShown = 8;
+  if (ranks.size() == 1) return fmt::format("rank {}", ranks[0]);
+  if (ranks.size() <= kShown)
+    return fmt::format("ranks {} and {}", fmt::join(ranks.begin(), ranks.end() - 1, ", "), ranks.back());
+  return fmt::format("ranks {}, ... ({} more)", fmt::join(ranks.begin(), ranks.begin() + kShown, ", "),
+                     ranks.size() - kShown);
+}
+
+// Ranks the world size promises that no file holds. One file alone is a look at one rank, not a run.
+void check_missing(const std::vector<RankHeader>& ranks, std::vector<std::string>& warnings) {
+  int world = 0;
+  std::set<int> have;
+  for (const RankHeader& r : ranks) world = std::max(world, r.world_size), have.insert(r.rank);
+  if (have.size() < 2 || world <= 0) return;
+  std::vector<int> missing;
+  for (int r = 0; r < world; ++r)
+    if (!have.count(r)) missing.push_back(r);
+  if (missing.empty()) return;
+  warnings.push_back(
+      fmt::format("{} of the run's {} ranks have no file here ({} missing; world_size {} in the "
+                  "traces): the report covers the {} ranks given",
+                  missing.size(), world, name_ranks(missing), world, world - int(missing.size())));
+}
+
+}  // namespace
+
+void check_one_run(const std::vector<RankHeader>& ranks, std::vector<std::string>& warnings, const OneRunCheck& how) {
+  const Mixed mixed{how, warnings};
+  check_world_sizes(ranks, mixed);
+  check_objects(ranks, &RankHeader::distributed, "distributedInfo", distributed_key, mixed);
+  check_objects(ranks, &RankHeader::run_config, keys::kRunConfig, run_config_key, mixed);
+  check_rank_numbers(ranks, mixed);
+  check_start_times(ranks, mixed);
+  if (how.complete) check_missing(ranks, warnings);
 }
 
 std::vector<fs::path> expand_inputs(const std::vector<fs::path>& paths, const Registry* registry) {
@@ -379,11 +456,14 @@ struct FileSlots {
 };
 
 model::StepPattern step_pattern_of(const LoadOptions& options) {
+  const std::string& p = options.rules.step_pattern;
+  if (!p.empty() && !options.rules.step_marker.empty())
+    throw std::invalid_argument("--step-pattern and --step-marker are two ways to name the steps: give one");
   try {
-    return model::StepPattern(options.step_pattern.empty() ? model::kDefaultStepPattern : options.step_pattern);
+    return model::StepPattern(p.empty() ? model::kDefaultStepPattern : p);
   } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(fmt::format("--step-pattern '{}' is not a regular expression (RE2 syntax): {}",
-                                            options.step_pattern, e.what()));
+    throw std::invalid_argument(
+        fmt::format("--step-pattern '{}' is not a regular expression (RE2 syntax): {}", p, e.what()));
   }
 }
 
@@ -544,17 +624,36 @@ class EachLoad {
     deliver(i, rank, args);
   }
 
+  // Steps the importer did not know to look for: --step-marker's, else the pattern's (an injected program's
+  // NVTX "step 3"), else, with neither given, inferred from the optimizer's steps.
+  void own_steps(model::Rank& rank) const {
+    const ReadRules& rules = options_.rules;
+    std::vector<model::Step> own;
+    model::StepRule rule = model::StepRule::StepMarker;
+    if (!rules.step_marker.empty()) {
+      own = model::steps_from_marker(rank, rules.step_marker);
+    } else {
+      own = model::steps_matching(rank, step_pattern_);
+      rule = rules.step_pattern.empty() ? model::StepRule::NamedRanges : model::StepRule::StepPattern;
+      if (own.empty() && rules.step_pattern.empty()) {
+        own = model::steps_from_optimizer(rank);
+        rule = model::StepRule::OptimizerStep;
+      }
+    }
+    if (own.empty()) return;
+    const bool device = std::any_of(rank.tracks.begin(), rank.tracks.end(), [](const model::Track& tr) {
+      return std::any_of(tr.events.begin(), tr.events.end(),
+                         [](const model::Event& e) { return e.is_device() && e.issued_ns != model::kUnknown; });
+    });
+    model::set_steps(rank, std::move(own), device);
+    rank.step_rule = rule;
+  }
+
   // One rank as the importer gives it: its steps where it found none, its number, then the sink.
   void deliver(size_t i, model::Rank& rank, model::EventArgs& args) {
-    if (rank.steps.empty()) {
-      // An injected program's own step ranges (NVTX "step 3"): steps the importer did not know to look for.
-      std::vector<model::Step> own = model::steps_matching(rank, step_pattern_);
-      const bool device = std::any_of(rank.tracks.begin(), rank.tracks.end(), [](const model::Track& tr) {
-        return std::any_of(tr.events.begin(), tr.events.end(),
-                           [](const model::Event& e) { return e.is_device() && e.issued_ns != model::kUnknown; });
-      });
-      if (!own.empty()) model::set_steps(rank, std::move(own), device);
-    }
+    if (rank.steps.empty()) own_steps(rank);
+    else if (rank.step_rule == model::StepRule::None)
+      rank.step_rule = model::StepRule::Importer;  // a plugin's, made its own way
     std::vector<std::string> warnings;
     const bool given = rank.rank >= 0;
     if (!given) {
@@ -617,7 +716,8 @@ LoadResult EachLoad::finish(LoadResult result) const {
     for (const std::string& w : slots_.warnings[i]) result.warnings.push_back(w);
     for (const RankHeader& h : slots_.headers[i]) loaded.push_back(h);
   }
-  check_one_run(loaded, result.warnings);
+  check_one_run(loaded, result.warnings,
+                {.allow_mixed = options_.rules.allow_mixed, .complete = !options_.mine && !options_.run_files});
   return result;
 }
 

@@ -51,12 +51,25 @@ struct RankHeader {
   nlohmann::json run_config;
   std::optional<int64_t> wall_start;  // its first event on the wall clock, when the trace maps its clock there
   bool rank_given = true;             // the number came from the file, not from its place among the files
+  nlohmann::json distributed;         // Kineto's distributedInfo (backend, world_size, ...); null when none
 };
 // A file another reader took (LoadOptions::claim): what the loader still needs of it.
 struct Claimed {
   RankHeader header;
   std::vector<std::string> warnings;
   uint64_t bytes = 0;  // the trace text it stands for
+};
+
+// How the user asked for traces to be read: the CLI's --step-pattern, --step-marker and --allow-mixed.
+struct ReadRules {
+  // A rank whose importer found no steps gets its own ranges whose name matches this (RE2; the first
+  // capture group numbers them) as steps; empty: model::kDefaultStepPattern ("step 3", "iteration 3", ...).
+  std::string step_pattern;
+  // Set: a rank whose importer found no steps gets a step starting at each host range of exactly this name
+  // (model::steps_from_marker) instead of the pattern's.
+  std::string step_marker;
+  // Files of different runs (check_one_run's errors) are warned of and analysed together instead of refused.
+  bool allow_mixed = false;
 };
 
 struct LoadOptions {
@@ -69,9 +82,8 @@ struct LoadOptions {
   bool keep_going = false;
   // Threads in all: files in parallel, and what they leave to each file's parse. 0: one per core.
   unsigned threads = 0;
-  // A rank whose importer found no steps gets its own ranges whose name matches this (ECMAScript; the first
-  // capture group numbers them) as steps; empty: model::kDefaultStepPattern ("step 3", "iteration 3", ...).
-  std::string step_pattern;
+  // Steps where a trace has none of its own, and whether files of different runs are refused.
+  ReadRules rules;
   // Keep each event's args (LoadResult::trace.args) for the importers that can (ArgsImporter): what the
   // viewer's details show. Off for reports, which need only what importers map into the events.
   bool keep_args = false;
@@ -117,14 +129,23 @@ RankHeader header_of(const model::Rank& rank, bool rank_given);
 // The warning for a file found in a directory that no importer reads.
 std::string passed_over(const std::string& path);
 
-// Checks that ranks read from one set of files belong to one run. Errors (MixedRunsError): world sizes
-// differ; a run_config key that shapes the run (sharding, dtypes, prefetch, model, units, batch size, world
-// size, ...) differs; a rank at or beyond its world size; two files that both say the same rank. Warnings:
-// another run_config key differs; a rank was guessed from its place and collides; the ranks' first events
-// lie more than kRunStartSpreadNs apart on the wall clock (ranks whose trace maps onto it: clock_sync pairs,
-// or Kineto's wall-clock times). `ranks` in the order of their files.
+// Checks that ranks read from one set of files belong to one run. Errors (MixedRunsError; warnings instead
+// with allow_mixed): world sizes differ; distributedInfo differs (backend, ...: any key but the rank's own);
+// a run_config key that shapes the run (sharding, dtypes, prefetch, model, units, batch size, world size,
+// ...) differs; a rank at or beyond its world size; two files that both say the same rank; the ranks' first
+// events lie more than kRunStartMixedNs apart on the wall clock (ranks whose trace maps onto it: clock_sync
+// pairs, or Kineto's wall-clock times). Warnings: another run_config key differs; a rank was guessed from its
+// place and collides; first events more than kRunStartSpreadNs apart; with `complete` (these are all the
+// run's files) and two or more ranks, ranks below the world size that no file holds. `ranks` in the order
+// of their files.
 inline constexpr int64_t kRunStartSpreadNs = 5LL * 60 * 1'000'000'000;
-void check_one_run(const std::vector<RankHeader>& ranks, std::vector<std::string>& warnings);
+inline constexpr int64_t kRunStartMixedNs = 60LL * 60 * 1'000'000'000;
+struct OneRunCheck {
+  bool allow_mixed = false;
+  bool complete = true;
+};
+void check_one_run(const std::vector<RankHeader>& ranks, std::vector<std::string>& warnings,
+                   const OneRunCheck& how = {});
 
 // A run streamed rank by rank: each file is imported on a worker thread and handed to the sink there (a rank
 // number the file does not give is its place among the files), then dropped, so at most one rank per thread

@@ -22,7 +22,10 @@ size_t derive_units(model::Rank& rank, const std::vector<std::pair<int64_t, int6
   // as Kineto's importer makes them, before the loader would.
   if (rank.steps.empty()) {
     std::vector<model::Step> steps = model::steps_matching(rank, model::StepPattern());
-    if (!steps.empty()) model::set_steps(rank, std::move(steps), true);
+    if (!steps.empty()) {
+      model::set_steps(rank, std::move(steps), true);
+      rank.step_rule = model::StepRule::NamedRanges;
+    }
   }
   std::unordered_map<int64_t, uint32_t> host_track;  // tid -> track
   for (uint32_t t = 0; t < rank.tracks.size(); ++t)

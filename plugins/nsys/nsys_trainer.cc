@@ -78,7 +78,10 @@ TrainerStats apply_trainer(model::Rank& r, TrainerInput& in) {
   std::sort(steps.begin(), steps.end(),
             [](const model::Step& a, const model::Step& b) { return a.start_ns < b.start_ns; });
   s.steps = steps.size();
-  if (!steps.empty()) model::set_steps(r, std::move(steps), true);
+  if (!steps.empty()) {
+    model::set_steps(r, std::move(steps), true);
+    r.step_rule = model::StepRule::TrainerStep;
+  }
   in = TrainerInput{};
   return s;
 }

@@ -256,6 +256,7 @@ model::Rank ShardscopeImporter::read_rank(Input in, model::EventArgs* args) cons
   if (g.has_gpu) gpu_join::join(r, g.join);  // before steps: a joined kernel's issue time is the host's
   // Device work belongs to the step that launched it; on a GPU a step's window is its device time.
   model::set_steps(r, std::move(g.steps), g.has_gpu);
+  if (!r.steps.empty()) r.step_rule = model::StepRule::TrainerStep;
   std::sort(r.clock_sync.begin(), r.clock_sync.end(),
             [](const model::ClockPair& a, const model::ClockPair& b) { return a.trace_ns < b.trace_ns; });
   if (kept) *args = kept->finalize(r);

@@ -498,8 +498,9 @@ TEST(OneRun, TwoFilesOfOneRankOrARankBeyondTheWorldAreErrors) {
   EXPECT_NE(r.err.find("trace.rank3.json says it is rank 3 but its world_size is 2"), std::string::npos) << r.err;
 }
 
-TEST(OneRun, StartTimesFarApartWarnNamingBothFiles) {
-  constexpr int64_t kWall = 1'700'000'000'000'000'000, kHour = 3'600'000'000'000;
+// Minutes apart warns; hours apart is another run (refused, or with --allow-mixed a warning).
+TEST(OneRun, StartTimesFarApartWarnOrRefuseNamingBothFiles) {
+  constexpr int64_t kWall = 1'700'000'000'000'000'000, kHour = 3'600'000'000'000, kMin = 60'000'000'000;
   auto two = [&](const fs::path& dir, int64_t apart_ns) {
     fs::create_directories(dir);
     for (int r = 0; r < 2; ++r) {
@@ -510,13 +511,25 @@ TEST(OneRun, StartTimesFarApartWarnNamingBothFiles) {
     }
   };
   TempDir d;
-  two(d.path() / "apart", 2 * kHour + 5 * 60'000'000'000LL);
-  auto r = run({kBin, "report", (d.path() / "apart").string()});
-  EXPECT_EQ(r.rc, 0) << r.err;
+  two(d.path() / "minutes", 35 * kMin);
+  auto m = run({kBin, "report", (d.path() / "minutes").string()});
+  EXPECT_EQ(m.rc, 0) << m.err;
+  const std::string late = (d.path() / "minutes" / "trace.rank1.json").string() + " starts 35 min 0 s after " +
+                           (d.path() / "minutes" / "trace.rank0.json").string();
+  EXPECT_NE(m.err.find("shardscope: warning: " + late), std::string::npos) << m.err;
+  EXPECT_NE(m.out.find("warning: " + late), std::string::npos) << m.out;
+
+  two(d.path() / "apart", 2 * kHour + 5 * kMin);
   const std::string want = (d.path() / "apart" / "trace.rank1.json").string() + " starts 2 h 5 min after " +
                            (d.path() / "apart" / "trace.rank0.json").string();
-  EXPECT_NE(r.err.find("shardscope: warning: " + want), std::string::npos) << r.err;
-  EXPECT_NE(r.out.find("warning: " + want), std::string::npos) << r.out;
+  expect_refused_everywhere(d.path() / "apart", {"these files are not one run: " + want, "--allow-mixed"});
+  auto allowed = run({kBin, "report", (d.path() / "apart").string(), "--allow-mixed"});
+  EXPECT_EQ(allowed.rc, 0) << allowed.err;
+  EXPECT_NE(allowed.err.find("shardscope: warning: these files may not be one run (--allow-mixed: analysed "
+                             "together): " +
+                             want),
+            std::string::npos)
+      << allowed.err;
   // Seconds apart is one run starting.
   two(d.path() / "together", 3'000'000'000);
   auto t = run({kBin, "report", (d.path() / "together").string()});
@@ -528,7 +541,7 @@ TEST(OneRun, StartTimesFarApartWarnNamingBothFiles) {
   write(k.path() / "rank0.json", kineto_rank(0, 2, kWall));
   write(k.path() / "rank1.json", kineto_rank(1, 2, kWall + 3 * 24 * kHour));
   auto kr = run({kBin, "report", k.path().string()});
-  EXPECT_EQ(kr.rc, 0) << kr.err;
+  EXPECT_EQ(kr.rc, 2);
   EXPECT_NE(kr.err.find("rank1.json starts 3 days 0 h after"), std::string::npos) << kr.err;
   write(k.path() / "rank1.json", kineto_rank(1, 4, kWall));
   auto kw = run({kBin, "report", k.path().string()});
@@ -537,6 +550,84 @@ TEST(OneRun, StartTimesFarApartWarnNamingBothFiles) {
                         (k.path() / "rank1.json").string()),
             std::string::npos)
       << kw.err;
+  auto kwa = run({kBin, "report", k.path().string(), "--allow-mixed", "--format", "json"});
+  EXPECT_EQ(kwa.rc, 0) << kwa.err;
+  EXPECT_NE(kwa.err.find("warning: these files may not be one run (--allow-mixed: analysed together): their headers "
+                         "differ in world_size"),
+            std::string::npos)
+      << kwa.err;
+}
+
+// A Kineto rank whose distributedInfo also says this backend.
+std::string kineto_rank_of(int rank, int world, const std::string& backend) {
+  json j = json::parse(kineto_rank(rank, world, 1'700'000'000'000'000'000));
+  j["distributedInfo"]["backend"] = backend;
+  return j.dump();
+}
+
+TEST(OneRun, ADifferentDistributedInfoIsAnErrorUnlessAllowMixed) {
+  TempDir d;
+  write(d.path() / "a.json", kineto_rank_of(0, 2, "nccl"));
+  write(d.path() / "b.json", kineto_rank_of(1, 2, "gloo"));
+  expect_refused_everywhere(d.path(),
+                            {"these files are not one run: distributedInfo.backend is \"nccl\" in " +
+                             (d.path() / "a.json").string() + " but \"gloo\" in " + (d.path() / "b.json").string()});
+  for (const char* cmd : {"report", "check-prefetch"}) {
+    auto r = run({kBin, cmd, d.path().string(), "--allow-mixed"});
+    if (cmd == std::string("report")) {
+      EXPECT_EQ(r.rc, 0) << r.err;  // check-prefetch: nothing to check here
+    }
+    EXPECT_NE(r.err.find("warning: these files may not be one run (--allow-mixed: analysed together): "
+                         "distributedInfo.backend is \"nccl\""),
+              std::string::npos)
+        << cmd << ": " << r.err;
+  }
+  // The rank's own place differs on every rank; one backend is one run.
+  write(d.path() / "b.json", kineto_rank_of(1, 2, "nccl"));
+  auto same = run({kBin, "report", d.path().string()});
+  EXPECT_EQ(same.rc, 0) << same.err;
+  EXPECT_EQ(same.err.find("warning"), std::string::npos) << same.err;
+}
+
+TEST(OneRun, TheSameRankTwiceIsAWarningWithAllowMixed) {
+  TempDir d;
+  write_trainer_trace(d.path() / "run_a.rank0.json", TrainerTraceOptions{});
+  write_trainer_trace(d.path() / "run_b.rank0.json", TrainerTraceOptions{});
+  auto r = run({kBin, "report", d.path().string(), "--allow-mixed"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.err.find((d.path() / "run_a.rank0.json").string() + " and " + (d.path() / "run_b.rank0.json").string() +
+                       " both say they are rank 0"),
+            std::string::npos)
+      << r.err;
+}
+
+// Fewer files than the world size: the missing ranks are named (a long list cut with a count), and the ranks
+// given are still reported. One file alone is a look at one rank.
+TEST(OneRun, MissingRanksAreNamedAndTheRestReported) {
+  TempDir d;
+  for (int r : {0, 1, 5})
+    write(d.path() / fmt::format("rank{}.json", r), kineto_rank(r, 12, 1'700'000'000'000'000'000));
+  auto r = run({kBin, "report", d.path().string()});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  const std::string want =
+      "9 of the run's 12 ranks have no file here (ranks 2, 3, 4, 6, 7, 8, 9, 10, ... (1 more) missing; world_size 12 "
+      "in the traces): the report covers the 3 ranks given";
+  EXPECT_NE(r.err.find("shardscope: warning: " + want), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("warning: " + want), std::string::npos) << r.out;
+  auto j = run({kBin, "report", d.path().string(), "--format", "json"});
+  ASSERT_EQ(j.rc, 0) << j.err;
+  EXPECT_EQ(json::parse(j.out)["ranks"].size(), 3u);
+
+  write(d.path() / "rank3.json", kineto_rank(3, 4, 1'700'000'000'000'000'000));  // now a run of 4 and one of 12
+  EXPECT_EQ(run({kBin, "report", d.path().string()}).rc, 2);
+  TempDir few;
+  for (int r : {0, 3}) write(few.path() / fmt::format("rank{}.json", r), kineto_rank(r, 4, 1'700'000'000'000'000'000));
+  auto two = run({kBin, "report", few.path().string()});
+  EXPECT_NE(two.err.find("2 of the run's 4 ranks have no file here (ranks 1 and 2 missing;"), std::string::npos)
+      << two.err;
+  auto one = run({kBin, "report", (few.path() / "rank3.json").string()});
+  EXPECT_EQ(one.rc, 0) << one.err;
+  EXPECT_EQ(one.err.find("missing"), std::string::npos) << one.err;
 }
 
 // --- Report details ---
@@ -743,6 +834,78 @@ std::string seq_rank(int rank, std::vector<int> seqs) {
   }
   ev.pop_back();
   return fmt::format(R"({{"distributedInfo": {{"rank": {}, "world_size": 2}}, "traceEvents": [{}]}})", rank, ev);
+}
+
+// --- Steps without a schedule ---
+
+// A plain torch.profiler.profile() capture: no ProfilerStep#, two optimizer steps, a "forward" range before
+// each, and work after the last optimizer step.
+const char* kKinetoNoSchedule = R"J({"schemaVersion": 1, "baseTimeNanoseconds": 1700000000000000000, "traceEvents": [
+{"ph": "X", "cat": "user_annotation", "name": "forward", "pid": 9, "tid": 9, "ts": 100, "dur": 50},
+{"ph": "X", "cat": "cpu_op", "name": "Optimizer.step#AdamW.step", "pid": 9, "tid": 9, "ts": 160, "dur": 20},
+{"ph": "X", "cat": "user_annotation", "name": "forward", "pid": 9, "tid": 9, "ts": 200, "dur": 50},
+{"ph": "X", "cat": "cpu_op", "name": "Optimizer.step#AdamW.step", "pid": 9, "tid": 9, "ts": 260, "dur": 20},
+{"ph": "X", "cat": "user_annotation", "name": "forward", "pid": 9, "tid": 9, "ts": 300, "dur": 20},
+{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 9, "ts": 110, "dur": 1, "args": {"correlation": 1}},
+{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 9, "ts": 165, "dur": 1, "args": {"correlation": 2}},
+{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 9, "ts": 210, "dur": 1, "args": {"correlation": 3}},
+{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 9, "ts": 265, "dur": 1, "args": {"correlation": 4}},
+{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 9, "ts": 305, "dur": 1, "args": {"correlation": 5}},
+{"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 115, "dur": 30, "args": {"stream": 7, "correlation": 1}},
+{"ph": "X", "cat": "kernel", "name": "adam", "pid": 0, "tid": 7, "ts": 170, "dur": 10, "args": {"stream": 7, "correlation": 2}},
+{"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 215, "dur": 30, "args": {"stream": 7, "correlation": 3}},
+{"ph": "X", "cat": "kernel", "name": "adam", "pid": 0, "tid": 7, "ts": 270, "dur": 10, "args": {"stream": 7, "correlation": 4}},
+{"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 310, "dur": 10, "args": {"stream": 7, "correlation": 5}}
+], "distributedInfo": {"rank": 0, "world_size": 1}})J";
+
+// Each step's window on the device (ns) and the rule the JSON report names.
+std::pair<std::vector<int64_t>, std::string> steps_of(const std::vector<std::string>& args) {
+  auto r = run(args);
+  EXPECT_EQ(r.rc, 0) << r.err;
+  const json rank = json::parse(r.out)["ranks"][0];
+  std::vector<int64_t> windows;
+  for (const json& s : rank["steps"]) windows.push_back(s["step_ns"].get<int64_t>());
+  return {windows, rank["steps_made_by"].get<std::string>()};
+}
+
+TEST(StepsWithoutASchedule, EachOptimizerStepEndsAStep) {
+  TempDir d;
+  const std::string f = (d.path() / "k.json").string();
+  write(f, kKinetoNoSchedule);
+  // Step 0 from the first host event to the first optimizer step's end, step 1 to the second's; the last
+  // forward is after the last step. On the device: from a step's first kernel to the next step's first.
+  auto [windows, rule] = steps_of({kBin, "report", f, "--format", "json"});
+  EXPECT_EQ(windows, (std::vector<int64_t>{100'000, 65'000}));
+  EXPECT_EQ(rule, "optimizer_step");
+  auto text = run({kBin, "report", f});
+  EXPECT_NE(text.out.find("steps made by: inferred from the optimizer (the trace marks no steps)"), std::string::npos)
+      << text.out;
+  // A trace's own schedule is not announced, but named in the JSON.
+  write(d.path() / "p.json", kKinetoSteps);
+  auto own = run({kBin, "report", (d.path() / "p.json").string()});
+  EXPECT_EQ(own.out.find("steps made by"), std::string::npos) << own.out;
+  EXPECT_EQ(steps_of({kBin, "report", (d.path() / "p.json").string(), "--format", "json"}).second, "profiler_step");
+}
+
+TEST(StepsWithoutASchedule, AStepMarkerStartsAStepAtEachRangeOfThatName) {
+  TempDir d;
+  const std::string f = (d.path() / "k.json").string();
+  write(f, kKinetoNoSchedule);
+  // Steps start at 100, 200 and 300 µs; the last runs to the last host event's end (320).
+  auto [windows, rule] = steps_of({kBin, "report", f, "--format", "json", "--step-marker", "forward"});
+  EXPECT_EQ(windows, (std::vector<int64_t>{100'000, 95'000, 10'000}));
+  EXPECT_EQ(rule, "step_marker");
+  auto text = run({kBin, "report", f, "--step-marker", "forward"});
+  EXPECT_NE(text.out.find("steps made by: --step-marker"), std::string::npos) << text.out;
+  // An exact name: a prefix marks nothing, and then no other rule steps in.
+  EXPECT_TRUE(steps_of({kBin, "report", f, "--format", "json", "--step-marker", "forw"}).first.empty());
+  // Every command that takes --step-pattern takes it; the two together are refused.
+  EXPECT_EQ(run({kBin, "diff", f, f, "--step-marker", "forward"}).rc, 0);
+  TempDir out;
+  EXPECT_EQ(run({kBin, "summarize", f, "-o", out.path().string(), "--step-marker", "forward"}).rc, 0);
+  auto both = run({kBin, "report", f, "--step-marker", "forward", "--step-pattern", "x"});
+  EXPECT_NE(both.rc, 0);
+  EXPECT_NE(both.err.find("--step-marker"), std::string::npos) << both.err;
 }
 
 }  // namespace

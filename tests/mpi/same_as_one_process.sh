@@ -57,6 +57,30 @@ check "PyTorch FSDP2 on an H100, 2 ranks" "$src/tests/data/h100_nccl2" pytorch_f
 check "one rank" "$src/tests/data" hta_nccl_parser_config
 check "5 ranks from summaries" "$tmp" five
 
+# One run's check holds under MPI as in one process: files of two jobs are refused (named once, by process 0),
+# or with --allow-mixed warned of alike; ranks the world size promises and no file holds are named.
+kineto() {  # kineto FILE RANK WORLD BACKEND
+  echo '{"schemaVersion": 1, "baseTimeNanoseconds": 1700000000000000000, "traceEvents": [{"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 10, "dur": 20, "args": {"stream": 7}}], "distributedInfo": {"rank": '"$2"', "world_size": '"$3"', "backend": "'"$4"'"}}' >"$1"
+}
+mkdir -p "$tmp/jobs" "$tmp/partial"
+kineto "$tmp/jobs/a.json" 0 2 nccl
+kineto "$tmp/jobs/b.json" 1 2 gloo
+for n in 1 2; do
+  run_mpi "$n" "$bin" report --mpi "$tmp/jobs" >"$tmp/jobs.out" 2>"$tmp/jobs.err"
+  rc=$?
+  if [[ $rc == 0 ]]; then echo "FAIL: two jobs, $n process(es): the job exited 0"; fail=1; fi
+  if [[ $(grep -c 'shardscope: error: these files are not one run: distributedInfo.backend is "nccl"' "$tmp/jobs.err") != 1 ]]; then
+    echo "FAIL: two jobs, $n process(es): not named once:"; cat "$tmp/jobs.err"; fail=1
+  fi
+  echo "ok: two jobs refused, $n process(es) (job exit $rc)"
+done
+check "two jobs with --allow-mixed" "$tmp/jobs" . --allow-mixed
+kineto "$tmp/partial/r0.json" 0 4 nccl
+kineto "$tmp/partial/r3.json" 3 4 nccl
+check "2 of 4 ranks" "$tmp/partial" .
+grep -q "2 of the run's 4 ranks have no file here (ranks 1 and 2 missing" "$tmp/mpi.err" ||
+  { echo "FAIL: 2 of 4 ranks: the missing ranks are not named: $(cat "$tmp/mpi.err")"; fail=1; }
+
 # --files-per-process: each process reads the directory its pattern names ({rank}, {local_rank}: one node, so
 # the same), and the report is the one-process report of those directories in process order.
 check_own() {  # check_own NAME PATTERN DIR0 DIR1

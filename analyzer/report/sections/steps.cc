@@ -103,6 +103,7 @@ class Steps final : public Section {
     NaNotes na;
     const Table t = step_table(c, na);
     const std::string left_out = steps_left_out(rr, c.steps, c.sel);
+    if (step_rule_said(rr.step_rule)) out.para("steps made by: " + step_rule_sentence(rr.step_rule));
     out.para(left_out.empty() ? std::string("per step:") : "per step (" + left_out + "):");
     out.table(t, na);
     out.legend(t.header);
@@ -113,6 +114,7 @@ class Steps final : public Section {
   void json(const Context& c, nlohmann::json& o) const override {
     const RankReport& rr = *c.rank;
     o[k::kSteps] = nlohmann::json::array();
+    o[k::kStepsMadeBy] = step_rule_code(rr.step_rule);
     for (const StepRow& s : rr.steps) {
       nlohmann::json so = window(s.m, kNoCommInStep);
       so[k::kStep] = s.step.number;
@@ -142,6 +144,8 @@ class Steps final : public Section {
       h += "<p>Steps: " + html_escape(na_text(rr.steps_na)) + "</p>\n";
       return;
     }
+    if (step_rule_said(rr.step_rule))
+      h += "<p>Steps made by: " + html_escape(step_rule_sentence(rr.step_rule)) + "</p>\n";
     h += step_strip(c);
     NaNotes na;
     const Table t = step_table(c, na);
