@@ -7,6 +7,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "plugins/nsys/nsys_keys.h"
@@ -29,6 +30,11 @@ std::optional<int> small_int(std::string_view v) {
 
 }  // namespace
 
+std::string skipped_note(const Db& db) {
+  if (db.skipped().empty()) return "";
+  return fmt::format("{} skipped (a file's views and virtual tables never run)", fmt::join(db.skipped(), ", "));
+}
+
 Export::Export(const std::string& file, const std::string& name) : db(file, name), file(file) {
   const bool any = db.has_table(k::kStringIds) || db.has_table(k::kNvtx) || db.has_table(k::kRuntime) ||
                    std::any_of(std::begin(kActivityTables), std::end(kActivityTables),
@@ -36,8 +42,9 @@ Export::Export(const std::string& file, const std::string& name) : db(file, name
   if (!any)
     throw trace::TraceError(name, 0,
                             fmt::format("not an Nsight Systems export: a SQLite database with none of its tables ({}, "
-                                        "{}, {}, {}); it has {} table(s)",
-                                        k::kStringIds, k::kKernel, k::kRuntime, k::kNvtx, db.tables().size()));
+                                        "{}, {}, {}); it has {} table(s){}{}",
+                                        k::kStringIds, k::kKernel, k::kRuntime, k::kNvtx, db.tables().size(),
+                                        db.skipped().empty() ? "" : "; ", skipped_note(db)));
   for (const char* t :
        {k::kStringIds, k::kKernel, k::kMemcpy, k::kMemset, k::kSync, k::kRuntime, k::kNvtx, k::kSessionStart})
     if (!db.has_table(t)) missing.push_back(t);
