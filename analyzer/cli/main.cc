@@ -220,6 +220,12 @@ int run(Args& x, const Commands& c) {
     cli::print_error(std::cerr, "report: PATH is required (or, with --mpi, --files-per-process PATTERN)");
     return 2;
   }
+  // An output over an input would destroy it (`report X -o X`), refused before anything is read.
+  if (*c.report)
+    if (const std::string in = cli::input_at(x.output, x.paths); !in.empty()) {
+      cli::print_error(std::cerr, cli::overwrite_refusal(x.output, in));
+      return 2;
+    }
   if (*c.report && x.mpi)
     return cli::report_mpi(x.paths, x.format, x.output, std::cout, std::cerr, x.step_pattern, *sel,
                            x.files_per_process);
