@@ -165,6 +165,14 @@ void launcher_ranks(Db& db, std::vector<Process>& out) {
         p.rank = *l->rank, p.world_size = l->world.value_or(0), p.rank_from = l->from;
 }
 
+// The first few of `said`, then how many more: a capture of thousands of processes says its ranks in a line.
+std::string first_few(const std::vector<std::string>& said) {
+  constexpr size_t kShown = 4;
+  if (said.size() <= kShown) return fmt::format("{}", fmt::join(said, ", "));
+  return fmt::format("{}, ... and {} more", fmt::join(said.begin(), said.begin() + std::ptrdiff_t(kShown), ", "),
+                     said.size() - kShown);
+}
+
 // NCCL's own rank, from its communicator-init range payloads, for the processes no launcher variable gave one:
 // the rank in the process's largest communicator (the world's), where every process without a launcher's rank
 // has one and no two share it (two jobs in one capture would).
@@ -193,7 +201,7 @@ void nccl_ranks(Db& db, const NcclComms& comms, std::vector<Process>& out, std::
     warnings.push_back(fmt::format(
         "{}: ranks from NCCL's communicator-init payloads (the process's largest communicator; no rank variable in the "
         "environment): {}",
-        db.name(), fmt::join(said, ", ")));
+        db.name(), first_few(said)));
   }
 }
 
@@ -209,7 +217,7 @@ void pid_order_ranks(Db& db, std::vector<Process>& out, std::vector<std::string>
     warnings.push_back(fmt::format(
         "{}: {} processes and no rank variable (RANK, SLURM_PROCID, OMPI_COMM_WORLD_RANK) or NCCL rank for each: ranks "
         "given in pid order ({})",
-        db.name(), out.size(), fmt::join(said, ", ")));
+        db.name(), out.size(), first_few(said)));
   }
 }
 

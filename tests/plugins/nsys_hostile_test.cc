@@ -258,4 +258,30 @@ TEST(NsysExport, ViewsInAnExportNeverRun) {
   EXPECT_NE(run.err.find("StringIds (view) skipped"), std::string::npos) << run.err;
 }
 
+// A capture of thousands of processes says its ranks in one short line: the first few, then a count
+// (issue #40: inspect printed every pid -> rank pair on one 68 KB line).
+TEST(NsysExport, ALongListOfRanksIsCutWithACount) {
+  test::TempDir d;
+  const fs::path f = d.path() / "many.sqlite";
+  {
+    test::Sql db(f, true);
+    db.exec(
+        "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME(start INTEGER, end INTEGER, eventClass INTEGER, globalTid INTEGER, "
+        "correlationId INTEGER, nameId INTEGER);");
+    std::string rows;
+    for (int64_t pid = 1; pid <= 3000; ++pid)
+      rows += fmt::format("{}({}, {}, 0, {}, {}, 0)", rows.empty() ? "" : ", ", pid * 10, pid * 10 + 5, gtid(pid, pid),
+                          pid);
+    db.exec("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES " + rows);
+  }
+  auto run = test::run({SHARDSCOPE_BIN, "inspect", f.string()});
+  EXPECT_EQ(run.rc, 0) << run.err;
+  EXPECT_NE(run.err.find("3000 processes and no rank variable"), std::string::npos) << run.err.substr(0, 2000);
+  EXPECT_NE(run.err.find("(pid 1 -> rank 0, pid 2 -> rank 1, pid 3 -> rank 2, pid 4 -> rank 3, ... and 2996 more)\n"),
+            std::string::npos)
+      << run.err.substr(0, 2000);
+  for (size_t at = 0, nl; (nl = run.err.find('\n', at)) != std::string::npos; at = nl + 1)
+    EXPECT_LE(nl - at, 330u) << run.err.substr(at, 400);
+}
+
 }  // namespace

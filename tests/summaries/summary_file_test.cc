@@ -198,6 +198,12 @@ TEST_F(SummaryFile, AMissingSchemaVersionIsSaidAsSuch) {
   const std::string said = cli_refusal();
   EXPECT_NE(said.find("meta has no 'schema_version'"), std::string::npos) << said;
   EXPECT_EQ(said.find("Nsight"), std::string::npos) << said;
+  // inspect reads traces: a summary is said to be one.
+  test::RunResult r = test::run({SHARDSCOPE_BIN, "inspect", path_.string()});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err, "shardscope: error: " + path_.string() +
+                       ": at byte 0: a shardscope rank summary, not a trace: inspect reads traces (report, "
+                       "check-prefetch and diff read summaries)\n");
 }
 
 // A view in place of a table is never run (here an endless one), and is named.
