@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <zlib.h>
 
 #include "analyzer/analysis/summary_codec.h"
@@ -26,6 +27,7 @@
 #include "plugins/common/sqlite_db.h"
 #include "plugins/load/load.h"
 #include "tracer/format/error.h"
+#include "tracer/format/limits.h"
 
 namespace shardscope::analysis {
 namespace fs = std::filesystem;
@@ -54,6 +56,13 @@ constexpr sqlite::Wording kSummaryWording{.cannot_open = "summary: cannot open: 
 using sqlite::Db;
 using sqlite::Stmt;
 
+// nlohmann's message without its "[json.exception.parse_error.110] " tag, cut to a line's part.
+std::string without_tag(const std::string& what) {
+  const size_t close = what.find("] ");
+  std::string m = what.starts_with("[json.exception.") && close != std::string::npos ? what.substr(close + 2) : what;
+  return m.size() > 200 ? m.substr(0, 200) + "..." : m;
+}
+
 model::CollectiveKind kind_named(std::string_view name, const std::string& file) {
   for (int k = 0; k <= int(model::kLastCollectiveKind); ++k)
     if (model::to_string(model::CollectiveKind(k)) == name) return model::CollectiveKind(k);
@@ -72,18 +81,71 @@ std::vector<uint8_t> zip_record(const std::vector<uint8_t>& raw, const std::stri
   return out;
 }
 
+// What a record may inflate to: a rank's report is kilobytes to a few megabytes; deflate never packs more
+// than 1032 bytes into one, so a record claiming more than that of its stream is damaged, whatever its size.
+constexpr uint64_t kMaxRecordBytes = uint64_t(256) << 20;
+constexpr uint64_t kMaxDeflateRatio = 1032;
+
 std::vector<uint8_t> unzip_record(std::span<const uint8_t> z, const std::string& file) {
   if (z.size() < 8) throw trace::TraceError(file, 0, "summary: the report record is damaged (too short)");
   uint64_t size = 0;
   for (int i = 0; i < 8; ++i) size |= uint64_t(z[size_t(i)]) << (8 * i);
-  if (size > (uint64_t(1) << 32))
-    throw trace::TraceError(file, 0, "summary: the report record is damaged (says it holds over 4 GiB)");
+  // Checked before anything is allocated or inflated.
+  if (size > kMaxRecordBytes)
+    throw trace::TraceError(file, 0,
+                            fmt::format("summary: the report record says it holds {} bytes, over the {} a record may "
+                                        "hold: refused",
+                                        size, trace::show_bytes(kMaxRecordBytes)));
+  if (size / kMaxDeflateRatio > z.size())
+    throw trace::TraceError(file, 0,
+                            fmt::format("summary: the report record is damaged (says it holds {} bytes, more than "
+                                        "its {} bytes of zlib data can)",
+                                        size, z.size() - 8));
   std::vector<uint8_t> out(size);
   uLongf n = uLongf(size);
   if (uncompress(out.data(), &n, z.data() + 8, uLong(z.size() - 8)) != Z_OK || n != size)
     throw trace::TraceError(file, 0, "summary: the report record is damaged (not zlib data of its size)");
   return out;
 }
+
+// Walks a JSON text or a CBOR value, building nothing, and stops at the first object or array deeper than
+// the traces' limit: the real parse that follows (nlohmann's CBOR reader recurses a level per container,
+// and a value's copy and destruction do) then never goes deeper than that.
+class DepthCheck : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  // "" when `in` is well formed and shallow enough, else what is wrong.
+  template <class Input>
+  static std::string problem(const Input& in, nlohmann::json::input_format_t format) {
+    DepthCheck c;
+    if (nlohmann::json::sax_parse(in, &c, format)) return "";
+    if (c.too_deep_)
+      return fmt::format("nests objects and arrays deeper than {} levels: refused", trace::limits().max_depth);
+    return c.error_.empty() ? "not well formed" : c.error_;
+  }
+
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool key(string_t&) override { return true; }
+  bool start_object(std::size_t) override { return enter(); }
+  bool start_array(std::size_t) override { return enter(); }
+  bool end_object() override { return --depth_, true; }
+  bool end_array() override { return --depth_, true; }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::json::exception& e) override {
+    error_ = without_tag(e.what());
+    return false;
+  }
+
+ private:
+  bool enter() { return !(too_deep_ = ++depth_ > trace::limits().max_depth); }
+  int depth_ = 0;
+  bool too_deep_ = false;
+  std::string error_;
+};
 
 // Each row of `rows` into `t`, its columns bound in order.
 template <class Row>
@@ -148,6 +210,70 @@ void write_tables(Db& db, const RankSummary& s, const std::string& file) {
   re.bind_blob(1, zip_record(nlohmann::json::to_cbor(record), file)).run();
 }
 
+// The meta table into `s`'s header: each key present and of its type, the rank within the world and the
+// run config shallow enough to build, else one error naming the file and the key.
+void read_meta(Db& db, const std::string& file, RankSummary& s) {
+  Stmt m(db, "SELECT key, value, typeof(value) = 'integer' FROM meta");
+  struct Value {
+    int64_t i = 0;
+    std::string text;
+    bool integer = false;
+  };
+  std::map<std::string, Value> meta;
+  while (m.row()) meta[std::string(m.text(0))] = {m.i64(1), std::string(m.text(1)), m.i64(2) != 0};
+  auto need = [&](const char* k) -> const Value& {
+    auto it = meta.find(k);
+    if (it == meta.end()) throw trace::TraceError(file, 0, fmt::format("summary: meta has no '{}'", k));
+    return it->second;
+  };
+  // An integer key within [lo, hi].
+  auto integer = [&](const char* k, int64_t lo, int64_t hi) {
+    const Value& v = need(k);
+    if (!v.integer || v.i < lo || v.i > hi)
+      throw trace::TraceError(file, 0,
+                              fmt::format("summary: meta.{} is {}, not an integer from {} to {}", k,
+                                          v.integer ? std::to_string(v.i) : "'" + v.text.substr(0, 40) + "'", lo, hi));
+    return v.i;
+  };
+  if (!meta.count("schema_version"))
+    throw trace::TraceError(file, 0,
+                            fmt::format("summary: meta has no 'schema_version' (this shardscope reads version {}; "
+                                        "summarize the traces again)",
+                                        kSummarySchemaVersion));
+  if (need("schema_version").i != kSummarySchemaVersion || !need("schema_version").integer)
+    throw trace::TraceError(
+        file, 0,
+        fmt::format("summary of schema version {}; this shardscope reads version {} (summarize the traces again)",
+                    need("schema_version").text.substr(0, 40), kSummarySchemaVersion));
+  // As a trace's header: world_size 0 is "not said"; a rank the file gives lies within the world (the
+  // loader's check, which a rank numbered by its place among the files is not held to).
+  s.header.world_size = int(integer("world_size", 0, INT32_MAX));
+  s.header.rank = int(integer("rank", 0, INT32_MAX - 1));
+  s.header.rank_given = need("rank_given").i != 0;
+  if (s.header.rank_given && s.header.world_size > 0 && s.header.rank >= s.header.world_size)
+    throw trace::TraceError(
+        file, 0,
+        fmt::format("summary: meta.rank is {} but meta.world_size is {}: a run of {} ranks has "
+                    "ranks 0 to {}",
+                    s.header.rank, s.header.world_size, s.header.world_size, s.header.world_size - 1));
+  s.header.source = need("source").text;
+  s.arrivals.clock_mapped = need("clock_mapped").i != 0;
+  s.trace_bytes = uint64_t(integer("trace_bytes", 0, INT64_MAX));
+  if (meta.count("wall_start_ns")) s.header.wall_start = meta["wall_start_ns"].i;
+  const std::string& config = need("run_config").text;
+  if (std::string why = DepthCheck::problem(config, nlohmann::json::input_format_t::json); !why.empty())
+    throw trace::TraceError(file, 0, "summary: meta.run_config is not JSON a trace may hold: " + why);
+  s.header.run_config = nlohmann::json::parse(config, nullptr, false);
+  if (s.header.run_config.is_discarded()) throw trace::TraceError(file, 0, "summary: meta.run_config is not JSON");
+  if (meta.count("distributed")) {
+    const std::string& distributed = meta["distributed"].text;
+    if (std::string why = DepthCheck::problem(distributed, nlohmann::json::input_format_t::json); !why.empty())
+      throw trace::TraceError(file, 0, "summary: meta.distributed is not JSON a trace may hold: " + why);
+    s.header.distributed = nlohmann::json::parse(distributed, nullptr, false);
+    if (s.header.distributed.is_discarded()) throw trace::TraceError(file, 0, "summary: meta.distributed is not JSON");
+  }
+}
+
 }  // namespace
 
 bool is_summary_file(const fs::path& path) {
@@ -157,9 +283,9 @@ bool is_summary_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in.read(head, sizeof head) || !plugins::is_sqlite({head, sizeof head})) return false;
   try {
+    // Its meta table makes it one, so that a summary missing its schema version is refused as a summary.
     Db db(path.string(), path.string(), kSummaryWording);
-    Stmt q(db, "SELECT value FROM meta WHERE key = 'schema_version'");
-    return q.row();
+    return db.has_table("meta") && db.has_column("meta", "key") && db.has_column("meta", "value");
   } catch (const trace::TraceError&) {
     return false;  // another SQLite file (an Nsight Systems export, say)
   }
@@ -209,45 +335,27 @@ void write_summary(const fs::path& path, const RankSummary& s) {
 RankSummary read_summary(const fs::path& path, uint64_t order) {
   const std::string file = path.string();
   Db db(path.string(), path.string(), kSummaryWording);
+  // Only plain tables are read: a view or virtual table of one of these names would run the file's SQL.
+  for (const char* t : {"meta", "report", "collectives", "warnings"})
+    if (!db.has_table(t))
+      throw trace::TraceError(file, 0,
+                              db.skipped().empty() ? fmt::format("summary: it has no '{}' table", t)
+                                                   : fmt::format("summary: '{}' is not a plain table ({}): refused", t,
+                                                                 fmt::join(db.skipped(), ", ")));
   RankSummary s;
-  {
-    Stmt m(db, "SELECT key, value FROM meta");
-    std::map<std::string, std::pair<int64_t, std::string>> meta;
-    while (m.row()) meta[std::string(m.text(0))] = {m.i64(1), std::string(m.text(1))};
-    auto need = [&](const char* k) -> const std::pair<int64_t, std::string>& {
-      auto it = meta.find(k);
-      if (it == meta.end()) throw trace::TraceError(file, 0, fmt::format("summary: meta has no '{}'", k));
-      return it->second;
-    };
-    if (need("schema_version").first != kSummarySchemaVersion)
-      throw trace::TraceError(
-          file, 0,
-          fmt::format("summary of schema version {}; this shardscope reads version {} (summarize the traces again)",
-                      need("schema_version").first, kSummarySchemaVersion));
-    s.header.rank = int(need("rank").first);
-    s.header.world_size = int(need("world_size").first);
-    s.header.rank_given = need("rank_given").first != 0;
-    s.header.source = need("source").second;
-    s.arrivals.clock_mapped = need("clock_mapped").first != 0;
-    s.trace_bytes = uint64_t(need("trace_bytes").first);
-    if (meta.count("wall_start_ns")) s.header.wall_start = meta["wall_start_ns"].first;
-    s.header.run_config = nlohmann::json::parse(need("run_config").second, nullptr, false);
-    if (s.header.run_config.is_discarded()) throw trace::TraceError(file, 0, "summary: meta.run_config is not JSON");
-    if (meta.count("distributed")) {
-      s.header.distributed = nlohmann::json::parse(meta["distributed"].second, nullptr, false);
-      if (s.header.distributed.is_discarded())
-        throw trace::TraceError(file, 0, "summary: meta.distributed is not JSON");
-    }
-  }
+  read_meta(db, file, s);
   {
     Stmt q(db, "SELECT cbor FROM report");
     if (!q.row()) throw trace::TraceError(file, 0, "summary: the report table is empty");
+    const std::vector<uint8_t> cbor = unzip_record(q.blob(0), file);
+    if (std::string why = DepthCheck::problem(cbor, nlohmann::json::input_format_t::cbor); !why.empty())
+      throw trace::TraceError(file, 0, "summary: the report record is damaged: " + why);
     try {
-      const nlohmann::json record = nlohmann::json::from_cbor(unzip_record(q.blob(0), file));
+      const nlohmann::json record = nlohmann::json::from_cbor(cbor);
       s.report = decode_rank_report(record.at("report"));
       s.device_time = record.at("device_time").get<std::map<std::string, int64_t>>();
     } catch (const nlohmann::json::exception& e) {
-      throw trace::TraceError(file, 0, fmt::format("summary: the report record is damaged: {}", e.what()));
+      throw trace::TraceError(file, 0, "summary: the report record is damaged: " + without_tag(e.what()));
     }
   }
   // meta.rank is the rank (what a user edits to renumber a summary); the record follows it.

@@ -160,7 +160,7 @@ bool read_by_importer(const std::string& path, const plugins::Registry& registry
 json inspect_ranks(const std::string& path, std::ostream& out, std::ostream& err, bool as_json,
                    const plugins::Registry* registry) {
   plugins::LoadResult r = plugins::load({path}, {.registry = registry});
-  for (const std::string& w : r.warnings) fmt::print(err, "shardscope: warning: {}\n", w);
+  print_warnings(r.warnings, err);  // each one line, cut to a line's length
   json ranks = json::array();
   if (!as_json) fmt::print(out, "{}\n", path);
   for (const model::Rank& rank : r.trace.ranks) {
@@ -213,6 +213,11 @@ int inspect(const std::vector<std::string>& files, bool as_json, std::ostream& o
   json all = json::array();
   for (const std::string& path : files) {
     try {
+      // A summary is no trace: said as such, rather than as an export that is not Nsight's.
+      if (analysis::is_summary_file(path))
+        throw trace::TraceError(path, 0,
+                                "a shardscope rank summary, not a trace: inspect reads traces (report, "
+                                "check-prefetch and diff read summaries)");
       if (read_by_importer(path, formats)) {
         for (json& j : inspect_ranks(path, out, err, as_json, registry)) all.push_back(std::move(j));
         continue;

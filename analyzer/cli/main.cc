@@ -225,6 +225,15 @@ int run_printing(Args& x, const Commands& c, std::ostream& out);
 int run(Args& x, const Commands& c) {
   namespace cli = shardscope::cli;
   if (*c.launch) return cli::launch(x.lo);
+  // An output over an input would destroy it (`report X -o X`), refused before anything is read.
+  std::vector<std::string> inputs = x.paths;
+  inputs.insert(inputs.end(), x.files.begin(), x.files.end());
+  for (const std::string* one : {&x.a, &x.b})
+    if (!one->empty()) inputs.push_back(*one);
+  if (const std::string in = cli::input_at(x.output, inputs); !in.empty()) {
+    cli::print_error(std::cerr, cli::overwrite_refusal(x.output, in));
+    return 2;
+  }
   if (*c.report || *c.summarize) return run_printing(x, c, std::cout);
   std::ostringstream buffer;
   const int rc = run_printing(x, c, buffer);

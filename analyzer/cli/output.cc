@@ -3,13 +3,41 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include <fmt/format.h>
 
+#include "analyzer/analysis/summary_file.h"
+#include "plugins/load/load.h"
 #include "tracer/format/printable.h"
 
 namespace shardscope::cli {
+namespace fs = std::filesystem;
+
+std::string input_at(const std::string& output, const std::vector<std::string>& inputs) {
+  std::error_code ec;
+  if (output.empty() || output == "-" || !fs::exists(output, ec)) return "";
+  std::vector<fs::path> files;
+  for (const std::string& in : inputs) {
+    files.emplace_back(in);
+    if (!fs::is_directory(in, ec)) continue;
+    try {
+      std::vector<std::string> refusals;
+      const plugins::Registry registry = analysis::formats_registry(refusals);
+      for (fs::path& f : plugins::expand_inputs({fs::path(in)}, &registry)) files.push_back(std::move(f));
+    } catch (const std::exception&) {
+      // A directory the loader cannot list is its error to say, after this check.
+    }
+  }
+  for (const fs::path& f : files)
+    if (fs::equivalent(output, f, ec) && !ec) return f.string();
+  return "";
+}
+
+std::string overwrite_refusal(const std::string& output, const std::string& input) {
+  return fmt::format("refusing to write {} over the input {} (the same file): name another output file", output, input);
+}
 
 bool write_output(const std::string& output, const std::string& text, std::ostream& out, std::ostream& err) {
   if (output.empty() || output == "-") {

@@ -31,6 +31,13 @@ int guarded(std::ostream& err, const std::function<int()>& body);
 // Writes text to `output` ("-" or empty: `out`). Returns false (message on err) when it cannot be written.
 bool write_output(const std::string& output, const std::string& text, std::ostream& out, std::ostream& err);
 
+// The input that writing `output` would destroy: the first of `inputs` (files, and directories as the loader
+// lists them) that is the same file as `output` (through a symlink or a hard link too), or "". "-" and a path
+// where nothing is yet are none.
+std::string input_at(const std::string& output, const std::vector<std::string>& inputs);
+// One line refusing to write `output` over `input`.
+std::string overwrite_refusal(const std::string& output, const std::string& input);
+
 // "shardscope: warning: ..." and "shardscope: error: ...": one line each, control characters escaped and at
 // most trace::kMaxLineBytes long (tracer/format/printable.h).
 void print_warnings(const std::vector<std::string>& warnings, std::ostream& err);

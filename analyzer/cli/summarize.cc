@@ -38,15 +38,21 @@ int summarize(const std::vector<std::string>& paths, const std::string& out_dir,
     std::set<std::string> several;  // the formats a file of which may hold several ranks
     for (const plugins::Format& f : registry.formats())
       if (f.several_ranks) several.insert(f.name);
-    // Two inputs that would write one summary are refused before any work.
+    // Two inputs that would write one summary, or a summary over an input, are refused before any work. (A
+    // rank's NAME.rankN.sqlite over an input is one of these: that input's own summary has its name.)
     std::map<std::string, std::string> taken;
+    std::vector<std::string> inputs;
     for (const fs::path& f : plugins::expand_inputs({paths.begin(), paths.end()}, &registry)) {
       auto [it, fresh] = taken.emplace(summary_name(f.string(), -1, extensions), f.string());
       if (!fresh)
         throw std::invalid_argument(
             fmt::format("{} and {} would both be summarised as {}: summarise them into separate directories",
                         it->second, f.string(), (fs::path(out_dir) / it->first).string()));
+      inputs.push_back(f.string());
     }
+    for (const auto& [name, from] : taken)
+      if (const std::string in = input_at((fs::path(out_dir) / name).string(), inputs); !in.empty())
+        throw std::invalid_argument(overwrite_refusal((fs::path(out_dir) / name).string(), in));
     std::error_code ec;
     fs::create_directories(out_dir, ec);
     if (ec || !fs::is_directory(out_dir))

@@ -20,8 +20,25 @@ inline std::string ms_cell(int64_t ns) { return fmt::format("{:.3f}", double(ns)
 inline std::string late_ms_cell(int64_t ns) { return ns == INT64_MAX ? "over 2^63 ns" : ms_cell(ns); }
 // The value, two decimals, or "" for NaNotes to fill in with "n/a" and its reason.
 inline std::string number_cell(const std::optional<double>& v) { return v ? fmt::format("{:.2f}", *v) : ""; }
-// Bytes as MB (1e6), three decimals.
-inline std::string mb_cell(double bytes) { return fmt::format("{:.3f}", bytes / 1e6); }
+// What a figure no real run has reads as (a hostile or broken counter's 1e308 or infinity): never hundreds of
+// digits or "inf".
+inline constexpr const char* kOutOfRange = "out of range";
+// Bytes past an exabyte (no machine holds one) or not finite.
+inline bool bytes_in_range(double bytes) { return std::isfinite(bytes) && std::fabs(bytes) <= 1e18; }
+// Bytes as MB (1e6), three decimals, or kOutOfRange.
+inline std::string mb_cell(double bytes) {
+  return bytes_in_range(bytes) ? fmt::format("{:.3f}", bytes / 1e6) : kOutOfRange;
+}
+// "12.345 MB", or kOutOfRange.
+inline std::string mb_text(double bytes) { return bytes_in_range(bytes) ? mb_cell(bytes) + " MB" : kOutOfRange; }
+// The change from `predicted` to `measured`: "+50.0%" ("+50.0 %" with `spaced`), or "change out of range" when
+// either is out of range or the change is past 1e12 %.
+inline std::string change_pct(double measured, double predicted, bool spaced = false) {
+  const double pct = 100 * (measured - predicted) / predicted;
+  if (!bytes_in_range(measured) || !bytes_in_range(predicted) || !std::isfinite(pct) || std::fabs(pct) > 1e12)
+    return std::string("change ") + kOutOfRange;
+  return fmt::format("{:+.1f}{}", pct, spaced ? " %" : "%");
+}
 
 // A percentage in JSON: four decimals.
 inline double pct_json(double pct) { return std::round(pct * 1e4) / 1e4; }

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "analyzer/report/cells.h"
+
 namespace shardscope::report {
 
 using sizing::MemoryConfig;
@@ -113,11 +115,10 @@ std::string departs_most(const metrics::RankMemory& m) {
                        100 * metrics::kMemoryAgreement);
   if (!m.departs_most) return "";
   const metrics::MemoryRow& row = m.rows[*m.departs_most];
-  const double diff = *row.measured - *row.predicted;
   const std::string by =
-      *row.predicted > 0 ? fmt::format("{:+.1f}%", 100 * diff / *row.predicted) : "the model predicts none";
-  return fmt::format("{}: measured {:.3f} MB vs predicted {:.3f} MB ({})", row.category, *row.measured / 1e6,
-                     *row.predicted / 1e6, by);
+      *row.predicted > 0 ? change_pct(*row.measured, *row.predicted) : std::string("the model predicts none");
+  return fmt::format("{}: measured {} vs predicted {} ({})", row.category, mb_text(*row.measured),
+                     mb_text(*row.predicted), by);
 }
 
 }  // namespace shardscope::report

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "analyzer/report/cells.h"
 #include "analyzer/report/prefetch_render.h"
 #include "analyzer/report/sentences.h"
 #include "sizing/zero_model.h"
@@ -140,8 +141,8 @@ std::vector<std::string> summary_lines(const analysis::RunSummary& s) {
                           s.memory_ranks, s.memory_ranks == 1 ? "" : "s");
     if (s.departs_most) {
       const auto& d = *s.departs_most;
-      m += fmt::format("; most: {} on rank {}, {:.3f} MB measured vs {:.3f} MB predicted ({:+.1f} %)", d.category,
-                       d.rank, d.measured / 1e6, d.predicted / 1e6, 100 * (d.measured - d.predicted) / d.predicted);
+      m += fmt::format("; most: {} on rank {}, {} measured vs {} predicted ({})", d.category, d.rank,
+                       mb_text(d.measured), mb_text(d.predicted), change_pct(d.measured, d.predicted, true));
     }
     out.push_back(m);
   }

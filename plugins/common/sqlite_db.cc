@@ -2,9 +2,14 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+
 #include <fmt/format.h>
 
 #include "tracer/format/error.h"
+#include "tracer/format/limits.h"
 
 namespace shardscope::sqlite {
 
@@ -14,25 +19,44 @@ std::string quoted(std::string_view id) {
   return out + "\"";
 }
 
+Budget& budget() {
+  static Budget b;
+  return b;
+}
+
 namespace {
 
-// immutable=1: the file is never written by anyone while we read it, so SQLite takes no locks and looks for
-// no journal (a read-only folder, a file on a read-only mount, a gzip's inflated copy all open).
+constexpr int kStepsPerCallback = 100000;  // how often SQLite asks on_progress whether to go on
+
+// mode=ro&immutable=1: the file is never written by anyone while we read it, so SQLite takes no locks and
+// creates nothing beside it (no journal, no -wal or -shm, even for a WAL-mode file); a read-only folder, a
+// file on a read-only mount, a gzip's inflated copy all open. The path is percent-encoded but for the
+// characters a URI path keeps as they are; "file://" + an absolute path gives an empty authority.
 std::string read_only_uri(const std::string& file) {
-  std::string uri = "file:";
-  for (char c : file) {
-    // Percent-encode what a URI path would read otherwise.
-    if (c == '%' || c == '?' || c == '#') uri += fmt::format("%{:02X}", unsigned(static_cast<unsigned char>(c)));
+  std::string uri = file.starts_with('/') ? "file://" : "file:";
+  for (char ch : file) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (std::isalnum(c) || c == '/' || c == '-' || c == '_' || c == '.' || c == '~') uri += ch;
     else
-      uri += c;
+      uri += fmt::format("%{:02X}", unsigned(c));
   }
-  return uri + "?immutable=1";
+  return uri + "?mode=ro&immutable=1";
 }
 
 }  // namespace
 
+int Db::on_progress(void* self) {
+  Db& db = *static_cast<Db*>(self);
+  if (db.callbacks_left_ == 0) return db.over_budget_ = true, 1;
+  --db.callbacks_left_;
+  return 0;
+}
+
 Db::Db(const std::string& file, const std::string& name, const Wording& wording, Mode mode)
     : name_(name), wording_(wording) {
+  // The heap every SQLite connection shares (process-wide in SQLite), so that no file's SQL makes SQLite
+  // take all the memory there is: it fails that statement with "out of memory" instead.
+  if (mode == Mode::kRead) sqlite3_hard_heap_limit64(budget().heap_bytes);
   // NOMUTEX: one connection per file and thread, so SQLite need not lock around every column read.
   const int rc = mode == Mode::kRead
                      ? sqlite3_open_v2(read_only_uri(file).c_str(), &db_,
@@ -46,6 +70,19 @@ Db::Db(const std::string& file, const std::string& name, const Wording& wording,
     throw trace::TraceError(name_, 0, fmt::format("{}{}", wording_.cannot_open, why));
   }
   if (mode == Mode::kRead) {
+    // The file's schema is a stranger's SQL: functions with side effects never run from it, and nothing
+    // (PRAGMA writable_schema, shadow tables) may change the file; views and triggers never run at all.
+    sqlite3_db_config(db_, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
+    sqlite3_db_config(db_, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
+    sqlite3_db_config(db_, SQLITE_DBCONFIG_ENABLE_VIEW, 0, nullptr);
+    sqlite3_db_config(db_, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, nullptr);
+    std::error_code ec;
+    const uint64_t bytes = std::filesystem::file_size(file, ec);
+    uint64_t by_size = 0;
+    if (ec || __builtin_mul_overflow(bytes, budget().steps_per_byte, &by_size)) by_size = ec ? 0 : UINT64_MAX;
+    step_limit_ = std::max(budget().min_steps, by_size);
+    callbacks_left_ = step_limit_ / kStepsPerCallback;
+    sqlite3_progress_handler(db_, kStepsPerCallback, &Db::on_progress, this);
     // A file that is not SQLite fails here, at the open, rather than at its first query.
     try {
       tables();
@@ -58,7 +95,15 @@ Db::Db(const std::string& file, const std::string& name, const Wording& wording,
 
 Db::~Db() { sqlite3_close(db_); }
 
-void Db::fail() const { fail(sqlite3_errmsg(db_)); }
+void Db::fail() const {
+  // Our own stops, said as what they are rather than SQLite's "interrupted" and "out of memory".
+  if (over_budget_)
+    fail(fmt::format("stopped after {} million SQLite steps, more than a file of its size takes to read",
+                     step_limit_ / 1000000));
+  if (sqlite3_errcode(db_) == SQLITE_NOMEM)
+    fail(fmt::format("SQLite needed more than {} of memory to read it", trace::show_bytes(budget().heap_bytes)));
+  fail(sqlite3_errmsg(db_));
+}
 
 void Db::fail(std::string_view message) const {
   throw trace::TraceError(name_, 0, fmt::format("{}{}{}", wording_.before, message, wording_.after));
@@ -75,12 +120,25 @@ void Db::exec(const char* sql) {
 
 const std::set<std::string>& Db::tables() const {
   if (!tables_) {
+    // sqlite_master's sql of a virtual table begins CREATE VIRTUAL TABLE: its rows come from a module.
     std::set<std::string> t;
-    Stmt q(*this, "SELECT name FROM sqlite_master WHERE type IN ('table','view')");
-    while (q.row()) t.emplace(q.text(0));
+    Stmt q(*this,
+           "SELECT name, type, substr(upper(ltrim(sql)), 1, 20) = 'CREATE VIRTUAL TABLE' FROM sqlite_master "
+           "WHERE type IN ('table', 'view')");
+    while (q.row()) {
+      if (q.text(1) == "table" && q.i64(2) == 0) t.emplace(q.text(0));
+      else
+        others_.emplace(std::string(q.text(0)), q.text(1) == "view" ? "view" : "virtual table");
+    }
     tables_ = std::move(t);
   }
   return *tables_;
+}
+
+bool Db::has_table(std::string_view table) const {
+  if (tables().count(std::string(table))) return true;
+  if (auto it = others_.find(table); it != others_.end()) skipped_.insert(fmt::format("{} ({})", table, it->second));
+  return false;
 }
 
 const std::set<std::string>& Db::columns(std::string_view table) {

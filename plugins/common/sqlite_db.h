@@ -1,7 +1,10 @@
 // The one SQLite wrapper (Nsight Systems exports, rank summaries): a database opened read-only and immutable
-// (no locks, no journal, never written) or created to be written, statements that throw trace::TraceError
-// naming the file in their user's words, and what tables and columns a database has. Column reads are plain
-// calls into SQLite: the Nsight importer reads millions of rows through them.
+// (no locks, no journal, nothing created or written beside it) or created to be written, statements that
+// throw trace::TraceError naming the file in their user's words, and what tables and columns a database has.
+// A file read is data, never code: only its plain tables are tables here (a view, or a virtual table, named
+// like one is skipped and listed), SQL in its schema is untrusted (trusted_schema off, defensive mode), and
+// the work and memory SQLite may spend on it are bounded. Column reads are plain calls into SQLite: the
+// Nsight importer reads millions of rows through them.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +29,18 @@ struct Wording {
   std::string_view after;
 };
 
+// What reading one file may cost: SQLite's virtual-machine steps (`steps_per_byte` times the file's size,
+// and at least `min_steps`: real Nsight exports take under 1 a byte, but the importer scans some tables once
+// per process), and the heap all of this process's SQLite connections may hold together (each holds a few
+// MB of pages).
+struct Budget {
+  uint64_t min_steps = uint64_t(1) << 30;
+  uint64_t steps_per_byte = 1000;
+  int64_t heap_bytes = int64_t(2) << 30;
+};
+// The process-wide budget, read when a database is opened to read (tests lower it).
+Budget& budget();
+
 class Db {
  public:
   enum class Mode {
@@ -41,8 +56,13 @@ class Db {
 
   // Runs statements that return no rows (PRAGMAs, a schema, COMMIT).
   void exec(const char* sql);
-  bool has_table(std::string_view table) const { return tables().count(std::string(table)) > 0; }
+  // Whether `table` is a plain table. A view or virtual table of that name is not (it would run SQL or a
+  // module of the file's), and is noted in skipped().
+  bool has_table(std::string_view table) const;
+  // The plain tables.
   const std::set<std::string>& tables() const;
+  // What has_table() was asked about and found to be something else: "NAME (view)", "NAME (virtual table)".
+  const std::set<std::string>& skipped() const { return skipped_; }
   // The table's columns; empty when it is absent.
   const std::set<std::string>& columns(std::string_view table);
   bool has_column(std::string_view table, std::string_view column) {
@@ -58,7 +78,13 @@ class Db {
   sqlite3* db_ = nullptr;
   std::string name_;
   Wording wording_;
-  mutable std::optional<std::set<std::string>> tables_;  // read on first use
+  mutable std::optional<std::set<std::string>> tables_;             // read on first use
+  mutable std::map<std::string, std::string, std::less<>> others_;  // views and virtual tables: their kind
+  mutable std::set<std::string> skipped_;
+  uint64_t step_limit_ = 0;      // SQLite steps this file may take
+  uint64_t callbacks_left_ = 0;  // progress callbacks left before the read is stopped
+  bool over_budget_ = false;
+  static int on_progress(void* self);
   std::map<std::string, std::set<std::string>, std::less<>> columns_;
 };
 

@@ -7,6 +7,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "plugins/nsys/nsys_keys.h"
@@ -29,6 +30,11 @@ std::optional<int> small_int(std::string_view v) {
 
 }  // namespace
 
+std::string skipped_note(const Db& db) {
+  if (db.skipped().empty()) return "";
+  return fmt::format("{} skipped (a file's views and virtual tables never run)", fmt::join(db.skipped(), ", "));
+}
+
 Export::Export(const std::string& file, const std::string& name) : db(file, name), file(file) {
   const bool any = db.has_table(k::kStringIds) || db.has_table(k::kNvtx) || db.has_table(k::kRuntime) ||
                    std::any_of(std::begin(kActivityTables), std::end(kActivityTables),
@@ -36,8 +42,9 @@ Export::Export(const std::string& file, const std::string& name) : db(file, name
   if (!any)
     throw trace::TraceError(name, 0,
                             fmt::format("not an Nsight Systems export: a SQLite database with none of its tables ({}, "
-                                        "{}, {}, {}); it has {} table(s)",
-                                        k::kStringIds, k::kKernel, k::kRuntime, k::kNvtx, db.tables().size()));
+                                        "{}, {}, {}); it has {} table(s){}{}",
+                                        k::kStringIds, k::kKernel, k::kRuntime, k::kNvtx, db.tables().size(),
+                                        db.skipped().empty() ? "" : "; ", skipped_note(db)));
   for (const char* t :
        {k::kStringIds, k::kKernel, k::kMemcpy, k::kMemset, k::kSync, k::kRuntime, k::kNvtx, k::kSessionStart})
     if (!db.has_table(t)) missing.push_back(t);
@@ -163,6 +170,14 @@ void launcher_ranks(Db& db, std::vector<Process>& out) {
         p.rank = *l->rank, p.world_size = l->world.value_or(0), p.rank_from = l->from;
 }
 
+// The first few of `said`, then how many more: a capture of thousands of processes says its ranks in a line.
+std::string first_few(const std::vector<std::string>& said) {
+  constexpr size_t kShown = 4;
+  if (said.size() <= kShown) return fmt::format("{}", fmt::join(said, ", "));
+  return fmt::format("{}, ... and {} more", fmt::join(said.begin(), said.begin() + std::ptrdiff_t(kShown), ", "),
+                     said.size() - kShown);
+}
+
 // NCCL's own rank, from its communicator-init range payloads, for the processes no launcher variable gave one:
 // the rank in the process's largest communicator (the world's), where every process without a launcher's rank
 // has one and no two share it (two jobs in one capture would).
@@ -191,7 +206,7 @@ void nccl_ranks(Db& db, const NcclComms& comms, std::vector<Process>& out, std::
     warnings.push_back(fmt::format(
         "{}: ranks from NCCL's communicator-init payloads (the process's largest communicator; no rank variable in the "
         "environment): {}",
-        db.name(), fmt::join(said, ", ")));
+        db.name(), first_few(said)));
   }
 }
 
@@ -207,7 +222,7 @@ void pid_order_ranks(Db& db, std::vector<Process>& out, std::vector<std::string>
     warnings.push_back(fmt::format(
         "{}: {} processes and no rank variable (RANK, SLURM_PROCID, OMPI_COMM_WORLD_RANK) or NCCL rank for each: ranks "
         "given in pid order ({})",
-        db.name(), out.size(), fmt::join(said, ", ")));
+        db.name(), out.size(), first_few(said)));
   }
 }
 

@@ -21,6 +21,10 @@ struct Process {
   std::string rank_from;  // "RANK", "NCCL", "pid order"
 };
 
+// "NAME (view), ... skipped (...)" for the views and virtual tables named like the
+// tables the importer asked `db` about, or "".
+std::string skipped_note(const Db& db);
+
 class Export {
  public:
   // Opens and checks the file. Throws trace::TraceError for a database that is not an Nsight export.

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "plugins/nsys/nsys_export.h"
 #include "plugins/nsys/nsys_keys.h"
 #include "plugins/nsys/nsys_rank.h"
@@ -28,6 +30,8 @@ void NsysImporter::read_ranks(Input in, bool keep_args, const EachRank& each) co
   nsys::Export x(file, in.path);
   std::vector<std::string> warnings;
   std::vector<nsys::Process> processes = x.processes(warnings);
+  if (!x.db.skipped().empty())
+    warnings.push_back(fmt::format("{}: {}; read as absent", in.path, nsys::skipped_note(x.db)));
   for (const nsys::Process& p : processes) {
     // The file's warnings once, with its first rank.
     const bool first = &p == &processes.front();

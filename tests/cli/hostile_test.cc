@@ -359,5 +359,84 @@ TEST(Hostile, ClockPairsBeyondInt64MapNoWallStart) {
   EXPECT_EQ(r.err.find(" starts "), std::string::npos) << r.err;
 }
 
+// Outputs never destroy inputs (issue #40): -o naming an input, through a symlink, a hard link or a
+// directory given as the input, is one line and exit 2 before anything is read, the input as it was.
+TEST(Hostile, AnOutputOverAnInputIsRefused) {
+  TempDir dir;
+  const fs::path trace = dir.path() / "run" / "trace.rank1.json.gz";
+  fs::create_directories(trace.parent_path());
+  fs::copy_file(fs::path(SHARDSCOPE_SOURCE_DIR) / "tests/golden/trainer_cpu_2ranks/pre/trace.rank1.json.gz", trace);
+  auto bytes = [](const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string original = bytes(trace);
+  const auto mtime = fs::last_write_time(trace);
+  const fs::path link = dir.path() / "link.txt", hard = dir.path() / "hard.txt";
+  fs::create_symlink(trace, link);
+  fs::create_hard_link(trace, hard);
+  const std::string t = trace.string(), folder = trace.parent_path().string();
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"report", t, "-o", t}, t},
+      {{"report", "--format", "json", t, "-o", link.string()}, link.string()},
+      {{"report", t, "-o", hard.string()}, hard.string()},
+      {{"report", folder, "-o", folder + "/../run/trace.rank1.json.gz"}, folder + "/../run/trace.rank1.json.gz"},
+      {{"report", "--mpi", t, "-o", t}, t},
+  };
+  for (const auto& [args, out] : cases) {
+    std::vector<std::string> a = {SHARDSCOPE_BIN};
+    a.insert(a.end(), args.begin(), args.end());
+    RunResult r = run(a);
+    SCOPED_TRACE(out);
+    EXPECT_EQ(r.rc, 2) << r.err;
+    EXPECT_EQ(r.err, "shardscope: error: refusing to write " + out + " over the input " + t +
+                         " (the same file): name another output file\n");
+    EXPECT_EQ(bytes(trace), original);
+    EXPECT_EQ(fs::last_write_time(trace), mtime);
+  }
+  // summarize -o DIR: a summary named like an input (here a summary summarised into its own folder).
+  RunResult made = run({SHARDSCOPE_BIN, "summarize", t, "-o", folder});
+  ASSERT_EQ(made.rc, 0) << made.err;
+  const fs::path summary = trace.parent_path() / "trace.rank1.sqlite";
+  const std::string summary_bytes = bytes(summary);
+  RunResult r = run({SHARDSCOPE_BIN, "summarize", summary.string(), "-o", folder});
+  EXPECT_EQ(r.rc, 2) << r.err;
+  EXPECT_EQ(r.err, "shardscope: error: refusing to write " + summary.string() + " over the input " + summary.string() +
+                       " (the same file): name another output file\n");
+  EXPECT_EQ(bytes(summary), summary_bytes);
+  EXPECT_EQ(bytes(trace), original);
+  // An output that is not an input is written as ever.
+  r = run({SHARDSCOPE_BIN, "report", t, "-o", (dir.path() / "report.txt").string()});
+  EXPECT_EQ(r.rc, 0) << r.err;
+}
+
+// A memory counter of 1e308 (and a prediction to set it against) prints as "out of range" with the field
+// named, in every format: never hundreds of digits or "inf".
+TEST(Hostile, AbsurdMemoryCountersPrintAsOutOfRange) {
+  TempDir dir;
+  fs::path f = dir.path() / "memory.json";
+  std::string events =
+      R"({"ph":"X","name":"gemm","cat":"kernel","pid":0,"tid":7,"ts":100,"dur":3,"args":{"stream":7}})";
+  for (const char* c : {"sharded_params", "gradients", "optimizer_state", "allocator_total"})
+    events += std::string(R"(,{"ph":"C","name":"memory.)") + c +
+              R"(","cat":"counter","pid":1,"tid":1,"ts":101,"args":{"value":1e308}})";
+  write(f, kHeader + R"(,"run_config":{"sharding":"full_shard","world_size":1,"units":[{"id":0,"params":1000}]}},)" +
+               R"("traceEvents":[)" + events + "]}");
+  for (const char* fmt : {"text", "md", "html"}) {
+    RunResult r = run({SHARDSCOPE_BIN, "report", "--format", fmt, "--ranks", "all", f.string()});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    SCOPED_TRACE(fmt);
+    EXPECT_EQ(r.out.find("0000000000"), std::string::npos) << r.out.substr(0, 3000);
+    EXPECT_EQ(r.out.find("inf"), std::string::npos) << r.out.substr(0, 3000);
+    EXPECT_NE(r.out.find("measured out of range vs predicted 0.004 MB (change out of range)"), std::string::npos)
+        << r.out.substr(0, 3000);
+    EXPECT_NE(r.out.find("sharded_params on rank 0, out of range measured vs 0.004 MB predicted (change out of range)"),
+              std::string::npos)
+        << r.out.substr(0, 3000);
+  }
+  RunResult r = run({SHARDSCOPE_BIN, "report", f.string()});
+  EXPECT_NE(r.out.find("sharded_params    out of range"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace shardscope::test

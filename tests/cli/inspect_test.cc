@@ -147,6 +147,26 @@ TEST(Cli, EveryPrintingCommandWritesToOutput) {
   }
 }
 
+// No command writes its result over one of its inputs, named or inside a folder it reads.
+TEST(Cli, NoCommandWritesOverItsInput) {
+  TempDir dir;
+  const auto trace = dir.path() / "rank0.json.gz";
+  std::filesystem::copy_file(
+      std::string(SHARDSCOPE_SOURCE_DIR) + "/tests/data/h100_nccl2/pytorch_fsdp1_backward_pre/rank0.json.gz", trace);
+  const auto size = std::filesystem::file_size(trace);
+  const std::string t = trace.string(), d = dir.path().string();
+  for (const std::vector<std::string>& c :
+       std::vector<std::vector<std::string>>{{"inspect", t}, {"check-prefetch", d}, {"diff", t, d}, {"report", d}}) {
+    std::vector<std::string> args = {SHARDSCOPE_BIN};
+    args.insert(args.end(), c.begin(), c.end());
+    args.insert(args.end(), {"-o", t});
+    RunResult r = run(args);
+    EXPECT_EQ(r.rc, 2) << c[0];
+    EXPECT_NE(r.err.find("refusing to write " + t + " over the input"), std::string::npos) << c[0] << ": " << r.err;
+    EXPECT_EQ(std::filesystem::file_size(trace), size) << c[0];
+  }
+}
+
 TEST(Cli, TruncatedFileLoadsWithWarning) {
   TempDir dir;
   auto trace = dir.path() / "t.json";

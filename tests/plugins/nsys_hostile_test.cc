@@ -222,4 +222,66 @@ TEST(NsysExport, NotAnExportDamagedOrCutOffIsOneError) {
   }
 }
 
+// An export is data, never code: an expected table replaced by an endless recursive view is skipped and
+// named in one warning line (never run), and a file of views alone is one error line naming them.
+TEST(NsysExport, ViewsInAnExportNeverRun) {
+  test::TempDir d;
+  const fs::path f = d.path() / "view.sqlite";
+  write_export(f);
+  constexpr const char* kEndless =
+      " AS WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r) SELECT x AS start, x + 1 AS end, 0 AS "
+      "deviceId, 7 AS streamId, x AS correlationId, 0 AS globalPid, 1 AS demangledName, 1 AS shortName, x AS id, "
+      "'v' AS value FROM r;";
+  {
+    test::Sql db(f, true);
+    db.exec(std::string("DROP TABLE CUPTI_ACTIVITY_KIND_KERNEL; CREATE VIEW CUPTI_ACTIVITY_KIND_KERNEL") + kEndless);
+  }
+  const std::string warning = "CUPTI_ACTIVITY_KIND_KERNEL (view) skipped (a file's views and virtual tables never run)";
+  plugins::LoadResult r = plugins::load({f});
+  EXPECT_EQ(r.trace.ranks.size(), 2u);
+  EXPECT_EQ(find(r.trace.ranks[0], "gemm_kernel"), nullptr);
+  std::string all = fmt::format("{}", fmt::join(r.warnings, "\n"));
+  EXPECT_NE(all.find(f.string() + ": " + warning), std::string::npos) << all;
+  auto run = test::run({SHARDSCOPE_BIN, "report", f.string()});
+  EXPECT_EQ(run.rc, 0) << run.err;
+  EXPECT_NE(run.err.find("shardscope: warning: " + f.string() + ": " + warning), std::string::npos) << run.err;
+
+  const fs::path views = d.path() / "views.sqlite";
+  {
+    test::Sql db(views, true);
+    db.exec(std::string("CREATE VIEW StringIds") + kEndless);
+  }
+  run = test::run({SHARDSCOPE_BIN, "report", views.string()});
+  EXPECT_EQ(run.rc, 2) << run.err;
+  EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+  EXPECT_NE(run.err.find("not an Nsight Systems export"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("StringIds (view) skipped"), std::string::npos) << run.err;
+}
+
+// A capture of thousands of processes says its ranks in one short line: the first few, then a count
+// (issue #40: inspect printed every pid -> rank pair on one 68 KB line).
+TEST(NsysExport, ALongListOfRanksIsCutWithACount) {
+  test::TempDir d;
+  const fs::path f = d.path() / "many.sqlite";
+  {
+    test::Sql db(f, true);
+    db.exec(
+        "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME(start INTEGER, end INTEGER, eventClass INTEGER, globalTid INTEGER, "
+        "correlationId INTEGER, nameId INTEGER);");
+    std::string rows;
+    for (int64_t pid = 1; pid <= 3000; ++pid)
+      rows += fmt::format("{}({}, {}, 0, {}, {}, 0)", rows.empty() ? "" : ", ", pid * 10, pid * 10 + 5, gtid(pid, pid),
+                          pid);
+    db.exec("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES " + rows);
+  }
+  auto run = test::run({SHARDSCOPE_BIN, "inspect", f.string()});
+  EXPECT_EQ(run.rc, 0) << run.err;
+  EXPECT_NE(run.err.find("3000 processes and no rank variable"), std::string::npos) << run.err.substr(0, 2000);
+  EXPECT_NE(run.err.find("(pid 1 -> rank 0, pid 2 -> rank 1, pid 3 -> rank 2, pid 4 -> rank 3, ... and 2996 more)\n"),
+            std::string::npos)
+      << run.err.substr(0, 2000);
+  for (size_t at = 0, nl; (nl = run.err.find('\n', at)) != std::string::npos; at = nl + 1)
+    EXPECT_LE(nl - at, 330u) << run.err.substr(at, 400);
+}
+
 }  // namespace

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -128,3 +129,90 @@ TEST(SqliteDb, AStatementSqliteRefusesNamesTheFile) {
 }
 
 TEST(SqliteDb, QuotesIdentifiers) { EXPECT_EQ(sqlite::quoted("a\"b c"), "\"a\"\"b c\""); }
+
+namespace {
+
+// Each file in `dir` with its size and modification time: what reading must leave as it was.
+std::map<std::string, std::pair<uintmax_t, std::filesystem::file_time_type>> listing(const std::filesystem::path& dir) {
+  std::map<std::string, std::pair<uintmax_t, std::filesystem::file_time_type>> out;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    out[e.path().filename().string()] = {e.is_regular_file() ? e.file_size() : 0, e.last_write_time()};
+  return out;
+}
+
+// A database in WAL mode with a table, a view and a trigger: written and closed by SQLite itself, so that
+// only the file is left (SQLite removes -wal and -shm at the last close).
+void write_wal(const std::filesystem::path& file) {
+  Db db(file.string(), "wal.sqlite", kWords, Db::Mode::kCreate);
+  db.exec(
+      "PRAGMA journal_mode = WAL; CREATE TABLE t(i INTEGER); INSERT INTO t VALUES (1), (2);"
+      "CREATE VIEW v AS WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r) SELECT x AS i FROM r;"
+      "CREATE TABLE log(i INTEGER); CREATE TRIGGER g AFTER INSERT ON t BEGIN INSERT INTO log VALUES (new.i); END;");
+}
+
+}  // namespace
+
+// Read-only and immutable: a WAL-mode file in a folder of odd names (a URI's '?', '#', '%' and a space) is
+// read with nothing created or written beside it.
+TEST(SqliteDb, ReadingCreatesAndWritesNothingBesideTheFile) {
+  test::TempDir dir;
+  const auto folder = dir.path() / "a b?c#d%20e";
+  std::filesystem::create_directories(folder);
+  const auto file = folder / "wal.sqlite";
+  write_wal(file);
+  const auto before = listing(folder);
+  ASSERT_EQ(before.size(), 1u);
+  {
+    Db db(file.string(), "wal.sqlite", kWords);
+    Stmt q(db, "SELECT count(*) FROM t");
+    ASSERT_TRUE(q.row());
+    EXPECT_EQ(q.i64(0), 2);
+    EXPECT_EQ(listing(folder), before) << "while open";
+  }
+  EXPECT_EQ(listing(folder), before);
+}
+
+// Only plain tables are tables: a view (here an endless one) is skipped and named, never run.
+TEST(SqliteDb, ViewsAreNotTablesAndAreNamedWhenAskedFor) {
+  test::TempDir dir;
+  const auto file = dir.path() / "wal.sqlite";
+  write_wal(file);
+  Db db(file.string(), "wal.sqlite", kWords);
+  EXPECT_EQ(db.tables(), (std::set<std::string>{"t", "log"}));
+  EXPECT_TRUE(db.skipped().empty());
+  EXPECT_FALSE(db.has_table("v"));
+  EXPECT_TRUE(db.columns("v").empty());
+  EXPECT_EQ(db.skipped(), std::set<std::string>{"v (view)"});
+  // Were it asked for by name, SQLite would not run it (views are off).
+  EXPECT_NE(error_of([&] { Stmt q(db, "SELECT i FROM v"); }, "wal.sqlite").find("no such table"), std::string::npos);
+}
+
+// The work and the memory one file may take are bounded, and running out of either is one line naming the
+// file in the user's words.
+TEST(SqliteDb, WorkAndMemoryAreBounded) {
+  test::TempDir dir;
+  const auto file = dir.path() / "w.sqlite";
+  write(file);
+  const sqlite::Budget saved = sqlite::budget();
+  sqlite::budget().min_steps = 2'000'000;
+  sqlite::budget().steps_per_byte = 0;
+  {
+    Db db(file.string(), "w.sqlite", kWords);
+    Stmt q(db, "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r) SELECT count(*) FROM r");
+    EXPECT_EQ(error_of([&] { q.row(); }, "w.sqlite"),
+              "w.sqlite: at byte 0: <stopped after 2 million SQLite steps, more than a file of its size takes to "
+              "read> was the reason");
+  }
+  sqlite::budget() = saved;
+  sqlite::budget().heap_bytes = 16 << 20;
+  {
+    Db db(file.string(), "w.sqlite", kWords);
+    Stmt q(db, "SELECT length(hex(zeroblob(32000000)))");  // 32 MB made, then 64 MB of text
+    EXPECT_EQ(error_of([&] { q.row(); }, "w.sqlite"),
+              "w.sqlite: at byte 0: <SQLite needed more than 16 MiB of memory to read it> was the reason");
+  }
+  sqlite::budget() = saved;
+  Db db(file.string(), "w.sqlite", kWords);  // the process-wide heap limit is back
+  Stmt q(db, "SELECT count(*) FROM t");
+  EXPECT_TRUE(q.row());
+}

@@ -1,14 +1,18 @@
 // A summary file that is not what this shardscope wrote is refused by name, never half read.
 #include <filesystem>
+#include <algorithm>
 #include <fstream>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <zlib.h>
 
 #include "analyzer/analysis/summary_file.h"
 #include "plugins/load/load.h"
+#include "tests/support/run.h"
 #include "tracer/format/error.h"
 
 namespace shardscope::analysis {
@@ -36,6 +40,54 @@ class SummaryFile : public ::testing::Test {
     ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
     ASSERT_EQ(sqlite3_exec(db, statement, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
     sqlite3_close(db);
+  }
+  // `text` as a value of meta.
+  void set_meta(const char* key, const std::string& text) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(db, "UPDATE meta SET value = ?1 WHERE key = ?2", -1, &st, nullptr), SQLITE_OK);
+    sqlite3_bind_text(st, 1, text.data(), int(text.size()), SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, key, -1, SQLITE_STATIC);
+    EXPECT_EQ(sqlite3_step(st), SQLITE_DONE);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+  }
+  // The report record: `raw` deflated after the size it says it holds (`declared`, or raw's own).
+  void set_record(const std::string& raw, std::optional<uint64_t> declared = std::nullopt) {
+    uLongf n = compressBound(uLong(raw.size()));
+    std::string z(8 + n, '\0');
+    const uint64_t size = declared.value_or(raw.size());
+    for (int i = 0; i < 8; ++i) z[size_t(i)] = char(uint8_t(size >> (8 * i)));
+    ASSERT_EQ(compress2(reinterpret_cast<Bytef*>(z.data() + 8), &n, reinterpret_cast<const Bytef*>(raw.data()),
+                        uLong(raw.size()), 6),
+              Z_OK);
+    z.resize(8 + n);
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(db, "UPDATE report SET cbor = ?1", -1, &st, nullptr), SQLITE_OK);
+    sqlite3_bind_blob(st, 1, z.data(), int(z.size()), SQLITE_TRANSIENT);
+    EXPECT_EQ(sqlite3_step(st), SQLITE_DONE);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+  }
+  // What the CLI says of the summary: exit 2 and one line naming it, for every command that reads summaries.
+  std::string cli_refusal() {
+    std::string said;
+    for (std::vector<std::string> args : {std::vector<std::string>{"report", path_.string()},
+                                          {"report", "--format", "json", path_.string()},
+                                          {"check-prefetch", path_.string()},
+                                          {"diff", path_.string(), path_.string()}}) {
+      args.insert(args.begin(), SHARDSCOPE_BIN);
+      test::RunResult r = test::run(args);
+      EXPECT_EQ(r.rc, 2) << args[1] << ": " << r.err;
+      EXPECT_TRUE(r.err.starts_with("shardscope: error: " + path_.string() + ": ")) << args[1] << ": " << r.err;
+      EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args[1] << ": " << r.err;
+      EXPECT_EQ(r.err.find("json.exception"), std::string::npos) << r.err;
+      said = r.err;
+    }
+    return said;
   }
   // The message read_summary throws, which must name the file.
   std::string refusal() {
@@ -89,6 +141,76 @@ TEST_F(SummaryFile, ACollectiveOrdinalGapIsRefused) {
 TEST_F(SummaryFile, ATruncatedFileIsRefused) {
   fs::resize_file(path_, 3000);
   refusal();
+}
+
+// Summaries are untrusted input, held to the traces' limits (issue #40).
+TEST_F(SummaryFile, ARunConfigNestedDeeperThanATraceMayIsRefused) {
+  set_meta("run_config", std::string(100000, '[') + std::string(100000, ']'));
+  EXPECT_NE(refusal().find("meta.run_config is not JSON a trace may hold: nests objects and arrays deeper than 128 "
+                           "levels"),
+            std::string::npos);
+  EXPECT_NE(cli_refusal().find("nests objects and arrays deeper than 128 levels"), std::string::npos);
+}
+
+TEST_F(SummaryFile, AReportRecordNestedDeeperThanATraceMayIsRefused) {
+  set_record(std::string(100000, '\x81') + '\0');  // CBOR: arrays of one element, 100,000 deep
+  EXPECT_NE(refusal().find("the report record is damaged: nests objects and arrays deeper than 128 levels"),
+            std::string::npos);
+  EXPECT_NE(cli_refusal().find("deeper than 128 levels"), std::string::npos);
+}
+
+TEST_F(SummaryFile, ARecordsSizeIsCheckedBeforeItIsInflated) {
+  set_record(std::string(1000, '\0'), uint64_t(1) << 30);
+  EXPECT_NE(refusal().find("says it holds 1073741824 bytes, over the 256 MiB a record may hold"), std::string::npos);
+  // Under the cap, but more than its deflate stream can hold.
+  set_record(std::string(1000, '\0'), uint64_t(100) << 20);
+  EXPECT_NE(refusal().find("damaged (says it holds 104857600 bytes, more than its"), std::string::npos);
+  EXPECT_NE(cli_refusal().find("104857600"), std::string::npos);
+}
+
+TEST_F(SummaryFile, ADamagedRecordSaysWhatIsWrongInOurWords) {
+  set_record("\xa1\x61\x61");  // a map whose one key has no value: cut off
+  EXPECT_EQ(cli_refusal(), "shardscope: error: " + path_.string() +
+                               ": at byte 0: summary: the report record is damaged: parse error at byte 4: syntax "
+                               "error while parsing CBOR value: unexpected end of input\n");
+  set_record("\xa1\x61\x61\x01");  // {"a": 1}: no report in it
+  EXPECT_NE(refusal().find("the report record is damaged: key 'report' not found"), std::string::npos);
+}
+
+TEST_F(SummaryFile, ARankOutsideItsWorldIsRefused) {
+  for (const char* rank : {"-1", "9223372036854775807"}) {
+    sql(fmt::format("UPDATE meta SET value = {} WHERE key = 'rank'", rank).c_str());
+    EXPECT_NE(refusal().find(fmt::format("meta.rank is {}, not an integer from 0 to 2147483646", rank)),
+              std::string::npos);
+  }
+  sql("UPDATE meta SET value = 2 WHERE key = 'rank'");
+  EXPECT_NE(refusal().find("meta.rank is 2 but meta.world_size is 2: a run of 2 ranks has ranks 0 to 1"),
+            std::string::npos);
+  EXPECT_NE(cli_refusal().find("meta.rank is 2 but meta.world_size is 2"), std::string::npos);
+  sql("UPDATE meta SET value = 1 WHERE key = 'rank'; UPDATE meta SET value = -3 WHERE key = 'world_size'");
+  EXPECT_NE(refusal().find("meta.world_size is -3, not an integer from 0 to 2147483647"), std::string::npos);
+}
+
+TEST_F(SummaryFile, AMissingSchemaVersionIsSaidAsSuch) {
+  sql("DELETE FROM meta WHERE key = 'schema_version'");
+  EXPECT_TRUE(is_summary_file(path_));
+  EXPECT_NE(refusal().find("summary: meta has no 'schema_version'"), std::string::npos);
+  const std::string said = cli_refusal();
+  EXPECT_NE(said.find("meta has no 'schema_version'"), std::string::npos) << said;
+  EXPECT_EQ(said.find("Nsight"), std::string::npos) << said;
+  // inspect reads traces: a summary is said to be one.
+  test::RunResult r = test::run({SHARDSCOPE_BIN, "inspect", path_.string()});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err, "shardscope: error: " + path_.string() +
+                       ": at byte 0: a shardscope rank summary, not a trace: inspect reads traces (report, "
+                       "check-prefetch and diff read summaries)\n");
+}
+
+// A view in place of a table is never run (here an endless one), and is named.
+TEST_F(SummaryFile, AViewInPlaceOfATableIsRefused) {
+  sql("DROP TABLE warnings; CREATE VIEW warnings AS WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r) "
+      "SELECT x AS message FROM r");
+  EXPECT_NE(refusal().find("summary: 'warnings' is not a plain table (warnings (view)): refused"), std::string::npos);
 }
 
 TEST_F(SummaryFile, AnSqliteFileWithoutOurTablesIsNotASummary) {

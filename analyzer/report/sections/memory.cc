@@ -32,7 +32,7 @@ std::string bars(const metrics::RankMemory& m) {
   std::vector<const metrics::MemoryRow*> rows;
   for (const metrics::MemoryRow& row : m.rows)
     if (row.category == "allocator_total") {
-      if (row.measured) h += fmt::format("<p>allocator total (not predicted): {:.3f} MB</p>\n", *row.measured / 1e6);
+      if (row.measured) h += fmt::format("<p>allocator total (not predicted): {}</p>\n", mb_text(*row.measured));
     } else {
       rows.push_back(&row);
     }
@@ -40,23 +40,26 @@ std::string bars(const metrics::RankMemory& m) {
                    30 * rows.size() + 10);
   for (size_t i = 0; i < rows.size(); ++i) {
     const metrics::MemoryRow& row = *rows[i];
-    const double scale = std::max({1.0, row.measured.value_or(0), row.predicted.value_or(0)});
+    // A value out of range has no bar (its text says so).
+    auto drawn = [](const std::optional<double>& v) { return v && bytes_in_range(*v) ? v : std::nullopt; };
+    const std::optional<double> measured = drawn(row.measured), predicted = drawn(row.predicted);
+    const double scale = std::max({1.0, measured.value_or(0), predicted.value_or(0)});
     double y = 5 + 30.0 * double(i);
     h += fmt::format("<text x=\"0\" y=\"{:.1f}\" font-size=\"12\">{}</text>", y + 14, html_escape(row.category));
-    if (row.measured)
+    if (measured)
       h += fmt::format(
           "<rect x=\"150\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"11\" fill=\"#4e79a7\"><title>measured {:.3f} "
           "MB</title></rect>",
-          y, 560 * *row.measured / scale, *row.measured / 1e6);
-    if (row.predicted)
+          y, 560 * *measured / scale, *measured / 1e6);
+    if (predicted)
       h += fmt::format(
           "<rect x=\"150\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"11\" fill=\"#f28e2b\"><title>predicted {:.3f} "
           "MB</title></rect>",
-          y + 12, 560 * *row.predicted / scale, *row.predicted / 1e6);
+          y + 12, 560 * *predicted / scale, *predicted / 1e6);
     std::string values = row.measured ? mb_cell(*row.measured) : "n/a";
     values += " / " + (row.predicted ? mb_cell(*row.predicted) + " MB" : std::string("n/a"));
     if (row.measured && row.predicted && *row.predicted > 0)
-      values += fmt::format(" ({:+.1f} %)", 100 * (*row.measured - *row.predicted) / *row.predicted);
+      values += " (" + change_pct(*row.measured, *row.predicted, true) + ")";
     h += fmt::format("<text x=\"716\" y=\"{:.1f}\" font-size=\"11\">{}</text>", y + 14, html_escape(values));
   }
   return h + "</svg>\n<p class=\"legend\"><span style=\"color:#4e79a7\">■</span> <span title=\"" +
