@@ -45,8 +45,10 @@ void RunReducer::merge(RunReducer&& other) {
 }
 
 RunReducer RunReducer::from_parts(metrics::InstanceTable table,
-                                  std::vector<std::pair<metrics::RankKey, report::RankReport>> ranks) {
+                                  std::vector<std::pair<metrics::RankKey, report::RankReport>> ranks,
+                                  std::map<metrics::RankKey, int> world) {
   RunReducer r;
+  r.world_ = std::move(world);
   r.table_ = std::move(table);
   r.ranks_ = std::move(ranks);
   return r;

@@ -18,9 +18,11 @@ class RunReducer {
   void add(RankSummary&& summary);
   // Another reducer's ranks (a disjoint set) joined to these.
   void merge(RunReducer&& other);
-  // The reduce done elsewhere (MPI: the table reduced across processes, each rank's report sent on its own).
+  // The reduce done elsewhere (MPI: the table reduced across processes, each rank's report and world size
+  // sent on its own).
   static RunReducer from_parts(metrics::InstanceTable table,
-                               std::vector<std::pair<metrics::RankKey, report::RankReport>> ranks);
+                               std::vector<std::pair<metrics::RankKey, report::RankReport>> ranks,
+                               std::map<metrics::RankKey, int> world);
 
   // The report: ranks in rank order, each rank's prefetch re-judged with its late peers, the run's verdict
   // and stragglers. `Scope::PrefetchOnly` leaves the stragglers out.

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <ostream>
@@ -282,6 +283,7 @@ int report_mpi(const std::vector<std::string>& paths_given, const std::string& f
     // Process 0: what the loader checks and warns of (as plugins::load_each does at its end), then the report.
     std::vector<std::string> warnings = std::move(refusals);
     std::vector<plugins::RankHeader> headers;
+    std::map<metrics::RankKey, int> world;  // each rank's world size, as the one-process reduce keeps it
     std::vector<std::pair<metrics::RankKey, report::RankReport>> reports;
     std::vector<metrics::InstanceTable::RankCounts> rank_counts;
     std::string error;  // the first; every message is still taken in, so no sender waits forever
@@ -309,6 +311,7 @@ int report_mpi(const std::vector<std::string>& paths_given, const std::string& f
         }
         analysis::RankSummary s = analysis::decode_summary(j);
         for (std::string& w : s.warnings) warnings.push_back(std::move(w));
+        world[s.key()] = s.header.world_size;
         headers.push_back(std::move(s.header));
         metrics::InstanceTable::RankCounts& c = rank_counts.emplace_back();
         c.key = s.key(), c.clock_mapped = s.arrivals.clock_mapped;
@@ -328,7 +331,8 @@ int report_mpi(const std::vector<std::string>& paths_given, const std::string& f
       if (!error.empty()) throw std::runtime_error(error);
       plugins::check_one_run(headers, warnings, {.allow_mixed = rules.allow_mixed});
       analysis::RunReducer reducer = analysis::RunReducer::from_parts(
-          metrics::InstanceTable::from_parts(share.table.instances(), std::move(rank_counts)), std::move(reports));
+          metrics::InstanceTable::from_parts(share.table.instances(), std::move(rank_counts)), std::move(reports),
+          std::move(world));
       report::Report r = std::move(reducer).finish(paths, warnings, analysis::Scope::Everything);
       print_warnings(r.warnings, err);
       return write_result(format, report_result(r, sel), output, out, err) ? 0 : 2;

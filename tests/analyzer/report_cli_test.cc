@@ -763,7 +763,8 @@ TEST(ReportDetails, LegacyTracesSayWhyTheCollectiveTableHasNoSizes) {
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_NE(
       r.out.find(
-          "n/a: no message size in the trace (MB (1e6 B), algbw GB/s (1e9 B/s), busbw GB/s (1e9 B/s) of send_recv)"),
+          "n/a: no message size in the trace (MB (1e6 B), algbw GB/s (1e9 B/s), busbw GB/s (1e9 B/s) of send_recv, "
+          "all_to_all)"),
       std::string::npos)
       << r.out;
   expect_every_na_explained(r.out);
