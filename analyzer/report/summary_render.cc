@@ -61,7 +61,9 @@ std::string missing_text(const analysis::RunSummary::Missing& m) {
 // communication 125.9 + idle 51.7 ms": the terms add up to the step (other device work named only when there is).
 std::string budget_line(const analysis::RunSummary::Budget& b, size_t ranks) {
   const double n = double(b.steps);
-  auto mean = [&](int64_t ns) { return fmt::format("{:.1f}", double(ns) / 1e6 / n); };
+  // Tenths of a ms for steps of 10 ms and more; µs below, where tenths would round the terms away.
+  const int decimals = double(b.sum.window_ns) / 1e6 / n < 10 ? 3 : 1;
+  auto mean = [&](int64_t ns) { return fmt::format("{:.{}f}", double(ns) / 1e6 / n, decimals); };
   const std::string on = ranks == 1 ? "" : fmt::format(" on rank {}", b.rank);
   const std::string over =
       b.steps == 1 ? std::string("its one steady step") : fmt::format("mean of its {} steady steps", b.steps);

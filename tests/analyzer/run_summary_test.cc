@@ -116,6 +116,17 @@ TEST(RunSummary, TheStepBudgetAddsUpToTheStep) {
                       "exposed communication 25.0 + other device work 10.0 + idle 10.0 ms"),
             std::string::npos)
       << text;
+  // A step under 10 ms in µs, so that no term rounds to nothing: the same shares, a thousand times shorter.
+  for (report::StepRow& row : r.ranks[0].steps) {
+    metrics::WindowMetrics& w = row.m;
+    for (int64_t* v : {&w.window_ns, &w.compute_ns, &w.comm_ns, &w.overlap_ns, &w.busy_ns}) *v /= 1000;
+  }
+  text.clear();
+  for (const std::string& l : report::summary_lines(summarize_run(r))) text += l + "\n";
+  EXPECT_NE(text.find("0.110 ms = compute only 0.050 + overlapped 0.015 + exposed communication 0.025 + other device "
+                      "work 0.010 + idle 0.010 ms"),
+            std::string::npos)
+      << text;
 }
 
 TEST(RunSummary, TheStragglerIsTheRankMostOftenLastWithItsMedianLateness) {
