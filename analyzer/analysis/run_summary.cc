@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "model/saturating.h"
+
 namespace shardscope::analysis {
 namespace {
 
@@ -228,12 +230,18 @@ class Summarizer {
     for (const metrics::StragglerRank& sr : st.ranks)
       if (!most || sr.times_last > most->times_last) most = &sr;
     if (!most || most->times_last <= 0) return;
-    std::vector<int64_t> late;
-    for (const metrics::StragglerInstance& in : st.instances)
-      if (in.last_rank == most->rank) late.push_back(in.late_by_ns);
-    std::sort(late.begin(), late.end());
-    s_.straggler = RunSummary::Straggler{most->rank, most->times_last, st.instances.size(),
-                                         late.empty() ? 0 : quantile(late, 0.5)};
+    std::vector<int64_t> late, others_spread, others_late;
+    for (const metrics::StragglerInstance& in : st.instances) {
+      (in.last_rank == most->rank ? late : others_late).push_back(in.late_by_ns);
+      others_spread.push_back(model::sat_sub(in.spread_ns, in.late_by_ns));  // next-latest minus earliest
+    }
+    const auto median = [](std::vector<int64_t>& v) -> int64_t {
+      if (v.empty()) return 0;
+      std::sort(v.begin(), v.end());
+      return quantile(v, 0.5);
+    };
+    s_.straggler = RunSummary::Straggler{most->rank, most->times_last, st.instances.size(), median(late),
+                                         std::max(median(others_spread), median(others_late))};
   }
 
   const report::Report& r_;

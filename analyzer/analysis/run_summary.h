@@ -58,10 +58,15 @@ struct RunSummary {
   std::vector<int> cause_units, cause_ranks;  // where that cause was the step's
 
   // The straggler: the rank that arrived last at the most collective instances.
+  // Named only when its lateness is beyond the arrivals' own spread (`noise_ns`): the larger of the median
+  // spread of the other ranks' arrivals and the median lateness of the instances another rank was last at.
+  // Over hundreds of ranks some rank is always last, by jitter.
   struct Straggler {
     int rank = 0;
     size_t times_last = 0, instances = 0;
     int64_t median_late_ns = 0;
+    int64_t noise_ns = 0;
+    bool beyond_noise() const { return median_late_ns > noise_ns; }
   };
   std::optional<Straggler> straggler;
 

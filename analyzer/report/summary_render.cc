@@ -125,14 +125,18 @@ std::vector<std::string> summary_lines(const analysis::RunSummary& s) {
                           s.wait_pct->ranks == 1 ? "its" : "each rank's");
     out.push_back(line);
   }
-  // The straggler.
-  if (s.straggler)
-    out.push_back(fmt::format(
-        "straggler: rank {} arrived last at {} of {} collective instances, by {} after the next-latest rank (the "
-        "median of those {})",
-        s.straggler->rank, s.straggler->times_last, s.straggler->instances,
-        s.straggler->median_late_ns == INT64_MAX ? "over 2^63 ns" : ms(s.straggler->median_late_ns),
-        s.straggler->times_last));
+  // The straggler, named only beyond the arrivals' own spread.
+  if (const auto& st = s.straggler) {
+    const std::string late = st->median_late_ns == INT64_MAX ? "over 2^63 ns" : ms(st->median_late_ns);
+    out.push_back(
+        st->beyond_noise()
+            ? fmt::format("straggler: rank {} arrived last at {} of {} collective instances, by {} after the "
+                          "next-latest rank (the median of those {}; the arrivals' own spread: {})",
+                          st->rank, st->times_last, st->instances, late, st->times_last, ms(st->noise_ns))
+            : fmt::format("straggler: none beyond the arrivals' own spread ({}): the rank most often last, rank {} "
+                          "({} of {} instances), was late by {} (the median)",
+                          ms(st->noise_ns), st->rank, st->times_last, st->instances, late));
+  }
   // Memory.
   if (s.memory_ranks) {
     std::string m =
@@ -205,7 +209,9 @@ nlohmann::json summary_json(const analysis::RunSummary& s) {
                                    {"instances", s.straggler->instances},
                                    {"median_late_ms", s.straggler->median_late_ns == INT64_MAX
                                                           ? nlohmann::json(nullptr)
-                                                          : nlohmann::json(double(s.straggler->median_late_ns) / 1e6)}}
+                                                          : nlohmann::json(double(s.straggler->median_late_ns) / 1e6)},
+                                   {"spread_ms", double(s.straggler->noise_ns) / 1e6},
+                                   {"beyond_spread", s.straggler->beyond_noise()}}
                   : nlohmann::json(nullptr);
   j["memory"] = {{"ranks", s.memory_ranks}, {"ranks_agree", s.memory_ranks_agree}};
   if (s.departs_most)

@@ -88,7 +88,8 @@ class AcrossRanks final : public Section {
     std::vector<std::pair<int, std::string>> marked;
     if (c.summary.worst_rank >= 0 && r.ranks.size() > 1)
       marked.push_back({c.summary.worst_rank, "the most exposed communication"});
-    if (c.summary.straggler) marked.push_back({c.summary.straggler->rank, "the straggler: most often last to arrive"});
+    if (c.summary.straggler && c.summary.straggler->beyond_noise())
+      marked.push_back({c.summary.straggler->rank, "the straggler: most often last to arrive"});
     h += fmt::format(
         "<h2>Across ranks</h2>\n<p>One dot per rank ({} of {}), each the mean over the rank's steady steps (completed, "
         "after the warm-up "
