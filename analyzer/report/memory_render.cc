@@ -117,8 +117,8 @@ std::string departs_most(const metrics::RankMemory& m) {
   const metrics::MemoryRow& row = m.rows[*m.departs_most];
   const std::string by =
       *row.predicted > 0 ? change_pct(*row.measured, *row.predicted) : std::string("the model predicts none");
-  return fmt::format("{}: measured {} vs predicted {} ({})", row.category, mb_text(*row.measured),
-                     mb_text(*row.predicted), by);
+  return fmt::format("{}: measured {} vs predicted {} ({})", row.category, bytes_text(*row.measured),
+                     bytes_text(*row.predicted), by);
 }
 
 }  // namespace shardscope::report

@@ -148,7 +148,7 @@ std::vector<std::string> summary_lines(const analysis::RunSummary& s) {
     if (s.departs_most) {
       const auto& d = *s.departs_most;
       m += fmt::format("; most: {} on rank {}, {} measured vs {} predicted ({})", d.category, d.rank,
-                       mb_text(d.measured), mb_text(d.predicted), change_pct(d.measured, d.predicted, true));
+                       bytes_text(d.measured), bytes_text(d.predicted), change_pct(d.measured, d.predicted, true));
     }
     out.push_back(m);
   }

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "analyzer/analysis/run_summary.h"
+#include "analyzer/report/cells.h"
 #include "analyzer/report/render.h"
 #include "analyzer/report/summary_render.h"
 
@@ -274,3 +275,12 @@ TEST(RunSummary, TheDefaultShowsTheSlowestStepsAndSaysHowToSeeTheRest) {
 
 }  // namespace
 }  // namespace shardscope::analysis
+
+TEST(Cells, SizesInTheUnitThatFits) {
+  EXPECT_EQ(report::bytes_text(11126178000.0), "11.1 GB");  // not "11126.178 MB"
+  EXPECT_EQ(report::bytes_text(6960000.0), "6.960 MB");
+  EXPECT_EQ(report::bytes_text(2048.0), "2.0 kB");
+  EXPECT_EQ(report::bytes_text(512.0), "512 B");
+  EXPECT_EQ(report::bytes_text(-2.5e9), "-2.5 GB");
+  EXPECT_EQ(report::bytes_text(1e308), report::kOutOfRange);
+}

@@ -32,7 +32,7 @@ std::string bars(const metrics::RankMemory& m) {
   std::vector<const metrics::MemoryRow*> rows;
   for (const metrics::MemoryRow& row : m.rows)
     if (row.category == "allocator_total") {
-      if (row.measured) h += fmt::format("<p>allocator total (not predicted): {}</p>\n", mb_text(*row.measured));
+      if (row.measured) h += fmt::format("<p>allocator total (not predicted): {}</p>\n", bytes_text(*row.measured));
     } else {
       rows.push_back(&row);
     }
