@@ -277,10 +277,10 @@ TEST(RunSummary, TheDefaultShowsTheSlowestStepsAndSaysHowToSeeTheRest) {
 }  // namespace shardscope::analysis
 
 TEST(Cells, SizesInTheUnitThatFits) {
-  EXPECT_EQ(report::bytes_text(11126178000.0), "11.1 GB");  // not "11126.178 MB"
-  EXPECT_EQ(report::bytes_text(6960000.0), "6.960 MB");
-  EXPECT_EQ(report::bytes_text(2048.0), "2.0 kB");
-  EXPECT_EQ(report::bytes_text(512.0), "512 B");
-  EXPECT_EQ(report::bytes_text(-2.5e9), "-2.5 GB");
-  EXPECT_EQ(report::bytes_text(1e308), report::kOutOfRange);
+  EXPECT_EQ(shardscope::report::bytes_text(11126178000.0), "11.1 GB");  // not "11126.178 MB"
+  EXPECT_EQ(shardscope::report::bytes_text(6960000.0), "6.960 MB");
+  EXPECT_EQ(shardscope::report::bytes_text(2048.0), "2.0 kB");
+  EXPECT_EQ(shardscope::report::bytes_text(512.0), "512 B");
+  EXPECT_EQ(shardscope::report::bytes_text(-2.5e9), "-2.5 GB");
+  EXPECT_EQ(shardscope::report::bytes_text(1e308), shardscope::report::kOutOfRange);
 }
