@@ -46,6 +46,13 @@ struct Step {
   bool aborted = false;  // the trace marks it as not completed (the trainer's args.aborted): left out of totals
 };
 
+// The job's first iteration records the execution order, creates communicators and fills the allocator: its
+// step 0 is warm-up wherever the trace holds later steps too. A profiler window that opens later
+// (ProfilerStep#2 first) holds no warm-up. One rule for the report's steady steps and check-prefetch's.
+inline bool is_warm_up(int64_t first_number, size_t index, size_t steps) {
+  return index == 0 && steps > 1 && first_number == 0;
+}
+
 // A (monotonic, realtime) reading of the rank's clocks, taken together: how its trace clock maps onto the
 // wall clock, which is common to machines that run NTP/PTP while their monotonic clocks are unrelated.
 struct ClockPair {

@@ -30,9 +30,9 @@ std::optional<AcrossRanks> across(std::vector<std::pair<double, int>> v) {
   return a;
 }
 
-// Steady: completed, and not the first (warm-up) step when the rank has more than one.
+// Steady: completed, and not the job's warm-up step (model::is_warm_up).
 bool steady(const report::RankReport& rr, size_t i) {
-  return !rr.steps[i].step.aborted && (i > 0 || rr.steps.size() == 1);
+  return !rr.steps[i].step.aborted && !model::is_warm_up(rr.steps[0].step.number, i, rr.steps.size());
 }
 
 }  // namespace
