@@ -126,7 +126,9 @@ class HostileCheckpoint : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     source_ = new TempDir;
-    auto r = run_ranks(1, {"--steps", "2", "--checkpoint-dir", (source_->path() / "ckpt").string()}, source_->path());
+    auto r =
+        run_ranks(1, {"--steps", "2", "--save-every", "1", "--checkpoint-dir", (source_->path() / "ckpt").string()},
+                  source_->path());
     ASSERT_EQ(r[0].rc, 0) << r[0].stderr_text();
   }
   static void TearDownTestSuite() { delete source_; }
@@ -175,7 +177,7 @@ TEST_F(HostileCheckpoint, DamagedMetaIsOneLineNamingTheFileAndKey) {
   write_meta("{\"step\": 1, \"config\": {\"model\": 3}}");
   resume_refused(meta().string() + ": key 'config.model': expected an object (got 3)");
   write_meta("{\"version\": 9, \"step\": 1, \"config\": {}}");
-  resume_refused(meta().string() + ": key 'version': expected 1 to 2 (got 9)");
+  resume_refused(meta().string() + ": key 'version': expected 1 to 3 (got 9)");
 }
 
 // 1e300 was compared as a setting ("a different layout"), a negative unit size hidden in "checkpoint 5 units,
@@ -226,6 +228,39 @@ TEST_F(HostileCheckpoint, TruncatedShardIsRefusedByName) {
   const fs::path shard = ckpt() / "step_1" / "rank0.bin";
   fs::resize_file(shard, fs::file_size(shard) - 100);
   resume_refused(shard.string() + ": damaged: ");
+}
+
+// Each shard records its step, rank, world and the digest of the layout settings (checkpoint version 3): one
+// copied in from elsewhere was loaded silently (issue #40).
+TEST_F(HostileCheckpoint, ShardFromAnotherStepIsRefused) {
+  const fs::path shard = ckpt() / "step_1" / "rank0.bin";
+  fs::copy_file(ckpt() / "step_0" / "rank0.bin", shard, fs::copy_options::overwrite_existing);
+  resume_refused(shard.string() + ": written at step 0, but it lies in step_1");
+}
+
+// A shard of a run with other layout settings, or another world size, from a checkpoint of the same step.
+class ForeignShard : public HostileCheckpoint {
+ protected:
+  void expect_foreign(int ranks, const std::vector<std::string>& flags, const std::string& message) {
+    TempDir other;
+    std::vector<std::string> args = {"--steps", "2", "--checkpoint-dir", (other.path() / "ckpt").string()};
+    args.insert(args.end(), flags.begin(), flags.end());
+    auto r = run_ranks(ranks, args, other.path());
+    for (auto& k : r) ASSERT_EQ(k.rc, 0) << k.stderr_text();
+    const fs::path shard = ckpt() / "step_1" / "rank0.bin";
+    fs::copy_file(other.path() / "ckpt" / "step_1" / "rank0.bin", shard, fs::copy_options::overwrite_existing);
+    resume_refused(shard.string() + ": " + message);
+  }
+};
+
+TEST_F(ForeignShard, FromAnotherWorldSizeIsRefused) {
+  // full_shard pads each unit to a multiple of 2, so the lengths differ too; the world is named first.
+  expect_foreign(2, {}, "written by a run of 2 ranks, but this run has 1");
+}
+
+// With one rank no_shard and full_shard hold the same tensors: only the digest tells the shard is foreign.
+TEST_F(ForeignShard, FromAnotherConfigurationIsRefused) {
+  expect_foreign(1, {"--sharding", "no_shard"}, "written by a run with other layout settings (config digest ");
 }
 
 }  // namespace

@@ -232,7 +232,8 @@ void train(const Settled& s, DataSource& data, Rendezvous& rv) {
   opt.warmup_steps = s.ckpt.warmup;
   int first_step = 0;
   if (a.resume) {
-    if (auto step = load_checkpoint(a.checkpoint_dir, engine, rank, s.ckpt.config)) first_step = *step + 1;
+    if (auto step = load_checkpoint(a.checkpoint_dir, engine, rank, s.p.world.world_size, s.ckpt.config))
+      first_step = *step + 1;
     if (rank == 0) std::printf("resuming at step %d\n", first_step);
   }
   // What the first step starts from (after a resume's load).
@@ -253,7 +254,7 @@ void train(const Settled& s, DataSource& data, Rendezvous& rv) {
     const bool last = step + 1 == end_step;
     if (!a.checkpoint_dir.empty() &&
         ((a.save_every > 0 && (step + 1) % a.save_every == 0) || (last && a.save_every == 0)))
-      save_checkpoint(a.checkpoint_dir, step, engine, rank, s.ckpt.config, barrier, s.ckpt.run);
+      save_checkpoint(a.checkpoint_dir, step, engine, rank, s.p.world.world_size, s.ckpt.config, barrier, s.ckpt.run);
     tr::flush();
   }
   if (log.is_open()) {
