@@ -94,9 +94,11 @@ void check_resume(const Settled& s) {
     if (std::string layout = describe_differences(diffs, true); !layout.empty())
       throw std::invalid_argument("--resume: " + ck.dir.string() + " was written with a different layout: " + layout +
                                   " (run with the checkpoint's values, or use a new --checkpoint-dir)");
-    if (std::string other = describe_differences(diffs, false); !other.empty() && s.p.world.rank == 0)
-      std::fprintf(stderr, "shardscope-train: warning: resuming %s with changed settings: %s\n", ck.dir.c_str(),
-                   other.c_str());
+    if (std::string other = describe_differences(diffs, false); !other.empty() && s.p.world.rank == 0) {
+      const std::string line =
+          "shardscope-train: warning: resuming " + ck.dir.string() + " with changed settings: " + other;
+      std::fprintf(stderr, "%s\n", fit_line(line).c_str());
+    }
   } catch (const std::exception& e) {
     fail(2, s.who, e.what());
   }
@@ -182,7 +184,7 @@ StepResult run_step(const Settled& s, Engine& engine, DataSource& data, const Ad
     } catch (const std::exception& e) {
       // A signal from now on has no step to mark.
       if (end_step()) {
-        const std::string reason = first_line(e.what());
+        const std::string reason = short_reason(e.what());
         r.add({keys::kArgAborted, tr::intern(reason)});
         report_aborted(step, rank, reason);
       }
@@ -302,12 +304,13 @@ void run(const Args& a, const Plan& p) {
   } catch (const PlantedFailure& e) {
     fail(3, s.who, e.what());
   } catch (const std::exception& e) {
+    if (world.world_size == 1) fail(3, s.who, "training failed: " + short_reason(e.what()));  // no peers to name
     std::string diagnosis = rv->diagnose_lost_peer();
     if (rv->hosts_store()) {
       tr::stop();
       std::this_thread::sleep_for(std::chrono::seconds(5));  // the store lives in this process: let peers read it
     }
-    fail(3, s.who, "a collective failed: " + first_line(e.what()) + "; " + diagnosis);
+    fail(3, s.who, "a collective failed: " + short_reason(e.what()) + "; " + diagnosis);
   }
   tr::stop();
   std::fflush(stdout);
