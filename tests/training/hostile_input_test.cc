@@ -27,6 +27,7 @@ std::string expect_refused(const std::vector<std::string>& args, const std::stri
   EXPECT_NE(err.find(message), std::string::npos) << err;
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
   EXPECT_EQ(err.find("json.exception"), std::string::npos) << err;
+  EXPECT_EQ(err.find("filesystem error"), std::string::npos) << err;
   EXPECT_LE(err.size(), 301u) << err;  // every line the trainer prints: at most 300 characters and its newline
   return err;
 }
@@ -105,13 +106,26 @@ TEST(HostileFlags, CheckpointDirMustBeAFolder) {
   std::ofstream(file) << "x";
   expect_refused({"--steps", "1", "--checkpoint-dir", "/dev/null"}, "--checkpoint-dir /dev/null is not a folder");
   expect_refused({"--steps", "1", "--checkpoint-dir", file.string()},
-                 "--checkpoint-dir " + file.string() + " is not a folder");
+                 "--checkpoint-dir " + file.string() + " is a file, not a folder");
   expect_refused({"--steps", "1", "--checkpoint-dir", (file / "sub").string()},
                  "--checkpoint-dir " + (file / "sub").string() + ": cannot create the folder");
   // A missing one is made up front.
   auto r = run_ranks(1, {"--steps", "1", "--checkpoint-dir", (dir.path() / "new" / "ckpt").string()}, dir.path());
   ASSERT_EQ(r[0].rc, 0) << r[0].stderr_text();
   EXPECT_TRUE(fs::exists(dir.path() / "new" / "ckpt" / "step_0" / "meta.json"));
+}
+
+// A file named by --trace-dir printed "filesystem error: ..." (issue #40); it is now refused with the flags.
+TEST(HostileFlags, TraceDirMustBeAFolder) {
+  TempDir dir;
+  const fs::path file = dir.path() / "file";
+  std::ofstream(file) << "x";
+  expect_refused({"--steps", "1", "--trace-dir", file.string()},
+                 "--trace-dir " + file.string() + " is a file, not a folder");
+  expect_refused({"--steps", "1", "--trace-dir", "/dev/null"}, "--trace-dir /dev/null is not a folder");
+  expect_refused({"--steps", "1", "--trace-dir", (file / "sub").string()},
+                 "--trace-dir " + (file / "sub").string() + ": cannot create the folder (Not a directory)");
+  EXPECT_EQ(Rank::slurp(file), "x");  // left as it was
 }
 
 // A path of 500 characters: the line keeps the flag at its start and what went wrong at its end, within 300.
