@@ -12,8 +12,10 @@ tmp=$(mktemp -d)
 trap 'chmod -R u+rw "$tmp"; rm -rf "$tmp"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 export OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_osc=pt2pt
-run_mpi() { ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" timeout 300 "$mpiexec" --oversubscribe -n "$@"; }
+# As nobody (the unreadable case, as root), mpiexec too: its processes then share its session directory.
+run_mpi() { ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" timeout 300 "${as[@]}" "$mpiexec" --oversubscribe -n "$@"; }
 fail=0
+as=()  # what runs shardscope: itself, or (the unreadable case, as root) as nobody
 good=$src/tests/golden/trainer_cpu_2ranks/pre
 
 case_dir() {  # case_dir NAME: a folder with the trainer's two good traces
@@ -24,7 +26,7 @@ ours() { grep '^shardscope' "$1" | sed -E 's/ \(MPI process [0-9]+ of [0-9]+\)$/
 
 check() {  # check NAME EXPECTED_STATUS [what stderr must hold]
   local name=$1 want=$2 says=${3:-}
-  (cd "$tmp" && "$bin" report "$name" --format json >"$tmp/one.out" 2>"$tmp/one.err")
+  (cd "$tmp" && "${as[@]}" "$bin" report "$name" --format json >"$tmp/one.out" 2>"$tmp/one.err")
   local rc=$?
   if [[ $rc != "$want" ]]; then echo "FAIL: $name: one process exited $rc, not $want: $(cat "$tmp/one.err")"; fail=1; fi
   if [[ -n $says ]] && ! grep -q -- "$says" "$tmp/one.err"; then
@@ -66,13 +68,20 @@ check empty 2 "a_empty.json: at byte 0: empty file"
 case_dir duplicate_rank
 cp "$good/trace.rank1.json.gz" "$tmp/duplicate_rank/trace.rank1.copy.json.gz"
 check duplicate_rank 2 "both say they are rank 1"
-# An unreadable file: root reads it anyway, so the case is skipped there.
+# An unreadable file: refused, exit 2. Root reads a mode-000 file, so as root the case runs as nobody where
+# nobody can run shardscope here, and is skipped (and said so) where it cannot.
+as=()
 if [[ $(id -u) == 0 ]]; then
-  echo "skipped: an unreadable file (running as root, which reads a mode-000 file)"
+  as=(setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$tmp")
+  chmod 755 "$tmp"
+  "${as[@]}" "$bin" --help >/dev/null 2>&1 || as=(skip)
+fi
+if [[ ${as[0]:-} == skip ]]; then
+  echo "skipped: an unreadable file (running as root, and nobody cannot run $bin to stand in)"
 else
   case_dir unreadable
   cp "$good/trace.rank1.json.gz" "$tmp/unreadable/trace.rank2.json.gz"
   chmod 000 "$tmp/unreadable/trace.rank2.json.gz"
-  check unreadable 2 "trace.rank2.json.gz"
+  check unreadable 2 "trace.rank2.json.gz: at byte 0: cannot open: Permission denied"
 fi
 exit $fail
