@@ -51,6 +51,11 @@ check garbage_first 0 "a_garbage.json: passed over"
 case_dir garbage_last
 head -c 4000 /dev/urandom | base64 >"$tmp/garbage_last/z_garbage.json"
 check garbage_last 0 "z_garbage.json: passed over"
+# The issue's case: garbage beside one good trace (under 2 processes, process 0's share is the garbage alone).
+mkdir -p "$tmp/garbage_beside_one"
+cp "$good/trace.rank0.json.gz" "$tmp/garbage_beside_one/"
+head -c 4000 /dev/urandom | base64 >"$tmp/garbage_beside_one/a_garbage.json"
+check garbage_beside_one 0 "a_garbage.json: passed over"
 # Garbage alone: no trace in the folder is an error, under MPI too (each process's share holds none).
 mkdir -p "$tmp/garbage_only"
 head -c 4000 /dev/urandom | base64 >"$tmp/garbage_only/a.json"
