@@ -3,6 +3,7 @@
 # two good traces in one folder: the same exit status, the same report on stdout and the same lines of ours
 # on stderr (warnings and errors; an error under MPI adds which process met it, " (MPI process P of N)",
 # dropped before comparing). Under 1, 2 and 4 processes, so the bad file falls to process 0 and to another.
+# Summaries as well as traces: a summary holding meta.rank -1 or run_config nested 100,000 deep.
 # usage: one_process_cases.sh SHARDSCOPE MPIEXEC SOURCE_DIR
 set -uo pipefail
 bin=$(realpath "$1")
@@ -65,6 +66,16 @@ check garbage_only 2 "no file here is a trace any importer reads"
 case_dir damaged_sqlite
 { printf 'SQLite format 3\0'; head -c 8000 /dev/urandom; } >"$tmp/damaged_sqlite/b.sqlite"
 check damaged_sqlite 2 "b.sqlite: at byte 0"
+# Summaries from strangers: meta.rank -1, and run_config nested 100,000 deep (which crashed --mpi).
+(cd "$good/.." && "$bin" summarize pre -o "$tmp/summaries" >/dev/null)
+case_dir summary_rank_minus_1
+cp "$tmp/summaries/trace.rank1.sqlite" "$tmp/summary_rank_minus_1/b.sqlite"
+echo "UPDATE meta SET value = -1 WHERE key = 'rank';" | sqlite3 "$tmp/summary_rank_minus_1/b.sqlite"
+check summary_rank_minus_1 2 "b.sqlite: at byte 0: summary: meta.rank is -1"
+case_dir summary_deep
+cp "$tmp/summaries/trace.rank1.sqlite" "$tmp/summary_deep/b.sqlite"
+echo "UPDATE meta SET value = '$(printf '[%.0s' $(seq 100000))' WHERE key = 'run_config';" | sqlite3 "$tmp/summary_deep/b.sqlite"
+check summary_deep 2 "b.sqlite: at byte 0: summary: meta.run_config is not JSON a trace may hold: nests"
 # An empty file: refused, exit 2.
 case_dir empty
 : >"$tmp/empty/a_empty.json"
