@@ -516,7 +516,7 @@ class RankBuilder {
     auto comms = [](const std::map<uint64_t, CommSize>& m) {
       std::vector<std::string> out;
       for (auto& [c, s] : m) out.push_back(fmt::format("nccl comm {:#x}: {} rank(s)", c, s.members));
-      return fmt::format("{}", fmt::join(out, ", "));
+      return first_few(out);
     };
     if (n_counted)
       r_.warnings.push_back(
