@@ -367,4 +367,30 @@ TEST(NsysExport, TenThousandProcessesInspectInShortLines) {
   EXPECT_GT(lines, 10000u * 5);
 }
 
+// A table WITHOUT ROWID (no rowid to keep a process's rows in order by) is read all the same, each row its
+// process's.
+TEST(NsysExport, ATableWithoutRowidIsReadByProcess) {
+  test::TempDir d;
+  const fs::path f = d.path() / "no_rowid.sqlite";
+  {
+    test::Sql db(f, true);
+    db.exec(
+        "CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT); INSERT INTO StringIds VALUES (1, 'gemm');"
+        "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER, "
+        "streamId INTEGER, correlationId INTEGER, globalPid INTEGER, demangledName INTEGER, shortName INTEGER, "
+        "PRIMARY KEY (start, globalPid)) WITHOUT ROWID;");
+    std::string rows;
+    for (int64_t i = 0; i < 9; ++i)  // pids 1, 2, 3 in turn: 3 kernels each
+      rows += fmt::format("{}({}, {}, 0, 7, {}, {}, 1, 1)", rows.empty() ? "" : ", ", 100 + 10 * i, 105 + 10 * i, i,
+                          gpid(1 + i % 3));
+    db.exec("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES " + rows);
+  }
+  plugins::LoadResult r = plugins::load({f}, {.threads = 1});
+  ASSERT_EQ(r.trace.ranks.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(r.trace.ranks[i].metadata["nsys"]["pid"], int64_t(i) + 1);
+    EXPECT_EQ(r.trace.ranks[i].event_count(), 3u);
+  }
+}
+
 }  // namespace
