@@ -190,10 +190,18 @@ TEST(MemoryReportCli, MeasuredFromPyTorchsAllocatorEvents) {
   EXPECT_TRUE(std::regex_search(t.out, std::regex(R"(\n +total +675\.766)"))) << t.out;
   EXPECT_TRUE(std::regex_search(t.out, std::regex(R"(\n +1 +675\.766 +864\.027)"))) << t.out;  // the peak's step
   EXPECT_EQ(t.out.find("profile_memory"), std::string::npos) << "the trace has the events";
+  // The run summary says it too, first thing.
+  EXPECT_NE(
+      t.out.find("\n  memory measured (the GPU allocator's events): peak 675.766 MB allocated on rank 0, in step 1\n"),
+      std::string::npos)
+      << t.out;
 
   auto j = run({SHARDSCOPE_BIN, "report", file, "--format", "json"});
   ASSERT_EQ(j.rc, 0) << j.err;
-  const json m = json::parse(j.out)["ranks"][0]["memory"]["measured"];
+  const json report = json::parse(j.out);
+  EXPECT_EQ(report["summary"]["memory"]["measured_peak"]["allocated_bytes"], 675765760);
+  EXPECT_EQ(report["summary"]["memory"]["measured_peak"]["step"], 1);
+  const json m = report["ranks"][0]["memory"]["measured"];
   EXPECT_EQ(m["allocator_events"], 3263);
   EXPECT_EQ(m["peak_allocated_bytes"], 675765760);
   EXPECT_EQ(m["peak_reserved_bytes"], 864026624);
