@@ -155,6 +155,46 @@ TEST_P(MeasuredMemory, MatchesTheIndependentScript) {
 
 INSTANTIATE_TEST_SUITE_P(RealCaptures, MeasuredMemory, ::testing::ValuesIn(kCases));
 
+// A rank built by hand: a block freed and its address reused, a block allocated before the trace and freed in
+// it, an event lost (the totals stop following), another device's events, a peak outside every step.
+TEST(MeasuredMemoryEdges, PairsByAddressAndSaysWhatItCannotExplain) {
+  model::Rank r;
+  r.tracks.push_back({1, 1, "main", model::TrackKind::HostThread, {}});
+  r.steps.push_back({7, 0, 0, 0, 100, false});  // host range [0, 100)
+  auto ev = [&](int64_t ts, int64_t bytes, int64_t total, uint64_t addr, int32_t device = 0) {
+    r.allocator.push_back({ts, bytes, total, 2 * total, addr, 0, device});
+  };
+  ev(10, 100, 1100, 0xA);       // 1000 allocated before the trace
+  ev(20, -100, 1000, 0xA);      // freed
+  ev(30, 50, 1050, 0xA);        // the address again: a new block
+  ev(40, -300, 750, 0xB);       // a block from before the trace: 700 of the 1000 left
+  ev(150, 40, 800, 0xC);        // after the step, and 10 bytes too many: one event lost; the peak stays 1100
+  ev(160, 5000, 5000, 0xD, 3);  // another device
+  const metrics::MeasuredMemory m = metrics::measure_memory(r);
+  EXPECT_EQ(m.device, 0);
+  EXPECT_EQ(m.events, 5);
+  EXPECT_EQ(m.other_device_events, 1);
+  EXPECT_EQ(m.peak_allocated, 1100);
+  EXPECT_EQ(m.peak_reserved, 2200);
+  EXPECT_TRUE(m.peak_in_step);
+  EXPECT_EQ(m.peak_step, 7);
+  EXPECT_EQ(m.before_trace, 1000);
+  EXPECT_EQ(m.before_trace_left, 1000);  // the older block is freed after the peak
+  EXPECT_EQ(m.chain_breaks, 1);
+  EXPECT_FALSE(m.backward_seen);
+  EXPECT_EQ(m.alive[size_t(metrics::Made::Other)].bytes, 100);  // the first block, alive at the peak
+  ASSERT_EQ(m.steps.size(), 1u);
+  EXPECT_EQ(m.steps[0].peak_allocated, 1100);
+  EXPECT_TRUE(m.peak_again.empty());
+}
+
+TEST(MeasuredMemoryEdges, NoAllocatorEventsMeasureNothing) {
+  model::Rank r;
+  const metrics::MeasuredMemory m = metrics::measure_memory(r);
+  EXPECT_EQ(m.events, 0);
+  EXPECT_EQ(m.alive.size(), size_t(metrics::kMadeCount));
+}
+
 // Each group names the ZeRO model's category it stands beside, where the prediction sits.
 TEST(MeasuredMemoryGroups, StandBesideTheModelsCategories) {
   EXPECT_EQ(metrics::zero_counterpart(metrics::Made::AllGather), "unsharded_params");
