@@ -156,7 +156,7 @@ TEST_P(MeasuredMemory, MatchesTheIndependentScript) {
 INSTANTIATE_TEST_SUITE_P(RealCaptures, MeasuredMemory, ::testing::ValuesIn(kCases));
 
 // A rank built by hand: a block freed and its address reused, a block allocated before the trace and freed in
-// it, an event lost (the totals stop following), another device's events, a peak outside every step.
+// it, an event lost (the totals stop following), another device's events.
 TEST(MeasuredMemoryEdges, PairsByAddressAndSaysWhatItCannotExplain) {
   model::Rank r;
   r.tracks.push_back({1, 1, "main", model::TrackKind::HostThread, {}});
