@@ -1,6 +1,7 @@
 #include "analyzer/metrics/memory_measured.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <string>
 #include <unordered_map>
