@@ -144,14 +144,14 @@ std::string made_key(metrics::Made m) {
 }
 
 std::string measured_peak(const metrics::MeasuredMemory& m) {
-  std::string s = "peak " + mb_text(double(m.peak_allocated)) + " allocated";
+  std::string s = "peak " + bytes_text(double(m.peak_allocated)) + " allocated";
   s += m.peak_in_step ? fmt::format(" in step {}", m.peak_step) : std::string(" outside the steps");
   if (!m.peak_again.empty()) {
     std::string again;
     for (size_t i = 0; i < m.peak_again.size(); ++i) again += (i ? ", " : "") + std::to_string(m.peak_again[i]);
     s += fmt::format(" (reached again in step{} {})", m.peak_again.size() == 1 ? "" : "s", again);
   }
-  if (m.peak_reserved >= 0) s += "; at most " + mb_text(double(m.peak_reserved)) + " reserved";
+  if (m.peak_reserved >= 0) s += "; at most " + bytes_text(double(m.peak_reserved)) + " reserved";
   return s;
 }
 

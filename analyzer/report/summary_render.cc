@@ -81,7 +81,7 @@ std::string measured_peak_line(const analysis::RunSummary& s) {
   const std::string where = p.in_step ? fmt::format(", in step {}", p.step) : std::string(", outside the steps");
   const std::string of = s.measured_ranks > 1 ? fmt::format(" (the highest of {} ranks)", s.measured_ranks) : "";
   return fmt::format("memory measured (the GPU allocator's events): peak {} allocated on rank {}{}{}",
-                     mb_text(double(p.bytes)), p.rank, where, of);
+                     bytes_text(double(p.bytes)), p.rank, where, of);
 }
 
 }  // namespace

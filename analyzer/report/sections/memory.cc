@@ -110,7 +110,7 @@ std::string before_sentence(const metrics::MeasuredMemory& m) {
   return fmt::format(
       "allocated before the trace began: {} (the first event's total less its own bytes), {} of it still allocated at "
       "the peak; the trace cannot say what made it",
-      mb_text(double(m.before_trace)), mb_text(double(m.before_trace_left)));
+      bytes_text(double(m.before_trace)), bytes_text(double(m.before_trace_left)));
 }
 
 // Whether the ZeRO comparison's own table has anything the measured one does not show: a trainer counter
