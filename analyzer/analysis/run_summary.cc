@@ -139,6 +139,11 @@ class Summarizer {
   }
 
   void add_memory(const report::RankReport& rr) {
+    if (const metrics::MeasuredMemory& mm = rr.memory.measured; mm.events > 0) {
+      ++s_.measured_ranks;
+      if (!s_.measured_peak || mm.peak_allocated > s_.measured_peak->bytes)
+        s_.measured_peak = RunSummary::MeasuredPeak{rr.rank, mm.peak_allocated, mm.peak_in_step, mm.peak_step};
+    }
     bool compared = false;
     for (const metrics::MemoryRow& row : rr.memory.rows) {
       if (!row.measured || !row.predicted || *row.predicted <= 0) continue;

@@ -88,6 +88,15 @@ struct RunSummary {
     double measured = 0, predicted = 0;
   };
   std::optional<Departure> departs_most;
+  // Measured from the GPU allocator's events (metrics/memory_measured.h): the highest rank's peak.
+  struct MeasuredPeak {
+    int rank = 0;
+    int64_t bytes = 0;
+    bool in_step = false;
+    int64_t step = 0;
+  };
+  std::optional<MeasuredPeak> measured_peak;
+  size_t measured_ranks = 0;  // ranks with allocator events
 
   // What could not be computed: which part, on which ranks, and why (the reason's code).
   struct Missing {

@@ -76,6 +76,7 @@ RankMemory compare_memory(const model::Rank& rank) {
   }
   out.all_agree = worst >= 0 && worst < kMemoryAgreement;
   out.no_counters = !any_measured;
+  out.measured = measure_memory(rank);
   return out;
 }
 

@@ -74,6 +74,16 @@ std::string budget_line(const analysis::RunSummary::Budget& b, size_t ranks) {
   return line + fmt::format(" + idle {} ms", mean(b.sum.idle_ns()));
 }
 
+// "memory measured (the GPU allocator's events): peak 675.766 MB allocated on rank 0, in step 1" (the highest
+// of the ranks' peaks).
+std::string measured_peak_line(const analysis::RunSummary& s) {
+  const auto& p = *s.measured_peak;
+  const std::string where = p.in_step ? fmt::format(", in step {}", p.step) : std::string(", outside the steps");
+  const std::string of = s.measured_ranks > 1 ? fmt::format(" (the highest of {} ranks)", s.measured_ranks) : "";
+  return fmt::format("memory measured (the GPU allocator's events): peak {} allocated on rank {}{}{}",
+                     bytes_text(double(p.bytes)), p.rank, where, of);
+}
+
 }  // namespace
 
 std::vector<std::string> summary_lines(const analysis::RunSummary& s) {
@@ -152,6 +162,7 @@ std::vector<std::string> summary_lines(const analysis::RunSummary& s) {
     }
     out.push_back(m);
   }
+  if (s.measured_peak) out.push_back(measured_peak_line(s));
   for (const analysis::RunSummary::Missing& m : s.missing) out.push_back("not computed: " + missing_text(m));
   return out;
 }
@@ -219,6 +230,12 @@ nlohmann::json summary_json(const analysis::RunSummary& s) {
                                    {"category", s.departs_most->category},
                                    {"measured_bytes", s.departs_most->measured},
                                    {"predicted_bytes", s.departs_most->predicted}};
+  if (s.measured_peak)
+    j["memory"]["measured_peak"] = {
+        {"rank", s.measured_peak->rank},
+        {"allocated_bytes", s.measured_peak->bytes},
+        {"step", s.measured_peak->in_step ? nlohmann::json(s.measured_peak->step) : nlohmann::json(nullptr)},
+        {"ranks_measured", s.measured_ranks}};
   j["not_computed"] = nlohmann::json::array();
   for (const analysis::RunSummary::Missing& m : s.missing)
     j["not_computed"].push_back({{"part", m.part}, {"ranks", m.ranks}, {"reason", missing_text(m)}});
