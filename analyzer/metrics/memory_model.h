@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/metrics/memory_inference.h"
 #include "model/trace.h"
 #include "sizing/activations.h"
 #include "sizing/zero_model.h"
@@ -35,8 +36,15 @@ struct RankMemory {
   // prediction (states_na; None when there is one).
   bool no_counters = false;
   sizing::MemoryNa states_na;
+  // The configuration's inputs: from run_config, or, without one, read off the trace (memory_inference.h);
+  // flags on `report` override them (give_memory_inputs).
+  MemoryInputs inputs;
+  bool state_counters = false;  // the trace has memory.* counters for the model states (a silent one measured 0)
 };
 
 RankMemory compare_memory(const model::Rank& rank);
+// The flags' values over the inputs, and the predictions made again from them: applied to a rank's
+// comparison after it was summarised, so that a summary file takes flags too.
+void give_memory_inputs(RankMemory& m, const MemoryGiven& given);
 
 }  // namespace shardscope::metrics
