@@ -39,10 +39,11 @@ std::vector<Ref> collectives(const model::Rank& rank, CollectiveKind kind) {
   return device.empty() ? host : device;
 }
 
-// The step (index into rank.steps) of an event: the importer's, else the step whose host range holds its start
-// (a host-only collective, Gloo's); -1 for none.
+// The step (index into rank.steps) of an event: the importer's, else, for a host event, the step whose host
+// range holds its start (a host-only collective, Gloo's); -1 for none. A device event the importer left out
+// of every step stays out.
 int step_of(const model::Rank& rank, const Event& e) {
-  if (e.step >= 0) return e.step;
+  if (e.step >= 0 || e.is_device()) return e.step;
   for (size_t i = 0; i < rank.steps.size(); ++i) {
     const model::Step& s = rank.steps[i];
     if (e.ts_ns >= s.host_start_ns && e.ts_ns < s.host_end_ns) return int(i);
@@ -197,6 +198,11 @@ void from_all_reduces(const model::Rank& rank, const std::vector<Ref>& ars, Memo
   s.events = int64_t(ars.size()), s.at = ars.front().at;
   const int si = step_with_most(rank, ars);
   MemoryInput& p = in.params;
+  // No size anywhere is the reason that holds whatever the steps.
+  if (std::none_of(ars.begin(), ars.end(), [](const Ref& r) { return r.e->bytes >= 0; })) {
+    p.na = InferNa::NoMessageSizes;
+    return;
+  }
   if (si < 0) {
     p.na = InferNa::NoSteps;
     return;
