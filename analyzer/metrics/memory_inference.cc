@@ -229,10 +229,10 @@ void from_all_reduces(const model::Rank& rank, const std::vector<Ref>& ars, Memo
 
 }  // namespace
 
-bool MemoryInputs::any_inferred_or_given() const {
+bool MemoryInputs::inferred_or_given() const {
   for (const MemoryInput* i : {&world_size, &sharding, &params, &dtype, &optimizer})
-    if (i->origin == InputOrigin::Inferred || i->origin == InputOrigin::Given) return true;
-  return false;
+    if (i->origin == InputOrigin::Given) return true;
+  return sharding.origin == InputOrigin::Inferred;
 }
 
 std::optional<int> stage_of_sharding(const std::string& name) {

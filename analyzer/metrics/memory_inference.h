@@ -71,7 +71,9 @@ struct MemoryInputs {
   double largest_unit = 0;  // its largest unit's gathered parameters (stage 3's gathered bytes)
   double root_unit = 0;     // a unit gathered once while the others are gathered twice: kept through backward
   int group_size = 0;       // HYBRID_SHARD: the sharding group (the all-gathers'), N in the model
-  bool any_inferred_or_given() const;
+  // Any input given, or the strategy read off the collectives: a trace with no collectives (one process)
+  // has nothing to say about a sharded model, whatever its header's world size.
+  bool inferred_or_given() const;
 };
 
 // What flags on `report` give; unset ones stay as inferred.

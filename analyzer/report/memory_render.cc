@@ -76,6 +76,7 @@ std::string na_text(const sizing::MemoryNa& why) {
       return fmt::format("n/a: the trace has no run_config and does not show the {} (give --{} to `shardscope report`)",
                          why.text == "params"       ? "parameter count"
                          : why.text == "world_size" ? "world size"
+                         : why.text == "sharding"   ? "sharding strategy"
                                                     : why.text,
                          flag);
     }
@@ -133,7 +134,8 @@ std::string basis_text(const metrics::MemoryInput& in, const metrics::MemoryInpu
     case B::GatheredOnce:
       return fmt::format("each unit all-gathered once in step {}, in forward only ({} all-gathers)", in.step,
                          in.events);
-    case B::AllReduceOnly: return fmt::format("all-reduces and no all-gather ({} all-reduces)", in.events);
+    case B::AllReduceOnly:
+      return fmt::format("all-reduces and no all-gather ({} all-reduce{})", in.events, in.events == 1 ? "" : "s");
     case B::TwoGroupSizes:
       return fmt::format(
           "all-gathers over groups of {} ranks beside all-reduces across them ({} all-gathers in step {})",
@@ -163,7 +165,7 @@ std::string input_text(const metrics::MemoryInput& in, std::string_view name, co
 
 std::string inputs_line(const metrics::RankMemory& m) {
   const metrics::MemoryInputs& in = m.inputs;
-  if (!in.any_inferred_or_given()) return "";
+  if (!in.inferred_or_given()) return "";
   std::string s;
   const std::pair<const metrics::MemoryInput*, std::string_view> all[] = {{&in.world_size, "world_size"},
                                                                           {&in.sharding, "sharding"},

@@ -22,7 +22,8 @@ std::string na_text(const sizing::MemoryNa& why);
 std::string input_text(const metrics::MemoryInput& in, std::string_view name, const metrics::MemoryInputs& all);
 // Why an input could not be inferred.
 std::string infer_na_text(metrics::InferNa na, const std::string& text);
-// The five inputs, "; "-joined, when any was inferred or given; "" when all came from run_config.
+// The five inputs, "; "-joined, when the strategy was inferred or any input given (MemoryInputs::
+// inferred_or_given); "" otherwise (all from run_config, or a trace with no collectives).
 std::string inputs_line(const metrics::RankMemory& m);
 // "inferred", "given", "run_config", "unknown".
 std::string_view origin_name(metrics::InputOrigin o);

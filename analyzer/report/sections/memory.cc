@@ -137,7 +137,7 @@ class Memory final : public Section {
       m[k::kRows].push_back(ro);
     }
     if (mem.config) m[k::kMemoryCommand] = memory_command(*mem.config);
-    if (mem.inputs.any_inferred_or_given()) m[k::kModelInputs] = inputs_json(mem.inputs);
+    if (mem.inputs.inferred_or_given()) m[k::kModelInputs] = inputs_json(mem.inputs);
     const std::string departs = departs_most(mem), states = states_model(mem);
     m[k::kDepartsMost] = departs.empty() ? nlohmann::json(nullptr) : nlohmann::json(departs);
     m[k::kStatesModel] = states.empty() ? nlohmann::json(nullptr) : nlohmann::json(states);
