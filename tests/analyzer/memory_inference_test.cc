@@ -242,6 +242,37 @@ TEST(MemoryInference, FlagsCompleteWhatTheTraceLacks) {
   EXPECT_DOUBLE_EQ(predicted(m, "optimizer_state"), 8000);
 }
 
+// HYBRID_SHARD shards over the all-gathers' group, not the world (no real hybrid capture here: the rule alone).
+TEST(MemoryInference, HybridShardsOverTheGatherGroup) {
+  metrics::MemoryInputs in;
+  auto inferred = [](metrics::MemoryInput& i, double v, std::string t) {
+    i.origin = InputOrigin::Inferred, i.value = v, i.text = std::move(t);
+  };
+  inferred(in.world_size, 64, "");
+  inferred(in.sharding, 3, "HYBRID_SHARD");
+  inferred(in.params, 8e9, "");
+  inferred(in.dtype, 0, "bf16");
+  in.group_size = 8;
+  sizing::MemoryNa why;
+  auto c = metrics::config_from_inputs(in, why);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->world, 8);
+  EXPECT_EQ(c->stage, 3);
+  EXPECT_EQ(c->param_bytes, 2);
+  // Given as FULL_SHARD, it shards over all 64.
+  metrics::MemoryGiven g;
+  g.sharding = "FULL_SHARD";
+  metrics::apply_given(in, g);
+  c = metrics::config_from_inputs(in, why);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->world, 64);
+  // An unknown input names itself.
+  in.dtype = {};
+  EXPECT_FALSE(metrics::config_from_inputs(in, why));
+  EXPECT_EQ(why.code, sizing::MemoryNa::Code::NoInferredInput);
+  EXPECT_EQ(why.text, "dtype");
+}
+
 // The flags reach the report in every format: its JSON marks each input given or inferred.
 TEST(MemoryInference, ReportFlagsInJsonTextAndHtml) {
   const std::string dir = (kData / "torch211_fsdp_memory" / "fsdp2").string();
