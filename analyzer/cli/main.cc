@@ -1,6 +1,8 @@
 // The shardscope command line. Subcommands live in their own files; this one only wires them to CLI11.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
@@ -111,8 +113,17 @@ void add_memory_inputs(CLI::App& report, Args& x, Commands& c) {
               "STRATEGY"));
   c.given_dtype = report.add_option("--dtype", x.given_dtype, "Memory model: the parameters' dtype")
                       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
-  c.given_optimizer = report.add_option("--optimizer", x.given_optimizer,
-                                        "Memory model: the optimizer (the model counts AdamW's state)");
+  c.given_optimizer =
+      report
+          .add_option("--optimizer", x.given_optimizer, "Memory model: the optimizer (the model counts AdamW's state)")
+          ->check(CLI::Validator(
+              [](std::string& s) -> std::string {
+                const bool ok = !s.empty() && s.size() <= 64 && std::all_of(s.begin(), s.end(), [](unsigned char ch) {
+                  return std::isalnum(ch) || ch == '_' || ch == '-';
+                });
+                return ok ? std::string() : "must be an optimizer's name (letters, digits, _ or -; up to 64)";
+              },
+              "NAME"));
 }
 
 shardscope::metrics::MemoryGiven memory_given(const Args& x, const Commands& c) {

@@ -300,6 +300,9 @@ TEST(MemoryInference, ReportFlagsInJsonTextAndHtml) {
   auto bad = test::run({SHARDSCOPE_BIN, "report", "-q", dir, "--sharding", "zero9"});
   EXPECT_EQ(bad.rc, 2);  // CLI11's usage error... or ours: not 0, and it names the option
   EXPECT_NE(bad.err.find("--sharding"), std::string::npos) << bad.err;
+  auto odd = test::run({SHARDSCOPE_BIN, "report", "-q", dir, "--optimizer", "a b;<x>"});
+  EXPECT_NE(odd.rc, 0);
+  EXPECT_NE(odd.err.find("--optimizer"), std::string::npos) << odd.err;
 }
 
 }  // namespace
