@@ -86,6 +86,8 @@ struct MemoryNa {
     ModelSilent,            // the model says nothing about this category
     NoOffload,              // the run does not offload
     AllocatorTotal,         // the model predicts categories, not the allocator's total
+    NoInferredInput,       // no run_config, and `text` (world_size, sharding, params, dtype) was not read off the trace
+    OptimizerNotModelled,  // `text`: the optimizer ("" unknown); the model counts AdamW's two fp32 moments
   };
   Code code = Code::None;
   std::string text;

@@ -242,6 +242,30 @@ struct Fields<metrics::MeasuredMemory> {
 static_assert(fields_cover_struct<metrics::MeasuredMemory>());
 
 template <>
+struct Fields<metrics::MemoryInput> {
+  static constexpr std::tuple list{
+      field("origin", &metrics::MemoryInput::origin), field("basis", &metrics::MemoryInput::basis),
+      field("na", &metrics::MemoryInput::na),         field("value", &metrics::MemoryInput::value),
+      field("text", &metrics::MemoryInput::text),     field("events", &metrics::MemoryInput::events),
+      field("step", &metrics::MemoryInput::step),     field("at", &metrics::MemoryInput::at)};
+};
+static_assert(fields_cover_struct<metrics::MemoryInput>());
+
+template <>
+struct Fields<metrics::MemoryInputs> {
+  static constexpr std::tuple list{field("world_size", &metrics::MemoryInputs::world_size),
+                                   field("sharding", &metrics::MemoryInputs::sharding),
+                                   field("params", &metrics::MemoryInputs::params),
+                                   field("dtype", &metrics::MemoryInputs::dtype),
+                                   field("optimizer", &metrics::MemoryInputs::optimizer),
+                                   field("units", &metrics::MemoryInputs::units),
+                                   field("largest_unit", &metrics::MemoryInputs::largest_unit),
+                                   field("root_unit", &metrics::MemoryInputs::root_unit),
+                                   field("group_size", &metrics::MemoryInputs::group_size)};
+};
+static_assert(fields_cover_struct<metrics::MemoryInputs>());
+
+template <>
 struct Fields<metrics::RankMemory> {
   static constexpr std::tuple list{field("rank", &metrics::RankMemory::rank),
                                    field("rows", &metrics::RankMemory::rows),
@@ -252,7 +276,9 @@ struct Fields<metrics::RankMemory> {
                                    field("activations_na", &metrics::RankMemory::activations_na),
                                    field("no_counters", &metrics::RankMemory::no_counters),
                                    field("states_na", &metrics::RankMemory::states_na),
-                                   field("measured", &metrics::RankMemory::measured)};
+                                   field("measured", &metrics::RankMemory::measured),
+                                   field("inputs", &metrics::RankMemory::inputs),
+                                   field("state_counters", &metrics::RankMemory::state_counters)};
 };
 static_assert(fields_cover_struct<metrics::RankMemory>());
 

@@ -1,6 +1,8 @@
 // The shardscope command line. Subcommands live in their own files; this one only wires them to CLI11.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
@@ -75,13 +77,64 @@ struct Args {
   int stage = -1;
   double params = 0, largest_unit = 0, root_unit = 0;
   shardscope::cli::LaunchOptions lo;
+  // report: the memory model's inputs over what the trace shows.
+  double given_params = 0;
+  int given_world = 0;
+  std::string given_sharding, given_dtype, given_optimizer;
 };
 
 // The subcommands, and the options whose presence run() asks about.
 struct Commands {
   CLI::App *inspect, *report, *check, *summarize, *diff, *memory, *launch;
   CLI::Option *params_opt, *largest_opt, *root_opt;
+  CLI::Option *given_params, *given_world, *given_sharding, *given_dtype, *given_optimizer;
 };
+
+// report's flags for the memory model's inputs (metrics/memory_inference.h): each overrides what the trace
+// shows or its run_config says.
+void add_memory_inputs(CLI::App& report, Args& x, Commands& c) {
+  c.given_params = report.add_option("--params", x.given_params, "Memory model: the parameter count (e.g. 7.5e9)")
+                       ->check(parameter_count(1));
+  c.given_world =
+      report.add_option("--world-size", x.given_world, "Memory model: ranks in the run")->check(between(1, 1 << 30));
+  c.given_sharding =
+      report
+          .add_option("--sharding", x.given_sharding,
+                      "Memory model: the strategy (FULL_SHARD, SHARD_GRAD_OP, NO_SHARD, HYBRID_SHARD; zero1-3, ddp)")
+          ->check(CLI::Validator(
+              [](std::string& s) -> std::string {
+                return shardscope::metrics::stage_of_sharding(s)
+                           ? std::string()
+                           : fmt::format(
+                                 "must be FULL_SHARD, SHARD_GRAD_OP, NO_SHARD, HYBRID_SHARD, zero1, zero2, "
+                                 "zero3 or ddp, not '{}'",
+                                 s.substr(0, 40));
+              },
+              "STRATEGY"));
+  c.given_dtype = report.add_option("--dtype", x.given_dtype, "Memory model: the parameters' dtype")
+                      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
+  c.given_optimizer =
+      report
+          .add_option("--optimizer", x.given_optimizer, "Memory model: the optimizer (the model counts AdamW's state)")
+          ->check(CLI::Validator(
+              [](std::string& s) -> std::string {
+                const bool ok = !s.empty() && s.size() <= 64 && std::all_of(s.begin(), s.end(), [](unsigned char ch) {
+                  return std::isalnum(ch) || ch == '_' || ch == '-';
+                });
+                return ok ? std::string() : "must be an optimizer's name (letters, digits, _ or -; up to 64)";
+              },
+              "NAME"));
+}
+
+shardscope::metrics::MemoryGiven memory_given(const Args& x, const Commands& c) {
+  shardscope::metrics::MemoryGiven g;
+  if (*c.given_params) g.params = x.given_params;
+  if (*c.given_world) g.world_size = x.given_world;
+  if (*c.given_sharding) g.sharding = x.given_sharding;
+  if (*c.given_dtype) g.dtype = x.given_dtype;
+  if (*c.given_optimizer) g.optimizer = x.given_optimizer;
+  return g;
+}
 
 void add_reading(CLI::App& app, Args& x, Commands& c, const std::string& formats) {
   c.inspect =
@@ -111,6 +164,7 @@ void add_reading(CLI::App& app, Args& x, Commands& c, const std::string& formats
                    "(e.g. /local/job42/traces.{local_rank}); the report is that of all of them in process order")
       ->needs(mpi_flag)
       ->excludes(report_paths);
+  add_memory_inputs(*c.report, x, c);
 
   c.check = app.add_subcommand(
       "check-prefetch", "Verify BACKWARD_PRE prefetch per unit and step; exit 0 effective, 1 not effective, 2 error");
@@ -258,8 +312,9 @@ int run_printing(Args& x, const Commands& c, std::ostream& out) {
     return 2;
   }
   if (*c.report && x.mpi)
-    return cli::report_mpi(x.paths, x.format, x.output, out, std::cerr, x.rules, *sel, x.files_per_process);
-  if (*c.report) return cli::report(x.paths, x.format, x.output, out, std::cerr, x.rules, *sel);
+    return cli::report_mpi(x.paths, x.format, x.output, out, std::cerr, x.rules, *sel, x.files_per_process,
+                           memory_given(x, c));
+  if (*c.report) return cli::report(x.paths, x.format, x.output, out, std::cerr, x.rules, *sel, memory_given(x, c));
   if (*c.check) return cli::check_prefetch(x.paths, x.format, out, std::cerr, x.rules, *sel, x.units);
   if (*c.summarize) return cli::summarize(x.paths, x.summary_dir, out, std::cerr, x.rules);
   if (*c.diff) return cli::diff(x.a, x.b, x.format, out, std::cerr, x.rules);

@@ -15,8 +15,13 @@ Result report_result(const report::Report& r, const report::Selection& sel) {
           .html = [&r, &sel] { return report::render_html(r, sel); }};
 }
 
+void give_memory(report::Report& r, const metrics::MemoryGiven& given) {
+  for (report::RankReport& rr : r.ranks) metrics::give_memory_inputs(rr.memory, given);
+}
+
 int report(const std::vector<std::string>& paths, const std::string& format, const std::string& output,
-           std::ostream& out, std::ostream& err, const plugins::ReadRules& rules, const report::Selection& sel) {
+           std::ostream& out, std::ostream& err, const plugins::ReadRules& rules, const report::Selection& sel,
+           const metrics::MemoryGiven& given) {
   return guarded(err, [&] {
     std::optional<analysis::AnalysedRun> run;
     {
@@ -24,6 +29,7 @@ int report(const std::vector<std::string>& paths, const std::string& format, con
       run = analysis::analyse_stream(paths, {.on_progress = progress.callback(), .rules = rules});
     }
     print_warnings(run->warnings, err);
+    give_memory(run->report, given);
     return write_result(format, report_result(run->report, sel), output, out, err) ? 0 : 2;
   });
 }

@@ -192,7 +192,7 @@ void reduce_tables(metrics::InstanceTable& table, int me, int procs) {
 
 int report_mpi(const std::vector<std::string>& paths_given, const std::string& format, const std::string& output,
                std::ostream& out, std::ostream& err, const plugins::ReadRules& rules, const report::Selection& sel,
-               const std::string& files_per_process) {
+               const std::string& files_per_process, const metrics::MemoryGiven& given) {
   MPI_Init(nullptr, nullptr);
   int me = 0, procs = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
@@ -343,6 +343,7 @@ int report_mpi(const std::vector<std::string>& paths_given, const std::string& f
           std::move(world));
       report::Report r = std::move(reducer).finish(paths, warnings, analysis::Scope::Everything);
       print_warnings(r.warnings, err);
+      give_memory(r, given);
       return write_result(format, report_result(r, sel), output, out, err) ? 0 : 2;
     });
   }

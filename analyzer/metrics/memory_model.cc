@@ -1,6 +1,7 @@
 #include "analyzer/metrics/memory_model.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -25,6 +26,59 @@ bool any_measured_counter(const model::Rank& rank) {
     if (rank.counter(c)) return true;
   return false;
 }
+
+// Each row's prediction from m.config and m.activations, and which row departs most.
+void predict_rows(RankMemory& m) {
+  using Code = MemoryNa::Code;
+  std::optional<MemoryPrediction> p;
+  if (m.config) p = predict(*m.config);
+  const MemoryNa& no_config = m.states_na;
+  // The model counts AdamW's moments: for another optimizer, or none named, it says nothing about the state.
+  MemoryNa optimizer_na = no_config;
+  const MemoryInput& opt = m.inputs.optimizer;
+  std::string o = opt.text;
+  std::transform(o.begin(), o.end(), o.begin(), [](unsigned char ch) { return char(std::tolower(ch)); });
+  const bool optimizer_known = p && (opt.origin == InputOrigin::RunConfig || o == "adamw" || o == "adam");
+  if (p && !optimizer_known) optimizer_na = {Code::OptimizerNotModelled, opt.text};
+  auto value = [&](double v) { return p ? std::optional(v) : std::nullopt; };
+  m.departs_most.reset();
+  double worst = -1;
+  for (auto it = m.rows.begin(); it != m.rows.end();) {
+    MemoryRow& row = *it;
+    const std::string c = "memory." + row.category;
+    std::optional<double> predicted;
+    MemoryNa why = no_config;
+    if (c == keys::kMemoryShardedParams) predicted = value(p ? p->sharded_params() : 0);
+    else if (c == keys::kMemoryUnshardedParams)
+      predicted = value(p ? p->unsharded_params() : 0);
+    else if (c == keys::kMemoryGradients)
+      predicted = value(p ? p->gradients : 0);
+    else if (c == keys::kMemoryOptimizerState)
+      predicted = optimizer_known ? value(p->optimizer_state) : std::nullopt, why = optimizer_na;
+    else if (c == keys::kMemoryHostOffloaded)
+      predicted = p && m.config->offload ? std::optional(p->host_offloaded) : std::nullopt,
+      why = p ? MemoryNa{Code::NoOffload} : no_config;
+    else if (c == keys::kMemoryActivations)
+      predicted = m.activations ? std::optional(m.activations->bytes) : std::nullopt, why = m.activations_na;
+    else
+      why = {Code::AllocatorTotal};
+    if (!row.measured && !predicted && c == keys::kMemoryHostOffloaded) {  // no offload: no row
+      it = m.rows.erase(it);
+      continue;
+    }
+    row.predicted = predicted;
+    row.predicted_na = predicted ? MemoryNa{} : why ? why : MemoryNa{Code::ModelSilent};
+    // A counter that never left zero is never written: with a prediction beside it, it measured zero.
+    if (!row.measured && row.predicted && m.state_counters) row.measured = 0.0, row.measured_na = {};
+    if (row.measured && row.predicted) {
+      double rel = std::fabs(*row.measured - *row.predicted) / std::max(*row.predicted, 1.0);
+      if (rel > worst) worst = rel, m.departs_most = size_t(it - m.rows.begin());
+    }
+    ++it;
+  }
+  m.all_agree = worst >= 0 && worst < kMemoryAgreement;
+}
+
 }  // namespace
 
 RankMemory compare_memory(const model::Rank& rank) {
@@ -32,52 +86,48 @@ RankMemory compare_memory(const model::Rank& rank) {
   RankMemory out;
   out.rank = rank.rank;
   out.config = config_from_run(rank.shape, rank.world_size, out.states_na);
-  std::optional<MemoryPrediction> p;
-  if (out.config) p = predict(*out.config);
+  if (out.config) out.inputs = inputs_from_config(*out.config);
+  else if (out.states_na.code == Code::NoRunConfig || out.states_na.code == Code::NoSharding) {
+    // PyTorch's profiler, Nsight, an injected program's trace: the configuration as the trace shows it. Where
+    // that fails too, a run_config without a strategy stays the reason.
+    out.inputs = infer_memory_inputs(rank);
+    MemoryNa inferred_na;
+    out.config = config_from_inputs(out.inputs, inferred_na);
+    if (out.config || out.states_na.code == Code::NoRunConfig) out.states_na = inferred_na;
+  }
   if (auto ac = activation_config_from_run(rank.shape, out.activations_na)) out.activations = predict_activations(*ac);
-  struct Cat {
-    const char* counter;
-    std::optional<double> predicted;
-    MemoryNa why_not;  // why there is no prediction
-  };
-  const MemoryNa& no_config = out.states_na;
-  const Cat cats[] = {
-      {keys::kMemoryShardedParams, p ? std::optional(p->sharded_params()) : std::nullopt, no_config},
-      {keys::kMemoryUnshardedParams, p ? std::optional(p->unsharded_params()) : std::nullopt, no_config},
-      {keys::kMemoryGradients, p ? std::optional(p->gradients) : std::nullopt, no_config},
-      {keys::kMemoryOptimizerState, p ? std::optional(p->optimizer_state) : std::nullopt, no_config},
-      {keys::kMemoryHostOffloaded, p && out.config->offload ? std::optional(p->host_offloaded) : std::nullopt,
-       p ? MemoryNa{Code::NoOffload} : no_config},
-      {keys::kMemoryActivations, out.activations ? std::optional(out.activations->bytes) : std::nullopt,
-       out.activations_na},
-      {keys::kMemoryAllocatorTotal, std::nullopt, {Code::AllocatorTotal}},
-  };
-  bool any_measured = false;
-  double worst = -1;
-  for (const Cat& c : cats) {
+  out.state_counters = any_measured_counter(rank);
+  for (const char* c :
+       {keys::kMemoryShardedParams, keys::kMemoryUnshardedParams, keys::kMemoryGradients, keys::kMemoryOptimizerState,
+        keys::kMemoryHostOffloaded, keys::kMemoryActivations, keys::kMemoryAllocatorTotal}) {
     MemoryRow row;
-    row.category = std::string(c.counter).substr(7);  // without "memory."
-    if (const model::CounterSeries* s = rank.counter(c.counter)) row.measured = s->peak(), any_measured = true;
-    row.predicted = c.predicted;
-    if (!row.measured && !row.predicted && c.counter == keys::kMemoryHostOffloaded) continue;  // no offload
-    // A counter that never left zero is never written: with a prediction beside it, it measured zero.
-    if (!row.measured && row.predicted && any_measured_counter(rank)) row.measured = 0.0;
+    row.category = std::string(c).substr(7);  // without "memory."
+    if (const model::CounterSeries* s = rank.counter(c)) row.measured = s->peak();
     if (!row.measured) row.measured_na = {Code::NoCounter};
-    if (!row.predicted) row.predicted_na = c.why_not ? c.why_not : MemoryNa{Code::ModelSilent};
-    if (row.measured && row.predicted) {
-      double diff = *row.measured - *row.predicted;
-      double rel = std::fabs(diff) / std::max(*row.predicted, 1.0);
-      if (rel > worst) {
-        worst = rel;
-        out.departs_most = out.rows.size();
-      }
-    }
     out.rows.push_back(row);
   }
-  out.all_agree = worst >= 0 && worst < kMemoryAgreement;
-  out.no_counters = !any_measured;
+  out.no_counters = std::none_of(out.rows.begin(), out.rows.end(), [](const MemoryRow& r) { return r.measured; });
   out.measured = measure_memory(rank);
+  predict_rows(out);
   return out;
+}
+
+void give_memory_inputs(RankMemory& m, const MemoryGiven& given) {
+  if (!given.any()) return;
+  const bool from_run = m.inputs.world_size.origin == InputOrigin::RunConfig && m.config;
+  apply_given(m.inputs, given);
+  if (from_run) {
+    // run_config's units and prefetch stay; the flags change what they name.
+    sizing::MemoryConfig& c = *m.config;
+    if (given.params) c.params = *given.params, c.padded_params = 0;
+    if (given.world_size) c.world = *given.world_size;
+    if (given.sharding) c.stage = int(m.inputs.sharding.value);
+    if (given.dtype) sizing::apply_dtype(c, m.inputs.dtype.text);
+  } else {
+    m.states_na = {};
+    m.config = config_from_inputs(m.inputs, m.states_na);
+  }
+  predict_rows(m);
 }
 
 }  // namespace shardscope::metrics

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "analyzer/metrics/memory_measured.h"
+#include "analyzer/metrics/memory_inference.h"
 #include "model/trace.h"
 #include "sizing/activations.h"
 #include "sizing/zero_model.h"
@@ -38,8 +39,16 @@ struct RankMemory {
   sizing::MemoryNa states_na;
   // What the GPU allocator's own events measured (PyTorch profiler traces); events 0 when the trace has none.
   MeasuredMemory measured;
+
+  // The configuration's inputs: from run_config, or, without one, read off the trace (memory_inference.h);
+  // flags on `report` override them (give_memory_inputs).
+  MemoryInputs inputs;
+  bool state_counters = false;  // the trace has memory.* counters for the model states (a silent one measured 0)
 };
 
 RankMemory compare_memory(const model::Rank& rank);
+// The flags' values over the inputs, and the predictions made again from them: applied to a rank's
+// comparison after it was summarised, so that a summary file takes flags too.
+void give_memory_inputs(RankMemory& m, const MemoryGiven& given);
 
 }  // namespace shardscope::metrics

@@ -70,8 +70,110 @@ std::string na_text(const sizing::MemoryNa& why) {
     case Code::NoOffload: return "n/a: the run does not offload";
     case Code::AllocatorTotal:
       return "n/a: the model predicts categories, not the allocator's total (which holds them all and more)";
+    case Code::NoInferredInput: {
+      std::string flag = why.text;
+      std::replace(flag.begin(), flag.end(), '_', '-');
+      return fmt::format("n/a: the trace has no run_config and does not show the {} (give --{} to `shardscope report`)",
+                         why.text == "params"       ? "parameter count"
+                         : why.text == "world_size" ? "world size"
+                         : why.text == "sharding"   ? "sharding strategy"
+                                                    : why.text,
+                         flag);
+    }
+    case Code::OptimizerNotModelled:
+      return why.text.empty() ? "n/a: the trace names no optimizer (the model counts AdamW's; give --optimizer adamw)"
+                              : "n/a: the model counts AdamW's two fp32 moments, not " + why.text + "'s";
   }
   return "";
+}
+
+std::string_view origin_name(metrics::InputOrigin o) {
+  using O = metrics::InputOrigin;
+  switch (o) {
+    case O::None: return "unknown";
+    case O::RunConfig: return "run_config";
+    case O::Inferred: return "inferred";
+    case O::Given: return "given";
+  }
+  return "unknown";
+}
+
+std::string infer_na_text(metrics::InferNa na, const std::string& text) {
+  using N = metrics::InferNa;
+  switch (na) {
+    case N::None: return "";
+    case N::NoWorldSize: return "neither the trace's header nor any collective's group size says the world size";
+    case N::NoCollectives: return "no all-gather and no all-reduce in the trace";
+    case N::NoUnits: return "the all-gathers name no FSDP unit, so forward and backward gathers cannot be told apart";
+    case N::NoMessageSizes: return "the collectives carry no sizes (In/Out msg nelems)";
+    case N::NoSteps: return "the collectives fall in no step";
+    case N::NoStrategy: return "the sharding strategy is unknown";
+    case N::NoDtype: return "no collective names its dtype";
+    case N::MixedDtypes: return "the collectives name several dtypes (" + text + ")";
+    case N::UnknownDtype: return "the collectives' dtype " + text + " is not fp32, bf16 or fp16";
+    case N::NoOptimizerRange: return "no Optimizer.step#... range";
+  }
+  return "";
+}
+
+std::string input_value(const metrics::MemoryInput& in, std::string_view name) {
+  if (!in.known()) return "";
+  if (name == "world_size" || name == "params") return fmt::format("{:.0f}", in.value);
+  return in.text;
+}
+
+std::string basis_text(const metrics::MemoryInput& in, const metrics::MemoryInputs& all) {
+  using B = metrics::InputBasis;
+  switch (in.basis) {
+    case B::None: return "";
+    case B::TraceHeader: return "the trace header's world size (Kineto: distributedInfo.world_size)";
+    case B::GroupSize: return "the largest collective group";
+    case B::GatheredTwice:
+      return fmt::format("units all-gathered in forward and again in backward in step {} ({} all-gathers)", in.step,
+                         in.events);
+    case B::GatheredOnce:
+      return fmt::format("each unit all-gathered once in step {}, in forward only ({} all-gathers)", in.step,
+                         in.events);
+    case B::AllReduceOnly:
+      return fmt::format("all-reduces and no all-gather ({} all-reduce{})", in.events, in.events == 1 ? "" : "s");
+    case B::TwoGroupSizes:
+      return fmt::format(
+          "all-gathers over groups of {} ranks beside all-reduces across them ({} all-gathers in step {})",
+          all.group_size, in.events, in.step);
+    case B::GatherOutputs:
+      return fmt::format(
+          "the all-gather outputs of step {}, each of its {} units once ({} all-gathers; FSDP pads each unit to a "
+          "multiple of the ranks it is sharded over)",
+          in.step, all.units, in.events);
+    case B::AllReduceElements:
+      return fmt::format("the elements all-reduced in step {} ({} all-reduces): DDP reduces each gradient once a step",
+                         in.step, in.events);
+    case B::CollectiveDtype: return fmt::format("the dtype the collectives name ({} ops)", in.events);
+    case B::OptimizerRange: return fmt::format("the Optimizer.step#{}.step range ({} of them)", in.text, in.events);
+  }
+  return "";
+}
+
+std::string input_text(const metrics::MemoryInput& in, std::string_view name, const metrics::MemoryInputs& all) {
+  const std::string label = name == "world_size" ? "world size" : std::string(name);
+  if (!in.known()) return fmt::format("{} n/a: {}", label, infer_na_text(in.na, in.text));
+  const std::string v = input_value(in, name);
+  if (in.origin == metrics::InputOrigin::Inferred)
+    return fmt::format("{} {} (inferred from {})", label, v, basis_text(in, all));
+  return fmt::format("{} {} ({})", label, v, origin_name(in.origin));
+}
+
+std::string inputs_line(const metrics::RankMemory& m) {
+  const metrics::MemoryInputs& in = m.inputs;
+  if (!in.inferred_or_given()) return "";
+  std::string s;
+  const std::pair<const metrics::MemoryInput*, std::string_view> all[] = {{&in.world_size, "world_size"},
+                                                                          {&in.sharding, "sharding"},
+                                                                          {&in.params, "params"},
+                                                                          {&in.dtype, "dtype"},
+                                                                          {&in.optimizer, "optimizer"}};
+  for (const auto& [input, name] : all) s += (s.empty() ? "" : "; ") + input_text(*input, name, in);
+  return s;
 }
 
 std::string activations_how(const sizing::ActivationPrediction& p) {

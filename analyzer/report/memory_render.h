@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "analyzer/metrics/memory_model.h"
 
@@ -17,6 +18,21 @@ std::string memory_command(const sizing::MemoryConfig& c);
 std::string states_model(const metrics::RankMemory& m);
 // "n/a: the trace has no run_config (...)", ...; "" for Code::None.
 std::string na_text(const sizing::MemoryNa& why);
+// One model input and where it came from: "sharding FULL_SHARD (inferred: units all-gathered again for
+// backward in step 3, 10 all-gathers)", "params 7000000000 (given)", "dtype n/a: ...".
+std::string input_text(const metrics::MemoryInput& in, std::string_view name, const metrics::MemoryInputs& all);
+// Why an input could not be inferred.
+std::string infer_na_text(metrics::InferNa na, const std::string& text);
+// The five inputs, "; "-joined, when the strategy was inferred or any input given (MemoryInputs::
+// inferred_or_given); "" otherwise (all from run_config, or a trace with no collectives).
+std::string inputs_line(const metrics::RankMemory& m);
+// "inferred", "given", "run_config", "unknown".
+std::string_view origin_name(metrics::InputOrigin o);
+// What an inferred input was read from, in words ("" for other origins).
+std::string basis_text(const metrics::MemoryInput& in, const metrics::MemoryInputs& all);
+// The input's value as shown ("2", "FULL_SHARD", "20980736"); "" when unknown.
+std::string input_value(const metrics::MemoryInput& in, std::string_view name);
+
 // "predicted by Korthikanti et al. 2022 ...": the formula, its inputs and the dtype scaling.
 std::string activations_how(const sizing::ActivationPrediction& p);
 // How the activations were predicted, or why they were not.

@@ -145,6 +145,12 @@ inline constexpr const char* kFastestNs = "fastest_ns";
 // memory (report rows and `shardscope memory`).
 inline constexpr const char* kSource = "source";  // how the prediction was made
 inline constexpr const char* kMemoryCommand = "memory_command";
+// The model's inputs where any was read off the trace or given by a flag: per input its value, origin
+// ("inferred", "given", "run_config", "unknown"), from (in words, when inferred), reason (when unknown).
+inline constexpr const char* kModelInputs = "model_inputs";
+inline constexpr const char* kValue = "value";
+inline constexpr const char* kOrigin = "origin";
+inline constexpr const char* kFrom = "from";
 inline constexpr const char* kShardedParamsBytes = "sharded_params_bytes";
 inline constexpr const char* kMasterBytes = "master_bytes";
 inline constexpr const char* kGatheredBytes = "gathered_bytes";

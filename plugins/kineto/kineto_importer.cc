@@ -119,8 +119,10 @@ class Builder {
       if (f.correlation >= 0 && (f.cat == kk::kCatCudaRuntime || f.cat == kk::kCatCudaDriver))
         launch_[f.correlation] = {ts, track};
       if (f.ext >= 0) {
-        if (f.name == kk::kRecordParamComms && !f.coll_name.empty()) comm_by_ext_[f.ext] = coll_args(f);
-        else if (CollectiveKind k = name_class(e.name, f.name).launching_op; k != CollectiveKind::None)
+        if (f.name == kk::kRecordParamComms && !f.coll_name.empty()) {
+          comm_by_ext_[f.ext] = coll_args(f);
+          count_dtype(comm_by_ext_[f.ext].kind, f.dtype);
+        } else if (CollectiveKind k = name_class(e.name, f.name).launching_op; k != CollectiveKind::None)
           comm_by_ext_[f.ext] = op_args(f, k);
       }
       if (is_all_to_all_op(f, e.name)) all_to_all_.push_back({track, ts, end, coll_args(f)});
@@ -155,6 +157,7 @@ class Builder {
       rank_.rank = -1;
     }
     if (skipped_) rank_.metadata["skipped_events"] = skipped_;
+    if (!dtypes_.empty()) rank_.metadata[keys::kMetaCollectiveDtypes] = dtypes_;
     if (args_ && args) *args = args_->finalize(rank_);
     else
       rank_.finalize();
@@ -253,6 +256,14 @@ class Builder {
         case model::ArgKind::String: args_->add_string(a.key, a.text); break;
         case model::ArgKind::Json: args_->add_json(a.key, a.text); break;
       }
+  }
+
+  // How many collective ops of each kind named each dtype (keys.h kMetaCollectiveDtypes): few entries, so
+  // a JSON object is kept as it is counted.
+  void count_dtype(CollectiveKind kind, std::string_view dtype) {
+    if (kind == CollectiveKind::None || kind == CollectiveKind::Unknown || dtype.empty() || dtype.size() > 64) return;
+    nlohmann::json& n = dtypes_[std::string(model::to_string(kind))][std::string(dtype)];
+    n = n.is_number_integer() ? n.get<int64_t>() + 1 : int64_t(1);
   }
 
   CollArgs coll_args(const Fields& f) {
@@ -531,6 +542,7 @@ class Builder {
   std::map<std::pair<int64_t, int64_t>, std::string> thread_names_;
   std::map<int64_t, std::string> process_names_;
   uint64_t skipped_ = 0;
+  nlohmann::json dtypes_ = nlohmann::json::object();  // count_dtype()
   bool bare_ = false;
   std::map<std::string, int64_t, std::less<>> string_pids_;
   std::vector<uint32_t> gloo_;         // the host events named "gloo:...", by their place in events_

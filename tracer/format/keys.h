@@ -61,6 +61,11 @@ inline constexpr const char* kCatRange = "range";
 inline constexpr const char* kCatInstant = "instant";
 inline constexpr const char* kCatCounter = "counter";
 
+// Rank::metadata key an importer may set: per collective kind ("all_gather", ...), how many of its ops named
+// each element dtype ("Float", "BFloat16": PyTorch's record_param_comms args), e.g. {"all_gather":
+// {"BFloat16": 25}}. The memory model's inputs read the parameters' dtype from it.
+inline constexpr const char* kMetaCollectiveDtypes = "collective_dtypes";
+
 // --- What the trainer records (the contract between training/ and the analyzer) ---
 // Ranges on the compute thread: "step" (cat kCatStep, args step, and kArgAborted on a step that did not
 // complete), the phases "forward", "backward",

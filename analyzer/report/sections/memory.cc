@@ -25,6 +25,31 @@ nlohmann::json optional_number(const std::optional<double>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
+// Each input: its value (null when unknown), where it came from, and in words from what or why not.
+nlohmann::json inputs_json(const metrics::MemoryInputs& in) {
+  nlohmann::json o = nlohmann::json::object();
+  const std::pair<const metrics::MemoryInput*, const char*> all[] = {{&in.world_size, "world_size"},
+                                                                     {&in.sharding, "sharding"},
+                                                                     {&in.params, "params"},
+                                                                     {&in.dtype, "dtype"},
+                                                                     {&in.optimizer, "optimizer"}};
+  for (const auto& [input, name] : all) {
+    nlohmann::json j;
+    const std::string v = input_value(*input, name);
+    if (v.empty()) j[k::kValue] = nullptr;
+    else if (input->origin != metrics::InputOrigin::None &&
+             (std::string_view(name) == "world_size" || std::string_view(name) == "params"))
+      j[k::kValue] = input->value;
+    else
+      j[k::kValue] = v;
+    j[k::kOrigin] = origin_name(input->origin);
+    if (input->origin == metrics::InputOrigin::Inferred) j[k::kFrom] = basis_text(*input, in);
+    if (!input->known()) j[k::kReason] = infer_na_text(input->na, input->text);
+    o[name] = j;
+  }
+  return o;
+}
+
 // Each category against its own prediction, on its own scale (the longer of the two fills the row), so a
 // small category's departure shows as clearly as a large one's; the allocator's total, which the model does
 // not predict, is a line of text apart.
@@ -115,10 +140,11 @@ std::string before_sentence(const metrics::MeasuredMemory& m) {
 
 // Whether the ZeRO comparison's own table has anything the measured one does not show: a trainer counter
 // or a prediction.
-bool comparison_adds(const metrics::RankMemory& m) {
-  return std::any_of(m.rows.begin(), m.rows.end(), [](const metrics::MemoryRow& row) {
-    return row.predicted || (row.measured && row.category != "allocator_total");
-  });
+// The trainer's per-category counters measure what the allocator's events cannot name; the allocator total
+// alone repeats the measured peak.
+bool counters_add(const metrics::RankMemory& m) {
+  return std::any_of(m.rows.begin(), m.rows.end(),
+                     [](const metrics::MemoryRow& row) { return row.measured && row.category != "allocator_total"; });
 }
 
 void measured_text(const Context& c, TextOut& out) {
@@ -188,11 +214,15 @@ class Memory final : public Section {
     const metrics::RankMemory& m = c.rank->memory;
     if (m.measured.events > 0) {
       measured_text(c, out);
-      if (!comparison_adds(m)) return;
+      if (!counters_add(m)) {  // the alive table already sits beside the prediction
+        if (const std::string in = inputs_line(m); !in.empty()) out.para("model inputs: " + in);
+        return;
+      }
     }
     if (needs_hint(c)) out.para(profile_memory_hint());
     if (!any_value(m)) {
       if (!needs_hint(c)) out.para("memory: " + memory_not_applicable(m));
+      if (const std::string in = inputs_line(m); !in.empty()) out.para("model inputs: " + in);
       return;
     }
     Table t{{"memory", "measured MB", "predicted MB"}, {}, 1};
@@ -206,6 +236,7 @@ class Memory final : public Section {
     out.para("memory (peak per category vs the ZeRO model):");
     out.table(t, na);
     out.legend(t.header);
+    if (const std::string in = inputs_line(m); !in.empty()) out.para("model inputs: " + in);
     // How the model predicted: detail, shown beside every selection but the default.
     if (const std::string s = states_model(m); !s.empty() && !c.sel.is_default()) out.para("model states: " + s);
     if (m.activations) out.para("activations: " + activations_how(*m.activations));
@@ -226,6 +257,7 @@ class Memory final : public Section {
       m[k::kRows].push_back(ro);
     }
     if (mem.config) m[k::kMemoryCommand] = memory_command(*mem.config);
+    if (mem.inputs.inferred_or_given()) m[k::kModelInputs] = inputs_json(mem.inputs);
     const std::string departs = departs_most(mem), states = states_model(mem);
     m[k::kDepartsMost] = departs.empty() ? nlohmann::json(nullptr) : nlohmann::json(departs);
     m[k::kStatesModel] = states.empty() ? nlohmann::json(nullptr) : nlohmann::json(states);
@@ -241,12 +273,15 @@ class Memory final : public Section {
     h += "<h3>Memory, measured vs predicted</h3>\n";
     if (m.measured.events > 0) {
       measured_html(c, h);
-      if (!comparison_adds(m)) return;
+      if (!counters_add(m)) {
+        if (const std::string in = inputs_line(m); !in.empty()) h += "<p>Model inputs: " + html_escape(in) + "</p>\n";
+        return;
+      }
     }
     if (needs_hint(c)) h += "<p>" + html_escape(profile_memory_hint()) + "</p>\n";
     if (!any_value(m)) {
-      if (needs_hint(c)) return;
-      h += "<p>" + html_escape(memory_not_applicable(m)) + "</p>\n";
+      if (!needs_hint(c)) h += "<p>" + html_escape(memory_not_applicable(m)) + "</p>\n";
+      if (const std::string in = inputs_line(m); !in.empty()) h += "<p>Model inputs: " + html_escape(in) + "</p>\n";
       return;
     }
     h += bars(m);
@@ -256,6 +291,7 @@ class Memory final : public Section {
       if (!row.predicted) na.cell(row.category, "predicted", na_text(row.predicted_na));
     }
     h += html::na_lines(na);
+    if (const std::string in = inputs_line(m); !in.empty()) h += "<p>Model inputs: " + html_escape(in) + "</p>\n";
     if (const std::string s = states_model(m); !s.empty()) h += "<p>Model states: " + html_escape(s) + "</p>\n";
     if (m.activations) h += "<p>Activations: " + html_escape(activations_how(*m.activations)) + "</p>\n";
     if (const std::string d = departs_most(m); !d.empty()) h += "<p>Departs most: " + html_escape(d) + "</p>\n";
