@@ -11,7 +11,7 @@ namespace shardscope::sizing {
 
 double layer_activation_bytes_16bit(const ActivationConfig& c) {
   const double s = c.seq_len, b = c.batch, h = c.hidden, a = c.heads;
-  return s * b * h * (34 + 5 * a * s / h);
+  return s * b * h * (34 + (c.scores_kept ? 5 * a * s / h : 0));
 }
 
 std::optional<int64_t> checked_activation_elements(int64_t s, int64_t b, int64_t h, int64_t a, int64_t layers) {

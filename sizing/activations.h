@@ -2,7 +2,9 @@
 // Transformer Models", §4): per transformer layer s·b·h·(34 + 5·a·s/h) bytes without recomputation; with
 // full activation checkpointing, each layer keeps only its input, 2·s·b·h bytes, plus one layer's full
 // activations while it is recomputed. The paper counts 2-byte (fp16/bf16) activations, so the bytes scale
-// with the run's activation dtype.
+// with the run's activation dtype. Its 5·a·s/h term is the attention scores each layer keeps (softmax
+// output 2·a·s²·b, dropout mask a·s²·b, dropout output 2·a·s²·b bytes): fused attention (PyTorch's SDPA
+// with flash or memory-efficient kernels, FlashAttention) keeps none of them, and the term drops.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +23,7 @@ struct ActivationConfig {
   double layers = 0;   // L
   double bytes_per_element = 2;
   bool checkpointing = false;  // full activation checkpointing
+  bool scores_kept = true;     // false: fused attention, which keeps no s² scores
 };
 
 struct ActivationPrediction {
@@ -29,7 +32,7 @@ struct ActivationPrediction {
   double scale = 1;         // bytes per element / 2: the formula counts 2-byte activations
 };
 
-// One layer's activations at 2 bytes per element: s·b·h·(34 + 5·a·s/h).
+// One layer's activations at 2 bytes per element: s·b·h·(34 + 5·a·s/h), or s·b·h·34 without the scores.
 double layer_activation_bytes_16bit(const ActivationConfig& c);
 ActivationPrediction predict_activations(const ActivationConfig& c);
 

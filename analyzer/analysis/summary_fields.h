@@ -56,7 +56,8 @@ struct Fields<sizing::ActivationConfig> {
                                    field("heads", &sizing::ActivationConfig::heads),
                                    field("layers", &sizing::ActivationConfig::layers),
                                    field("bytes_per_element", &sizing::ActivationConfig::bytes_per_element),
-                                   field("checkpointing", &sizing::ActivationConfig::checkpointing)};
+                                   field("checkpointing", &sizing::ActivationConfig::checkpointing),
+                                   field("scores_kept", &sizing::ActivationConfig::scores_kept)};
 };
 static_assert(fields_cover_struct<sizing::ActivationConfig>());
 

@@ -13,8 +13,8 @@ namespace shardscope::analysis {
 
 // Bumped when a table or column changes meaning; a reader refuses a summary of another version by name.
 // 2: collectives' seq and process_group; 3: the whole trace's exact figures, the rule that made the steps,
-// Kineto's distributedInfo.
-inline constexpr int kSummarySchemaVersion = 3;
+// Kineto's distributedInfo; 4: what the activation formula assumes (attention scores kept).
+inline constexpr int kSummarySchemaVersion = 4;
 
 // The file begins as SQLite does and holds the summary's meta table.
 bool is_summary_file(const std::filesystem::path& path);

@@ -139,6 +139,14 @@ inline constexpr const char* kUnitsInFlight = "units_in_flight";
 inline constexpr const char* kLargestUnit = "largest_unit_params";
 inline constexpr const char* kRootUnit = "root_unit_params";
 inline constexpr const char* kStrategy = "strategy";
+// `shardscope memory`: whether each strategy fits the device.
+inline constexpr const char* kDevice = "device";  // {name, bytes, data_sheet}
+inline constexpr const char* kDataSheet = "data_sheet";
+inline constexpr const char* kActivationsBytes = "activations_bytes";
+inline constexpr const char* kActivationsInputs = "activations_inputs";
+inline constexpr const char* kTotalBytes = "total_bytes";
+inline constexpr const char* kHeadroomBytes = "headroom_bytes";  // device − total; negative: over the device
+inline constexpr const char* kFits = "fits";
 // diff: why a side's value is missing.
 inline constexpr const char* kNaA = "na_a";
 inline constexpr const char* kNaB = "na_b";
