@@ -86,6 +86,7 @@ struct MemoryNa {
     ModelSilent,            // the model says nothing about this category
     NoOffload,              // the run does not offload
     AllocatorTotal,         // the model predicts categories, not the allocator's total
+    Rest,                   // the allocator total's bytes no category counts: not a category the model has
   };
   Code code = Code::None;
   std::string text;

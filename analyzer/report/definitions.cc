@@ -46,7 +46,11 @@ const std::map<std::string, Columns>& tables() {
         {"late peer", "the rank that arrived last at this all-gather, and by how much after this rank"}}},
       {"memory",
        {{"measured MB", "the peak of the category's counter in the trace"},
-        {"predicted MB", "the ZeRO model's peak for it from the run's config"}}},
+        {"predicted MB", "the ZeRO model's peak for it from the run's config"},
+        {"at fullest MB",
+         "the bytes when the categories together held the most (at an allocator_total sample); with the rest row they "
+         "add "
+         "up to allocator_total there"}}},
       {"top device activity",
        {{"class", "compute, communication, memory, sync or other"},
         {"count", "events of that name"},

@@ -147,6 +147,9 @@ inline constexpr const char* kActivationsInputs = "activations_inputs";
 inline constexpr const char* kTotalBytes = "total_bytes";
 inline constexpr const char* kHeadroomBytes = "headroom_bytes";  // device − total; negative: over the device
 inline constexpr const char* kFits = "fits";
+// report memory rows: the row's bytes where the categories together hold the most (they add up to
+// allocator_total there, with the rest row).
+inline constexpr const char* kAtFullestBytes = "at_fullest_bytes";
 // diff: why a side's value is missing.
 inline constexpr const char* kNaA = "na_a";
 inline constexpr const char* kNaB = "na_b";
