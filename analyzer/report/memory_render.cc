@@ -104,10 +104,13 @@ std::string activations_how(const sizing::ActivationPrediction& p) {
   if (c.ffn_dim > 0) return trainer_block_how(c);
   const std::string inputs =
       fmt::format("s={:g} b={:g} h={:g} a={:g} L={:g}", c.seq_len, c.batch, c.hidden, c.heads, c.layers);
-  const std::string dtype = p.scale == 1
-                                ? "2-byte activations, as the formula counts"
-                                : fmt::format("scaled x{:g} for {:g}-byte activations (the formula counts 2-byte ones)",
-                                              p.scale, c.bytes_per_element);
+  const std::string dtype =
+      p.scale == 1 ? "2-byte activations, as the formula counts"
+                   : fmt::format("scaled x{:g} for {:g}-byte activations (the formula counts 2-byte ones)", p.scale,
+                                 c.bytes_per_element) +
+                         (c.scores_kept ? "; assumes eager attention keeping the a·s²·b scores (the 5·a·s/h "
+                                          "term) and dropout, as the paper's GPT layer"
+                                        : "; assumes fused attention (no s² scores kept) and dropout");
   if (c.checkpointing)
     return fmt::format(
         "predicted by Korthikanti et al. 2022 with full activation checkpointing: 2·s·b·h per layer (its input) × L + "
