@@ -102,6 +102,8 @@ void sort_counters(Rank& rank) {
 void Rank::finalize() {
   for (Track& t : tracks) sort_events(t.events);
   sort_counters(*this);
+  std::stable_sort(allocator.begin(), allocator.end(),
+                   [](const AllocatorEvent& a, const AllocatorEvent& b) { return a.ts_ns < b.ts_ns; });
 }
 
 }  // namespace shardscope::model

@@ -37,6 +37,19 @@ struct CounterSeries {
   double peak() const;
 };
 
+// One allocation or free that the device's caching allocator reported (the PyTorch profiler's `[memory]`
+// instant events under profile_memory=True): bytes > 0 allocated, < 0 freed at `addr`, and the allocator's
+// totals just after it. The analysis pairs allocations with frees by address (metrics/memory_measured.h).
+struct AllocatorEvent {
+  int64_t ts_ns = 0;
+  int64_t bytes = 0;
+  int64_t total_allocated = 0;
+  int64_t total_reserved = -1;  // -1 when the trace does not say
+  uint64_t addr = 0;
+  uint32_t track = UINT32_MAX;  // the host thread that asked (index into Rank::tracks); UINT32_MAX none
+  int32_t device = 0;
+};
+
 // A training step. [start_ns, end_ns) is the window SPEC's per-step metrics use: the step range itself where
 // the device timeline is the host (the trainer on CPU), or the device time the step's launches span.
 struct Step {
@@ -45,6 +58,13 @@ struct Step {
   int64_t host_start_ns = 0, host_end_ns = 0;  // the host range that marked it
   bool aborted = false;  // the trace marks it as not completed (the trainer's args.aborted): left out of totals
 };
+
+// The job's first iteration records the execution order, creates communicators and fills the allocator: its
+// step 0 is warm-up wherever the trace holds later steps too. A profiler window that opens later
+// (ProfilerStep#2 first) holds no warm-up. One rule for the report's steady steps and check-prefetch's.
+inline bool is_warm_up(int64_t first_number, size_t index, size_t steps) {
+  return index == 0 && steps > 1 && first_number == 0;
+}
 
 // A (monotonic, realtime) reading of the rank's clocks, taken together: how its trace clock maps onto the
 // wall clock, which is common to machines that run NTP/PTP while their monotonic clocks are unrelated.
@@ -78,12 +98,13 @@ struct Rank {
   StringTable strings;
   std::vector<Track> tracks;
   std::vector<CounterSeries> counters;
-  std::vector<Step> steps;            // sorted by start (importers sort them before events refer to them by index)
-  nlohmann::json run_config;          // the trainer's configuration as written (null when the trace has none)
-  trace::RunShape shape;              // what run_config says, typed (set_run_config); Kineto's unit names
-  nlohmann::json metadata;            // other header fields worth showing (null when none)
-  std::vector<ClockPair> clock_sync;  // sorted by trace_ns; empty when the trace gives no mapping
-  std::vector<std::string> warnings;  // what the importer noticed but could read past (truncation, ...)
+  std::vector<AllocatorEvent> allocator;  // the GPU allocator's events, by time (file order among equal times)
+  std::vector<Step> steps;                // sorted by start (importers sort them before events refer to them by index)
+  nlohmann::json run_config;              // the trainer's configuration as written (null when the trace has none)
+  trace::RunShape shape;                  // what run_config says, typed (set_run_config); Kineto's unit names
+  nlohmann::json metadata;                // other header fields worth showing (null when none)
+  std::vector<ClockPair> clock_sync;      // sorted by trace_ns; empty when the trace gives no mapping
+  std::vector<std::string> warnings;      // what the importer noticed but could read past (truncation, ...)
   bool truncated = false;
   UnitIdentity unit_identity = UnitIdentity::Named;
   StepRule step_rule = StepRule::None;  // set with `steps`

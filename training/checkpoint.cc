@@ -87,6 +87,14 @@ constexpr KeyInfo kKeys[] = {
     {"dump_params", "--dump-params", false},
 };
 
+// The settings the saved state depends on: the configuration less the keys kKeys marks as not layout. A resume
+// may change those (with a warning), so they stay out of a shard's config digest.
+nlohmann::json layout_settings(nlohmann::json config) {
+  for (const KeyInfo& k : kKeys)
+    if (!k.layout) config.erase(k.key);
+  return config;
+}
+
 std::string shown(const nlohmann::json& v) {
   if (v.is_null()) return "(not set)";
   if (v.is_string()) return v.get<std::string>();
@@ -186,13 +194,13 @@ CheckpointInfo newest_checkpoint(const fs::path& dir) {
   return info;
 }
 
-void save_checkpoint(const fs::path& dir, int step, Engine& engine, int rank, const nlohmann::json& config,
+void save_checkpoint(const fs::path& dir, int step, Engine& engine, int rank, int world, const nlohmann::json& config,
                      const std::function<void()>& barrier, const nlohmann::json& run) {
   fs::path step_dir = dir / ("step_" + std::to_string(step));
   fs::create_directories(step_dir);
   {
     std::ofstream out(rank_file(step_dir, rank), std::ios::binary | std::ios::trunc);
-    ShardWriter shard(out, engine.units().size());
+    ShardWriter shard(out, {step, rank, world, config_digest(layout_settings(config))}, engine.units().size());
     for (auto& u : engine.units()) {
       for (torch::Tensor* t : {&u->master(), &u->exp_avg(), &u->exp_avg_sq()}) {
         torch::Tensor host = t->cpu().contiguous();  // from the GPU, or the tensor itself on CPU
@@ -211,7 +219,8 @@ void save_checkpoint(const fs::path& dir, int step, Engine& engine, int rank, co
   barrier();
 }
 
-std::optional<int> load_checkpoint(const fs::path& dir, Engine& engine, int rank, const nlohmann::json& config) {
+std::optional<int> load_checkpoint(const fs::path& dir, Engine& engine, int rank, int world,
+                                   const nlohmann::json& config) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return std::nullopt;
   CheckpointInfo info = newest_checkpoint(dir);
@@ -232,9 +241,11 @@ std::optional<int> load_checkpoint(const fs::path& dir, Engine& engine, int rank
   if (shard.version != meta_version(info.meta))
     throw std::invalid_argument(name + ": damaged: a version " + std::to_string(shard.version) +
                                 " shard in a version " + std::to_string(meta_version(info.meta)) + " checkpoint");
+  // A shard copied in from another step, rank or run would load without a word otherwise.
+  check_shard_identity(shard, {best, rank, world, config_digest(layout_settings(config))}, name);
   if (shard.units != engine.units().size()) throw std::invalid_argument(name + ": not a checkpoint of this model");
   in.clear();
-  in.seekg(16);
+  in.seekg(std::streamoff(shard.data_offset));
   size_t i = 0;
   for (auto& u : engine.units()) {
     for (torch::Tensor* t : {&u->master(), &u->exp_avg(), &u->exp_avg_sq()}) {

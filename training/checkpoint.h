@@ -14,9 +14,11 @@
 namespace shardscope::train {
 
 // Collective: every rank calls it. `config` identifies the run's layout (checked on resume); `run` holds the
-// settings a resume may change (steps, learning rate, seed...), kept to name what changed.
-void save_checkpoint(const std::filesystem::path& dir, int step, Engine& engine, int rank, const nlohmann::json& config,
-                     const std::function<void()>& barrier, const nlohmann::json& run = nlohmann::json::object());
+// settings a resume may change (steps, learning rate, seed...), kept to name what changed. Each shard records
+// its step, rank, `world` and the digest of config's layout settings (training/checkpoint_file.h).
+void save_checkpoint(const std::filesystem::path& dir, int step, Engine& engine, int rank, int world,
+                     const nlohmann::json& config, const std::function<void()>& barrier,
+                     const nlohmann::json& run = nlohmann::json::object());
 
 struct CheckpointInfo {
   int step = -1;
@@ -47,8 +49,9 @@ std::string describe_differences(const std::vector<ConfigDifference>& diffs, boo
 
 // Loads the newest complete checkpoint under dir into the engine; returns its step, or nullopt when there is
 // none. Throws std::invalid_argument when it was written by a different configuration or is damaged (a shard
-// whose checksum does not match is refused, by name, before any of it is loaded).
-std::optional<int> load_checkpoint(const std::filesystem::path& dir, Engine& engine, int rank,
+// whose checksum does not match, or that records another step, rank, world or configuration, is refused, by
+// name, before any of it is loaded).
+std::optional<int> load_checkpoint(const std::filesystem::path& dir, Engine& engine, int rank, int world,
                                    const nlohmann::json& config);
 
 }  // namespace shardscope::train

@@ -110,6 +110,12 @@ json parse_checkpoint_meta(std::string_view text, const std::string& file, int64
   return meta;
 }
 
+uint64_t config_digest(const json& config) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (const char c : config.dump()) h = (h ^ uint8_t(c)) * 0x100000001b3ULL;
+  return h;
+}
+
 int meta_version(const json& meta) { return meta.contains("version") ? meta["version"].get<int>() : 1; }
 
 uint64_t shard_magic(int version) {
@@ -130,16 +136,19 @@ ShardLayout check_shard(std::istream& in, uint64_t size, const std::string& file
   uint64_t magic = 0;
   if (size < 16) throw bad("damaged: " + std::to_string(size) + " bytes, shorter than a shard's header");
   read(&magic, 8);
-  if (magic == shard_magic(1)) layout.version = 1;
-  else if (magic == shard_magic(2))
-    layout.version = 2;
-  else
-    throw bad("not a shardscope-train checkpoint shard (unknown magic number)");
-  const uint64_t trailer = layout.version >= 2 ? 4 : 0;
-  if (size < 16 + trailer)
+  for (int v = 1; v <= kCheckpointVersion; ++v)
+    if (magic == shard_magic(v)) layout.version = v;
+  if (layout.version == 0) throw bad("not a shardscope-train checkpoint shard (unknown magic number)");
+  const uint64_t identity = layout.version >= 3 ? 24 : 0, trailer = layout.version >= 2 ? 4 : 0;
+  if (size < 16 + identity + trailer)
     throw bad("damaged: " + std::to_string(size) + " bytes, shorter than a shard's header and checksum");
   const uint64_t end = size - trailer;
+  if (identity) {
+    ShardIdentity& id = layout.identity;
+    read(&id.step, 8), read(&id.rank, 4), read(&id.world, 4), read(&id.config_digest, 8);
+  }
   read(&layout.units, 8);
+  layout.data_offset = pos;
   if (layout.units > (end - pos) / 24)  // each tensor has at least its 8-byte length
     throw bad("damaged: it claims " + std::to_string(layout.units) + " units, more than its " + std::to_string(size) +
               " bytes hold");
@@ -174,9 +183,35 @@ ShardLayout check_shard(std::istream& in, uint64_t size, const std::string& file
   return layout;
 }
 
-ShardWriter::ShardWriter(std::ostream& out, uint64_t units) : out_(out), crc_(crc_update(0, nullptr, 0)) {
+void check_shard_identity(const ShardLayout& shard, const ShardIdentity& expected, const std::string& file) {
+  if (shard.version < 3) return;
+  const ShardIdentity& got = shard.identity;
+  auto bad = [&](const std::string& what) { return std::invalid_argument(file + ": " + what); };
+  const std::string copied = " (a shard copied from another checkpoint?)";
+  if (got.step != expected.step)
+    throw bad("written at step " + std::to_string(got.step) + ", but it lies in step_" + std::to_string(expected.step) +
+              copied);
+  if (got.rank != expected.rank)
+    throw bad("written by rank " + std::to_string(got.rank) + ", but it is rank " + std::to_string(expected.rank) +
+              "'s file" + copied);
+  if (got.world != expected.world)
+    throw bad("written by a run of " + std::to_string(got.world) + " ranks, but this run has " +
+              std::to_string(expected.world) + copied);
+  if (got.config_digest != expected.config_digest) {
+    char digests[64];
+    std::snprintf(digests, sizeof digests, " (config digest %016llx, this run's %016llx)",
+                  static_cast<unsigned long long>(got.config_digest),
+                  static_cast<unsigned long long>(expected.config_digest));
+    throw bad(std::string("written by a run with other layout settings") + digests +
+              ": it belongs to another checkpoint");
+  }
+}
+
+ShardWriter::ShardWriter(std::ostream& out, const ShardIdentity& identity, uint64_t units)
+    : out_(out), crc_(crc_update(0, nullptr, 0)) {
   const uint64_t magic = shard_magic(kCheckpointVersion);
   put(&magic, 8);
+  put(&identity.step, 8), put(&identity.rank, 4), put(&identity.world, 4), put(&identity.config_digest, 8);
   put(&units, 8);
 }
 

@@ -32,12 +32,6 @@ std::vector<float> all_gather(Group& g, const std::vector<float>& mine, bool cud
 
 }  // namespace
 
-uint64_t config_digest(const nlohmann::json& config) {
-  uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : config.dump()) h = (h ^ c) * 1099511628211ULL;
-  return h;
-}
-
 std::optional<RankMismatch> compare_across_ranks(Group& world, const nlohmann::json& config, bool cuda, int device) {
   const int n = world.size();
   if (n == 1) return std::nullopt;

@@ -11,12 +11,10 @@
 #include <nlohmann/json.hpp>
 
 #include "training/checkpoint.h"
+#include "training/checkpoint_file.h"  // config_digest: the same digest a checkpoint shard records
 #include "training/comm/group.h"
 
 namespace shardscope::train {
-
-// FNV-1a over the configuration's canonical JSON (nlohmann keeps object keys sorted).
-uint64_t config_digest(const nlohmann::json& config);
 
 struct RankMismatch {
   int rank = 0;                 // the lowest rank whose configuration differs from rank 0's

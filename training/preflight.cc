@@ -10,9 +10,14 @@
 namespace shardscope::train {
 namespace {
 
+// GB, or TB and PB for the absurd shapes, so a line with four sizes stays short.
 std::string gb(double bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f GB", bytes / 1e9);
+  char buf[48];
+  if (bytes < 1e12) std::snprintf(buf, sizeof buf, "%.1f GB", bytes / 1e9);
+  else if (bytes < 1e15)
+    std::snprintf(buf, sizeof buf, "%.1f TB", bytes / 1e12);
+  else
+    std::snprintf(buf, sizeof buf, "%.1f PB", bytes / 1e15);
   return buf;
 }
 
@@ -82,12 +87,13 @@ void check_run_fits(const RunShape& r, bool host, double available, int ranks_he
   const std::string ffn_part =
       ffn_most ? ", of which " + gb(ffn_bytes) + " the FFN's intermediates at --ffn-dim " + std::to_string(m.ffn_dim)
                : "";
+  // Within kMaxLineChars (training/app/stop.h) for the sizes shapes give, up to thousands of PB.
   throw std::invalid_argument("this run needs about " + gb(per_rank) + " per rank (model states " + gb(states) +
                               ", activations " + gb(activations) + ffn_part + ") and " + std::to_string(here) +
-                              " rank(s) on this machine, but only " + gb(available) + " is available; try " +
-                              (ffn_most ? "a smaller --ffn-dim, " : "") +
-                              "a smaller --preset, more ranks (full_shard divides the states), a smaller --batch-size "
-                              "or --activation-checkpointing");
+                              " rank(s) on this machine, but only " + gb(available) + " is free; try " +
+                              (ffn_most ? "a smaller --ffn-dim or --batch-size, or --activation-checkpointing"
+                                        : "a smaller --preset or --batch-size, more ranks (full_shard divides the "
+                                          "states) or --activation-checkpointing"));
 }
 
 }  // namespace shardscope::train

@@ -72,7 +72,8 @@ std::vector<DiffRow> metric_rows(const report::RankReport& a, const report::Rank
   std::map<int, int> units;
   for (auto& [u, v] : ua) units[u] = 0;
   for (auto& [u, v] : ub) units[u] = 0;
-  for (auto& [u, unused] : units) {
+  for (const auto& entry : units) {
+    const int u = entry.first;  // a plain name: clang 14 (the fuzz build's) captures no structured binding
     auto get = [&](auto& m) -> std::optional<double> {
       auto it = m.find(u);
       return it == m.end() ? std::nullopt : std::optional<double>(100 * it->second.first / it->second.second);

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "model/saturating.h"
+
 namespace shardscope::analysis {
 namespace {
 
@@ -28,9 +30,9 @@ std::optional<AcrossRanks> across(std::vector<std::pair<double, int>> v) {
   return a;
 }
 
-// Steady: completed, and not the first (warm-up) step when the rank has more than one.
+// Steady: completed, and not the job's warm-up step (model::is_warm_up).
 bool steady(const report::RankReport& rr, size_t i) {
-  return !rr.steps[i].step.aborted && (i > 0 || rr.steps.size() == 1);
+  return !rr.steps[i].step.aborted && !model::is_warm_up(rr.steps[0].step.number, i, rr.steps.size());
 }
 
 }  // namespace
@@ -137,6 +139,11 @@ class Summarizer {
   }
 
   void add_memory(const report::RankReport& rr) {
+    if (const metrics::MeasuredMemory& mm = rr.memory.measured; mm.events > 0) {
+      ++s_.measured_ranks;
+      if (!s_.measured_peak || mm.peak_allocated > s_.measured_peak->bytes)
+        s_.measured_peak = RunSummary::MeasuredPeak{rr.rank, mm.peak_allocated, mm.peak_in_step, mm.peak_step};
+    }
     bool compared = false;
     for (const metrics::MemoryRow& row : rr.memory.rows) {
       if (!row.measured || !row.predicted || *row.predicted <= 0) continue;
@@ -228,12 +235,18 @@ class Summarizer {
     for (const metrics::StragglerRank& sr : st.ranks)
       if (!most || sr.times_last > most->times_last) most = &sr;
     if (!most || most->times_last <= 0) return;
-    std::vector<int64_t> late;
-    for (const metrics::StragglerInstance& in : st.instances)
-      if (in.last_rank == most->rank) late.push_back(in.late_by_ns);
-    std::sort(late.begin(), late.end());
-    s_.straggler = RunSummary::Straggler{most->rank, most->times_last, st.instances.size(),
-                                         late.empty() ? 0 : quantile(late, 0.5)};
+    std::vector<int64_t> late, others_spread, others_late;
+    for (const metrics::StragglerInstance& in : st.instances) {
+      (in.last_rank == most->rank ? late : others_late).push_back(in.late_by_ns);
+      others_spread.push_back(model::sat_sub(in.spread_ns, in.late_by_ns));  // next-latest minus earliest
+    }
+    const auto median = [](std::vector<int64_t>& v) -> int64_t {
+      if (v.empty()) return 0;
+      std::sort(v.begin(), v.end());
+      return quantile(v, 0.5);
+    };
+    s_.straggler = RunSummary::Straggler{most->rank, most->times_last, st.instances.size(), median(late),
+                                         std::max(median(others_spread), median(others_late))};
   }
 
   const report::Report& r_;

@@ -58,10 +58,15 @@ struct RunSummary {
   std::vector<int> cause_units, cause_ranks;  // where that cause was the step's
 
   // The straggler: the rank that arrived last at the most collective instances.
+  // Named only when its lateness is beyond the arrivals' own spread (`noise_ns`): the larger of the median
+  // spread of the other ranks' arrivals and the median lateness of the instances another rank was last at.
+  // Over hundreds of ranks some rank is always last, by jitter.
   struct Straggler {
     int rank = 0;
     size_t times_last = 0, instances = 0;
     int64_t median_late_ns = 0;
+    int64_t noise_ns = 0;
+    bool beyond_noise() const { return median_late_ns > noise_ns; }
   };
   std::optional<Straggler> straggler;
 
@@ -83,6 +88,15 @@ struct RunSummary {
     double measured = 0, predicted = 0;
   };
   std::optional<Departure> departs_most;
+  // Measured from the GPU allocator's events (metrics/memory_measured.h): the highest rank's peak.
+  struct MeasuredPeak {
+    int rank = 0;
+    int64_t bytes = 0;
+    bool in_step = false;
+    int64_t step = 0;
+  };
+  std::optional<MeasuredPeak> measured_peak;
+  size_t measured_ranks = 0;  // ranks with allocator events
 
   // What could not be computed: which part, on which ranks, and why (the reason's code).
   struct Missing {

@@ -208,6 +208,42 @@ struct Fields<metrics::MemoryRow> {
 static_assert(fields_cover_struct<metrics::MemoryRow>());
 
 template <>
+struct Fields<metrics::MeasuredStep> {
+  static constexpr std::tuple list{field("step", &metrics::MeasuredStep::step),
+                                   field("peak_allocated", &metrics::MeasuredStep::peak_allocated),
+                                   field("peak_reserved", &metrics::MeasuredStep::peak_reserved)};
+};
+static_assert(fields_cover_struct<metrics::MeasuredStep>());
+
+template <>
+struct Fields<metrics::MeasuredGroup> {
+  static constexpr std::tuple list{field("made", &metrics::MeasuredGroup::made),
+                                   field("bytes", &metrics::MeasuredGroup::bytes),
+                                   field("allocations", &metrics::MeasuredGroup::allocations)};
+};
+static_assert(fields_cover_struct<metrics::MeasuredGroup>());
+
+template <>
+struct Fields<metrics::MeasuredMemory> {
+  static constexpr std::tuple list{field("events", &metrics::MeasuredMemory::events),
+                                   field("device", &metrics::MeasuredMemory::device),
+                                   field("other_device_events", &metrics::MeasuredMemory::other_device_events),
+                                   field("peak_allocated", &metrics::MeasuredMemory::peak_allocated),
+                                   field("peak_reserved", &metrics::MeasuredMemory::peak_reserved),
+                                   field("peak_ts_ns", &metrics::MeasuredMemory::peak_ts_ns),
+                                   field("peak_in_step", &metrics::MeasuredMemory::peak_in_step),
+                                   field("peak_step", &metrics::MeasuredMemory::peak_step),
+                                   field("peak_again", &metrics::MeasuredMemory::peak_again),
+                                   field("steps", &metrics::MeasuredMemory::steps),
+                                   field("alive", &metrics::MeasuredMemory::alive),
+                                   field("before_trace", &metrics::MeasuredMemory::before_trace),
+                                   field("before_trace_left", &metrics::MeasuredMemory::before_trace_left),
+                                   field("chain_breaks", &metrics::MeasuredMemory::chain_breaks),
+                                   field("backward_seen", &metrics::MeasuredMemory::backward_seen)};
+};
+static_assert(fields_cover_struct<metrics::MeasuredMemory>());
+
+template <>
 struct Fields<metrics::RankMemory> {
   static constexpr std::tuple list{field("rank", &metrics::RankMemory::rank),
                                    field("rows", &metrics::RankMemory::rows),
@@ -217,7 +253,8 @@ struct Fields<metrics::RankMemory> {
                                    field("activations", &metrics::RankMemory::activations),
                                    field("activations_na", &metrics::RankMemory::activations_na),
                                    field("no_counters", &metrics::RankMemory::no_counters),
-                                   field("states_na", &metrics::RankMemory::states_na)};
+                                   field("states_na", &metrics::RankMemory::states_na),
+                                   field("measured", &metrics::RankMemory::measured)};
 };
 static_assert(fields_cover_struct<metrics::RankMemory>());
 

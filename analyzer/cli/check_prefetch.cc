@@ -28,7 +28,8 @@ std::string verdict_text(const analysis::AnalysedRun& run, const report::Selecti
   std::string text = fmt::format(
       "verdict: {} (per rank: {})\n",
       check.verdict == metrics::Verdict::NotEffective ? "NOT effective" : report::verdict_name(check.verdict),
-      report::kRunRule);
+      report::run_rule(std::any_of(check.ranks.begin(), check.ranks.end(),
+                                   [](const metrics::RankPrefetch& p) { return report::has_warm_up(p); })));
   for (const std::string& l : report::summary_lines(summary))
     if (l.rfind("backward prefetch:", 0) == 0) text += l + "\n";
   if (shown.size() < check.ranks.size())

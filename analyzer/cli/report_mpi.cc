@@ -24,6 +24,7 @@
 #include "analyzer/analysis/summary_codec.h"
 #include "analyzer/cli/output.h"
 #include "analyzer/cli/report.h"
+#include "tracer/format/error.h"
 
 namespace shardscope::cli {
 namespace {
@@ -286,7 +287,8 @@ int report_mpi(const std::vector<std::string>& paths_given, const std::string& f
     std::map<metrics::RankKey, int> world;  // each rank's world size, as the one-process reduce keeps it
     std::vector<std::pair<metrics::RankKey, report::RankReport>> reports;
     std::vector<metrics::InstanceTable::RankCounts> rank_counts;
-    std::string error;  // the first; every message is still taken in, so no sender waits forever
+    uint64_t passed = 0;  // the files no importer reads
+    std::string error;    // the first; every message is still taken in, so no sender waits forever
     for (uint64_t order = 0; order < share.run_files; ++order) {
       const int from = owners.of(order);
       Bytes b;
@@ -300,6 +302,7 @@ int report_mpi(const std::vector<std::string>& paths_given, const std::string& f
       try {
         if (b.empty()) {  // a file of process 0's that no importer reads
           warnings.push_back(plugins::passed_over(share.files.at(order).string()));
+          ++passed;
           continue;
         }
         const nlohmann::json j = nlohmann::json::from_cbor(b);
@@ -307,6 +310,7 @@ int report_mpi(const std::vector<std::string>& paths_given, const std::string& f
           throw std::runtime_error(fmt::format("MPI: file {} came from process {} out of order", order, from));
         if (j.contains("skipped")) {
           warnings.push_back(plugins::passed_over(j.at("path").get<std::string>()));
+          ++passed;
           continue;
         }
         analysis::RankSummary s = analysis::decode_summary(j);
@@ -329,6 +333,10 @@ int report_mpi(const std::vector<std::string>& paths_given, const std::string& f
       }
     rc = guarded(err, [&] {
       if (!error.empty()) throw std::runtime_error(error);
+      // As one process judges its files: some found and none a trace is an error, not an empty report.
+      if (headers.empty() && passed > 0)
+        throw trace::TraceError(share.files.front().parent_path().string(), 0,
+                                "no file here is a trace any importer reads");
       plugins::check_one_run(headers, warnings, {.allow_mixed = rules.allow_mixed});
       analysis::RunReducer reducer = analysis::RunReducer::from_parts(
           metrics::InstanceTable::from_parts(share.table.instances(), std::move(rank_counts)), std::move(reports),

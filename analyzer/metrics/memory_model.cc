@@ -122,6 +122,7 @@ RankMemory compare_memory(const model::Rank& rank) {
   out.all_agree = worst >= 0 && worst < kMemoryAgreement;
   out.no_counters = !any_measured;
   split_total(rank, out);
+  out.measured = measure_memory(rank);
   return out;
 }
 

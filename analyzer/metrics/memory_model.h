@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/metrics/memory_measured.h"
 #include "model/trace.h"
 #include "sizing/activations.h"
 #include "sizing/zero_model.h"
@@ -42,6 +43,8 @@ struct RankMemory {
   // prediction (states_na; None when there is one).
   bool no_counters = false;
   sizing::MemoryNa states_na;
+  // What the GPU allocator's own events measured (PyTorch profiler traces); events 0 when the trace has none.
+  MeasuredMemory measured;
 };
 
 RankMemory compare_memory(const model::Rank& rank);

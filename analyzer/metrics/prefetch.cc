@@ -170,7 +170,7 @@ void judge_run(RankPrefetch& out) {
     out.steady_ag_ns = sat_add(out.steady_ag_ns, s.ag_ns);
     out.steady_hidden_ns = sat_add(out.steady_hidden_ns, s.hidden_ns);
   }
-  // kRunRule (docs/check-prefetch.md): a strict majority of the steady steps decides; a tie goes to the pooled hidden share.
+  // report::run_rule (docs/check-prefetch.md): a strict majority of the steady steps decides; a tie goes to the pooled hidden share.
   if (out.steady_effective + out.steady_not_effective == 0) out.verdict = Verdict::NotApplicable;
   else if (out.steady_effective != out.steady_not_effective)
     out.verdict = out.steady_effective > out.steady_not_effective ? Verdict::Effective : Verdict::NotEffective;
@@ -251,14 +251,11 @@ RankPrefetch check_prefetch(const model::Rank& rank) {
   const RssByEnd rss_by_end = index_reduce_scatters(in.rss);
 
   const std::vector<model::Step> steps = steps_or_whole(rank, in);
-  // The first iteration records the execution order, creates communicators and fills the allocator: step 0
-  // is warm-up wherever the trace has later steps too.
-  const bool has_warm_up = steps.size() > 1 && steps.front().number == 0;
   for (size_t si = 0; si < steps.size(); ++si) {
     const model::Step& st = steps[si];
     StepPrefetch sp;
     sp.step = st.number;
-    sp.warm_up = has_warm_up && si == 0;
+    sp.warm_up = model::is_warm_up(steps.front().number, si, steps.size());
     sp.aborted = st.aborted;
     // A step spans its host range and the device time its launches ran in (on a GPU the device lags); an
     // event belongs to one step only: the next step's host start closes this one for issues.

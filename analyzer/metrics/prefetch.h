@@ -101,7 +101,7 @@ struct RankPrefetch {
   model::UnitIdentity unit_identity = model::UnitIdentity::Named;  // how units were identified
   size_t forward_all_gathers = 0;                                  // all-gathers issued in forward
   size_t forward_throttled = 0;                                    // of them, held back by the rate limiter
-  // The run's verdict (kRunRule): from the steady-state steps.
+  // The run's verdict (report::run_rule): from the steady-state steps.
   Verdict verdict = Verdict::NotApplicable;
   size_t steady_effective = 0, steady_not_effective = 0;
   int64_t steady_ag_ns = 0, steady_hidden_ns = 0;

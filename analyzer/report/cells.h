@@ -29,8 +29,16 @@ inline bool bytes_in_range(double bytes) { return std::isfinite(bytes) && std::f
 inline std::string mb_cell(double bytes) {
   return bytes_in_range(bytes) ? fmt::format("{:.3f}", bytes / 1e6) : kOutOfRange;
 }
-// "12.345 MB", or kOutOfRange.
-inline std::string mb_text(double bytes) { return bytes_in_range(bytes) ? mb_cell(bytes) + " MB" : kOutOfRange; }
+// Bytes in the unit that fits, for a sentence: "11.1 GB" from a GB on (one decimal: a GPU's memory is read in
+// tenths of a GB), "6.960 MB" below, "512 B" under a kB; or kOutOfRange.
+inline std::string bytes_text(double bytes) {
+  if (!bytes_in_range(bytes)) return kOutOfRange;
+  const double a = std::fabs(bytes);
+  if (a >= 1e9) return fmt::format("{:.1f} GB", bytes / 1e9);
+  if (a >= 1e6) return mb_cell(bytes) + " MB";
+  if (a >= 1e3) return fmt::format("{:.1f} kB", bytes / 1e3);
+  return fmt::format("{:.0f} B", bytes);
+}
 // The change from `predicted` to `measured`: "+50.0%" ("+50.0 %" with `spaced`), or "change out of range" when
 // either is out of range or the change is past 1e12 %.
 inline std::string change_pct(double measured, double predicted, bool spaced = false) {

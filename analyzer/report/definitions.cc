@@ -49,8 +49,12 @@ const std::map<std::string, Columns>& tables() {
         {"predicted MB", "the ZeRO model's peak for it from the run's config"},
         {"at fullest MB",
          "the bytes when the categories together held the most (at an allocator_total sample); with the rest row they "
-         "add "
-         "up to allocator_total there"}}},
+         "add up to allocator_total there"}}},
+      {"alive at the peak",
+       {{"MB",
+         "bytes of the allocations made so and still allocated at the rank's peak (paired with frees by address)"},
+        {"allocations", "how many"},
+        {"predicted MB", "the ZeRO model's peak for the category it stands beside"}}},
       {"top device activity",
        {{"class", "compute, communication, memory, sync or other"},
         {"count", "events of that name"},

@@ -146,8 +146,78 @@ std::string departs_most(const metrics::RankMemory& m) {
   const metrics::MemoryRow& row = m.rows[*m.departs_most];
   const std::string by =
       *row.predicted > 0 ? change_pct(*row.measured, *row.predicted) : std::string("the model predicts none");
-  return fmt::format("{}: measured {} vs predicted {} ({})", row.category, mb_text(*row.measured),
-                     mb_text(*row.predicted), by);
+  return fmt::format("{}: measured {} vs predicted {} ({})", row.category, bytes_text(*row.measured),
+                     bytes_text(*row.predicted), by);
+}
+
+std::string made_name(metrics::Made m) {
+  switch (m) {
+    case metrics::Made::AllGather: return "all-gather outputs (unsharded parameters)";
+    case metrics::Made::ReduceScatter: return "reduce-scatter inputs (unsharded gradients)";
+    case metrics::Made::Optimizer: return "optimizer state (first Optimizer.step)";
+    case metrics::Made::Activations: return "activations (forward, freed in backward)";
+    case metrics::Made::Other: return "other";
+  }
+  return "other";
+}
+
+std::string made_key(metrics::Made m) {
+  switch (m) {
+    case metrics::Made::AllGather: return "all_gather";
+    case metrics::Made::ReduceScatter: return "reduce_scatter";
+    case metrics::Made::Optimizer: return "optimizer_state";
+    case metrics::Made::Activations: return "activations";
+    case metrics::Made::Other: return "other";
+  }
+  return "other";
+}
+
+std::string measured_peak(const metrics::MeasuredMemory& m) {
+  std::string s = "peak " + bytes_text(double(m.peak_allocated)) + " allocated";
+  s += m.peak_in_step ? fmt::format(" in step {}", m.peak_step) : std::string(" outside the steps");
+  if (!m.peak_again.empty()) {
+    std::string again;
+    for (size_t i = 0; i < m.peak_again.size(); ++i) again += (i ? ", " : "") + std::to_string(m.peak_again[i]);
+    s += fmt::format(" (reached again in step{} {})", m.peak_again.size() == 1 ? "" : "s", again);
+  }
+  if (m.peak_reserved >= 0) s += "; at most " + bytes_text(double(m.peak_reserved)) + " reserved";
+  return s;
+}
+
+std::string measured_caveats(const metrics::MeasuredMemory& m) {
+  std::string s;
+  if (m.chain_breaks > 0)
+    s += fmt::format(
+        "{} allocator event{} whose total is not the one before plus its own bytes: the trace lost events, so the "
+        "rows need not add up to the peak",
+        m.chain_breaks, m.chain_breaks == 1 ? "" : "s");
+  if (m.other_device_events > 0)
+    s += fmt::format("{}{} event{} of other devices left out (device {} analysed)", s.empty() ? "" : "; ",
+                     m.other_device_events, m.other_device_events == 1 ? "" : "s", m.device);
+  if (!m.backward_seen)
+    s += std::string(s.empty() ? "" : "; ") +
+         "no autograd::engine ranges in the trace: activations cannot be told apart (counted as other)";
+  return s;
+}
+
+std::optional<double> predicted_for(const metrics::RankMemory& r, metrics::Made m) {
+  const std::string_view cat = metrics::zero_counterpart(m);
+  for (const metrics::MemoryRow& row : r.rows)
+    if (!cat.empty() && row.category == cat) return row.predicted;
+  return std::nullopt;
+}
+
+std::string predicted_na(const metrics::RankMemory& r, metrics::Made m) {
+  const std::string_view cat = metrics::zero_counterpart(m);
+  if (cat.empty()) return "n/a: the ZeRO model has no such category";
+  for (const metrics::MemoryRow& row : r.rows)
+    if (row.category == cat && !row.predicted) return na_text(row.predicted_na);
+  return "n/a: the model says nothing about it";
+}
+
+std::string profile_memory_hint() {
+  return "memory: no GPU memory events in the trace; record them with "
+         "torch.profiler.profile(profile_memory=True)";
 }
 
 }  // namespace shardscope::report

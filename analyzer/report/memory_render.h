@@ -2,6 +2,7 @@
 // `shardscope memory`: one wording in one place.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "analyzer/metrics/memory_model.h"
@@ -25,5 +26,22 @@ std::string memory_not_applicable(const metrics::RankMemory& m);
 // "optimizer_state: measured 1.000 MB vs predicted 0.667 MB (+50.0%)", "none: every predicted category is
 // within 5% of the model", or "" when no category has both values.
 std::string departs_most(const metrics::RankMemory& m);
+
+// The measured memory (metrics/memory_measured.h), from the allocator's own events.
+// "all-gather outputs (unsharded parameters)", ...: a group's name in the table.
+std::string made_name(metrics::Made m);
+// "all_gather", ...: its JSON key.
+std::string made_key(metrics::Made m);
+// The answer first: "peak 675.766 MB allocated in step 1 (reached again in steps 2, 3, 4); at most 864.027 MB
+// reserved", from the rank's allocator events.
+std::string measured_peak(const metrics::MeasuredMemory& m);
+// What the table's last rows and the events cannot explain: lost events, other devices; "" when nothing.
+std::string measured_caveats(const metrics::MeasuredMemory& m);
+// The ZeRO model's prediction beside a group (the row of memory_model.h it stands beside), nullopt none.
+std::optional<double> predicted_for(const metrics::RankMemory& r, metrics::Made m);
+// Why a group has no prediction beside it.
+std::string predicted_na(const metrics::RankMemory& r, metrics::Made m);
+// One line for a PyTorch profiler trace without [memory] events: how to record them.
+std::string profile_memory_hint();
 
 }  // namespace shardscope::report

@@ -1,6 +1,9 @@
 #include "analyzer/report/prefetch_render.h"
 #include "analyzer/report/definitions.h"
 
+#include <algorithm>
+#include <cstdlib>
+
 #include <fmt/format.h>
 
 #include "analyzer/report/prefetch_keys.h"
@@ -17,7 +20,11 @@ using metrics::Verdict;
 using model::sat_sub;
 using nlohmann::json;
 
-std::string us(int64_t ns) { return fmt::format("{:.1f} µs", double(ns) / 1e3); }
+// A duration in a sentence, in the unit that fits: "304.8 ms", not "304790.7 µs".
+std::string us(int64_t ns) {
+  return std::llabs(ns) >= 1'000'000 ? fmt::format("{:.1f} ms", double(ns) / 1e6)
+                                     : fmt::format("{:.1f} µs", double(ns) / 1e3);
+}
 std::string ms(int64_t ns) { return fmt::format("{:.2f} ms", double(ns) / 1e6); }
 
 std::string limit_text(const metrics::RankPrefetch& p) { return p.limit ? fmt::format(" = {}", *p.limit) : ""; }
@@ -38,8 +45,12 @@ std::string cause_sentence(const metrics::StepPrefetch& s, const metrics::RankPr
       return fmt::format(
           "throttled by the rate limiter (limit_all_gathers{}): {} of {} all-gathers waited for an earlier all-gather "
           "to complete before "
-          "they could be issued (unit {}'s: issue lead {}); {}",
-          limit_text(p), k, n, u->next_unit, us(u->issue_lead_ns), hidden);
+          "they could be issued (unit {}'s: {}); {}",
+          limit_text(p), k, n, u->next_unit,
+          u->issue_lead_ns >= 0 ? "issue lead " + us(u->issue_lead_ns)
+                                : fmt::format("issued {} after unit {}'s backward compute began",
+                                              us(model::sat_neg(u->issue_lead_ns)), u->unit),
+          hidden);
     case Cause::QueuedBehindReduceScatter:
       return fmt::format(
           "queued behind a reduce-scatter: {} of {} all-gathers were issued in time but ran only after a "
@@ -207,7 +218,7 @@ json prefetch_json(const metrics::RankPrefetch& p) {
   o[k::kRank] = p.rank;
   o[k::kConfigured] = p.configured.empty() ? json(nullptr) : json(p.configured);
   o[k::kVerdict] = verdict_name(p.verdict);
-  o[pk::kRule] = kRunRule;
+  o[pk::kRule] = run_rule(has_warm_up(p));
   o[k::kReason] = run_sentence(p);
   if (p.na != NotApplicable::None) o[pk::kNotApplicable] = na_sentence(p.na, 0);
   if (p.unit_identity != model::UnitIdentity::Named) o[k::kUnitIdentity] = unit_identity_sentence(p.unit_identity);
@@ -257,6 +268,16 @@ json prefetch_json(const metrics::RankPrefetch& p) {
     o[k::kSteps].push_back(so);
   }
   return o;
+}
+
+std::string run_rule(bool warm_up_left_out) {
+  return std::string(warm_up_left_out ? "step 0 (the job's first, its warm-up) is left out; " : "") +
+         "the run is effective when more than half of the " + (warm_up_left_out ? "remaining " : "") +
+         "steps are, and on a tie when at least half of their backward all-gather time is hidden";
+}
+
+bool has_warm_up(const metrics::RankPrefetch& p) {
+  return std::any_of(p.steps.begin(), p.steps.end(), [](const metrics::StepPrefetch& s) { return s.warm_up; });
 }
 
 }  // namespace shardscope::report

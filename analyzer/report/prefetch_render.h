@@ -28,10 +28,9 @@ std::string unit_identity_sentence(model::UnitIdentity id);
 std::string prefetch_text(const metrics::RankPrefetch& p, const std::string& source, bool markdown, bool units_tables);
 nlohmann::json prefetch_json(const metrics::RankPrefetch& p);
 
-// The run rule, as docs/check-prefetch.md states it.
-inline constexpr const char* kRunRule =
-    "step 0 is warm-up and left out; the run is effective when more than half of the remaining steps are, and on a tie "
-    "when at least half of "
-    "their backward all-gather time is hidden";
+// The run rule, as docs/check-prefetch.md states it; the warm-up clause only where a rank's trace holds the
+// job's step 0 (model::is_warm_up).
+std::string run_rule(bool warm_up_left_out);
+bool has_warm_up(const metrics::RankPrefetch& p);
 
 }  // namespace shardscope::report

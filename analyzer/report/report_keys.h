@@ -79,6 +79,22 @@ inline constexpr const char* kCategory = "category";
 inline constexpr const char* kMeasuredBytes = "measured_bytes";
 inline constexpr const char* kPredictedBytes = "predicted_bytes";
 inline constexpr const char* kDepartsMost = "departs_most";
+// The memory measured from the allocator's events (metrics/memory_measured.h).
+inline constexpr const char* kMeasured = "measured";
+inline constexpr const char* kAllocatorEvents = "allocator_events";
+inline constexpr const char* kDevice = "device";
+inline constexpr const char* kPeak = "peak";
+inline constexpr const char* kPeakAllocatedBytes = "peak_allocated_bytes";
+inline constexpr const char* kPeakReservedBytes = "peak_reserved_bytes";
+inline constexpr const char* kPeakStep = "peak_step";
+inline constexpr const char* kPeakAgain = "peak_again_in_steps";
+inline constexpr const char* kAliveAtPeak = "alive_at_peak";
+inline constexpr const char* kMade = "made";
+inline constexpr const char* kAllocations = "allocations";
+inline constexpr const char* kBeforeTraceBytes = "before_trace_bytes";
+inline constexpr const char* kBeforeTraceLeftBytes = "before_trace_left_at_peak_bytes";
+inline constexpr const char* kCaveats = "caveats";
+inline constexpr const char* kHint = "hint";
 inline constexpr const char* kModelStatesBytes = "model_states_bytes";
 inline constexpr const char* kParamsBytes = "params_bytes";
 inline constexpr const char* kGradientsBytes = "gradients_bytes";
@@ -140,7 +156,7 @@ inline constexpr const char* kLargestUnit = "largest_unit_params";
 inline constexpr const char* kRootUnit = "root_unit_params";
 inline constexpr const char* kStrategy = "strategy";
 // `shardscope memory`: whether each strategy fits the device.
-inline constexpr const char* kDevice = "device";  // {name, bytes, data_sheet}
+// kDevice ("device", above): memory's {name, bytes, data_sheet}
 inline constexpr const char* kDataSheet = "data_sheet";
 inline constexpr const char* kActivationsBytes = "activations_bytes";
 inline constexpr const char* kActivationsInputs = "activations_inputs";

@@ -109,8 +109,11 @@ std::vector<int64_t> selected_steps(const RankReport& rr, const Selection& sel) 
     std::vector<const StepRow*> by_time;
     for (const StepRow& s : rr.steps) by_time.push_back(&s);
     if (sel.bounded && by_time.size() > sel.max_steps) {
-      // Steady steps first (not aborted, not the warm-up step 0), then by time.
-      auto steady = [&](const StepRow* s) { return !s->step.aborted && s != &rr.steps.front(); };
+      // Steady steps first (not aborted, not the job's warm-up step), then by time.
+      auto steady = [&](const StepRow* s) {
+        return !s->step.aborted &&
+               !model::is_warm_up(rr.steps.front().step.number, size_t(s - rr.steps.data()), rr.steps.size());
+      };
       std::stable_sort(by_time.begin(), by_time.end(), [&](const StepRow* a, const StepRow* b) {
         return steady(a) != steady(b) ? steady(a) : a->m.window_ns > b->m.window_ns;
       });

@@ -74,6 +74,16 @@ std::string budget_line(const analysis::RunSummary::Budget& b, size_t ranks) {
   return line + fmt::format(" + idle {} ms", mean(b.sum.idle_ns()));
 }
 
+// "memory measured (the GPU allocator's events): peak 675.766 MB allocated on rank 0, in step 1" (the highest
+// of the ranks' peaks).
+std::string measured_peak_line(const analysis::RunSummary& s) {
+  const auto& p = *s.measured_peak;
+  const std::string where = p.in_step ? fmt::format(", in step {}", p.step) : std::string(", outside the steps");
+  const std::string of = s.measured_ranks > 1 ? fmt::format(" (the highest of {} ranks)", s.measured_ranks) : "";
+  return fmt::format("memory measured (the GPU allocator's events): peak {} allocated on rank {}{}{}",
+                     bytes_text(double(p.bytes)), p.rank, where, of);
+}
+
 }  // namespace
 
 std::vector<std::string> summary_lines(const analysis::RunSummary& s) {
@@ -125,14 +135,18 @@ std::vector<std::string> summary_lines(const analysis::RunSummary& s) {
                           s.wait_pct->ranks == 1 ? "its" : "each rank's");
     out.push_back(line);
   }
-  // The straggler.
-  if (s.straggler)
-    out.push_back(fmt::format(
-        "straggler: rank {} arrived last at {} of {} collective instances, by {} after the next-latest rank (the "
-        "median of those {})",
-        s.straggler->rank, s.straggler->times_last, s.straggler->instances,
-        s.straggler->median_late_ns == INT64_MAX ? "over 2^63 ns" : ms(s.straggler->median_late_ns),
-        s.straggler->times_last));
+  // The straggler, named only beyond the arrivals' own spread.
+  if (const auto& st = s.straggler) {
+    const std::string late = st->median_late_ns == INT64_MAX ? "over 2^63 ns" : ms(st->median_late_ns);
+    out.push_back(
+        st->beyond_noise()
+            ? fmt::format("straggler: rank {} arrived last at {} of {} collective instances, by {} after the "
+                          "next-latest rank (the median of those {}; the arrivals' own spread: {})",
+                          st->rank, st->times_last, st->instances, late, st->times_last, ms(st->noise_ns))
+            : fmt::format("straggler: none beyond the arrivals' own spread ({}): the rank most often last, rank {} "
+                          "({} of {} instances), was late by {} (the median)",
+                          ms(st->noise_ns), st->rank, st->times_last, st->instances, late));
+  }
   // Memory.
   if (s.memory_ranks) {
     std::string m =
@@ -144,10 +158,11 @@ std::vector<std::string> summary_lines(const analysis::RunSummary& s) {
     if (s.departs_most) {
       const auto& d = *s.departs_most;
       m += fmt::format("; most: {} on rank {}, {} measured vs {} predicted ({})", d.category, d.rank,
-                       mb_text(d.measured), mb_text(d.predicted), change_pct(d.measured, d.predicted, true));
+                       bytes_text(d.measured), bytes_text(d.predicted), change_pct(d.measured, d.predicted, true));
     }
     out.push_back(m);
   }
+  if (s.measured_peak) out.push_back(measured_peak_line(s));
   for (const analysis::RunSummary::Missing& m : s.missing) out.push_back("not computed: " + missing_text(m));
   return out;
 }
@@ -205,7 +220,9 @@ nlohmann::json summary_json(const analysis::RunSummary& s) {
                                    {"instances", s.straggler->instances},
                                    {"median_late_ms", s.straggler->median_late_ns == INT64_MAX
                                                           ? nlohmann::json(nullptr)
-                                                          : nlohmann::json(double(s.straggler->median_late_ns) / 1e6)}}
+                                                          : nlohmann::json(double(s.straggler->median_late_ns) / 1e6)},
+                                   {"spread_ms", double(s.straggler->noise_ns) / 1e6},
+                                   {"beyond_spread", s.straggler->beyond_noise()}}
                   : nlohmann::json(nullptr);
   j["memory"] = {{"ranks", s.memory_ranks}, {"ranks_agree", s.memory_ranks_agree}};
   if (s.departs_most)
@@ -213,6 +230,12 @@ nlohmann::json summary_json(const analysis::RunSummary& s) {
                                    {"category", s.departs_most->category},
                                    {"measured_bytes", s.departs_most->measured},
                                    {"predicted_bytes", s.departs_most->predicted}};
+  if (s.measured_peak)
+    j["memory"]["measured_peak"] = {
+        {"rank", s.measured_peak->rank},
+        {"allocated_bytes", s.measured_peak->bytes},
+        {"step", s.measured_peak->in_step ? nlohmann::json(s.measured_peak->step) : nlohmann::json(nullptr)},
+        {"ranks_measured", s.measured_ranks}};
   j["not_computed"] = nlohmann::json::array();
   for (const analysis::RunSummary::Missing& m : s.missing)
     j["not_computed"].push_back({{"part", m.part}, {"ranks", m.ranks}, {"reason", missing_text(m)}});

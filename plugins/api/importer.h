@@ -16,11 +16,11 @@ namespace shardscope::plugins {
 
 // Bumped whenever Importer, Input, model::Event or model::Rank change layout (2: Rank::unit_identity; 3: a
 // collective's sequence number and process group on model::Event; 4: Importer::reads_file and read_ranks,
-// Input::file: several ranks from one file, and files opened by path; 5: Rank::step_rule). What a timeline needs beyond the events is derived after import into side tables (model/index.h), or kept by importers
+// Input::file: several ranks from one file, and files opened by path; 5: Rank::step_rule; 6: Rank::allocator). What a timeline needs beyond the events is derived after import into side tables (model/index.h), or kept by importers
 // that also implement ArgsImporter (below), so it grows without a bump; so does a format's description (Described, format.h: found by dynamic_cast, as a new virtual here would move a built plugin's vtable).
 // A third-party plugin exports `int shardscope_importer_abi_version()` returning the version it was
 // built against, and is refused unless it equals this one.
-inline constexpr int kImporterAbiVersion = 5;
+inline constexpr int kImporterAbiVersion = 6;
 
 struct Input {
   std::string path;  // the file as the user named it: what messages say

@@ -30,8 +30,8 @@ struct Wording {
 };
 
 // What reading one file may cost: SQLite's virtual-machine steps (`steps_per_byte` times the file's size,
-// and at least `min_steps`: real Nsight exports take under 1 a byte, but the importer scans some tables once
-// per process), and the heap all of this process's SQLite connections may hold together (each holds a few
+// and at least `min_steps`: real Nsight exports take under 1 a byte, the importer reading each table once,
+// ordered by process where there are several), and the heap all of this process's SQLite connections may hold together (each holds a few
 // MB of pages).
 struct Budget {
   uint64_t min_steps = uint64_t(1) << 30;
@@ -126,6 +126,14 @@ class Stmt {
   const Db& db_;
   sqlite3_stmt* s_ = nullptr;
 };
+
+// What every connection of this process has done, counted as it goes: statements prepared and rows stepped
+// to. Tests prove how many passes a read makes over a file by them, not by its time.
+struct Counts {
+  uint64_t statements = 0;
+  uint64_t rows = 0;
+};
+Counts counts();
 
 // Quotes an identifier for SQL ("a""b").
 std::string quoted(std::string_view identifier);

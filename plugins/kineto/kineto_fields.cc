@@ -113,6 +113,11 @@ void read_args(od::object args, Fields& f) {
         break;
       case 14:
         if (k == kk::kOutMsgNelems) get_int(v, f.out_nelems);
+        else if (k == kk::kTotalReserved)
+          get_int(v, f.total_reserved);
+        break;
+      case 9:
+        if (k == kk::kDeviceId) get_int(v, f.device_id);
         break;
       case 10:
         if (k == kk::kGroupSize) get_int(v, f.group);
@@ -128,9 +133,13 @@ void read_args(od::object args, Fields& f) {
         if (k == kk::kDtype) try_get(v.get_string(), f.dtype);
         else if (k == kk::kBytes)
           get_int(v, f.bytes);
+        else if (k == kk::kMemBytes)
+          f.mem_bytes_ok = get_int(v, f.mem_bytes);
         break;
       case 4:
         if (k == kk::kMetaName) try_get(v.get_string(), f.meta_name);
+        else if (k == kk::kAddr)
+          get_int(v, f.addr);
         break;
       case 3:
         if (k == kk::kSeq) get_int(v, f.seq);
@@ -204,6 +213,14 @@ void read_args_keeping(od::object args, Fields& f) {
       f.dtype = a.text;
     else if (whole && k == kk::kBytes)
       f.bytes = n;
+    else if (whole && k == kk::kMemBytes)
+      f.mem_bytes = n, f.mem_bytes_ok = true;
+    else if (whole && k == kk::kTotalReserved)
+      f.total_reserved = n;
+    else if (whole && k == kk::kAddr)
+      f.addr = n;
+    else if (whole && k == kk::kDeviceId)
+      f.device_id = n;
     else if (str && k == kk::kMetaName)
       f.meta_name = a.text;
     else if (whole && k == kk::kSeq)

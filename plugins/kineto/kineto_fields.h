@@ -41,6 +41,9 @@ struct Fields {
   std::string_view op_in_type;
   int64_t in_nelems = -1, out_nelems = -1, group = -1, bytes = -1, device_type = -1;
   double total_allocated = NAN;
+  // A [memory] event's: Bytes, Total Reserved, Addr (an address; read as int64), Device Id.
+  int64_t mem_bytes = 0, total_reserved = -1, addr = 0, device_id = 0;
+  bool mem_bytes_ok = false;
   std::vector<RawArg>* raw = nullptr;     // set while parsing: every arg is kept here too
   uint32_t raw_begin = 0, raw_count = 0;  // once stored: the args' place in their chunk's args
   size_t index = 0;                       // once stored: its place among its chunk's events

@@ -300,8 +300,21 @@ class Builder {
 
   void instant(const Fields& f, int64_t pid, int64_t ts) {
     if (f.name == kk::kMemoryEvent) {
-      if (f.device_type == kk::kDeviceTypeCuda && std::isfinite(f.total_allocated))
+      if (f.device_type == kk::kDeviceTypeCuda && std::isfinite(f.total_allocated)) {
         memory_.push_back({ts, f.total_allocated});
+        // The allocator's event itself, where the trace gives its size and a whole total (PyTorch always does).
+        if (f.mem_bytes_ok && std::fabs(f.total_allocated) < 9e18 && f.device_id >= 0 && f.device_id <= INT32_MAX) {
+          model::AllocatorEvent a;
+          a.ts_ns = ts;
+          a.bytes = f.mem_bytes;
+          a.total_allocated = int64_t(f.total_allocated);
+          a.total_reserved = f.total_reserved;
+          a.addr = uint64_t(f.addr);
+          a.device = int32_t(f.device_id);
+          rank_.allocator.push_back(a);
+          allocator_thread_.push_back({pid, f.tid});
+        }
+      }
       return;
     }
     model::Event e;
@@ -479,10 +492,23 @@ class Builder {
       now_at[order[k]] = k;
     }
     rank_.tracks = std::move(sorted);
+    allocator_tracks();
     if (args_) {
       for (auto& w : where) w.first = now_at[w.first];
       args_->relocate(where);
     }
+  }
+
+  // Each allocator event's host thread, as its track once the tracks have their places (none: UINT32_MAX; a
+  // thread that has only [memory] events gets no track of its own).
+  void allocator_tracks() {
+    std::unordered_map<std::pair<int64_t, int64_t>, uint32_t, PairHash> at;
+    for (uint32_t i = 0; i < rank_.tracks.size(); ++i)
+      if (rank_.tracks[i].kind == model::TrackKind::HostThread)
+        at.emplace(std::pair{rank_.tracks[i].pid, rank_.tracks[i].tid}, i);
+    for (size_t i = 0; i < rank_.allocator.size(); ++i)
+      if (auto it = at.find(allocator_thread_[i]); it != at.end()) rank_.allocator[i].track = it->second;
+    std::vector<std::pair<int64_t, int64_t>>().swap(allocator_thread_);
   }
 
   model::Rank rank_;
@@ -501,6 +527,7 @@ class Builder {
   std::vector<DeviceRef> device_refs_;
   std::vector<HostStep> steps_;
   std::vector<model::CounterSample> memory_;
+  std::vector<std::pair<int64_t, int64_t>> allocator_thread_;  // rank_.allocator[i]'s (pid, tid)
   std::map<std::pair<int64_t, int64_t>, std::string> thread_names_;
   std::map<int64_t, std::string> process_names_;
   uint64_t skipped_ = 0;

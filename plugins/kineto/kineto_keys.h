@@ -40,6 +40,11 @@ inline constexpr const char* kDeviceType = "Device Type";
 inline constexpr const char* kInputDims = "Input Dims";  // CPU ops: one shape a tensor input, "[[888, 2880], []]"
 inline constexpr const char* kInputType = "Input type";  // CPU ops: one dtype a tensor input, ["c10::BFloat16", ""]
 inline constexpr const char* kTotalAllocated = "Total Allocated";
+// A [memory] event's other args: its own size (+ allocated, - freed), the reserved total, the block, the device.
+inline constexpr const char* kMemBytes = "Bytes";
+inline constexpr const char* kTotalReserved = "Total Reserved";
+inline constexpr const char* kAddr = "Addr";
+inline constexpr const char* kDeviceId = "Device Id";
 inline constexpr const char* kMetaName = "name";  // args.name of process_name / thread_name
 
 // Categories.

@@ -702,7 +702,9 @@ LoadResult EachLoad::finish(LoadResult result) const {
   if (failed == taken)
     std::rethrow_exception(
         *std::find_if(errors.begin(), errors.end(), [](const std::exception_ptr& e) { return bool(e); }));
-  if (size_t(std::count(slots_.skipped.begin(), slots_.skipped.end(), 1)) == taken)
+  // A share of a run (MPI) that holds no trace is no error: process 0 judges the run's files as a whole.
+  const bool whole_run = !options_.mine && !options_.run_files;
+  if (whole_run && size_t(std::count(slots_.skipped.begin(), slots_.skipped.end(), 1)) == taken)
     throw trace::TraceError(files_.front().parent_path().string(), 0, "no file here is a trace any importer reads");
 
   std::vector<RankHeader> loaded;
@@ -716,8 +718,7 @@ LoadResult EachLoad::finish(LoadResult result) const {
     for (const std::string& w : slots_.warnings[i]) result.warnings.push_back(w);
     for (const RankHeader& h : slots_.headers[i]) loaded.push_back(h);
   }
-  check_one_run(loaded, result.warnings,
-                {.allow_mixed = options_.rules.allow_mixed, .complete = !options_.mine && !options_.run_files});
+  check_one_run(loaded, result.warnings, {.allow_mixed = options_.rules.allow_mixed, .complete = whole_run});
   return result;
 }
 

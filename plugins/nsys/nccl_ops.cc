@@ -12,14 +12,22 @@
 namespace shardscope::nsys {
 namespace k = nsys_keys;
 
+namespace {
+// comm_id() of a ProcessRows row.
+std::optional<uint64_t> comm_of(const ProcessRows& q, int c) {
+  if (q.null(c)) return std::nullopt;
+  return q.is_text(c) ? comm_id(q.text(c)) : std::optional<uint64_t>(uint64_t(q.i64(c)));
+}
+}  // namespace
+
 std::string nccl_ops_table(Db& db) {
   for (const std::string& t : db.tables())  // a std::set: by name
     if (db.has_column(t, k::kCommHash) && db.has_column(t, k::kSeqNumber)) return t;
   return "";
 }
 
-NcclOpsResult read_nccl_ops(Export& x, model::Rank& r, const std::vector<plugins::gpu_join::DeviceWork>& launched,
-                            int64_t lo, int64_t hi, bool only) {
+NcclOpsResult read_nccl_ops(Export& x, ProcessScans& scans, int64_t key, model::Rank& r,
+                            const std::vector<plugins::gpu_join::DeviceWork>& launched) {
   NcclOpsResult out;
   out.table = nccl_ops_table(x.db);
   if (out.table.empty()) return out;
@@ -36,16 +44,13 @@ NcclOpsResult read_nccl_ops(Export& x, model::Rank& r, const std::vector<plugins
   if (bytes == "NULL") out.missing.push_back(fmt::format("{}.{} or {}", t, k::kMessageSize, k::kBytes));
   if (!x.db.has_column(t, k::kOperationId)) out.missing.push_back(fmt::format("{}.{}", t, k::kOperationId));
   // The process's rows, by whichever of its ids the table has.
-  std::string where;
-  if (!only)
-    for (const char* id : {k::kGlobalPid, k::kGlobalTid})
-      if (x.db.has_column(t, id)) {
-        where = fmt::format(" WHERE {0} >= ?1 AND {0} < ?2", quoted(id));
-        break;
-      }
-  Stmt q(x.db, fmt::format("SELECT {}, {}, {}, {}, {} FROM {}{}", quoted(k::kCorrelationId), quoted(k::kCommHash),
-                           quoted(k::kSeqNumber), col(k::kOperationId), bytes, nsys::quoted(t), where));
-  if (!where.empty()) q.bind(1, lo).bind(2, hi);
+  std::string id;
+  for (const char* c : {k::kGlobalPid, k::kGlobalTid})
+    if (id.empty() && x.db.has_column(t, c)) id = c;
+  ProcessRows& q = scans.of(key,
+                            fmt::format("SELECT {}, {}, {}, {}, {}", quoted(k::kCorrelationId), quoted(k::kCommHash),
+                                        quoted(k::kSeqNumber), col(k::kOperationId), bytes),
+                            t, id);
   // The device events by correlationId.
   std::vector<uint32_t> by_corr(launched.size());
   for (uint32_t i = 0; i < by_corr.size(); ++i) by_corr[i] = i;
@@ -57,7 +62,7 @@ NcclOpsResult read_nccl_ops(Export& x, model::Rank& r, const std::vector<plugins
     if (q.null(0) || q.null(1) || q.null(2)) continue;
     const int64_t corr = q.i64(0), seq = q.i64(2);
     // commHash is a 64-bit hash; an export may write it as an integer or as text ("0x2e43ea04577433ce").
-    const std::optional<uint64_t> id = comm_id(q, 1);
+    const std::optional<uint64_t> id = comm_of(q, 1);
     std::string comm = q.is_text(1) ? std::string(q.text(1)) : fmt::format("{:#x}", *id);
     auto [g, fresh] = groups.try_emplace(comm, 0);
     if (fresh) g->second = r.strings.intern(fmt::format("nccl comm {}", comm));

@@ -12,6 +12,7 @@
 
 #include "model/trace.h"
 #include "plugins/nsys/nsys_export.h"
+#include "plugins/nsys/process_rows.h"
 #include "plugins/common/gpu_join.h"
 
 namespace shardscope::nsys {
@@ -31,9 +32,9 @@ struct NcclOpsResult {
 };
 
 // Gives each NCCL kernel of `launched` (device events with their correlationId) its operation's communicator
-// and sequence number (Event::group, Event::seq), kind and bytes. `where` / `lo` / `hi`: the process's rows
-// (a globalPid or globalTid range), empty for all.
-NcclOpsResult read_nccl_ops(Export& x, model::Rank& r, const std::vector<plugins::gpu_join::DeviceWork>& launched,
-                            int64_t lo, int64_t hi, bool only);
+// and sequence number (Event::group, Event::seq), kind and bytes. The table's rows of the process `key`
+// (by globalPid or globalTid) through `scans`.
+NcclOpsResult read_nccl_ops(Export& x, ProcessScans& scans, int64_t key, model::Rank& r,
+                            const std::vector<plugins::gpu_join::DeviceWork>& launched);
 
 }  // namespace shardscope::nsys

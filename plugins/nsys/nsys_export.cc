@@ -30,6 +30,13 @@ std::optional<int> small_int(std::string_view v) {
 
 }  // namespace
 
+std::string first_few(const std::vector<std::string>& said) {
+  constexpr size_t kShown = 4;
+  if (said.size() <= kShown) return fmt::format("{}", fmt::join(said, ", "));
+  return fmt::format("{}, ... and {} more", fmt::join(said.begin(), said.begin() + std::ptrdiff_t(kShown), ", "),
+                     said.size() - kShown);
+}
+
 std::string skipped_note(const Db& db) {
   if (db.skipped().empty()) return "";
   return fmt::format("{} skipped (a file's views and virtual tables never run)", fmt::join(db.skipped(), ", "));
@@ -168,14 +175,6 @@ void launcher_ranks(Db& db, std::vector<Process>& out) {
     for (const Launched* l : with_rank)
       if (l->pid == p.pid || (out.size() == 1 && with_rank.size() == 1))
         p.rank = *l->rank, p.world_size = l->world.value_or(0), p.rank_from = l->from;
-}
-
-// The first few of `said`, then how many more: a capture of thousands of processes says its ranks in a line.
-std::string first_few(const std::vector<std::string>& said) {
-  constexpr size_t kShown = 4;
-  if (said.size() <= kShown) return fmt::format("{}", fmt::join(said, ", "));
-  return fmt::format("{}, ... and {} more", fmt::join(said.begin(), said.begin() + std::ptrdiff_t(kShown), ", "),
-                     said.size() - kShown);
 }
 
 // NCCL's own rank, from its communicator-init range payloads, for the processes no launcher variable gave one:

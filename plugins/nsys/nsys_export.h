@@ -21,6 +21,10 @@ struct Process {
   std::string rank_from;  // "RANK", "NCCL", "pid order"
 };
 
+// The first few of `said`, then how many more ("a, b, c, d, ... and 9996 more"): a list that grows with the
+// processes or communicators of a file is said in a line.
+std::string first_few(const std::vector<std::string>& said);
+
 // "NAME (view), ... skipped (...)" for the views and virtual tables named like the
 // tables the importer asked `db` about, or "".
 std::string skipped_note(const Db& db);

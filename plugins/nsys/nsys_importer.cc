@@ -32,11 +32,13 @@ void NsysImporter::read_ranks(Input in, bool keep_args, const EachRank& each) co
   std::vector<nsys::Process> processes = x.processes(warnings);
   if (!x.db.skipped().empty())
     warnings.push_back(fmt::format("{}: {}; read as absent", in.path, nsys::skipped_note(x.db)));
+  // Each table read once for all processes, in their order (process_rows.h).
+  nsys::ProcessScans scans(x, processes.size() == 1);
   for (const nsys::Process& p : processes) {
     // The file's warnings once, with its first rank.
     const bool first = &p == &processes.front();
     model::EventArgs args;
-    model::Rank r = nsys::read_rank(x, p, processes.size() == 1, first, keep_args ? &args : nullptr);
+    model::Rank r = nsys::read_rank(x, scans, p, first, keep_args ? &args : nullptr);
     if (first) r.warnings.insert(r.warnings.begin(), warnings.begin(), warnings.end());
     each(std::move(r), std::move(args));
   }

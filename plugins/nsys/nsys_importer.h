@@ -1,5 +1,6 @@
 // Nsight Systems reports exported to SQLite (`nsys export --type sqlite`): one file may hold several
-// processes, each of which becomes a rank, read by random access one process at a time.
+// processes, each of which becomes a rank, built one process at a time from one pass over each table
+// (process_rows.h).
 #pragma once
 
 #include "plugins/api/format.h"

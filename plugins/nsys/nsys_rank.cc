@@ -16,7 +16,7 @@
 #include "plugins/nsys/nsys_payload.h"
 #include "plugins/nsys/nsys_trainer.h"
 #include "plugins/nsys/nvtx_schemas.h"
-#include "plugins/nsys/prefetch.h"
+#include "plugins/nsys/process_rows.h"
 
 namespace shardscope::nsys {
 namespace k = nsys_keys;
@@ -38,8 +38,8 @@ struct Call {
 
 class RankBuilder {
  public:
-  RankBuilder(Export& x, const Process& p, bool only, bool file_warnings, model::EventArgs* args)
-      : x_(x), p_(p), only_(only), file_warnings_(file_warnings), args_(args) {}
+  RankBuilder(Export& x, ProcessScans& scans, const Process& p, bool file_warnings, model::EventArgs* args)
+      : x_(x), scans_(scans), p_(p), file_warnings_(file_warnings), args_(args) {}
 
   model::Rank build() {
     thread_names();
@@ -59,22 +59,10 @@ class RankBuilder {
   }
 
  private:
-  // " WHERE col >= ?1 AND col < ?2": the process's rows; nothing when the file has one process.
-  std::string where(const char* table, const char* col) {
-    if (only_ || !x_.db.has_column(table, col)) return "";
-    return fmt::format(" WHERE {0} >= ?1 AND {0} < ?2", quoted(col));
-  }
-  // A big read, stepped on a second thread in a big file (prefetch.h), with the process's bounds where `where`
-  // has them.
-  Prefetched prefetch(std::string sql, const std::string& where) {
-    std::vector<int64_t> binds;
-    if (!where.empty()) binds = {p_.key << k::kTidBits, (p_.key + 1) << k::kTidBits};
-    return Prefetched(x_.db, x_.file, std::move(sql), std::move(binds));
-  }
-  void bind(Stmt& q, const std::string& where) {
-    if (where.empty()) return;
-    q.bind(1, p_.key << k::kTidBits);
-    q.bind(2, (p_.key + 1) << k::kTidBits);
+  // The process's rows of `table` (process_rows.h: one pass over the table for all of the file's ranks), by
+  // its `id` column, read by `select`.
+  ProcessRows& rows(const char* table, const char* id, const std::string& select) {
+    return scans_.of(p_.key, select, table, id);
   }
 
   // The event's times on the trace clock (the session start added): false for times that do not fit.
@@ -120,21 +108,18 @@ class RankBuilder {
 
   void thread_names() {
     if (!x_.db.has_column(k::kThreadNames, k::kGlobalTid) || !x_.db.has_column(k::kThreadNames, k::kNameId)) return;
-    std::string w = where(k::kThreadNames, k::kGlobalTid);
-    Stmt q(x_.db, fmt::format("SELECT {}, {} FROM {}{}", quoted(k::kGlobalTid), quoted(k::kNameId),
-                              quoted(k::kThreadNames), w));
-    bind(q, w);
+    ProcessRows& q =
+        rows(k::kThreadNames, k::kGlobalTid, fmt::format("SELECT {}, {}", quoted(k::kGlobalTid), quoted(k::kNameId)));
     while (q.row()) thread_names_[q.i64(0) & k::kTidMask] = x_.str(q.i64(1));
   }
 
   void runtime() {
     const char* t = k::kRuntime;
     if (!x_.db.has_table(t)) return;
-    std::string w = where(t, k::kGlobalTid);
-    Prefetched q = prefetch(fmt::format("SELECT {}, {}, {}, {}, {} FROM {}{}", x_.column(t, k::kStart),
-                                        x_.column(t, k::kEnd), x_.column(t, k::kGlobalTid),
-                                        x_.column(t, k::kCorrelationId), x_.column(t, k::kNameId), quoted(t), w),
-                            w);
+    ProcessRows& q =
+        rows(t, k::kGlobalTid,
+             fmt::format("SELECT {}, {}, {}, {}, {}", x_.column(t, k::kStart), x_.column(t, k::kEnd),
+                         x_.column(t, k::kGlobalTid), x_.column(t, k::kCorrelationId), x_.column(t, k::kNameId)));
     const model::StringId runtime_cat = r_.strings.intern(k::kCatRuntime),
                           driver_cat = r_.strings.intern(k::kCatDriver);
     std::unordered_map<int64_t, std::pair<model::StringId, model::StringId>>
@@ -176,15 +161,14 @@ class RankBuilder {
     if (!x_.db.has_table(t)) return;
     const bool kernel = t == std::string_view(k::kKernel), memcpy = t == std::string_view(k::kMemcpy),
                graph = t == std::string_view(k::kGraphTrace);
-    std::string w = where(t, k::kGlobalPid);
     std::string extra = kernel  ? fmt::format("{}, {}", x_.column(t, k::kDemangledName), x_.column(t, k::kShortName))
                         : graph ? fmt::format("{}, NULL", x_.column(t, k::kGraphId))
                                 : fmt::format("{}, {}", x_.column(t, k::kBytes),
                                               memcpy ? x_.column(t, k::kCopyKind) : std::string("NULL"));
-    Prefetched q = prefetch(fmt::format("SELECT {}, {}, {}, {}, {}, {} FROM {}{}", x_.column(t, k::kStart),
-                                        x_.column(t, k::kEnd), x_.column(t, k::kDeviceId), x_.column(t, k::kStreamId),
-                                        x_.column(t, k::kCorrelationId), extra, quoted(t), w),
-                            w);
+    ProcessRows& q = rows(
+        t, k::kGlobalPid,
+        fmt::format("SELECT {}, {}, {}, {}, {}, {}", x_.column(t, k::kStart), x_.column(t, k::kEnd),
+                    x_.column(t, k::kDeviceId), x_.column(t, k::kStreamId), x_.column(t, k::kCorrelationId), extra));
     const model::StringId cat = r_.strings.intern(kernel   ? k::kCatKernel
                                                   : memcpy ? k::kCatMemcpy
                                                   : graph  ? k::kCatGraph
@@ -248,11 +232,10 @@ class RankBuilder {
   void sync() {
     const char* t = k::kSync;
     if (!x_.db.has_table(t)) return;
-    std::string w = where(t, k::kGlobalPid);
-    Prefetched q = prefetch(fmt::format("SELECT {}, {}, {}, {}, {}, {} FROM {}{}", x_.column(t, k::kStart),
-                                        x_.column(t, k::kEnd), x_.column(t, k::kDeviceId), x_.column(t, k::kStreamId),
-                                        x_.column(t, k::kCorrelationId), x_.column(t, k::kSyncType), quoted(t), w),
-                            w);
+    ProcessRows& q = rows(t, k::kGlobalPid,
+                          fmt::format("SELECT {}, {}, {}, {}, {}, {}", x_.column(t, k::kStart), x_.column(t, k::kEnd),
+                                      x_.column(t, k::kDeviceId), x_.column(t, k::kStreamId),
+                                      x_.column(t, k::kCorrelationId), x_.column(t, k::kSyncType)));
     const model::StringId cat = r_.strings.intern(k::kCatSync);
     while (q.row()) {
       model::Event e;
@@ -284,17 +267,16 @@ class RankBuilder {
     const char* t = k::kNvtx;
     if (!x_.db.has_table(t)) return;
     for (const model::Track& tr : r_.tracks) split_.push_back(tr.events.size());
-    std::string w = where(t, k::kGlobalTid);
     const bool json = x_.db.has_column(t, k::kJsonText);
     has_int64_ = x_.db.has_column(t, k::kInt64Value);
     const bool binary = x_.db.has_column(t, k::kBinaryData);
-    Prefetched q = prefetch(fmt::format("SELECT {}, {}, {}, {}, {}, {}, {}, {}, {}, {} FROM {}{}",
-                                        x_.column(t, k::kStart), x_.column(t, k::kEnd), x_.column(t, k::kEventType),
-                                        x_.column(t, k::kText), x_.column(t, k::kTextId), x_.column(t, k::kDomainId),
-                                        x_.column(t, k::kGlobalTid), json ? quoted(k::kJsonText) : std::string("NULL"),
-                                        has_int64_ ? quoted(k::kInt64Value) : std::string("NULL"),
-                                        binary ? quoted(k::kBinaryData) : std::string("NULL"), quoted(t), w),
-                            w);
+    ProcessRows& q = rows(t, k::kGlobalTid,
+                          fmt::format("SELECT {}, {}, {}, {}, {}, {}, {}, {}, {}, {}", x_.column(t, k::kStart),
+                                      x_.column(t, k::kEnd), x_.column(t, k::kEventType), x_.column(t, k::kText),
+                                      x_.column(t, k::kTextId), x_.column(t, k::kDomainId), x_.column(t, k::kGlobalTid),
+                                      json ? quoted(k::kJsonText) : std::string("NULL"),
+                                      has_int64_ ? quoted(k::kInt64Value) : std::string("NULL"),
+                                      binary ? quoted(k::kBinaryData) : std::string("NULL")));
     const model::StringId cat = r_.strings.intern(k::kCatNvtx);
     std::map<int64_t, std::string> domains;
     struct InDomain {
@@ -348,9 +330,8 @@ class RankBuilder {
           n.bytes = pl.bytes, n.nranks = pl.nranks, n.peer = pl.peer, n.comm = pl.comm;
         } else if (!q.null(9)) {
           // A binary payload: read as NCCL's schemas in the export describe it (nvtx_schemas.h).
-          if (!schemas_) schemas_.emplace(x_, schema_missing_);
           ++binary_;
-          NcclPayload pl = schemas_->decode(domain, text, q.text(9), undescribed_);
+          NcclPayload pl = scans_.schemas().decode(domain, text, q.text(9), undescribed_);
           n.bytes = pl.bytes, n.nranks = pl.nranks, n.peer = pl.peer, n.comm = pl.comm;
         }
         nccl_ranges_.push_back(std::move(n));
@@ -422,11 +403,11 @@ class RankBuilder {
     if (skipped_)
       r_.warnings.push_back(
           fmt::format("{}: {} event(s) with missing or out-of-range times left out", r_.source, skipped_));
-    if (binary_ && !schema_missing_.empty())
+    if (binary_ && !scans_.schema_missing().empty())
       r_.warnings.push_back(
           fmt::format("{}: {} NCCL range(s) with a binary payload and no schema to read it by (not in this export: "
                       "{}): their bytes unknown",
-                      r_.source, binary_, fmt::join(schema_missing_, ", ")));
+                      r_.source, binary_, fmt::join(scans_.schema_missing(), ", ")));
     else if (undescribed_)
       r_.warnings.push_back(fmt::format(
           "{}: {} field(s) of NCCL's binary payloads that {} does not describe (or describes two ways) left unknown",
@@ -493,7 +474,7 @@ class RankBuilder {
   // of each NCCL kernel, over what its NVTX ranges said.
   void nccl_ops() {
     if (nccl_.empty()) return;
-    NcclOpsResult n = read_nccl_ops(x_, r_, launched(), p_.key << k::kTidBits, (p_.key + 1) << k::kTidBits, only_);
+    NcclOpsResult n = read_nccl_ops(x_, scans_, p_.key, r_, launched());
     if (n.table.empty()) return;
     for (const NcclOpsResult::Comm& c : n.comms)
       comm_of_[at_key(c.track, c.index)] = c.comm;  // over what the ranges said
@@ -535,7 +516,7 @@ class RankBuilder {
     auto comms = [](const std::map<uint64_t, CommSize>& m) {
       std::vector<std::string> out;
       for (auto& [c, s] : m) out.push_back(fmt::format("nccl comm {:#x}: {} rank(s)", c, s.members));
-      return fmt::format("{}", fmt::join(out, ", "));
+      return first_few(out);
     };
     if (n_counted)
       r_.warnings.push_back(
@@ -580,8 +561,9 @@ class RankBuilder {
   };
 
   Export& x_;
+  ProcessScans& scans_;
   const Process& p_;
-  bool only_, file_warnings_;
+  bool file_warnings_;
   model::EventArgs* args_;
   struct Peer {
     uint32_t track, index;
@@ -605,8 +587,6 @@ class RankBuilder {
   size_t described_ = 0, named_all_to_all_ = 0;
   TrainerInput trainer_;
   bool has_int64_ = false;
-  std::optional<NvtxSchemas> schemas_;  // read when the first binary payload is met
-  std::vector<std::string> schema_missing_;
   size_t binary_ = 0, undescribed_ = 0;
   nlohmann::json nccl_table_, group_size_from_;
   uint64_t skipped_ = 0, unended_ = 0, graph_launches_ = 0;
@@ -614,8 +594,8 @@ class RankBuilder {
 
 }  // namespace
 
-model::Rank read_rank(Export& x, const Process& p, bool only, bool file_warnings, model::EventArgs* args) {
-  return RankBuilder(x, p, only, file_warnings, args).build();
+model::Rank read_rank(Export& x, ProcessScans& scans, const Process& p, bool file_warnings, model::EventArgs* args) {
+  return RankBuilder(x, scans, p, file_warnings, args).build();
 }
 
 }  // namespace shardscope::nsys

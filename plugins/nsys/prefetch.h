@@ -37,6 +37,7 @@ class Prefetched {
 
   bool row();
   bool on_thread() const { return worker_.joinable(); }
+  int columns() const { return cur_->columns; }  // once row() has given one
   bool null(int c) const { return cur_->type[cell(c)] == kNull; }
   bool is_text(int c) const { return cur_->type[cell(c)] == kText; }
   int64_t i64(int c) const { return cur_->value[cell(c)]; }

@@ -263,4 +263,68 @@ TEST(MemoryCli, BadDeviceAndPartialShapesAreOneLineAndExitTwo) {
   EXPECT_NE(partial.err.find("the activations need --hidden, --layers, --heads too"), std::string::npos) << partial.err;
 }
 
+// A PyTorch profiler trace with [memory] events (the H200 FSDP2 capture, tests/data/torch211_fsdp_memory):
+// the report answers first with the peak and its step, then what was alive at it, in every format. The
+// numbers are tests/data/torch211_fsdp_memory/by_hand.py's (and the peaks the program's own truth file's).
+TEST(MemoryReportCli, MeasuredFromPyTorchsAllocatorEvents) {
+  const std::string file = std::string(SHARDSCOPE_DATA_DIR) + "/torch211_fsdp_memory/fsdp2/rank0.json.gz";
+  auto t = run({SHARDSCOPE_BIN, "report", file});
+  ASSERT_EQ(t.rc, 0) << t.err;
+  EXPECT_NE(t.out.find("memory measured (the GPU allocator's events, device 0): peak 675.766 MB allocated in step 1 "
+                       "(reached again in steps 2, 3, 4); at most 864.027 MB reserved"),
+            std::string::npos)
+      << t.out;
+  EXPECT_TRUE(std::regex_search(t.out, std::regex(R"(optimizer state \(first Optimizer.step\) +86\.020 +72)")))
+      << t.out;
+  EXPECT_TRUE(std::regex_search(t.out, std::regex(R"(activations \(forward, freed in backward\) +344\.343 +58)")))
+      << t.out;
+  EXPECT_TRUE(std::regex_search(t.out, std::regex(R"(allocated before the trace began +44\.076)"))) << t.out;
+  EXPECT_TRUE(std::regex_search(t.out, std::regex(R"(\n +total +675\.766)"))) << t.out;
+  EXPECT_TRUE(std::regex_search(t.out, std::regex(R"(\n +1 +675\.766 +864\.027)"))) << t.out;  // the peak's step
+  EXPECT_EQ(t.out.find("profile_memory"), std::string::npos) << "the trace has the events";
+  // The run summary says it too, first thing.
+  EXPECT_NE(
+      t.out.find("\n  memory measured (the GPU allocator's events): peak 675.766 MB allocated on rank 0, in step 1\n"),
+      std::string::npos)
+      << t.out;
+
+  auto j = run({SHARDSCOPE_BIN, "report", file, "--format", "json"});
+  ASSERT_EQ(j.rc, 0) << j.err;
+  const json report = json::parse(j.out);
+  EXPECT_EQ(report["summary"]["memory"]["measured_peak"]["allocated_bytes"], 675765760);
+  EXPECT_EQ(report["summary"]["memory"]["measured_peak"]["step"], 1);
+  const json m = report["ranks"][0]["memory"]["measured"];
+  EXPECT_EQ(m["allocator_events"], 3263);
+  EXPECT_EQ(m["peak_allocated_bytes"], 675765760);
+  EXPECT_EQ(m["peak_reserved_bytes"], 864026624);
+  EXPECT_EQ(m["peak_step"], 1);
+  EXPECT_EQ(m["peak_again_in_steps"], json({2, 3, 4}));
+  EXPECT_EQ(m["before_trace_bytes"], 44075520);
+  ASSERT_EQ(m["alive_at_peak"].size(), 5u);
+  EXPECT_EQ(m["alive_at_peak"][2]["made"], "optimizer_state");
+  EXPECT_EQ(m["alive_at_peak"][2]["bytes"], 86020096);
+  EXPECT_EQ(m["alive_at_peak"][3]["made"], "activations");
+  EXPECT_EQ(m["alive_at_peak"][3]["bytes"], 344343040);
+  EXPECT_TRUE(m["alive_at_peak"][3]["predicted_bytes"].is_null());  // no configuration: no prediction beside it
+  ASSERT_EQ(m["steps"].size(), 5u);
+  EXPECT_EQ(m["steps"][0]["peak_allocated_bytes"], 556191232);
+
+  auto h = run({SHARDSCOPE_BIN, "report", file, "--format", "html"});
+  ASSERT_EQ(h.rc, 0) << h.err;
+  EXPECT_NE(h.out.find("peak 675.766 MB allocated in step 1"), std::string::npos);
+  EXPECT_NE(h.out.find("344.343"), std::string::npos);
+}
+
+// A PyTorch profiler trace recorded without profile_memory says in one line how to get the events.
+TEST(MemoryReportCli, WithoutMemoryEventsSaysHowToRecordThem) {
+  const std::string file = std::string(SHARDSCOPE_DATA_DIR) + "/hta_trace_filter/sampled_rank-0.json.gz";
+  auto t = run({SHARDSCOPE_BIN, "report", file});
+  ASSERT_EQ(t.rc, 0) << t.err;
+  const std::string line =
+      "  memory: no GPU memory events in the trace; record them with torch.profiler.profile(profile_memory=True)\n";
+  ASSERT_NE(t.out.find(line), std::string::npos) << t.out;
+  EXPECT_EQ(t.out.find("profile_memory", t.out.find(line) + line.size()), std::string::npos) << "said once";
+  EXPECT_EQ(t.out.find("memory measured"), std::string::npos);
+}
+
 }  // namespace

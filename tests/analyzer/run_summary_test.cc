@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "analyzer/analysis/run_summary.h"
+#include "analyzer/report/cells.h"
 #include "analyzer/report/render.h"
 #include "analyzer/report/summary_render.h"
 
@@ -146,6 +147,37 @@ TEST(RunSummary, TheStragglerIsTheRankMostOftenLastWithItsMedianLateness) {
   EXPECT_EQ(s.straggler->median_late_ns, 10);  // of 10, 40, 10
 }
 
+TEST(RunSummary, AStragglerWithinTheArrivalsOwnSpreadIsNotNamed) {
+  // Four ranks; rank 3 is last at 3 of 4 instances, by 2 ns, while the other ranks' arrivals spread over
+  // 40-60 ns (spread minus lateness): jitter, not a straggler.
+  report::Report r;
+  for (int k = 0; k < 4; ++k) r.ranks.push_back(rank_with_steps(k, {1}, 0, 0));
+  r.stragglers.ranks = {{0, 1, 5, 5}, {1, 0, 0, 0}, {2, 0, 0, 0}, {3, 3, 6, 2}};
+  r.stragglers.instances = {{model::CollectiveKind::AllGather, 0, 3, 2, 42},
+                            {model::CollectiveKind::AllGather, 1, 3, 2, 52},
+                            {model::CollectiveKind::AllGather, 2, 0, 5, 65},
+                            {model::CollectiveKind::AllGather, 3, 3, 2, 62}};
+  RunSummary s = summarize_run(r);
+  ASSERT_TRUE(s.straggler);
+  EXPECT_EQ(s.straggler->rank, 3);
+  EXPECT_EQ(s.straggler->median_late_ns, 2);
+  EXPECT_EQ(s.straggler->noise_ns, 60);  // others' spreads 40, 50, 60, 60: nearest rank at 0.5 is the third
+  EXPECT_FALSE(s.straggler->beyond_noise());
+  std::string text;
+  for (const std::string& l : report::summary_lines(s)) text += l + "\n";
+  EXPECT_NE(text.find("straggler: none beyond the arrivals' own spread"), std::string::npos) << text;
+  EXPECT_EQ(text.find("straggler: rank"), std::string::npos) << text;
+  // Late by 80 ns each time instead: beyond the spread, named.
+  for (metrics::StragglerInstance& in : r.stragglers.instances)
+    if (in.last_rank == 3) in.spread_ns += 78, in.late_by_ns = 80;
+  s = summarize_run(r);
+  ASSERT_TRUE(s.straggler);
+  EXPECT_TRUE(s.straggler->beyond_noise());
+  text.clear();
+  for (const std::string& l : report::summary_lines(s)) text += l + "\n";
+  EXPECT_NE(text.find("straggler: rank 3 arrived last at 3 of 4"), std::string::npos) << text;
+}
+
 TEST(RunSummary, MemoryDepartsMostWhereMeasuredIsFurthestFromPredicted) {
   report::Report r;
   for (int k = 0; k < 2; ++k) {
@@ -243,3 +275,12 @@ TEST(RunSummary, TheDefaultShowsTheSlowestStepsAndSaysHowToSeeTheRest) {
 
 }  // namespace
 }  // namespace shardscope::analysis
+
+TEST(Cells, SizesInTheUnitThatFits) {
+  EXPECT_EQ(shardscope::report::bytes_text(11126178000.0), "11.1 GB");  // not "11126.178 MB"
+  EXPECT_EQ(shardscope::report::bytes_text(6960000.0), "6.960 MB");
+  EXPECT_EQ(shardscope::report::bytes_text(2048.0), "2.0 kB");
+  EXPECT_EQ(shardscope::report::bytes_text(512.0), "512 B");
+  EXPECT_EQ(shardscope::report::bytes_text(-2.5e9), "-2.5 GB");
+  EXPECT_EQ(shardscope::report::bytes_text(1e308), shardscope::report::kOutOfRange);
+}

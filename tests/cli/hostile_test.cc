@@ -428,14 +428,33 @@ TEST(Hostile, AbsurdMemoryCountersPrintAsOutOfRange) {
     SCOPED_TRACE(fmt);
     EXPECT_EQ(r.out.find("0000000000"), std::string::npos) << r.out.substr(0, 3000);
     EXPECT_EQ(r.out.find("inf"), std::string::npos) << r.out.substr(0, 3000);
-    EXPECT_NE(r.out.find("measured out of range vs predicted 0.004 MB (change out of range)"), std::string::npos)
+    EXPECT_NE(r.out.find("measured out of range vs predicted 4.0 kB (change out of range)"), std::string::npos)
         << r.out.substr(0, 3000);
-    EXPECT_NE(r.out.find("sharded_params on rank 0, out of range measured vs 0.004 MB predicted (change out of range)"),
+    EXPECT_NE(r.out.find("sharded_params on rank 0, out of range measured vs 4.0 kB predicted (change out of range)"),
               std::string::npos)
         << r.out.substr(0, 3000);
   }
   RunResult r = run({SHARDSCOPE_BIN, "report", f.string()});
   EXPECT_NE(r.out.find("sharded_params    out of range"), std::string::npos) << r.out;
+  // JSON writes the counter as the number it is (1e+308, a double JSON holds), never 309 digits, inf or a
+  // percentage; the sentence says out of range.
+  RunResult j = run({SHARDSCOPE_BIN, "report", "--format", "json", "--ranks", "all", f.string()});
+  ASSERT_EQ(j.rc, 0) << j.err;
+  EXPECT_EQ(j.out.find("0000000000"), std::string::npos) << j.out.substr(0, 3000);
+  EXPECT_EQ(j.out.find("inf"), std::string::npos) << j.out.substr(0, 3000);
+  const nlohmann::json report = nlohmann::json::parse(j.out);
+  int absurd = 0;
+  for (const nlohmann::json& row : report.at("ranks").at(0).at("memory").at("rows"))
+    if (row.at("measured_bytes").is_number_float() && row.at("measured_bytes").get<double>() == 1e308) ++absurd;
+  EXPECT_EQ(absurd, 4) << report.at("ranks").at(0).at("memory").dump();
+  EXPECT_EQ(report.at("summary").at("memory").at("departs_most").at("measured_bytes").get<double>(), 1e308);
+  EXPECT_NE(report.at("ranks")
+                .at(0)
+                .at("memory")
+                .at("departs_most")
+                .get<std::string>()
+                .find("measured out of range vs predicted 0.004 MB (change out of range)"),
+            std::string::npos);
 }
 
 }  // namespace

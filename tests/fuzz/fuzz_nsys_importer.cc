@@ -1,6 +1,7 @@
 // libFuzzer target: a small database as the Nsight Systems importer opens it (by path, read-only,
 // immutable), every rank read. SQLite refuses a damaged page with an error, never a crash; the importer
 // must turn that, and any table or column that is absent or holds the wrong type, into a TraceError.
+// Nothing may be created beside the file (a WAL-mode input got -wal and -shm files): one there aborts.
 // Each input is written to a file of this process's own in /dev/shm (memory, not disk): SQLite resolves a
 // /proc/self/fd link to the memfd's name, which it cannot open, so a memfd will not do here.
 #include <fcntl.h>
@@ -22,7 +23,9 @@ std::string g_path;
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   g_path = "/dev/shm/shardscope_fuzz_nsys_" + std::to_string(getpid()) + ".sqlite";
   g_fd = open(g_path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  std::atexit([] { unlink(g_path.c_str()); });
+  std::atexit([] {
+    for (const char* s : {"", "-wal", "-shm", "-journal"}) unlink((g_path + s).c_str());
+  });
   return 0;
 }
 
@@ -36,5 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     in.file = g_path;
     importer.read_ranks(std::move(in), false, [](model::Rank&& r, model::EventArgs&&) { (void)r.event_count(); });
   } catch (const trace::TraceError&) {}
+  for (const char* beside : {"-wal", "-shm", "-journal"})
+    if (access((g_path + beside).c_str(), F_OK) == 0) std::abort();
   return 0;
 }

@@ -259,6 +259,31 @@ TEST(KinetoImporter, MemoryEventsBecomeTheAllocatorCounter) {
   EXPECT_DOUBLE_EQ(c->peak(), 1536.0);
 }
 
+// Each CUDA [memory] event is also kept whole, in time order, with the host thread that asked for it (the
+// analysis pairs allocations with frees by Addr and groups them by the ranges around them on that thread).
+TEST(KinetoImporter, MemoryEventsAreKeptAsTheAllocatorsEvents) {
+  model::Rank r = load_one(R"J({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "aten::empty", "pid": 9, "tid": 4, "ts": 1, "dur": 5},
+    {"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 9, "tid": 4, "ts": 3, "s": "t", "args": {"Device Type": 1, "Device Id": 2, "Addr": 140367976464384, "Bytes": -512, "Total Allocated": 1024, "Total Reserved": 4096}},
+    {"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 9, "tid": 4, "ts": 2, "s": "t", "args": {"Device Type": 1, "Device Id": 2, "Addr": 140367976464384, "Bytes": 512, "Total Allocated": 1536, "Total Reserved": 4096}},
+    {"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 9, "tid": 77, "ts": 4, "s": "t", "args": {"Device Type": 1, "Device Id": 2, "Addr": 8, "Bytes": 8, "Total Allocated": 1032}},
+    {"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 9, "tid": 4, "ts": 5, "s": "t", "args": {"Device Type": 0, "Device Id": -1, "Bytes": 99999, "Total Allocated": 99999, "Total Reserved": 0}}]})J");
+  ASSERT_EQ(r.allocator.size(), 3u);  // the CPU allocator's event is not device memory
+  const model::AllocatorEvent &a = r.allocator[0], &f = r.allocator[1], &other = r.allocator[2];
+  EXPECT_EQ(a.bytes, 512);  // sorted by time: the allocation (ts 2) before its free (ts 3)
+  EXPECT_EQ(a.total_allocated, 1536);
+  EXPECT_EQ(a.total_reserved, 4096);
+  EXPECT_EQ(a.addr, 140367976464384u);
+  EXPECT_EQ(a.device, 2);
+  EXPECT_EQ(f.bytes, -512);
+  EXPECT_EQ(f.addr, a.addr);
+  ASSERT_LT(a.track, r.tracks.size());
+  EXPECT_EQ(r.tracks[a.track].tid, 4);
+  EXPECT_EQ(a.ts_ns - r.tracks[a.track].events[0].ts_ns, 1000);
+  EXPECT_EQ(other.total_reserved, -1);  // not given
+  EXPECT_EQ(other.track, UINT32_MAX);   // a thread with nothing but [memory] events has no track
+}
+
 TEST(KinetoImporter, InvalidUtf8InANameIsReplacedNotFatal) {
   std::string text =
       R"J({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "bad\xff\xfename", "pid": 0, "tid": 7, "ts": 1, "dur": 2, "args": {"stream": 7}}]})J";

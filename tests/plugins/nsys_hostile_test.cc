@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "plugins/common/sqlite_db.h"
 #include "plugins/load/load.h"
 #include "tests/plugins/nsys_support.h"
 #include "tests/support/run.h"
@@ -282,6 +283,114 @@ TEST(NsysExport, ALongListOfRanksIsCutWithACount) {
       << run.err.substr(0, 2000);
   for (size_t at = 0, nl; (nl = run.err.find('\n', at)) != std::string::npos; at = nl + 1)
     EXPECT_LE(nl - at, 330u) << run.err.substr(at, 400);
+}
+
+// `processes` processes (pids 1.., every third with a VM id above its pid, so that key order is not pid
+// order) sharing `calls` CUDA calls and as many kernels, dealt out round-robin so that each process's rows
+// lie between the others'.
+void write_many(const fs::path& f, int64_t processes, int64_t calls) {
+  test::Sql db(f, true);
+  db.exec(
+      "CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT); INSERT INTO StringIds VALUES (1, 'gemm_kernel'), "
+      "(2, 'cudaLaunchKernel_v7000');"
+      "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER, "
+      "streamId INTEGER, correlationId INTEGER, globalPid INTEGER, demangledName INTEGER, shortName INTEGER);"
+      "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME(start INTEGER, end INTEGER, eventClass INTEGER, globalTid INTEGER, "
+      "correlationId INTEGER, nameId INTEGER); BEGIN;");
+  auto vm = [](int64_t pid) { return pid % 3 == 0 ? (int64_t(1) << 50) : 0; };
+  for (int64_t i = 0; i < calls; ++i) {
+    const int64_t pid = 1 + i % processes, t = 1000 + 10 * i;
+    db.exec(
+        fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES ({}, {}, 0, {}, {}, 2);"
+                    "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES ({}, {}, 0, 7, {}, {}, 1, 1);",
+                    t, t + 2, vm(pid) | gtid(pid, pid), i, t + 3, t + 8, i, vm(pid) | gpid(pid)));
+  }
+  db.exec("COMMIT");
+}
+
+struct Read {
+  sqlite::Counts used;         // what reading the file took, over what opening it took
+  std::vector<size_t> events;  // per rank, in rank order
+  std::vector<int64_t> pids;
+};
+
+Read read_counting(const fs::path& f) {
+  const sqlite::Counts before = sqlite::counts();
+  plugins::LoadResult r = plugins::load({f}, {.threads = 1});
+  const sqlite::Counts after = sqlite::counts();
+  Read out{{after.statements - before.statements, after.rows - before.rows}, {}, {}};
+  for (const model::Rank& rank : r.trace.ranks) {
+    out.events.push_back(rank.event_count());
+    out.pids.push_back(rank.metadata["nsys"]["pid"].get<int64_t>());
+  }
+  return out;
+}
+
+// Reading an export costs its rows, whatever its number of processes (issue #40: a per-process query scanned
+// every table once per process, 3,700 processes took minutes). Counted, not timed: the SQLite statements the
+// import prepares and the rows they step to, for the same 1,200 calls and 1,200 kernels in 4 and in 400
+// processes.
+TEST(NsysExport, EachTableIsReadOnceWhateverTheNumberOfProcesses) {
+  test::TempDir d;
+  const fs::path few = d.path() / "few.sqlite", many = d.path() / "many.sqlite";
+  write_many(few, 4, 1200);
+  write_many(many, 400, 1200);
+  const Read a = read_counting(few), b = read_counting(many);
+  // Every rank has its own share: 1,200 / 4 calls and as many kernels each, 1,200 / 400 in the other; pid order.
+  ASSERT_EQ(a.events, std::vector<size_t>(4, 600));
+  ASSERT_EQ(b.events, std::vector<size_t>(400, 6));
+  for (size_t i = 0; i < b.pids.size(); ++i) EXPECT_EQ(b.pids[i], int64_t(i) + 1);
+  // The same statements, whatever the number of processes (one a table, none a process).
+  EXPECT_EQ(b.used.statements, a.used.statements);
+  // Rows: the 2,400 of the two tables once each, and the processes' keys (one row a process from each table
+  // they are found in: kernels by globalPid, calls by globalTid), so 2 x 396 more for 396 more processes. A
+  // query per process would step to 2,400 more rows each.
+  EXPECT_GE(a.used.rows, 2400u);
+  EXPECT_LT(a.used.rows, 2400u + 100u);
+  EXPECT_EQ(b.used.rows - a.used.rows, 2u * 396u);
+}
+
+// Inspecting an export of 10,000 processes: every line short, the pid -> rank list cut with a count.
+TEST(NsysExport, TenThousandProcessesInspectInShortLines) {
+  test::TempDir d;
+  const fs::path f = d.path() / "ten_thousand.sqlite";
+  write_many(f, 10000, 10000);
+  auto run = test::run({SHARDSCOPE_BIN, "inspect", f.string()});
+  EXPECT_EQ(run.rc, 0) << run.err.substr(0, 2000);
+  EXPECT_NE(run.err.find("10000 processes and no rank variable"), std::string::npos) << run.err.substr(0, 2000);
+  EXPECT_NE(run.err.find(", ... and 9996 more)\n"), std::string::npos) << run.err.substr(0, 2000);
+  size_t lines = 0;
+  for (const std::string* out : {&run.err, &run.out})
+    for (size_t at = 0, nl; (nl = out->find('\n', at)) != std::string::npos; at = nl + 1, ++lines)
+      EXPECT_LE(nl - at, 330u) << out->substr(at, 400);
+  // The 10,000 ranks each listed (rank, events, span, tracks header, two tracks), in short lines.
+  EXPECT_GT(lines, 10000u * 5);
+}
+
+// A table WITHOUT ROWID (no rowid to keep a process's rows in order by) is read all the same, each row its
+// process's.
+TEST(NsysExport, ATableWithoutRowidIsReadByProcess) {
+  test::TempDir d;
+  const fs::path f = d.path() / "no_rowid.sqlite";
+  {
+    test::Sql db(f, true);
+    db.exec(
+        "CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT); INSERT INTO StringIds VALUES (1, 'gemm');"
+        "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER, "
+        "streamId INTEGER, correlationId INTEGER, globalPid INTEGER, demangledName INTEGER, shortName INTEGER, "
+        "PRIMARY KEY (start, globalPid)) WITHOUT ROWID;");
+    std::string rows;
+    for (int64_t i = 0; i < 9; ++i)  // pids 1, 2, 3 in turn: 3 kernels each
+      rows += fmt::format("{}({}, {}, 0, 7, {}, {}, 1, 1)", rows.empty() ? "" : ", ", 100 + 10 * i, 105 + 10 * i, i,
+                          gpid(1 + i % 3));
+    db.exec("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES " + rows);
+  }
+  plugins::LoadResult r = plugins::load({f}, {.threads = 1});
+  ASSERT_EQ(r.trace.ranks.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(r.trace.ranks[i].metadata["nsys"]["pid"], int64_t(i) + 1);
+    EXPECT_EQ(r.trace.ranks[i].event_count(), 3u);
+  }
 }
 
 }  // namespace

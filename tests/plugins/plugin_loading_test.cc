@@ -21,10 +21,10 @@ TEST(PluginLoading, GoodPluginLoadsWrongAbiIsRefused) {
                    refusals);
   ASSERT_EQ(refusals.size(), 3u);
   std::string all = refusals[0] + "\n" + refusals[1] + "\n" + refusals[2];
-  EXPECT_NE(all.find("built for importer ABI version 999, this shardscope needs version 5"), std::string::npos) << all;
+  EXPECT_NE(all.find("built for importer ABI version 999, this shardscope needs version 6"), std::string::npos) << all;
   // A plugin of the ABI before read_ranks and reads_file is refused rather than called through them.
   EXPECT_NE(all.find(std::string(TOY_PLUGIN_OLD_ABI) +
-                     ": refused: built for importer ABI version 3, this shardscope needs version 5"),
+                     ": refused: built for importer ABI version 3, this shardscope needs version 6"),
             std::string::npos)
       << all;
   EXPECT_NE(all.find("rebuild"), std::string::npos) << all;

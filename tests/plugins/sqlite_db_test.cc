@@ -216,3 +216,22 @@ TEST(SqliteDb, WorkAndMemoryAreBounded) {
   Stmt q(db, "SELECT count(*) FROM t");
   EXPECT_TRUE(q.row());
 }
+
+// The counts the Nsight importer's single-pass test reads: a statement each prepare, a row each row() that
+// has one (not the last step, which has none).
+TEST(SqliteDb, CountsStatementsAndRows) {
+  test::TempDir dir;
+  const auto file = dir.path() / "c.sqlite";
+  write(file);  // two rows in t
+  Db db(file.string(), "c.sqlite", kWords);
+  const sqlite::Counts before = sqlite::counts();
+  {
+    Stmt q(db, "SELECT i FROM t");
+    while (q.row()) {}
+    Stmt none(db, "SELECT i FROM t WHERE 0");
+    EXPECT_FALSE(none.row());
+  }
+  const sqlite::Counts after = sqlite::counts();
+  EXPECT_EQ(after.statements - before.statements, 2u);
+  EXPECT_EQ(after.rows - before.rows, 2u);
+}

@@ -1,6 +1,8 @@
 // Hostile flags, data files and checkpoints (issue #25, item 7): each is refused with one line naming what and
 // where, exit 2, before anything is allocated; never a crash, a hang or a silent wrong run.
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -25,6 +27,8 @@ std::string expect_refused(const std::vector<std::string>& args, const std::stri
   EXPECT_NE(err.find(message), std::string::npos) << err;
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
   EXPECT_EQ(err.find("json.exception"), std::string::npos) << err;
+  EXPECT_EQ(err.find("filesystem error"), std::string::npos) << err;
+  EXPECT_LE(err.size(), 301u) << err;  // every line the trainer prints: at most 300 characters and its newline
   return err;
 }
 
@@ -102,13 +106,34 @@ TEST(HostileFlags, CheckpointDirMustBeAFolder) {
   std::ofstream(file) << "x";
   expect_refused({"--steps", "1", "--checkpoint-dir", "/dev/null"}, "--checkpoint-dir /dev/null is not a folder");
   expect_refused({"--steps", "1", "--checkpoint-dir", file.string()},
-                 "--checkpoint-dir " + file.string() + " is not a folder");
+                 "--checkpoint-dir " + file.string() + " is a file, not a folder");
   expect_refused({"--steps", "1", "--checkpoint-dir", (file / "sub").string()},
                  "--checkpoint-dir " + (file / "sub").string() + ": cannot create the folder");
   // A missing one is made up front.
   auto r = run_ranks(1, {"--steps", "1", "--checkpoint-dir", (dir.path() / "new" / "ckpt").string()}, dir.path());
   ASSERT_EQ(r[0].rc, 0) << r[0].stderr_text();
   EXPECT_TRUE(fs::exists(dir.path() / "new" / "ckpt" / "step_0" / "meta.json"));
+}
+
+// A file named by --trace-dir printed "filesystem error: ..." (issue #40); it is now refused with the flags.
+TEST(HostileFlags, TraceDirMustBeAFolder) {
+  TempDir dir;
+  const fs::path file = dir.path() / "file";
+  std::ofstream(file) << "x";
+  expect_refused({"--steps", "1", "--trace-dir", file.string()},
+                 "--trace-dir " + file.string() + " is a file, not a folder");
+  expect_refused({"--steps", "1", "--trace-dir", "/dev/null"}, "--trace-dir /dev/null is not a folder");
+  expect_refused({"--steps", "1", "--trace-dir", (file / "sub").string()},
+                 "--trace-dir " + (file / "sub").string() + ": cannot create the folder (Not a directory)");
+  EXPECT_EQ(Rank::slurp(file), "x");  // left as it was
+}
+
+// A path of 500 characters: the line keeps the flag at its start and what went wrong at its end, within 300.
+TEST(HostileFlags, ALongPathStillGivesALineOfAtMost300Characters) {
+  const std::string path = "/nonexistent/" + std::string(487, 'p');
+  const std::string err = expect_refused({"--data", path}, "shardscope-train: error: --data /nonexistent/ppp");
+  EXPECT_NE(err.find(" ... "), std::string::npos) << err;
+  EXPECT_NE(err.find("ppp: cannot open the file (No such file or directory)\n"), std::string::npos) << err;
 }
 
 TEST(HostileData, OnlyARegularFileIsRead) {
@@ -126,7 +151,9 @@ class HostileCheckpoint : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     source_ = new TempDir;
-    auto r = run_ranks(1, {"--steps", "2", "--checkpoint-dir", (source_->path() / "ckpt").string()}, source_->path());
+    auto r =
+        run_ranks(1, {"--steps", "2", "--save-every", "1", "--checkpoint-dir", (source_->path() / "ckpt").string()},
+                  source_->path());
     ASSERT_EQ(r[0].rc, 0) << r[0].stderr_text();
   }
   static void TearDownTestSuite() { delete source_; }
@@ -175,7 +202,7 @@ TEST_F(HostileCheckpoint, DamagedMetaIsOneLineNamingTheFileAndKey) {
   write_meta("{\"step\": 1, \"config\": {\"model\": 3}}");
   resume_refused(meta().string() + ": key 'config.model': expected an object (got 3)");
   write_meta("{\"version\": 9, \"step\": 1, \"config\": {}}");
-  resume_refused(meta().string() + ": key 'version': expected 1 to 2 (got 9)");
+  resume_refused(meta().string() + ": key 'version': expected 1 to 3 (got 9)");
 }
 
 // 1e300 was compared as a setting ("a different layout"), a negative unit size hidden in "checkpoint 5 units,
@@ -226,6 +253,97 @@ TEST_F(HostileCheckpoint, TruncatedShardIsRefusedByName) {
   const fs::path shard = ckpt() / "step_1" / "rank0.bin";
   fs::resize_file(shard, fs::file_size(shard) - 100);
   resume_refused(shard.string() + ": damaged: ");
+}
+
+// Each shard records its step, rank, world and the digest of the layout settings (checkpoint version 3): one
+// copied in from elsewhere was loaded silently (issue #40).
+TEST_F(HostileCheckpoint, ShardFromAnotherStepIsRefused) {
+  const fs::path shard = ckpt() / "step_1" / "rank0.bin";
+  fs::copy_file(ckpt() / "step_0" / "rank0.bin", shard, fs::copy_options::overwrite_existing);
+  resume_refused(shard.string() + ": written at step 0, but it lies in step_1");
+}
+
+// A shard of a run with other layout settings, or another world size, from a checkpoint of the same step.
+class ForeignShard : public HostileCheckpoint {
+ protected:
+  void expect_foreign(int ranks, const std::vector<std::string>& flags, const std::string& message) {
+    TempDir other;
+    std::vector<std::string> args = {"--steps", "2", "--checkpoint-dir", (other.path() / "ckpt").string()};
+    args.insert(args.end(), flags.begin(), flags.end());
+    auto r = run_ranks(ranks, args, other.path());
+    for (auto& k : r) ASSERT_EQ(k.rc, 0) << k.stderr_text();
+    const fs::path shard = ckpt() / "step_1" / "rank0.bin";
+    fs::copy_file(other.path() / "ckpt" / "step_1" / "rank0.bin", shard, fs::copy_options::overwrite_existing);
+    resume_refused(shard.string() + ": " + message);
+  }
+};
+
+TEST_F(ForeignShard, FromAnotherWorldSizeIsRefused) {
+  // full_shard pads each unit to a multiple of 2, so the lengths differ too; the world is named first.
+  expect_foreign(2, {}, "written by a run of 2 ranks, but this run has 1");
+}
+
+// With one rank no_shard and full_shard hold the same tensors: only the digest tells the shard is foreign.
+TEST_F(ForeignShard, FromAnotherConfigurationIsRefused) {
+  expect_foreign(1, {"--sharding", "no_shard"}, "written by a run with other layout settings (config digest ");
+}
+
+// A listening socket on `port` on every address (IPv6 and IPv4), held until closed; -1 when it cannot be had.
+int hold_port(int port) {
+  int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd >= 0) {
+    int off = 0;
+    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);
+    sockaddr_in6 a{};
+    a.sin6_family = AF_INET6;
+    a.sin6_addr = in6addr_any;
+    a.sin6_port = htons(uint16_t(port));
+    if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && listen(fd, 1) == 0) return fd;
+    close(fd);
+    if (errno == EADDRINUSE) return -1;
+  }
+  fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_ANY);
+  a.sin_port = htons(uint16_t(port));
+  if (fd >= 0 && bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && listen(fd, 1) == 0) return fd;
+  if (fd >= 0) close(fd);
+  return -1;
+}
+
+// A one-rank run met itself through a TCP store on MASTER_PORT (29500 by default) and failed when another
+// program held it. It binds no port now: it trains while the test holds its MASTER_PORT.
+TEST(OneRank, BindsNoPort) {
+  TempDir dir;
+  std::vector<int> ports = {free_port()};
+  std::vector<int> held = {hold_port(ports[0])};
+  ASSERT_GE(held[0], 0) << "port " << ports[0];
+  // The default port too, when this test can hold it (another program may have it already).
+  if (int fd = hold_port(29500); fd >= 0) ports.push_back(29500), held.push_back(fd);
+  for (size_t i = 0; i < ports.size(); ++i) {
+    auto r = start_ranks(1, {"--steps", "1"}, dir.path(), -1, {}, ports[i]);
+    wait_ranks(r, std::chrono::seconds(120));
+    EXPECT_EQ(r[0].rc, 0) << "MASTER_PORT " << ports[i] << ": " << r[0].stderr_text();
+    EXPECT_NE(r[0].stdout_text().find("step 0 loss"), std::string::npos) << r[0].stdout_text();
+  }
+  for (int fd : held) close(fd);
+}
+
+// Rank 0 of a 2-rank run whose port is held: one line saying so at once, not "did not complete within 60 s"
+// and 347 characters of libtorch's text. Rank 1 never starts: the refusal cannot wait for it.
+TEST(TwoRanks, ABusyPortIsNamedInOneShortLine) {
+  TempDir dir;
+  const int port = free_port();
+  const int fd = hold_port(port);
+  ASSERT_GE(fd, 0) << "port " << port;
+  auto r = start_ranks(1, {"--steps", "1"}, dir.path(), /*world=*/2, {}, port);
+  wait_ranks(r, std::chrono::seconds(120));
+  close(fd);
+  const std::string err = r[0].stderr_text();
+  EXPECT_EQ(r[0].rc, 2) << err;
+  EXPECT_EQ(err, "shardscope-train: rank 0: error: rank 0 cannot host the rendezvous at 127.0.0.1:" +
+                     std::to_string(port) + ": the port is in use (set MASTER_PORT to a free port)\n");
 }
 
 }  // namespace

@@ -38,11 +38,13 @@ inline int free_port() {
 }
 
 // `world` (default n) is the WORLD_SIZE the ranks are told; more than n leaves the rest missing. `extra[r]`,
-// where given, is appended to rank r's arguments (ranks started with different flags).
+// where given, is appended to rank r's arguments (ranks started with different flags). `port` (default: a
+// free one) is their MASTER_PORT.
 inline std::vector<Rank> start_ranks(int n, const std::vector<std::string>& args, const std::filesystem::path& dir,
-                                     int world = -1, const std::vector<std::vector<std::string>>& extra = {}) {
+                                     int world = -1, const std::vector<std::vector<std::string>>& extra = {},
+                                     int port = -1) {
   if (world < 0) world = n;
-  const int port = free_port();
+  if (port < 0) port = free_port();
   std::vector<Rank> ranks(static_cast<size_t>(n));
   for (int r = 0; r < n; ++r) {
     Rank& k = ranks[size_t(r)];

@@ -72,20 +72,38 @@ class ValueBuilder {
   bool started_ = false;
 };
 
+// What the parser says before quoting a number too large for any integer or double (nlohmann's
+// out_of_range.406): the whole number follows, and the error is placed at its end.
+constexpr std::string_view kOverflowTag = "number overflow parsing '";
+
 std::string clean_message(const std::string& what) {
   // "[json.exception.parse_error.101] parse error at line 1, column 5: ..." -> "parse error at ..."
   auto close = what.find("] ");
   std::string m = what.rfind("[json.exception.", 0) == 0 && close != std::string::npos ? what.substr(close + 2) : what;
-  // The parser quotes the whole token it was reading ("last read: '...'"): a cut inside a long string would
-  // put megabytes into one line. Its start is enough to recognize it.
+  // The parser quotes the whole token it was reading ("last read: '...'", or an overflowing number): a cut
+  // inside a long string, or a 100 MB number, would put megabytes into one line. Its start is enough to
+  // recognize it.
   constexpr size_t kExcerpt = 40;
-  const std::string tag = "last read: '";
-  if (auto at = m.rfind(tag); at != std::string::npos && m.size() - at - tag.size() > kExcerpt + 1) {
+  for (std::string_view tag : {std::string_view("last read: '"), kOverflowTag}) {
+    auto at = m.rfind(tag);
+    if (at == std::string::npos || m.size() - at - tag.size() <= kExcerpt + 1) continue;
     size_t excerpt = at + tag.size();
     size_t quoted = m.size() - excerpt - (m.back() == '\'' ? 1 : 0);
     m = m.substr(0, excerpt + kExcerpt) + "'... (" + std::to_string(quoted) + " bytes)";
+    break;
   }
   return m;
+}
+
+// Where a parse error is: the character before `position` (the parser's count of characters read), or for an
+// overflowing number, its first digit (the message quotes the whole number, which ends there).
+uint64_t error_offset(std::size_t position, const std::string& what) {
+  const uint64_t end = position == 0 ? 0 : position - 1;
+  const size_t at = what.find(kOverflowTag);
+  if (at == std::string::npos) return end;
+  const size_t from = at + kOverflowTag.size(), to = what.rfind('\'');
+  const uint64_t digits = to != std::string::npos && to >= from ? to - from : 0;
+  return digits > 0 && digits <= end + 1 ? end + 1 - digits : end;
 }
 
 // Kineto's top-level keys: a file that has one of these before any "shardscope" header is a PyTorch
@@ -196,7 +214,7 @@ class Handler {
       out_.truncated = Truncation{size_, clean_message(ex.what())};
       return false;
     }
-    error_.emplace(position == 0 ? 0 : position - 1, clean_message(ex.what()));
+    error_.emplace(error_offset(position, ex.what()), clean_message(ex.what()));
     return false;
   }
 

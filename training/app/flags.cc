@@ -60,21 +60,20 @@ std::string shown_text(std::string s) {
   return s;
 }
 
-// --checkpoint-dir, before anything is trained: a folder, made now when missing, where files can be made.
-// Otherwise the first save fails after the training it was to keep.
-void check_checkpoint_dir(const std::string& dir) {
+// An output folder (--checkpoint-dir, --trace-dir), before anything is trained: a folder, made now when
+// missing, where files can be made. Otherwise the first write fails after the training it was to keep.
+void check_output_dir(const char* flag, const std::string& dir) {
+  const std::string named = std::string(flag) + " " + dir;
   std::error_code ec;
   const fs::file_status st = fs::status(dir, ec);
-  if (fs::exists(st) && !fs::is_directory(st))
-    throw std::invalid_argument("--checkpoint-dir " + dir + " is not a folder");
+  if (fs::is_regular_file(st)) throw std::invalid_argument(named + " is a file, not a folder");
+  if (fs::exists(st) && !fs::is_directory(st)) throw std::invalid_argument(named + " is not a folder");
   if (!fs::exists(st)) {
     fs::create_directories(dir, ec);
-    if (ec)
-      throw std::invalid_argument("--checkpoint-dir " + dir + ": cannot create the folder (" + ec.message() + ")");
+    if (ec) throw std::invalid_argument(named + ": cannot create the folder (" + ec.message() + ")");
   }
   if (access(dir.c_str(), W_OK | X_OK) != 0)
-    throw std::invalid_argument("--checkpoint-dir " + dir + ": cannot write in the folder (" + std::strerror(errno) +
-                                ")");
+    throw std::invalid_argument(named + ": cannot write in the folder (" + std::strerror(errno) + ")");
 }
 
 // --seed: digits only (no sign, exponent or fraction), at most 2^64-1.
@@ -310,7 +309,8 @@ Plan make_plan(Args& a) {
   p.options = fsdp_options(a, p.world);
   const FsdpOptions& o = p.options;
   if (a.resume && a.checkpoint_dir.empty()) throw std::invalid_argument("--resume needs --checkpoint-dir");
-  if (!a.checkpoint_dir.empty() && !a.resume) check_checkpoint_dir(a.checkpoint_dir);
+  if (!a.checkpoint_dir.empty() && !a.resume) check_output_dir("--checkpoint-dir", a.checkpoint_dir);
+  if (!a.trace_dir.empty()) check_output_dir("--trace-dir", a.trace_dir);
   p.shard_size = o.sharding == Sharding::NoShard       ? 1
                  : o.sharding == Sharding::HybridShard ? a.ranks_per_node
                                                        : p.world.world_size;

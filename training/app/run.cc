@@ -94,9 +94,11 @@ void check_resume(const Settled& s) {
     if (std::string layout = describe_differences(diffs, true); !layout.empty())
       throw std::invalid_argument("--resume: " + ck.dir.string() + " was written with a different layout: " + layout +
                                   " (run with the checkpoint's values, or use a new --checkpoint-dir)");
-    if (std::string other = describe_differences(diffs, false); !other.empty() && s.p.world.rank == 0)
-      std::fprintf(stderr, "shardscope-train: warning: resuming %s with changed settings: %s\n", ck.dir.c_str(),
-                   other.c_str());
+    if (std::string other = describe_differences(diffs, false); !other.empty() && s.p.world.rank == 0) {
+      const std::string line =
+          "shardscope-train: warning: resuming " + ck.dir.string() + " with changed settings: " + other;
+      std::fprintf(stderr, "%s\n", fit_line(line).c_str());
+    }
   } catch (const std::exception& e) {
     fail(2, s.who, e.what());
   }
@@ -133,8 +135,12 @@ void agree_across_ranks(const Settled& s, Rendezvous& rv) {
 }
 
 void start_trace(const Settled& s) {
+  const std::string named = "--trace-dir " + s.a.trace_dir;
   try {
-    fs::create_directories(s.a.trace_dir);
+    // Checked with the flags (training/app/flags.cc); a folder removed or replaced since is still one line.
+    std::error_code ec;
+    fs::create_directories(s.a.trace_dir, ec);
+    if (ec) throw std::invalid_argument("cannot create the folder (" + ec.message() + ")");
     tr::Options topts{.path = fs::path(s.a.trace_dir) / ("trace.rank" + std::to_string(s.p.world.rank) + ".json.gz"),
                       .rank = s.p.world.rank,
                       .world_size = s.p.world.world_size,
@@ -148,7 +154,7 @@ void start_trace(const Settled& s) {
 #endif
     tr::name_this_thread("compute");
   } catch (const std::exception& e) {
-    fail(2, s.who, std::string("--trace-dir: ") + e.what());
+    fail(2, s.who, named + ": " + e.what());
   }
 }
 
@@ -182,7 +188,7 @@ StepResult run_step(const Settled& s, Engine& engine, DataSource& data, const Ad
     } catch (const std::exception& e) {
       // A signal from now on has no step to mark.
       if (end_step()) {
-        const std::string reason = first_line(e.what());
+        const std::string reason = short_reason(e.what());
         r.add({keys::kArgAborted, tr::intern(reason)});
         report_aborted(step, rank, reason);
       }
@@ -232,7 +238,8 @@ void train(const Settled& s, DataSource& data, Rendezvous& rv) {
   opt.warmup_steps = s.ckpt.warmup;
   int first_step = 0;
   if (a.resume) {
-    if (auto step = load_checkpoint(a.checkpoint_dir, engine, rank, s.ckpt.config)) first_step = *step + 1;
+    if (auto step = load_checkpoint(a.checkpoint_dir, engine, rank, s.p.world.world_size, s.ckpt.config))
+      first_step = *step + 1;
     if (rank == 0) std::printf("resuming at step %d\n", first_step);
   }
   // What the first step starts from (after a resume's load).
@@ -253,7 +260,7 @@ void train(const Settled& s, DataSource& data, Rendezvous& rv) {
     const bool last = step + 1 == end_step;
     if (!a.checkpoint_dir.empty() &&
         ((a.save_every > 0 && (step + 1) % a.save_every == 0) || (last && a.save_every == 0)))
-      save_checkpoint(a.checkpoint_dir, step, engine, rank, s.ckpt.config, barrier, s.ckpt.run);
+      save_checkpoint(a.checkpoint_dir, step, engine, rank, s.p.world.world_size, s.ckpt.config, barrier, s.ckpt.run);
     tr::flush();
   }
   if (log.is_open()) {
@@ -301,12 +308,13 @@ void run(const Args& a, const Plan& p) {
   } catch (const PlantedFailure& e) {
     fail(3, s.who, e.what());
   } catch (const std::exception& e) {
+    if (world.world_size == 1) fail(3, s.who, "training failed: " + short_reason(e.what()));  // no peers to name
     std::string diagnosis = rv->diagnose_lost_peer();
     if (rv->hosts_store()) {
       tr::stop();
       std::this_thread::sleep_for(std::chrono::seconds(5));  // the store lives in this process: let peers read it
     }
-    fail(3, s.who, "a collective failed: " + first_line(e.what()) + "; " + diagnosis);
+    fail(3, s.who, "a collective failed: " + short_reason(e.what()) + "; " + diagnosis);
   }
   tr::stop();
   std::fflush(stdout);

@@ -54,7 +54,8 @@ void on_stop_thread(int rank) {
 }  // namespace
 
 void fail(int code, const std::string& rank_prefix, const std::string& msg) {
-  std::fprintf(stderr, "shardscope-train: %serror: %s\n", rank_prefix.c_str(), msg.c_str());
+  const std::string line = fit_line("shardscope-train: " + rank_prefix + "error: " + first_line(msg));
+  std::fprintf(stderr, "%s\n", line.c_str());
   tr::stop();  // whatever was recorded reaches the file
   std::fflush(stdout);
   std::fflush(stderr);
@@ -62,7 +63,7 @@ void fail(int code, const std::string& rank_prefix, const std::string& msg) {
 }
 
 void report_aborted(int step, int rank, const std::string& reason) {
-  std::printf("%sstep %d aborted: %s\n", g_who.c_str(), step, reason.c_str());
+  std::printf("%s\n", fit_line(g_who + "step " + std::to_string(step) + " aborted: " + reason).c_str());
   std::fflush(stdout);
   if (!g_log_path.empty()) {
     std::ofstream log(g_log_path, std::ios::app);
@@ -95,6 +96,21 @@ bool end_step() { return g_step.exchange(-1) >= 0; }
 std::string first_line(std::string s) {
   if (auto nl = s.find('\n'); nl != std::string::npos) s.resize(nl);
   return s;
+}
+
+std::string short_reason(const std::string& what) { return fit_line(first_line(what), kMaxReasonChars); }
+
+std::string fit_line(const std::string& s, size_t max) {
+  if (s.size() <= max) return s;
+  // Cut where a character starts (not inside a UTF-8 sequence).
+  auto start_of_char = [&](size_t i) {
+    while (i > 0 && i < s.size() && (static_cast<unsigned char>(s[i]) & 0xc0) == 0x80) --i;
+    return i;
+  };
+  const std::string gap = " ... ";
+  const size_t tail = start_of_char(s.size() - max / 3);
+  const size_t head = start_of_char(max - (s.size() - tail) - gap.size());
+  return s.substr(0, head) + gap + s.substr(tail);
 }
 
 }  // namespace shardscope::train

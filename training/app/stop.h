@@ -2,12 +2,13 @@
 // SIGTERM/SIGINT from a launcher turned into the same record before the signal ends the process.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
 namespace shardscope::train {
 
-// Prints "shardscope-train: <rank_prefix>error: <msg>", closes the trace and exits with `code` at once (comm
+// Prints "shardscope-train: <rank_prefix>error: <msg>" (its first line, fit to kMaxLineChars), closes the trace and exits with `code` at once (comm
 // threads may be blocked in a collective: they are not waited for).
 [[noreturn]] void fail(int code, const std::string& rank_prefix, const std::string& msg);
 
@@ -24,7 +25,18 @@ void watch_stop_signals(int rank);
 void begin_step(int step, int64_t start_ns);
 bool end_step();
 
+// Every line the trainer prints is at most this long; a reason quoted inside one (libtorch's, the OS's) at
+// most kMaxReasonChars, so the line keeps room for what and where.
+inline constexpr size_t kMaxLineChars = 300;
+inline constexpr size_t kMaxReasonChars = 200;
+
 // The first line of an error's text.
 std::string first_line(std::string s);
+// An error's text quoted inside a line of ours (libtorch's, a collective's): its first line, fit to
+// kMaxReasonChars.
+std::string short_reason(const std::string& what);
+// `s` when it fits in `max` characters; otherwise its start and end with " ... " between (the flag and what
+// went wrong survive a long path in the middle).
+std::string fit_line(const std::string& s, size_t max = kMaxLineChars);
 
 }  // namespace shardscope::train

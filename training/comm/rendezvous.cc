@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include <c10/util/Logging.h>
+#include <torch/csrc/distributed/c10d/HashStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 namespace shardscope::train {
@@ -22,6 +24,31 @@ std::optional<int> env_int(const char* name) {
     throw std::invalid_argument(std::string(name) + "='" + v + "' is not a non-negative integer");
   return int(x);
 }
+
+// libtorch's message, fit for one line of ours: its first line (a c10::Error carries a backtrace after it),
+// cut to a length that leaves room for what we say around it.
+std::string short_reason(const std::string& what) {
+  std::string s = what.substr(0, what.find('\n'));
+  if (s.size() > 120) s = s.substr(0, 117) + "...";
+  return s;
+}
+
+// libtorch's c10d logs each failed bind or connect try on stderr ("W... socket.cpp:426] [c10d] ..."); the
+// rendezvous says what went wrong in one line of its own, so those are held back while it runs.
+#ifdef C10_USE_GLOG
+auto& libtorch_log_level() { return FLAGS_minloglevel; }
+#else
+auto& libtorch_log_level() { return FLAGS_caffe2_log_level; }
+#endif
+
+class QuietLibtorchLog {
+ public:
+  QuietLibtorchLog() : saved_(libtorch_log_level()) { libtorch_log_level() = 3; }  // FATAL only
+  ~QuietLibtorchLog() { libtorch_log_level() = saved_; }
+
+ private:
+  int saved_;
+};
 
 }  // namespace
 
@@ -45,31 +72,49 @@ WorldEnv read_world_env() {
 }
 
 Rendezvous::Rendezvous(const WorldEnv& env, std::chrono::milliseconds timeout) : env_(env) {
+  if (env.world_size == 1) {
+    // No one to meet: an in-process store, and no port bound (a busy MASTER_PORT is no concern of this run).
+    store_ = std::make_shared<c10d::HashStore>();
+    return;
+  }
+  const std::string at = env.master_addr + ":" + std::to_string(env.master_port);
   c10d::TCPStoreOptions o;
   o.port = uint16_t(env.master_port);
   o.isServer = env.rank == 0;
   o.numWorkers = size_t(env.world_size);
-  o.waitWorkers = true;
+  o.waitWorkers = false;  // the arrival count below waits, for every rank alike
   o.timeout = timeout;
+  QuietLibtorchLog quiet;
   try {
     store_ = std::make_shared<c10d::TCPStore>(env.master_addr, o);
+  } catch (const std::exception& e) {
+    const std::string what = e.what(), why = short_reason(what);
+    if (env.rank != 0) throw std::runtime_error("cannot reach rank 0's rendezvous at " + at + ": " + why);
+    if (what.find("Address already in use") != std::string::npos || what.find("errno: 98") != std::string::npos)
+      throw std::runtime_error("rank 0 cannot host the rendezvous at " + at +
+                               ": the port is in use (set MASTER_PORT to a free port)");
+    throw std::runtime_error("rank 0 cannot host the rendezvous at " + at + ": " + why);
+  }
+  int64_t arrived = 0;
+  try {
     c10d::TCPStoreOptions client = o;
     client.isServer = false;
-    client.waitWorkers = false;
     client.numWorkers = {};  // empty: c10::optional in libtorch 1.13, std::optional in 2.x
     heartbeat_store_ = std::make_shared<c10d::TCPStore>(env.master_addr, client);
-    // Everyone arrived: count ourselves in and wait for the others (TCPStore's own wait covers only rank 0).
+    // Count ourselves in and wait for the others.
     store_->add("shardscope/arrived", 1);
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (store_->add("shardscope/arrived", 0) < env.world_size) {
-      if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error("not every rank arrived");
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while ((arrived = store_->add("shardscope/arrived", 0)) < env.world_size) {
+      if (std::chrono::steady_clock::now() > deadline) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   } catch (const std::exception& e) {
-    throw std::runtime_error("rendezvous at " + env.master_addr + ":" + std::to_string(env.master_port) + " with " +
-                             std::to_string(env.world_size) + " ranks did not complete within " +
-                             std::to_string(timeout.count() / 1000) + " s: " + e.what());
+    throw std::runtime_error("rendezvous at " + at + " failed: " + short_reason(e.what()));
   }
+  if (arrived < env.world_size)
+    throw std::runtime_error("rendezvous at " + at + " with " + std::to_string(env.world_size) +
+                             " ranks did not complete within " + std::to_string(timeout.count() / 1000) + " s (" +
+                             std::to_string(arrived) + " arrived)");
   heartbeat_ = std::thread([this] { heartbeat_loop(); });
 }
 
@@ -98,6 +143,7 @@ void Rendezvous::heartbeat_loop() {
 }
 
 std::string Rendezvous::diagnose_lost_peer() {
+  if (env_.world_size == 1) return "a one-rank run has no peer to lose";
   // The first rank to diagnose publishes its verdict; the others repeat it, so every rank names the same peer
   // even when the peers that noticed first have already exited.
   const std::string verdict_key = "shardscope/lost_peer";

@@ -1,6 +1,7 @@
 // Ranks meet by the torchrun convention (RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR,
 // MASTER_PORT) through a TCP store hosted by rank 0, so torchrun, srun, mpirun or `shardscope launch` can
-// start the ranks. The store also carries heartbeats, so a rank that loses a peer can name it.
+// start the ranks. The store also carries heartbeats, so a rank that loses a peer can name it. A one-rank
+// run meets no one: its store lives in the process and it binds no port.
 #pragma once
 
 #include <atomic>
@@ -28,7 +29,8 @@ WorldEnv read_world_env();
 
 class Rendezvous {
  public:
-  // Throws std::runtime_error when the store cannot be reached or not every rank arrives within `timeout`.
+  // Throws std::runtime_error, one line, when rank 0 cannot listen on MASTER_PORT, the store cannot be reached,
+  // or not every rank arrives within `timeout`.
   Rendezvous(const WorldEnv& env, std::chrono::milliseconds timeout);
   ~Rendezvous();
   const WorldEnv& env() const { return env_; }

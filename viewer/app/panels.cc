@@ -28,9 +28,9 @@ QString PrefetchModel::verdictText() const {
   bool warm = false;
   for (const report::RankReport& rr : run_->report.ranks) {
     lines << tr("rank %1: %2").arg(rr.rank).arg(qs(report::run_sentence(rr.prefetch)));
-    warm = warm || (!rr.prefetch.steps.empty() && rr.prefetch.steps.front().warm_up);
+    warm = warm || report::has_warm_up(rr.prefetch);
   }
-  if (warm) lines << tr("Warm-up: %1.").arg(qs(report::kRunRule));
+  lines << tr("Rule: %1.").arg(qs(report::run_rule(warm)));
   return lines.join('\n');
 }
 

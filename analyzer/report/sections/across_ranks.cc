@@ -88,11 +88,11 @@ class AcrossRanks final : public Section {
     std::vector<std::pair<int, std::string>> marked;
     if (c.summary.worst_rank >= 0 && r.ranks.size() > 1)
       marked.push_back({c.summary.worst_rank, "the most exposed communication"});
-    if (c.summary.straggler) marked.push_back({c.summary.straggler->rank, "the straggler: most often last to arrive"});
+    if (c.summary.straggler && c.summary.straggler->beyond_noise())
+      marked.push_back({c.summary.straggler->rank, "the straggler: most often last to arrive"});
     h += fmt::format(
         "<h2>Across ranks</h2>\n<p>One dot per rank ({} of {}), each the mean over the rank's steady steps (completed, "
-        "after the warm-up "
-        "step); the black line is the median.</p>\n",
+        "not the job's warm-up step 0); the black line is the median.</p>\n",
         step_ms.size(), r.ranks.size());
     h += "<h3 title=\"" + html_escape(definition("step", "time ms")) + "\">Step time, ms</h3>\n" +
          strip_plot("step time per rank", step_ms, marked);

@@ -9,6 +9,7 @@
 #include "analyzer/report/html_parts.h"
 #include "analyzer/report/memory_render.h"
 #include "analyzer/report/report_keys.h"
+#include "model/saturating.h"
 
 namespace shardscope::report {
 namespace {
@@ -32,7 +33,7 @@ std::string bars(const metrics::RankMemory& m) {
   std::vector<const metrics::MemoryRow*> rows;
   for (const metrics::MemoryRow& row : m.rows)
     if (row.category == "allocator_total") {
-      if (row.measured) h += fmt::format("<p>allocator total (not predicted): {}</p>\n", mb_text(*row.measured));
+      if (row.measured) h += fmt::format("<p>allocator total (not predicted): {}</p>\n", bytes_text(*row.measured));
     } else {
       rows.push_back(&row);
     }
@@ -69,13 +70,131 @@ std::string bars(const metrics::RankMemory& m) {
          "\">predicted MB</span> (each category on its own scale; MB measured / predicted)</p>\n";
 }
 
+// The groups alive at the peak with the prediction beside each, what was there before the trace, their sum.
+Table alive_table(const metrics::RankMemory& r, NaNotes& na) {
+  const metrics::MeasuredMemory& m = r.measured;
+  Table t{{"alive at the peak", "MB", "allocations", "predicted MB"}, {}, 1};
+  int64_t sum = m.before_trace_left;
+  for (const metrics::MeasuredGroup& g : m.alive) {
+    const std::string name = made_name(g.made);
+    const std::optional<double> p = predicted_for(r, g.made);
+    // "other" stands beside no category of the model: its cell stays empty.
+    const bool beside = !metrics::zero_counterpart(g.made).empty();
+    t.rows.push_back({name, mb_cell(double(g.bytes)), std::to_string(g.allocations),
+                      p        ? mb_cell(*p)
+                      : beside ? na.cell(name, "predicted MB", predicted_na(r, g.made))
+                               : ""});
+    sum = model::sat_add(sum, g.bytes);
+  }
+  t.rows.push_back({"allocated before the trace began", mb_cell(double(m.before_trace_left)), "", ""});
+  t.rows.push_back({"total", mb_cell(double(sum)), "", ""});
+  return t;
+}
+
+// The steps the report shows, and the one the peak falls in.
+Table step_table(const metrics::MeasuredMemory& m, const Context& c) {
+  Table t{{"step", "peak allocated MB", "peak reserved MB"}, {}, 1};
+  for (const metrics::MeasuredStep& st : m.steps)
+    if (c.steps.empty() || c.step_shown(st.step) || (m.peak_in_step && st.step == m.peak_step))
+      t.rows.push_back({std::to_string(st.step), mb_cell(double(st.peak_allocated)),
+                        st.peak_reserved >= 0 ? mb_cell(double(st.peak_reserved)) : "n/a"});
+  return t;
+}
+
+std::string measured_heading(const metrics::MeasuredMemory& m) {
+  return fmt::format("memory measured (the GPU allocator's events, device {}): {}", m.device, measured_peak(m));
+}
+
+// "allocated before the trace began": the first event's total less its bytes, and what of it is left.
+std::string before_sentence(const metrics::MeasuredMemory& m) {
+  return fmt::format(
+      "allocated before the trace began: {} (the first event's total less its own bytes), {} of it still allocated at "
+      "the peak; the trace cannot say what made it",
+      bytes_text(double(m.before_trace)), bytes_text(double(m.before_trace_left)));
+}
+
+// Whether the ZeRO comparison's own table has anything the measured one does not show: a trainer counter
+// or a prediction.
+bool comparison_adds(const metrics::RankMemory& m) {
+  return std::any_of(m.rows.begin(), m.rows.end(), [](const metrics::MemoryRow& row) {
+    return row.predicted || (row.measured && row.category != "allocator_total");
+  });
+}
+
+void measured_text(const Context& c, TextOut& out) {
+  const metrics::RankMemory& r = c.rank->memory;
+  const metrics::MeasuredMemory& m = r.measured;
+  out.para(measured_heading(m));
+  NaNotes na;
+  Table t = alive_table(r, na);
+  out.table(t, na);
+  out.legend(t.header);
+  out.para(before_sentence(m));
+  if (Table s = step_table(m, c); !s.rows.empty()) out.table(s);
+  if (const std::string cv = measured_caveats(m); !cv.empty()) out.para(cv);
+}
+
+nlohmann::json measured_json(const metrics::RankMemory& r) {
+  const metrics::MeasuredMemory& m = r.measured;
+  nlohmann::json o = {{k::kAllocatorEvents, m.events},
+                      {k::kDevice, m.device},
+                      {k::kPeak, measured_peak(m)},
+                      {k::kPeakAllocatedBytes, m.peak_allocated},
+                      {k::kPeakReservedBytes, m.peak_reserved >= 0 ? nlohmann::json(m.peak_reserved) : nullptr},
+                      {k::kPeakStep, m.peak_in_step ? nlohmann::json(m.peak_step) : nullptr},
+                      {k::kPeakAgain, m.peak_again},
+                      {k::kBeforeTraceBytes, m.before_trace},
+                      {k::kBeforeTraceLeftBytes, m.before_trace_left}};
+  o[k::kAliveAtPeak] = nlohmann::json::array();
+  for (const metrics::MeasuredGroup& g : m.alive) {
+    const std::optional<double> p = predicted_for(r, g.made);
+    nlohmann::json go = {{k::kMade, made_key(g.made)},
+                         {k::kBytes, g.bytes},
+                         {k::kAllocations, g.allocations},
+                         {k::kPredictedBytes, optional_number(p)}};
+    if (!p) go[k::kNa][k::kPredictedBytes] = predicted_na(r, g.made);
+    o[k::kAliveAtPeak].push_back(go);
+  }
+  o[k::kSteps] = nlohmann::json::array();
+  for (const metrics::MeasuredStep& st : m.steps)
+    o[k::kSteps].push_back(
+        {{k::kStep, st.step},
+         {k::kPeakAllocatedBytes, st.peak_allocated},
+         {k::kPeakReservedBytes, st.peak_reserved >= 0 ? nlohmann::json(st.peak_reserved) : nullptr}});
+  const std::string cv = measured_caveats(m);
+  o[k::kCaveats] = cv.empty() ? nlohmann::json(nullptr) : nlohmann::json(cv);
+  return o;
+}
+
+void measured_html(const Context& c, std::string& h) {
+  const metrics::RankMemory& r = c.rank->memory;
+  const metrics::MeasuredMemory& m = r.measured;
+  h += "<p>" + html_escape(measured_heading(m)) + "</p>\n";
+  NaNotes na;
+  h += html::number_table(alive_table(r, na), na);
+  h += "<p>" + html_escape(before_sentence(m)) + "</p>\n";
+  if (Table s = step_table(m, c); !s.rows.empty()) h += html::number_table(s, {});
+  if (const std::string cv = measured_caveats(m); !cv.empty()) h += "<p>" + html_escape(cv) + "</p>\n";
+}
+
+// A PyTorch profiler trace recorded without profile_memory: how to get the events.
+bool needs_hint(const Context& c) { return c.rank->memory.measured.events == 0 && c.rank->format == "kineto"; }
+
 class Memory final : public Section {
  public:
   std::string_view key() const override { return k::kMemory; }
 
   void text(const Context& c, TextOut& out) const override {
     const metrics::RankMemory& m = c.rank->memory;
-    if (!any_value(m)) return out.para("memory: " + memory_not_applicable(m));
+    if (m.measured.events > 0) {
+      measured_text(c, out);
+      if (!comparison_adds(m)) return;
+    }
+    if (needs_hint(c)) out.para(profile_memory_hint());
+    if (!any_value(m)) {
+      if (!needs_hint(c)) out.para("memory: " + memory_not_applicable(m));
+      return;
+    }
     const bool split = std::any_of(m.rows.begin(), m.rows.end(), [](const auto& r) { return r.at_fullest; });
     Table t{{"memory", "measured MB", "predicted MB"}, {}, 1};
     if (split) t.header.push_back("at fullest MB");
@@ -117,13 +236,21 @@ class Memory final : public Section {
     m[k::kStatesModel] = states.empty() ? nlohmann::json(nullptr) : nlohmann::json(states);
     m[k::kActivationsModel] = activations_model(mem);
     if (const std::string why = memory_not_applicable(mem); !why.empty()) m[k::kReason] = why;
+    m[k::kMeasured] = mem.measured.events > 0 ? measured_json(mem) : nlohmann::json(nullptr);
+    if (needs_hint(c)) m[k::kHint] = profile_memory_hint();
     o[k::kMemory] = m;
   }
 
   void html(const Context& c, std::string& h) const override {
     const metrics::RankMemory& m = c.rank->memory;
     h += "<h3>Memory, measured vs predicted</h3>\n";
+    if (m.measured.events > 0) {
+      measured_html(c, h);
+      if (!comparison_adds(m)) return;
+    }
+    if (needs_hint(c)) h += "<p>" + html_escape(profile_memory_hint()) + "</p>\n";
     if (!any_value(m)) {
+      if (needs_hint(c)) return;
       h += "<p>" + html_escape(memory_not_applicable(m)) + "</p>\n";
       return;
     }
