@@ -11,7 +11,14 @@ namespace shardscope::sizing {
 
 double layer_activation_bytes_16bit(const ActivationConfig& c) {
   const double s = c.seq_len, b = c.batch, h = c.hidden, a = c.heads;
-  return s * b * h * (34 + 5 * a * s / h);
+  return s * b * h * (34 + (c.scores_kept ? 5 * a * s / h : 0));
+}
+
+double trainer_block_layer_bytes(const ActivationConfig& c) {
+  const double e = c.bytes_per_element, S = c.seq_len * c.batch * c.hidden, F = c.seq_len * c.batch * c.ffn_dim;
+  const double A = c.scores_kept ? c.heads * c.seq_len * c.seq_len * c.batch : 0;
+  const bool narrow = e < 4;  // bf16/fp16: RMSNorm and the softmax run in fp32 beside the dtype's copies
+  return e * (10 * S + 4 * F) + 4 * A + (narrow ? 8 * S + e * A : 0);
 }
 
 std::optional<int64_t> checked_activation_elements(int64_t s, int64_t b, int64_t h, int64_t a, int64_t layers) {
@@ -34,12 +41,13 @@ std::optional<int64_t> checked_ffn_activation_elements(int64_t s, int64_t b, int
 
 ActivationPrediction predict_activations(const ActivationConfig& c) {
   const double scale = c.bytes_per_element / 2;
-  const double layer = layer_activation_bytes_16bit(c);
+  const double layer = c.ffn_dim > 0 ? trainer_block_layer_bytes(c) : scale * layer_activation_bytes_16bit(c);
   const double s = c.seq_len, b = c.batch, h = c.hidden;
   ActivationPrediction p;
   p.inputs = c;
   p.scale = scale;
-  p.bytes = c.checkpointing ? scale * (2 * s * b * h * c.layers + layer) : scale * layer * c.layers;
+  // Checkpointing keeps each layer's input (2·s·b·h bytes at 2 bytes an element) and one layer recomputed.
+  p.bytes = c.checkpointing ? scale * 2 * s * b * h * c.layers + layer : layer * c.layers;
   return p;
 }
 
@@ -67,6 +75,7 @@ std::optional<ActivationConfig> activation_config_from_run(const trace::RunShape
   const std::string dtype = rc.param_dtype.value_or("fp32");
   c.bytes_per_element = dtype == "fp32" || dtype == "float32" || dtype == "float" ? 4 : 2;
   c.checkpointing = rc.activation_checkpointing;
+  if (rc.model.ffn_dim && *rc.model.ffn_dim > 0) c.ffn_dim = *rc.model.ffn_dim;  // the trainer's own block
   return c;
 }
 

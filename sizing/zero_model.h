@@ -88,6 +88,7 @@ struct MemoryNa {
     AllocatorTotal,         // the model predicts categories, not the allocator's total
     NoInferredInput,       // no run_config, and `text` (world_size, sharding, params, dtype) was not read off the trace
     OptimizerNotModelled,  // `text`: the optimizer ("" unknown); the model counts AdamW's two fp32 moments
+    Rest,                  // the allocator total's bytes no category counts: not a category the model has
   };
   Code code = Code::None;
   std::string text;

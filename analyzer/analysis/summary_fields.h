@@ -56,7 +56,9 @@ struct Fields<sizing::ActivationConfig> {
                                    field("heads", &sizing::ActivationConfig::heads),
                                    field("layers", &sizing::ActivationConfig::layers),
                                    field("bytes_per_element", &sizing::ActivationConfig::bytes_per_element),
-                                   field("checkpointing", &sizing::ActivationConfig::checkpointing)};
+                                   field("checkpointing", &sizing::ActivationConfig::checkpointing),
+                                   field("scores_kept", &sizing::ActivationConfig::scores_kept),
+                                   field("ffn_dim", &sizing::ActivationConfig::ffn_dim)};
 };
 static_assert(fields_cover_struct<sizing::ActivationConfig>());
 
@@ -199,9 +201,9 @@ static_assert(fields_cover_struct<metrics::RankPrefetch>());
 template <>
 struct Fields<metrics::MemoryRow> {
   static constexpr std::tuple list{
-      field("category", &metrics::MemoryRow::category), field("measured", &metrics::MemoryRow::measured),
-      field("predicted", &metrics::MemoryRow::predicted), field("measured_na", &metrics::MemoryRow::measured_na),
-      field("predicted_na", &metrics::MemoryRow::predicted_na)};
+      field("category", &metrics::MemoryRow::category),         field("measured", &metrics::MemoryRow::measured),
+      field("predicted", &metrics::MemoryRow::predicted),       field("measured_na", &metrics::MemoryRow::measured_na),
+      field("predicted_na", &metrics::MemoryRow::predicted_na), field("at_fullest", &metrics::MemoryRow::at_fullest)};
 };
 static_assert(fields_cover_struct<metrics::MemoryRow>());
 

@@ -13,7 +13,9 @@ namespace shardscope::analysis {
 
 // Bumped when a table or column changes meaning; a reader refuses a summary of another version by name.
 // 2: collectives' seq and process_group; 3: the whole trace's exact figures, the rule that made the steps,
-// Kineto's distributedInfo; 4: the memory model's inputs, as inferred from the trace or given.
+// Kineto's distributedInfo; 4: the memory model's inputs, as inferred from the trace or given; what the
+// activation formula assumes (attention scores kept, the trainer's FFN width), each memory row's bytes where the
+// categories hold the most.
 inline constexpr int kSummarySchemaVersion = 4;
 
 // The file begins as SQLite does and holds the summary's meta table.

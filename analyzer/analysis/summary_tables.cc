@@ -71,6 +71,7 @@ const Column<Mem> kMemory[] = {
     {"category", "TEXT", [](const Mem& m) -> V { return std::string_view(m.category); }},
     {"measured_bytes", "REAL", [](const Mem& m) -> V { return m.measured; }},
     {"predicted_bytes", "REAL", [](const Mem& m) -> V { return m.predicted; }},
+    {"at_fullest_bytes", "REAL", [](const Mem& m) -> V { return m.at_fullest; }},
 };
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <optional>
 #include <sstream>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -76,6 +77,7 @@ struct Args {
   shardscope::cli::MemoryArgs m;
   int stage = -1;
   double params = 0, largest_unit = 0, root_unit = 0;
+  double seq_len = 0, micro_batch = 0, hidden = 0, layers = 0, heads = 0;  // memory's activation shape
   shardscope::cli::LaunchOptions lo;
   // report: the memory model's inputs over what the trace shows.
   double given_params = 0;
@@ -224,6 +226,27 @@ void add_output(Args& x, Commands& c) {
     sub->add_option("-o,--output", x.output, "Write the result to FILE instead of stdout (- for stdout)");
 }
 
+// The activation formula's shape (a preset gives all but the micro-batch), and the device it must fit.
+void add_activation_flags(CLI::App& memory, Args& x) {
+  shardscope::cli::MemoryArgs& m = x.m;
+  memory.add_option("--seq-len", x.seq_len, "Sequence length s (activations)")->check(between(1, 1 << 24));
+  memory.add_option("--micro-batch", x.micro_batch, "Sequences per rank per micro-batch b (activations; default 1)")
+      ->check(between(1, 1 << 20));
+  memory.add_option("--hidden", x.hidden, "Hidden size h (activations)")->check(between(1, 1 << 20));
+  memory.add_option("--layers", x.layers, "Transformer layers L (activations)")->check(between(1, 1 << 16));
+  memory.add_option("--heads", x.heads, "Attention heads a (activations)")->check(between(1, 1 << 16));
+  memory.add_flag("--checkpointing", m.checkpointing,
+                  "Full activation checkpointing: each layer keeps its input, one layer is recomputed");
+  memory
+      .add_option("--attention", m.attention,
+                  "eager: the s² attention scores kept (the formula as published); fused: SDPA flash or "
+                  "memory-efficient, FlashAttention, which keep none")
+      ->check(CLI::IsMember({"eager", "fused"}));
+  memory.add_option("--device", m.device,
+                    "H100 (80 GB), H200 (141 GB), B200 (180 GB), MI300X (192 GB), or a capacity in bytes (default "
+                    "H100)");
+}
+
 void add_memory(CLI::App& app, Args& x, Commands& c) {
   shardscope::cli::MemoryArgs& m = x.m;
   c.memory = app.add_subcommand(
@@ -262,6 +285,7 @@ void add_memory(CLI::App& app, Args& x, Commands& c) {
   c.root_opt = c.memory->add_option("--root-unit", x.root_unit, "Parameters of the root unit (kept gathered, stage 3)")
                    ->check(parameter_count(0));
   c.memory->add_flag("--offload", m.offload, "Sharded state offloaded to the host (stages 2 and 3)");
+  add_activation_flags(*c.memory, x);
   c.memory->add_option("--format", m.format, "Output format")->check(CLI::IsMember({"text", "json"}));
 
   c.launch = app.add_subcommand(
@@ -323,6 +347,12 @@ int run_printing(Args& x, const Commands& c, std::ostream& out) {
     if (*c.largest_opt) x.m.largest_unit = x.largest_unit;
     if (*c.root_opt) x.m.root_unit = x.root_unit;
     if (x.stage >= 0) x.m.stage = x.stage;
+    for (auto [flag, value, into] : {std::tuple{"--seq-len", x.seq_len, &x.m.seq_len},
+                                     {"--micro-batch", x.micro_batch, &x.m.micro_batch},
+                                     {"--hidden", x.hidden, &x.m.hidden},
+                                     {"--layers", x.layers, &x.m.layers},
+                                     {"--heads", x.heads, &x.m.heads}})
+      if (c.memory->count(flag)) *into = value;
     return cli::memory(x.m, out, std::cerr);
   }
   return 2;

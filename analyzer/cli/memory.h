@@ -1,7 +1,9 @@
 // `shardscope memory (--preset NAME | --params N) --world N [--stage 0|1|2|3] [--dtype ...] [--precision
 // zero|fsdp] [--backward-prefetch none|pre|post] [--hybrid-shard R] [--largest-unit N --root-unit N]
-// [--offload]`: the ZeRO memory calculator, through the same model (metrics/memory_model.h) the report
-// predicts a trace's memory with.
+// [--offload] [--seq-len S --micro-batch B --hidden H --layers L --heads A] [--checkpointing] [--attention
+// eager|fused] [--device H100|H200|B200|MI300X|BYTES]`: the ZeRO memory calculator, through the same model
+// (metrics/memory_model.h) the report predicts a trace's memory with, and the activation formula
+// (sizing/activations.h): whether each strategy fits the device.
 #pragma once
 
 #include <iosfwd>
@@ -21,6 +23,11 @@ struct MemoryArgs {
   int hybrid_shard = 0;                           // > 0: HYBRID_SHARD, sharded within nodes of this many ranks
   std::optional<double> largest_unit, root_unit;  // unit sizes, when not from --preset
   bool offload = false;
+  // The activation formula's inputs; a preset gives all but the micro-batch (1 unless given).
+  std::optional<double> seq_len, micro_batch, hidden, layers, heads;
+  bool checkpointing = false;       // full activation checkpointing
+  std::string attention = "eager";  // eager: the s² scores kept (the formula as published); fused: none
+  std::string device = "H100";      // a data sheet's capacity, or bytes
   std::string format = "text";
 };
 

@@ -60,6 +60,8 @@ void predict_rows(RankMemory& m) {
       why = p ? MemoryNa{Code::NoOffload} : no_config;
     else if (c == keys::kMemoryActivations)
       predicted = m.activations ? std::optional(m.activations->bytes) : std::nullopt, why = m.activations_na;
+    else if (row.category == kMemoryRest)
+      why = {Code::Rest};
     else
       why = {Code::AllocatorTotal};
     if (!row.measured && !predicted && c == keys::kMemoryHostOffloaded) {  // no offload: no row
@@ -79,6 +81,51 @@ void predict_rows(RankMemory& m) {
   m.all_agree = worst >= 0 && worst < kMemoryAgreement;
 }
 
+// The value `s` held at `t`: its last sample at or before it (0 before the first).
+double value_at(const model::CounterSeries& s, int64_t t) {
+  double v = 0;
+  for (const model::CounterSample& x : s.samples) {
+    if (x.ts_ns > t) break;
+    v = x.value;
+  }
+  return v;
+}
+
+// Splits the allocator total where the categories together hold the most (of the moments it was sampled
+// at: the device's used memory stays near its peak once the caching allocator holds it, while the
+// categories' bytes come and go within a step): each category's bytes then, and a "rest" row with the
+// difference, so that the rows add up to the total there.
+void split_total(const model::Rank& rank, RankMemory& out) {
+  const model::CounterSeries* total = rank.counter(keys::kMemoryAllocatorTotal);
+  if (!total || total->samples.empty()) return;
+  std::vector<const model::CounterSeries*> series;  // one per row: the category's counter, if any
+  for (const MemoryRow& row : out.rows) {
+    const std::string name = "memory." + row.category;
+    const bool category = name != keys::kMemoryHostOffloaded && name != keys::kMemoryAllocatorTotal;
+    series.push_back(category ? rank.counter(name) : nullptr);
+  }
+  auto counted_at = [&](int64_t t) {
+    double sum = 0;
+    for (const model::CounterSeries* s : series)
+      if (s) sum += value_at(*s, t);
+    return sum;
+  };
+  const model::CounterSample* fullest = &total->samples.front();
+  double most = -1;
+  for (const model::CounterSample& x : total->samples)
+    if (const double c = counted_at(x.ts_ns); c > most) most = c, fullest = &x;
+  for (size_t i = 0; i < out.rows.size(); ++i) {
+    const std::string name = "memory." + out.rows[i].category;
+    if (name == keys::kMemoryAllocatorTotal) out.rows[i].at_fullest = fullest->value;
+    else if (name != keys::kMemoryHostOffloaded)
+      out.rows[i].at_fullest = series[i] ? value_at(*series[i], fullest->ts_ns) : 0.0;
+  }
+  MemoryRow rest;
+  rest.category = kMemoryRest;
+  rest.measured = rest.at_fullest = fullest->value - most;
+  rest.predicted_na = {MemoryNa::Code::Rest};
+  out.rows.push_back(rest);
+}
 }  // namespace
 
 RankMemory compare_memory(const model::Rank& rank) {
@@ -107,6 +154,7 @@ RankMemory compare_memory(const model::Rank& rank) {
     out.rows.push_back(row);
   }
   out.no_counters = std::none_of(out.rows.begin(), out.rows.end(), [](const MemoryRow& r) { return r.measured; });
+  split_total(rank, out);
   out.measured = measure_memory(rank);
   predict_rows(out);
   return out;

@@ -22,7 +22,14 @@ struct MemoryRow {
   std::optional<double> measured;              // peak bytes; nullopt when the trace has no such counter
   std::optional<double> predicted;             // nullopt when the model says nothing about it
   sizing::MemoryNa measured_na, predicted_na;  // why a value is missing
+  // The row's bytes at the allocator total's sample where the categories together hold the most, so that
+  // the rows add up to that total (the "rest" row holds what no category counts); nullopt without an
+  // allocator total, and for host_offloaded (the host's).
+  std::optional<double> at_fullest;
 };
+
+// The category of the row that holds the allocator total's bytes no category counts.
+inline constexpr const char* kMemoryRest = "rest";
 
 struct RankMemory {
   int rank = 0;

@@ -83,6 +83,11 @@ std::string na_text(const sizing::MemoryNa& why) {
     case Code::OptimizerNotModelled:
       return why.text.empty() ? "n/a: the trace names no optimizer (the model counts AdamW's; give --optimizer adamw)"
                               : "n/a: the model counts AdamW's two fp32 moments, not " + why.text + "'s";
+    case Code::Rest:
+      return "n/a: not a category: the allocator total's bytes no category counts (on a GPU the caching allocator's "
+             "free cached blocks and rounding, the CUDA context, NCCL's and cuBLAS's buffers, any other process on "
+             "the same GPU; on the host the heap's other allocations; the trace has no reserved or allocated counter "
+             "to split it by)";
   }
   return "";
 }
@@ -176,14 +181,38 @@ std::string inputs_line(const metrics::RankMemory& m) {
   return s;
 }
 
+// shardscope-train's block (sizing::trainer_block_layer_bytes), with what it assumes.
+std::string trainer_block_how(const sizing::ActivationConfig& c) {
+  const std::string inputs = fmt::format("s={:g} b={:g} h={:g} a={:g} L={:g} ffn={:g}", c.seq_len, c.batch, c.hidden,
+                                         c.heads, c.layers, c.ffn_dim);
+  const double e = c.bytes_per_element;
+  const std::string layer = fmt::format("{:g}·(10·s·b·h + 4·s·b·ffn) + 4·a·s²·b{}", e,
+                                        e < 4 ? fmt::format(" + 8·s·b·h + {:g}·a·s²·b", e) : "");
+  const std::string assumes = fmt::format(
+      "assumes RMSNorm, eager attention with the a·s²·b scores kept (softmax in fp32), SwiGLU, no dropout, "
+      "{:g}-byte activations",
+      e);
+  if (c.checkpointing)
+    return fmt::format(
+        "predicted for shardscope-train's block with full activation checkpointing: each layer's input, {:g}·s·b·h, "
+        "× L + one layer recomputed, {} bytes; {}; {}",
+        e, layer, inputs, assumes);
+  return fmt::format("predicted for shardscope-train's block without recomputation: {} bytes per layer × L; {}; {}",
+                     layer, inputs, assumes);
+}
+
 std::string activations_how(const sizing::ActivationPrediction& p) {
   const sizing::ActivationConfig& c = p.inputs;
+  if (c.ffn_dim > 0) return trainer_block_how(c);
   const std::string inputs =
       fmt::format("s={:g} b={:g} h={:g} a={:g} L={:g}", c.seq_len, c.batch, c.hidden, c.heads, c.layers);
-  const std::string dtype = p.scale == 1
-                                ? "2-byte activations, as the formula counts"
-                                : fmt::format("scaled x{:g} for {:g}-byte activations (the formula counts 2-byte ones)",
-                                              p.scale, c.bytes_per_element);
+  const std::string dtype =
+      p.scale == 1 ? "2-byte activations, as the formula counts"
+                   : fmt::format("scaled x{:g} for {:g}-byte activations (the formula counts 2-byte ones)", p.scale,
+                                 c.bytes_per_element) +
+                         (c.scores_kept ? "; assumes eager attention keeping the a·s²·b scores (the 5·a·s/h "
+                                          "term) and dropout, as the paper's GPT layer"
+                                        : "; assumes fused attention (no s² scores kept) and dropout");
   if (c.checkpointing)
     return fmt::format(
         "predicted by Korthikanti et al. 2022 with full activation checkpointing: 2·s·b·h per layer (its input) × L + "

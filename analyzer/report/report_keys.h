@@ -161,6 +161,17 @@ inline constexpr const char* kUnitsInFlight = "units_in_flight";
 inline constexpr const char* kLargestUnit = "largest_unit_params";
 inline constexpr const char* kRootUnit = "root_unit_params";
 inline constexpr const char* kStrategy = "strategy";
+// `shardscope memory`: whether each strategy fits the device.
+// kDevice ("device", above): memory's {name, bytes, data_sheet}
+inline constexpr const char* kDataSheet = "data_sheet";
+inline constexpr const char* kActivationsBytes = "activations_bytes";
+inline constexpr const char* kActivationsInputs = "activations_inputs";
+inline constexpr const char* kTotalBytes = "total_bytes";
+inline constexpr const char* kHeadroomBytes = "headroom_bytes";  // device − total; negative: over the device
+inline constexpr const char* kFits = "fits";
+// report memory rows: the row's bytes where the categories together hold the most (they add up to
+// allocator_total there, with the rest row).
+inline constexpr const char* kAtFullestBytes = "at_fullest_bytes";
 // diff: why a side's value is missing.
 inline constexpr const char* kNaA = "na_a";
 inline constexpr const char* kNaB = "na_b";

@@ -65,6 +65,30 @@ TEST(Activations, FullCheckpointingKeepsLayerInputsPlusOneLayer) {
   EXPECT_DOUBLE_EQ(sizing::predict_activations(*c).bytes, 851'968);
 }
 
+// run_config.model.ffn_dim (the trainer writes it) picks the trainer's own block: S = s·b·h = 16,384,
+// F = s·b·ffn = 64·2·344 = 44,032, A = a·s²·b = 4·64²·2 = 32,768 elements.
+TEST(Activations, TheTrainersBlockWhereRunConfigGivesTheFfnWidth) {
+  sizing::MemoryNa why;
+  json rc = model_config(false, "bf16");
+  rc["model"]["ffn_dim"] = 344;
+  auto c = sizing::activation_config_from_run(trace::run_shape_from_json(rc), why);
+  ASSERT_TRUE(c) << why.text;
+  EXPECT_DOUBLE_EQ(c->ffn_dim, 344);
+  // bf16, e = 2: 2·(10·16,384 + 4·44,032) = 679,936; 4·A = 131,072; RMSNorm's fp32 inputs 8·S = 131,072;
+  // the scores' bf16 cast 2·A = 65,536: 1,007,616 a layer, × 4 = 4,030,464.
+  EXPECT_DOUBLE_EQ(sizing::trainer_block_layer_bytes(*c), 1'007'616);
+  EXPECT_DOUBLE_EQ(sizing::predict_activations(*c).bytes, 4'030'464);
+  // fp32, e = 4: 4·339,968 + 4·32,768 = 1,490,944 a layer, × 4 = 5,963,776 (golden trainer_cpu_2ranks: 5.964 MB).
+  rc["param_dtype"] = "fp32";
+  c = sizing::activation_config_from_run(trace::run_shape_from_json(rc), why);
+  EXPECT_DOUBLE_EQ(sizing::predict_activations(*c).bytes, 5'963'776);
+  // Checkpointing in bf16: each layer's input 2·S × 4 = 131,072, and one layer recomputed 1,007,616.
+  rc["param_dtype"] = "bf16";
+  rc["activation_checkpointing"] = true;
+  c = sizing::activation_config_from_run(trace::run_shape_from_json(rc), why);
+  EXPECT_DOUBLE_EQ(sizing::predict_activations(*c).bytes, 1'138'688);
+}
+
 TEST(Activations, MissingFieldsAreNamed) {
   sizing::MemoryNa why;
   json rc = model_config(false, "bf16");

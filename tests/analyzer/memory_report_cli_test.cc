@@ -3,6 +3,7 @@
 // and agrees with the report on the same configuration.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <regex>
 #include <sstream>
 
@@ -169,6 +170,97 @@ TEST(MemoryCli, HybridShardShardsWithinANode) {
   EXPECT_NE(json::parse(rep.out)["ranks"][0]["memory"]["memory_command"].get<std::string>().find("--world 1 --stage 3"),
             std::string::npos)
       << rep.out;
+}
+
+TEST(MemoryCli, SaysFirstThatSeventyBOnEightRanksDoesNotFitAnH100) {
+  // Ψ = 70e9 in bf16, the ZeRO paper's 16 bytes a parameter: HYBRID_SHARD within one node of 8 holds
+  // 16 × 70e9 / 8 = 140e9 bytes a GPU, 60e9 over an H100's 80e9 (the default device).
+  auto r = run({SHARDSCOPE_BIN, "memory", "--params", "70e9", "--world", "8", "--hybrid-shard", "8", "--stage", "3"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const std::string first = r.out.substr(0, r.out.find('\n'));
+  EXPECT_EQ(first.rfind("Does not fit an H100 (80.0 GB) with HYBRID_SHARD (140.0 GB a GPU, 60.0 GB over)", 0), 0u)
+      << first;
+  EXPECT_NE(first.find("activations not counted"), std::string::npos) << first;
+  // Every strategy side by side: DDP holds 1120e9 (1040e9 over), ZeRO-1 4+2+2 + 8/8 = 385e9 (305e9 over).
+  auto all =
+      run({SHARDSCOPE_BIN, "memory", "--params", "70e9", "--world", "8", "--hybrid-shard", "8", "--format", "json"});
+  ASSERT_EQ(all.rc, 0) << all.err;
+  const json j = json::parse(all.out);
+  EXPECT_EQ(j["device"]["name"], "H100");
+  EXPECT_DOUBLE_EQ(j["device"]["bytes"].get<double>(), 80e9);
+  EXPECT_TRUE(j["activations_bytes"].is_null());
+  const double totals[] = {1120e9, 385e9, 262.5e9, 140e9};
+  for (int s = 0; s < 4; ++s) {
+    EXPECT_DOUBLE_EQ(j["stages"][s]["total_bytes"].get<double>(), totals[s]) << s;
+    EXPECT_DOUBLE_EQ(j["stages"][s]["headroom_bytes"].get<double>(), 80e9 - totals[s]) << s;
+    EXPECT_FALSE(j["stages"][s]["fits"].get<bool>()) << s;
+  }
+  // The same on an MI300X's 192e9: only HYBRID_SHARD fits, with 52e9 to spare.
+  auto mi =
+      run({SHARDSCOPE_BIN, "memory", "--params", "70e9", "--world", "8", "--hybrid-shard", "8", "--device", "MI300X"});
+  EXPECT_NE(mi.out.find("Fits an MI300X (192.0 GB) with HYBRID_SHARD (140.0 GB a GPU, 52.0 GB headroom); does not "
+                        "fit with DDP / NO_SHARD (1120.0 GB a GPU, 928.0 GB over)"),
+            std::string::npos)
+      << mi.out;
+}
+
+TEST(MemoryCli, ActivationsAddToTheTotalAndTheVerdict) {
+  // Ψ = 1e9 bf16 over 4 ranks, stage 3: model states 16e9 / 4 = 4e9; gathered 2 × (2 × 1e8 + 5e7) = 5e8.
+  // Activations, s = 2048, b = 1, h = 2048, a = 16, L = 16: s·b·h = 4,194,304; a·s/h = 16;
+  // 4,194,304 × (34 + 5 × 16) = 478,150,656 a layer, × 16 = 7,650,410,496 bytes.
+  // Total 12,150,410,496: 67,849,589,504 headroom on an H100 (80e9).
+  const std::vector<std::string> base = {SHARDSCOPE_BIN, "memory", "--params",       "1e9", "--world",     "4",
+                                         "--stage",      "3",      "--largest-unit", "1e8", "--root-unit", "5e7",
+                                         "--seq-len",    "2048",   "--micro-batch",  "1",   "--hidden",    "2048",
+                                         "--layers",     "16",     "--heads",        "16"};
+  auto with = [&](std::vector<std::string> more) {
+    std::vector<std::string> a = base;
+    a.insert(a.end(), more.begin(), more.end());
+    return run(a);
+  };
+  auto r = with({"--format", "json"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_DOUBLE_EQ(j["activations_bytes"].get<double>(), 7'650'410'496.0);
+  EXPECT_DOUBLE_EQ(j["stages"][0]["total_bytes"].get<double>(), 12'150'410'496.0);
+  EXPECT_DOUBLE_EQ(j["stages"][0]["headroom_bytes"].get<double>(), 67'849'589'504.0);
+  EXPECT_TRUE(j["stages"][0]["fits"].get<bool>());
+  EXPECT_TRUE(j["activations_inputs"]["attention_scores_kept"].get<bool>());
+  auto text = with({});
+  EXPECT_EQ(text.out.rfind("Fits an H100 (80.0 GB) with FULL_SHARD (12.2 GB a GPU, 67.8 GB headroom)\n", 0), 0u)
+      << text.out;
+  // Fused attention keeps no scores: 4,194,304 × 34 × 16 = 2,281,701,376.
+  auto fused = with({"--attention", "fused", "--format", "json"});
+  EXPECT_DOUBLE_EQ(json::parse(fused.out)["activations_bytes"].get<double>(), 2'281'701'376.0);
+  // Full checkpointing: 2·s·b·h a layer (8,388,608 × 16 = 134,217,728) + one layer recomputed (478,150,656).
+  auto ckpt = with({"--checkpointing", "--format", "json"});
+  EXPECT_DOUBLE_EQ(json::parse(ckpt.out)["activations_bytes"].get<double>(), 612'368'384.0);
+  // A device given in bytes smaller than the total: 12e9 bytes is 150,410,496 short.
+  auto small = with({"--device", "12000000000"});
+  EXPECT_EQ(small.out.rfind("Does not fit a device of 12.0 GB with FULL_SHARD (12.2 GB a GPU, 150.410 MB over)", 0), 0u)
+      << small.out;
+  // The preset gives the shape; fp32 doubles the bytes: tiny, s = 64, h = 128, a = 4, L = 4, b = 1:
+  // 64·128 × (34 + 5·4·64/128) = 8192 × 44 = 360,448 a layer × 4 layers × 2 (4-byte) = 2,883,584.
+  auto tiny =
+      run({SHARDSCOPE_BIN, "memory", "--preset", "tiny", "--world", "2", "--dtype", "fp32", "--format", "json"});
+  ASSERT_EQ(tiny.rc, 0) << tiny.err;
+  EXPECT_DOUBLE_EQ(json::parse(tiny.out)["activations_bytes"].get<double>(), 2'883'584.0);
+}
+
+TEST(MemoryCli, BadDeviceAndPartialShapesAreOneLineAndExitTwo) {
+  for (const char* bad : {"H300", "80GB", "-5", "0", "1.5", "nan", "1e400", ""}) {
+    auto r = run({SHARDSCOPE_BIN, "memory", "--params", "1e9", "--world", "4", "--device", bad});
+    EXPECT_EQ(r.rc, 2) << bad;
+    EXPECT_EQ(r.out, "") << bad;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << bad << ": " << r.err;
+    EXPECT_NE(r.err.find("--device"), std::string::npos) << r.err;
+  }
+  auto h200 = run({SHARDSCOPE_BIN, "memory", "--params", "1e9", "--world", "4", "--device", "h200", "--stage", "0"});
+  EXPECT_EQ(h200.rc, 0) << h200.err;
+  EXPECT_EQ(h200.out.rfind("Fits an H200 (141.0 GB)", 0), 0u) << h200.out;
+  auto partial = run({SHARDSCOPE_BIN, "memory", "--params", "1e9", "--world", "4", "--seq-len", "128"});
+  EXPECT_EQ(partial.rc, 2);
+  EXPECT_NE(partial.err.find("the activations need --hidden, --layers, --heads too"), std::string::npos) << partial.err;
 }
 
 // A PyTorch profiler trace with [memory] events (the H200 FSDP2 capture, tests/data/torch211_fsdp_memory):

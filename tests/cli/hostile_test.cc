@@ -453,7 +453,7 @@ TEST(Hostile, AbsurdMemoryCountersPrintAsOutOfRange) {
                 .at("memory")
                 .at("departs_most")
                 .get<std::string>()
-                .find("measured out of range vs predicted 0.004 MB (change out of range)"),
+                .find("measured out of range vs predicted 4.0 kB (change out of range)"),
             std::string::npos);
 }
 

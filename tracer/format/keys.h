@@ -141,6 +141,7 @@ inline constexpr const char* kCfgModelLayers = "layers";    // the keys inside r
 inline constexpr const char* kCfgModelDim = "dim";
 inline constexpr const char* kCfgModelHeads = "heads";
 inline constexpr const char* kCfgModelSeqLen = "seq_len";
+inline constexpr const char* kCfgModelFfnDim = "ffn_dim";  // the SwiGLU FFN's width
 
 // --- What the CUPTI backend records (tracer/cupti/) ---
 // Track names below are patterns: each "{}" is replaced by a number, in order.

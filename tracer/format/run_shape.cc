@@ -65,7 +65,8 @@ RunShape run_shape_from_json(const json& cfg) {
   s.batch_size = json_number(cfg, keys::kCfgBatchSize);
   if (const json* m = json_field(cfg, keys::kCfgModel))
     s.model = {json_number(*m, keys::kCfgModelLayers), json_number(*m, keys::kCfgModelDim),
-               json_number(*m, keys::kCfgModelHeads), json_number(*m, keys::kCfgModelSeqLen)};
+               json_number(*m, keys::kCfgModelHeads), json_number(*m, keys::kCfgModelSeqLen),
+               json_number(*m, keys::kCfgModelFfnDim)};
   if (const json* units = json_field(cfg, keys::kCfgUnits); units && units->is_array())
     for (const json& u : *units)
       s.units.push_back({unit_id(u), json_string(u, keys::kName).value_or(""), json_number(u, keys::kCfgUnitParams),
@@ -90,7 +91,8 @@ json to_json(const RunShape& s) {
   const std::pair<const char*, const std::optional<double>*> dims[] = {{keys::kCfgModelLayers, &s.model.layers},
                                                                        {keys::kCfgModelDim, &s.model.dim},
                                                                        {keys::kCfgModelHeads, &s.model.heads},
-                                                                       {keys::kCfgModelSeqLen, &s.model.seq_len}};
+                                                                       {keys::kCfgModelSeqLen, &s.model.seq_len},
+                                                                       {keys::kCfgModelFfnDim, &s.model.ffn_dim}};
   for (const auto& [key, v] : dims)
     if (*v) j[keys::kCfgModel][key] = count(**v);
   for (const UnitShape& u : s.units) {

@@ -27,8 +27,9 @@ struct UnitShape {
 };
 
 // run_config.model: what the activation formula needs. Numbers as given; the formula judges them.
+// ffn_dim (the trainer's SwiGLU width) picks the formula for the trainer's block.
 struct ModelShape {
-  std::optional<double> layers, dim, heads, seq_len;
+  std::optional<double> layers, dim, heads, seq_len, ffn_dim;
   bool operator==(const ModelShape&) const = default;
 };
 

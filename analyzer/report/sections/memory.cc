@@ -225,14 +225,18 @@ class Memory final : public Section {
       if (const std::string in = inputs_line(m); !in.empty()) out.para("model inputs: " + in);
       return;
     }
+    const bool split = std::any_of(m.rows.begin(), m.rows.end(), [](const auto& r) { return r.at_fullest; });
     Table t{{"memory", "measured MB", "predicted MB"}, {}, 1};
+    if (split) t.header.push_back("at fullest MB");
     NaNotes na;
-    for (const metrics::MemoryRow& row : m.rows)
+    for (const metrics::MemoryRow& row : m.rows) {
       t.rows.push_back({row.category,
                         na.value_or(row.measured ? mb_cell(*row.measured) : "", row.category, "measured MB",
                                     na_text(row.measured_na)),
                         na.value_or(row.predicted ? mb_cell(*row.predicted) : "", row.category, "predicted MB",
                                     na_text(row.predicted_na))});
+      if (split) t.rows.back().push_back(row.at_fullest ? mb_cell(*row.at_fullest) : "-");
+    }
     out.para("memory (peak per category vs the ZeRO model):");
     out.table(t, na);
     out.legend(t.header);
@@ -254,6 +258,7 @@ class Memory final : public Section {
                            {k::kPredictedBytes, optional_number(row.predicted)}};
       if (!row.measured) ro[k::kNa][k::kMeasuredBytes] = na_text(row.measured_na);
       if (!row.predicted) ro[k::kNa][k::kPredictedBytes] = na_text(row.predicted_na);
+      if (row.at_fullest) ro[k::kAtFullestBytes] = *row.at_fullest;
       m[k::kRows].push_back(ro);
     }
     if (mem.config) m[k::kMemoryCommand] = memory_command(*mem.config);
