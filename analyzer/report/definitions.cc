@@ -46,10 +46,10 @@ const std::map<std::string, Columns>& tables() {
         {"late peer", "the rank that arrived last at this all-gather, and by how much after this rank"}}},
       {"memory",
        {{"measured MB", "the peak of the category's counter in the trace"},
-        {"predicted MB", "the ZeRO model's peak for it from the run's config"},
+        {"predicted MB", "the ZeRO model's peak for it from the run's config (- : not a category)"},
         {"at fullest MB",
-         "the bytes when the categories together held the most (at an allocator_total sample); with the rest row they "
-         "add up to allocator_total there"}}},
+         "the bytes when the categories together held the most; with rest (what no category counts: free cached "
+         "blocks, CUDA context, NCCL/cuBLAS buffers) they add up to allocator_total"}}},
       {"alive at the peak",
        {{"MB",
          "bytes of the allocations made so and still allocated at the rank's peak (paired with frees by address)"},

@@ -145,7 +145,7 @@ TEST(PrefetchCauses, LongerThanCompute) {
   EXPECT_SAYS(j.sentence(),
               "all-gather longer than the compute it should hide: 1 of 1 all-gathers were issued in time and ran at "
               "once, but outlasted "
-              "the backward compute under them (unit 0's: 2000.0 µs against 800.0 µs of compute); 40% of backward "
+              "the backward compute under them (unit 0's: 2.0 ms against 800.0 µs of compute); 40% of backward "
               "all-gather time hidden");
 }
 
@@ -172,7 +172,7 @@ TEST(PrefetchCauses, LatePeer) {
   EXPECT_EQ(u.exposed_wait_ns, 1200 * kUs);
   EXPECT_EQ(u.hidden_ns, kCompute);
   EXPECT_SAYS(report::step_sentence(s, p),
-              "not effective: a late peer: rank 1 arrived at 1 of 1 all-gathers late (unit 0's: 1000.0 µs after this "
+              "not effective: a late peer: rank 1 arrived at 1 of 1 all-gathers late (unit 0's: 1.0 ms after this "
               "rank), so they could not finish under the compute; 40% of backward all-gather time hidden");
   // The per-unit row says the same peer and lateness.
   const report::Table t = report::unit_table(s);

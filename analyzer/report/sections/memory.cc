@@ -140,6 +140,12 @@ std::string before_sentence(const metrics::MeasuredMemory& m) {
 
 // Whether the ZeRO comparison's own table has anything the measured one does not show: a trainer counter
 // or a prediction.
+// A total or a remainder, which the model has no category for: the legend says so once, not a note a row.
+bool not_modelled(const metrics::MemoryRow& row) {
+  using Code = sizing::MemoryNa::Code;
+  return !row.predicted && (row.predicted_na.code == Code::AllocatorTotal || row.predicted_na.code == Code::Rest);
+}
+
 // The trainer's per-category counters measure what the allocator's events cannot name; the allocator total
 // alone repeats the measured peak.
 bool counters_add(const metrics::RankMemory& m) {
@@ -233,8 +239,9 @@ class Memory final : public Section {
       t.rows.push_back({row.category,
                         na.value_or(row.measured ? mb_cell(*row.measured) : "", row.category, "measured MB",
                                     na_text(row.measured_na)),
-                        na.value_or(row.predicted ? mb_cell(*row.predicted) : "", row.category, "predicted MB",
-                                    na_text(row.predicted_na))});
+                        not_modelled(row) ? "-"
+                                          : na.value_or(row.predicted ? mb_cell(*row.predicted) : "", row.category,
+                                                        "predicted MB", na_text(row.predicted_na))});
       if (split) t.rows.back().push_back(row.at_fullest ? mb_cell(*row.at_fullest) : "-");
     }
     out.para("memory (peak per category vs the ZeRO model):");
@@ -290,6 +297,13 @@ class Memory final : public Section {
       return;
     }
     h += bars(m);
+    if (std::any_of(m.rows.begin(), m.rows.end(), [](const auto& r) { return r.at_fullest; })) {
+      std::string at;  // where the rows add up to the allocator total
+      for (const metrics::MemoryRow& row : m.rows)
+        if (row.at_fullest) at += (at.empty() ? "" : ", ") + row.category + " " + mb_cell(*row.at_fullest);
+      h += "<p><span title=\"" + html_escape(definition("memory", "at fullest MB")) +
+           "\">at fullest MB</span>: " + html_escape(at) + "</p>\n";
+    }
     NaNotes na;
     for (const metrics::MemoryRow& row : m.rows) {
       if (!row.measured) na.cell(row.category, "measured", na_text(row.measured_na));
