@@ -328,6 +328,7 @@ struct Fields<plugins::RankHeader> {
   static constexpr std::tuple list{field("rank", &plugins::RankHeader::rank),
                                    field("world_size", &plugins::RankHeader::world_size),
                                    field("source", &plugins::RankHeader::source),
+                                   field("file", &plugins::RankHeader::file),
                                    field("run_config", &plugins::RankHeader::run_config),
                                    field("wall_start", &plugins::RankHeader::wall_start),
                                    field("rank_given", &plugins::RankHeader::rank_given),

@@ -237,7 +237,7 @@ RankHeader header_of(const model::Rank& r, bool rank_given) {
   nlohmann::json dist;
   if (r.metadata.is_object())
     if (auto it = r.metadata.find("distributedInfo"); it != r.metadata.end() && it->is_object()) dist = *it;
-  return {r.rank, r.world_size, r.source, r.run_config, wall_start(r), rank_given, std::move(dist)};
+  return {r.rank, r.world_size, r.source, {}, r.run_config, wall_start(r), rank_given, std::move(dist)};
 }
 
 namespace {
@@ -255,10 +255,15 @@ struct Mixed {
   }
 };
 
+// A rank's file as a message names it: a summary by its own path, then the trace it summarises.
+std::string named(const RankHeader& r) {
+  return r.file.empty() ? r.source : fmt::format("{} (the summary of {})", r.file, r.source);
+}
+
 void check_world_sizes(const std::vector<RankHeader>& ranks, const Mixed& mixed) {
   std::map<int, std::vector<std::string>> by_world;
   for (const RankHeader& r : ranks)
-    if (r.world_size > 0) by_world[r.world_size].push_back(r.source);
+    if (r.world_size > 0) by_world[r.world_size].push_back(named(r));
   if (by_world.size() < 2) return;
   std::vector<std::string> parts;
   for (auto& [w, files] : by_world) parts.push_back(fmt::format("world_size {} in {}", w, name_files(files)));
@@ -288,7 +293,7 @@ void check_objects(const std::vector<RankHeader>& ranks, nlohmann::json RankHead
       if (k == Differing::Ignored || jt == (r.*of).end() ||
           !first_difference(*it, *jt, name + "." + it.key(), at, va, vb))
         continue;
-      std::string what = fmt::format("{} is {} in {} but {} in {}", at, show(va), ref->source, show(vb), r.source);
+      std::string what = fmt::format("{} is {} in {} but {} in {}", at, show(va), named(*ref), show(vb), named(r));
       if (k == Differing::OtherRun) {
         mixed(what);
       } else if (warned.insert(it.key()).second) {
@@ -311,18 +316,18 @@ void check_rank_numbers(const std::vector<RankHeader>& ranks, const Mixed& mixed
   std::map<int, std::pair<std::string, bool>> seen;
   for (const RankHeader& r : ranks) {
     if (r.rank_given && r.world_size > 0 && r.rank >= r.world_size)
-      mixed(fmt::format("{} says it is rank {} but its world_size is {}: a run of {} ranks has ranks 0 to {}", r.source,
+      mixed(fmt::format("{} says it is rank {} but its world_size is {}: a run of {} ranks has ranks 0 to {}", named(r),
                         r.rank, r.world_size, r.world_size, r.world_size - 1));
-    auto [it, fresh] = seen.emplace(r.rank, std::pair(r.source, r.rank_given));
+    auto [it, fresh] = seen.emplace(r.rank, std::pair(named(r), r.rank_given));
     if (fresh) continue;
     if (r.rank_given && it->second.second) {
       mixed(fmt::format("{} and {} both say they are rank {}: one run has one file per rank", it->second.first,
-                        r.source, r.rank));
+                        named(r), r.rank));
       continue;
     }
     mixed.warnings.push_back(
         fmt::format("{} and {} both claim rank {} (one of them guessed from its place among the files)",
-                    it->second.first, r.source, r.rank));
+                    it->second.first, named(r), r.rank));
   }
 }
 
@@ -340,7 +345,7 @@ void check_start_times(const std::vector<RankHeader>& ranks, const Mixed& mixed)
   if (__builtin_sub_overflow(hi, lo, &spread)) spread = INT64_MAX;
   if (!early || !late || spread <= kRunStartSpreadNs) return;
   const std::string what =
-      fmt::format("{} starts {} after {} on the wall clock", late->source, duration(spread), early->source);
+      fmt::format("{} starts {} after {} on the wall clock", named(*late), duration(spread), named(*early));
   if (spread > kRunStartMixedNs) return mixed(what);
   mixed.warnings.push_back(what +
                            " (first events, through each trace's clock_sync or Kineto's wall-clock times): the ranks "
@@ -530,6 +535,8 @@ class EachLoad {
       std::optional<Claimed> claimed =
           options_.claim ? options_.claim(options_.first_order + i, files_[i]) : std::nullopt;
       if (claimed) {
+        if (claimed->header.file.empty() && claimed->header.source != files_[i].string())
+          claimed->header.file = files_[i].string();
         slots_.headers[i].push_back(std::move(claimed->header));
         slots_.warnings[i] = std::move(claimed->warnings);
         slots_.sizes[i] = claimed->bytes;

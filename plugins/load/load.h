@@ -47,7 +47,10 @@ struct FileFailure {
 struct RankHeader {
   int rank = 0;
   int world_size = 0;
-  std::string source;
+  std::string source;  // the trace
+  // The file read where it is not the trace itself (a rank summary, which names its trace in `source`): what
+  // a message about the file names first. Empty for a trace.
+  std::string file;
   nlohmann::json run_config;
   std::optional<int64_t> wall_start;  // its first event on the wall clock, when the trace maps its clock there
   bool rank_given = true;             // the number came from the file, not from its place among the files

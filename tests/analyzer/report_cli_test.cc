@@ -601,6 +601,30 @@ TEST(OneRun, TheSameRankTwiceIsAWarningWithAllowMixed) {
       << r.err;
 }
 
+// Summaries of two runs in one folder: the message names the summary files the user gave, and the traces they
+// summarise beside them.
+TEST(OneRun, SummariesOfTwoRunsAreNamedByTheirOwnFiles) {
+  TempDir d;
+  TrainerTraceOptions b;
+  b.prefetch = "none";
+  fs::create_directories(d.path() / "a");
+  fs::create_directories(d.path() / "b");
+  write_trainer_trace(d.path() / "a" / "trace.rank0.json", TrainerTraceOptions{});
+  write_trainer_trace(d.path() / "b" / "trace.rank0.json", b);
+  for (const char* run_dir : {"a", "b"})
+    ASSERT_EQ(run({kBin, "summarize", (d.path() / run_dir).string(), "-o", (d.path() / "s" / run_dir).string()}).rc, 0);
+  fs::create_directories(d.path() / "mixed");
+  fs::copy_file(d.path() / "s" / "a" / "trace.rank0.sqlite", d.path() / "mixed" / "a0.sqlite");
+  fs::copy_file(d.path() / "s" / "b" / "trace.rank0.sqlite", d.path() / "mixed" / "b0.sqlite");
+  auto r = run({kBin, "report", (d.path() / "mixed").string()});
+  EXPECT_EQ(r.rc, 2) << r.err;
+  const std::string a = (d.path() / "mixed" / "a0.sqlite").string() + " (the summary of " +
+                        (d.path() / "a" / "trace.rank0.json").string() + ")";
+  EXPECT_NE(r.err.find("these files are not one run: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(a), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find((d.path() / "mixed" / "b0.sqlite").string() + " (the summary of "), std::string::npos) << r.err;
+}
+
 // Fewer files than the world size: the missing ranks are named (a long list cut with a count), and the ranks
 // given are still reported. One file alone is a look at one rank.
 TEST(OneRun, MissingRanksAreNamedAndTheRestReported) {
@@ -747,8 +771,13 @@ TEST(ReportDetails, EveryNaSaysWhy) {
   write_trainer_trace(t.path() / "t.json", TrainerTraceOptions{});
   auto own = run({kBin, "report", (t.path() / "t.json").string()});
   ASSERT_EQ(own.rc, 0) << own.err;
-  EXPECT_NE(own.out.find("n/a: the model predicts categories, not the allocator's total"), std::string::npos)
+  // The allocator total has no prediction: its cell says "-", and the legend says why once.
+  EXPECT_NE(own.out.find("predicted MB = the ZeRO model's peak for it from the run's config (- : not a category)"),
+            std::string::npos)
       << own.out;
+  auto own_json = run({kBin, "report", (t.path() / "t.json").string(), "--format", "json"});
+  EXPECT_NE(own_json.out.find("n/a: the model predicts categories, not the allocator's total"), std::string::npos)
+      << own_json.out;
   expect_every_na_explained(own.out);
   // And diff's.
   auto diff = run({kBin, "diff", (d.path() / "k.json").string(), (t.path() / "t.json").string()});
