@@ -257,6 +257,7 @@ void read_meta(Db& db, const std::string& file, RankSummary& s) {
                     "ranks 0 to {}",
                     s.header.rank, s.header.world_size, s.header.world_size, s.header.world_size - 1));
   s.header.source = need("source").text;
+  s.header.file = file;  // the summary itself, which messages about it name first
   s.arrivals.clock_mapped = need("clock_mapped").i != 0;
   s.trace_bytes = uint64_t(integer("trace_bytes", 0, INT64_MAX));
   if (meta.count("wall_start_ns")) s.header.wall_start = meta["wall_start_ns"].i;
