@@ -535,8 +535,6 @@ class EachLoad {
       std::optional<Claimed> claimed =
           options_.claim ? options_.claim(options_.first_order + i, files_[i]) : std::nullopt;
       if (claimed) {
-        if (claimed->header.file.empty() && claimed->header.source != files_[i].string())
-          claimed->header.file = files_[i].string();
         slots_.headers[i].push_back(std::move(claimed->header));
         slots_.warnings[i] = std::move(claimed->warnings);
         slots_.sizes[i] = claimed->bytes;
