@@ -6,6 +6,7 @@
 // in file order. Process 0 checks the ranks are one run, re-judges each rank's prefetch against the final
 // table and writes the report: the one-process report, byte for byte. Nothing anywhere holds ranks x
 // collectives. A process that fails says so before any table moves: no process waits on one that gave up.
+// Built as its own module (libshardscope_mpi.so), loaded by report_mpi_load.cc only for --mpi.
 #include <mpi.h>
 
 #include <algorithm>
@@ -190,9 +191,16 @@ void reduce_tables(metrics::InstanceTable& table, int me, int procs) {
 
 }  // namespace
 
-int report_mpi(const std::vector<std::string>& paths_given, const std::string& format, const std::string& output,
-               std::ostream& out, std::ostream& err, const plugins::ReadRules& rules, const report::Selection& sel,
-               const std::string& files_per_process, const metrics::MemoryGiven& given) {
+}  // namespace shardscope::cli
+
+// The module's one exported symbol, which report_mpi_load.cc looks up: report_mpi's signature.
+extern "C" __attribute__((visibility("default"))) int shardscope_report_mpi(
+    const std::vector<std::string>& paths_given, const std::string& format, const std::string& output,
+    std::ostream& out, std::ostream& err, const shardscope::plugins::ReadRules& rules,
+    const shardscope::report::Selection& sel, const std::string& files_per_process,
+    const shardscope::metrics::MemoryGiven& given) {
+  using namespace shardscope;
+  using namespace shardscope::cli;
   MPI_Init(nullptr, nullptr);
   int me = 0, procs = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
@@ -351,5 +359,3 @@ int report_mpi(const std::vector<std::string>& paths_given, const std::string& f
   MPI_Finalize();
   return rc;
 }
-
-}  // namespace shardscope::cli
