@@ -1,13 +1,25 @@
 # What `cmake --install` puts under a prefix, the CMake package and pkg-config file that let another project
-# link the tracer, and the Debian packages `cpack -G DEB` makes of it. Two components:
-#   tools: the `shardscope` CLI, shardscope-train and shardscope-viewer when built, libshardscope_inject.so;
-#   dev:   the tracer's static libraries, the headers a user includes, shardscope-config.cmake, the .pc file.
+# link the tracer, the Debian packages `cpack -G DEB` makes of it, and the relocatable tarball `cpack -G TGZ`
+# makes of the CLI. Three components:
+#   tools:    the `shardscope` CLI, shardscope-train and shardscope-viewer when built, libshardscope_inject.so;
+#   dev:      the tracer's static libraries, the headers a user includes, shardscope-config.cmake, the .pc file;
+#   portable: bin/shardscope, its --mpi module and the shared libraries it needs beyond the C/C++ runtime and
+#             MPI, copied into lib/ beside it (the TGZ; docs/install.md says why not static).
 include(CMakePackageConfigHelpers)
 
 set(SHARDSCOPE_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/shardscope)
 
 # --- tools ---
+# The program finds its shipped libraries in ../lib first, and as DT_RPATH rather than RUNPATH: RUNPATH
+# serves only the program's own needs, not those of the libraries it loads (RE2's Abseil).
+set_target_properties(shardscope PROPERTIES INSTALL_RPATH "$ORIGIN/../lib")
+target_link_options(shardscope PRIVATE -Wl,--disable-new-dtags)
 install(TARGETS shardscope RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT tools)
+if(TARGET shardscope_mpi)
+  # lib/shardscope/ beside bin/ as the program looks for it (analyzer/cli/report_mpi_load.cc), not LIBDIR.
+  set_target_properties(shardscope_mpi PROPERTIES INSTALL_RPATH "$ORIGIN/..")
+  install(TARGETS shardscope_mpi LIBRARY DESTINATION lib/shardscope COMPONENT tools)
+endif()
 foreach(_tool shardscope-train shardscope-viewer)
   if(TARGET ${_tool})
     install(TARGETS ${_tool} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT tools)
@@ -77,6 +89,28 @@ configure_file(cmake/shardscope-tracer.pc.in ${CMAKE_CURRENT_BINARY_DIR}/shardsc
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/shardscope-tracer.pc
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT dev)
 
+# --- portable: the CLI for any folder of any Linux of the same C/C++ runtime (cpack -G TGZ) ---
+# Shared libraries beside the program, not a static link: Debian ships RE2, simdjson and fmt as shared
+# libraries only, and the MPI module must share the one copy of the C++ runtime with the program.
+set(_portable shardscope)
+if(TARGET shardscope_mpi)
+  list(APPEND _portable shardscope_mpi)
+endif()
+install(TARGETS shardscope RUNTIME_DEPENDENCY_SET shardscope_portable_deps
+        RUNTIME DESTINATION bin COMPONENT portable EXCLUDE_FROM_ALL)
+if(TARGET shardscope_mpi)
+  install(TARGETS shardscope_mpi RUNTIME_DEPENDENCY_SET shardscope_portable_deps
+          LIBRARY DESTINATION lib/shardscope COMPONENT portable EXCLUDE_FROM_ALL)
+endif()
+# Left to the machine: the C and C++ runtime (every Linux has them; a second copy would clash with its
+# libc), and MPI, which must be the cluster's own.
+install(RUNTIME_DEPENDENCY_SET shardscope_portable_deps
+        PRE_EXCLUDE_REGEXES "^ld-linux" "^linux-vdso" "^libc\\.so" "^libm\\.so" "^libdl\\.so" "^librt\\.so"
+                            "^libpthread\\.so" "^libstdc\\+\\+\\.so" "^libgcc_s\\.so" "^libmpi" "^libopen-"
+                            "^libpmix" "^libucp" "^libucs" "^libfabric" "^libhwloc" "^libevent" "^libpsm"
+        POST_EXCLUDE_REGEXES "/libmpi" "/openmpi/"
+        LIBRARY DESTINATION lib COMPONENT portable EXCLUDE_FROM_ALL)
+
 # --- Debian packages: shardscope (tools) and shardscope-dev ---
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME shardscope)
@@ -98,4 +132,6 @@ set(CPACK_DEBIAN_DEV_PACKAGE_NAME shardscope-dev)
 set(CPACK_DEBIAN_DEV_DESCRIPTION "shardscope tracer: static libraries, headers, CMake package and pkg-config file\n find_package(shardscope) gives shardscope::tracer; pkg-config shardscope-tracer the same.")
 # Static libraries: what the exported targets and tracer.h need must come with them.
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "nlohmann-json3-dev (>= 3.10), zlib1g-dev")
+# cpack -G TGZ: the portable component alone, one tarball rooted at shardscope-VERSION-Linux/ (bin/, lib/).
+set(CPACK_PROJECT_CONFIG_FILE ${PROJECT_SOURCE_DIR}/cmake/ShardscopeCPackGenerators.cmake)
 include(CPack)

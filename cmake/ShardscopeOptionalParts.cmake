@@ -1,5 +1,16 @@
 # Parts with heavy or hardware-specific dependencies switch off here, each with one line saying why.
 
+# The analyzer alone: the `shardscope` command line with a compiler and the analyzer's own libraries (fmt,
+# nlohmann-json, CLI11, RE2, simdjson, libdeflate, SQLite, zlib); no CUDA, Qt or libtorch is looked for.
+# What `cpack -G TGZ` packs for a login node (docs/install.md). MPI stays optional: found, `report --mpi`
+# is built as its module.
+option(SHARDSCOPE_ANALYZER_ONLY "Build only the analyzer (the shardscope CLI): no CUDA, viewer or trainer" OFF)
+if(SHARDSCOPE_ANALYZER_ONLY)
+  set(SHARDSCOPE_WITH_CUDA OFF)
+  set(SHARDSCOPE_WITH_VIEWER OFF)
+  set(SHARDSCOPE_WITH_TRAINING OFF)
+endif()
+
 # GPU tracing: NVTX ranges (header-only) and CUPTI activity need the CUDA toolkit.
 set(SHARDSCOPE_HAVE_NVTX OFF)
 set(SHARDSCOPE_HAVE_CUPTI OFF)
