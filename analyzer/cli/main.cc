@@ -15,6 +15,7 @@
 #include "analyzer/analysis/summary_file.h"
 #include "analyzer/cli/check_prefetch.h"
 #include "analyzer/cli/diff.h"
+#include "analyzer/cli/export.h"
 #include "analyzer/cli/inspect.h"
 #include "analyzer/cli/launch.h"
 #include "analyzer/cli/memory.h"
@@ -72,7 +73,7 @@ struct Args {
   std::string format = "text", output = "-", ranks_arg = "worst", steps_arg, files_per_process, summary_dir;
   std::string a, b;
   shardscope::plugins::ReadRules rules;
-  bool mpi = false, units = false, quiet = false;
+  bool mpi = false, units = false, quiet = false, perfetto = false;
   uint64_t max_trace_bytes = 0;
   shardscope::cli::MemoryArgs m;
   int stage = -1;
@@ -87,7 +88,7 @@ struct Args {
 
 // The subcommands, and the options whose presence run() asks about.
 struct Commands {
-  CLI::App *inspect, *report, *check, *summarize, *diff, *memory, *launch;
+  CLI::App *inspect, *report, *check, *summarize, *diff, *memory, *launch, *exporter;
   CLI::Option *params_opt, *largest_opt, *root_opt;
   CLI::Option *given_params, *given_world, *given_sharding, *given_dtype, *given_optimizer;
 };
@@ -191,7 +192,14 @@ void add_reading(CLI::App& app, Args& x, Commands& c, const std::string& formats
   c.diff->add_option("A", x.a, "The first run (a trace file or a directory)")->required();
   c.diff->add_option("B", x.b, "The second run")->required();
   c.diff->add_option("--format", x.format, "Output format")->check(CLI::IsMember({"text", "json"}));
-  for (CLI::App* sub : {c.report, c.check, c.summarize, c.diff}) {
+  c.exporter = app.add_subcommand("export",
+                                  "Write the run as one timeline that ui.perfetto.dev opens: every rank clock-aligned, "
+                                  "with shardscope's findings (steps, exposed communication, prefetch verdicts, last "
+                                  "arrivals) as tracks");
+  c.exporter->add_option("PATH", x.paths, "Trace files or directories of them: " + formats)->required();
+  c.exporter->add_flag("--perfetto", x.perfetto, "Chrome-trace JSON for ui.perfetto.dev (the one format so far)")
+      ->required();
+  for (CLI::App* sub : {c.report, c.check, c.summarize, c.diff, c.exporter}) {
     CLI::Option* pattern = sub->add_option(
         "--step-pattern", x.rules.step_pattern,
         "Ranges whose whole name matches this regex (RE2 syntax) are the steps where the trace has none of its own "
@@ -206,12 +214,12 @@ void add_reading(CLI::App& app, Args& x, Commands& c, const std::string& formats
                   "run configuration, start hours apart, a rank twice), with a warning instead of an error");
   }
 
-  for (CLI::App* sub : {c.report, c.check, c.diff, c.summarize})
+  for (CLI::App* sub : {c.report, c.check, c.diff, c.summarize, c.exporter})
     sub->add_flag("-q,--quiet", x.quiet, "No progress line on stderr (it shows only on a terminal anyway)");
 
   // One bound for every command that reads traces: more JSON text than this (a file, or what a gzip
   // inflates to) is refused rather than run out of memory.
-  for (CLI::App* sub : {c.inspect, c.report, c.check, c.diff, c.summarize})
+  for (CLI::App* sub : {c.inspect, c.report, c.check, c.diff, c.summarize, c.exporter})
     sub->add_option("--max-trace-bytes", x.max_trace_bytes,
                     "Refuse a trace whose JSON text (inflated) is larger than this, e.g. 16GiB (default: 4 GiB or an "
                     "eighth of the memory this "
@@ -222,7 +230,7 @@ void add_reading(CLI::App& app, Args& x, Commands& c, const std::string& formats
 
 // -o on every command that prints a result, said one way.
 void add_output(Args& x, Commands& c) {
-  for (CLI::App* sub : {c.inspect, c.report, c.check, c.diff, c.memory})
+  for (CLI::App* sub : {c.inspect, c.report, c.check, c.diff, c.memory, c.exporter})
     sub->add_option("-o,--output", x.output, "Write the result to FILE instead of stdout (- for stdout)");
 }
 
@@ -312,7 +320,7 @@ int run(Args& x, const Commands& c) {
     cli::print_error(std::cerr, cli::overwrite_refusal(x.output, in));
     return 2;
   }
-  if (*c.report || *c.summarize) return run_printing(x, c, std::cout);
+  if (*c.report || *c.summarize || *c.exporter) return run_printing(x, c, std::cout);
   std::ostringstream buffer;
   const int rc = run_printing(x, c, buffer);
   if (buffer.view().empty()) return rc;  // nothing made: no file created or emptied
@@ -340,6 +348,7 @@ int run_printing(Args& x, const Commands& c, std::ostream& out) {
                            memory_given(x, c));
   if (*c.report) return cli::report(x.paths, x.format, x.output, out, std::cerr, x.rules, *sel, memory_given(x, c));
   if (*c.check) return cli::check_prefetch(x.paths, x.format, out, std::cerr, x.rules, *sel, x.units);
+  if (*c.exporter) return cli::export_perfetto(x.paths, x.output, out, std::cerr, x.rules);
   if (*c.summarize) return cli::summarize(x.paths, x.summary_dir, out, std::cerr, x.rules);
   if (*c.diff) return cli::diff(x.a, x.b, x.format, out, std::cerr, x.rules);
   if (*c.memory) {
