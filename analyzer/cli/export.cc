@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "analyzer/analysis/run.h"
+#include "analyzer/analysis/summary_file.h"
 #include "analyzer/cli/output.h"
 #include "analyzer/report/perfetto.h"
 
@@ -23,6 +24,14 @@ int export_perfetto(const std::vector<std::string>& paths, const std::string& ou
     std::vector<std::string> refusals;
     const plugins::Registry registry = plugins::default_registry(refusals);
     print_warnings(refusals, err);
+    // A rank summary keeps the findings but not the events a timeline shows: refused before anything is read.
+    const std::vector<fs::path> files =
+        plugins::expand_inputs(std::vector<fs::path>(paths.begin(), paths.end()), &registry);
+    for (const fs::path& f : files)
+      if (analysis::is_summary_file(f))
+        throw std::runtime_error(
+            fmt::format("{}: a rank summary holds no events to show on a timeline: export the traces it was made from",
+                        f.string()));
     // The first pass: the run's collective instances (who arrived last at each), and its earliest first
     // event on the wall clock, which the file calls 0.
     metrics::InstanceTable table;
@@ -51,8 +60,7 @@ int export_perfetto(const std::vector<std::string>& paths, const std::string& ou
     try {
       report::PerfettoWriter writer(dest, table, origin);
       options.threads = 1;
-      plugins::load_each(plugins::expand_inputs(std::vector<fs::path>(paths.begin(), paths.end()), &registry), options,
-                         [&](plugins::LoadedRank& r) { writer.rank(r.rank, r.order); });
+      plugins::load_each(files, options, [&](plugins::LoadedRank& r) { writer.rank(r.rank, r.order); });
       writer.finish();
       dest.flush();
       if (!dest) throw std::runtime_error(fmt::format("{}: the write failed", to_file ? output : "stdout"));

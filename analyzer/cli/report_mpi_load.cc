@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <ostream>
+#include <string>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -13,6 +14,7 @@
 #include "analyzer/cli/report.h"
 
 namespace shardscope::cli {
+#ifdef SHARDSCOPE_MPI_BUILT_AGAINST
 namespace {
 
 namespace fs = std::filesystem;
@@ -30,11 +32,13 @@ fs::path module_path() {
 }
 
 }  // namespace
+#endif
 
 int report_mpi(const std::vector<std::string>& paths, const std::string& format, const std::string& output,
                std::ostream& out, std::ostream& err, const plugins::ReadRules& rules, const report::Selection& sel,
                const std::string& files_per_process, const metrics::MemoryGiven& given) {
 #ifndef SHARDSCOPE_MPI_BUILT_AGAINST
+  (void)paths, (void)format, (void)output, (void)out, (void)rules, (void)sel, (void)files_per_process, (void)given;
   err << "shardscope: error: --mpi: this shardscope was built without MPI (install OpenMPI, libopenmpi-dev on Debian, "
          "and build again)\n";
   return 2;
@@ -44,11 +48,13 @@ int report_mpi(const std::vector<std::string>& paths, const std::string& format,
   void* handle = dlopen(module.c_str(), RTLD_NOW | RTLD_GLOBAL);
   void* entry = handle ? dlsym(handle, "shardscope_report_mpi") : nullptr;
   if (!entry) {
-    const char* why = dlerror();
+    const char* error = handle ? nullptr : dlerror();
+    std::string why = error ? error : "it has no entry point shardscope_report_mpi";
+    if (why.starts_with(module.string() + ": ")) why.erase(0, module.string().size() + 2);  // named once
     err << fmt::format(
         "shardscope: error: --mpi: cannot load {} (built against {}): {}; install that MPI, or rebuild the module "
         "against this machine's (docs/install.md)\n",
-        module.string(), SHARDSCOPE_MPI_BUILT_AGAINST, why ? why : "no entry point shardscope_report_mpi");
+        module.string(), SHARDSCOPE_MPI_BUILT_AGAINST, why);
     return 2;
   }
   // The handle stays open: MPI_Finalize has run, but Open MPI's atexit handlers may still call into it.

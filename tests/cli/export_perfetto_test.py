@@ -9,11 +9,13 @@ usage: export_perfetto_test.py SHARDSCOPE RUN_DIR WORK_DIR"""
 import collections
 import json
 import os
+import shutil
 import subprocess
 import sys
 
 bin, run, work = sys.argv[1:4]
-os.makedirs(work, exist_ok=True)
+shutil.rmtree(work, ignore_errors=True)
+os.makedirs(work)
 out = os.path.join(work, "run.json")
 fails = []
 
@@ -82,6 +84,14 @@ bad = subprocess.run([bin, "export", os.path.join(work, "missing"), "--perfetto"
 check(bad.returncode == 2 and bad.stderr.startswith("shardscope: error:") and "missing" in bad.stderr
       and bad.stderr.count("\n") == 1 and not os.path.exists(os.path.join(work, "bad.json")),
       f"a missing input: exit {bad.returncode}, said {bad.stderr!r}")
+
+# Rank summaries keep no events: refused in one line naming the file, before any output is made.
+summaries = os.path.join(work, "summaries")
+subprocess.run([bin, "summarize", "-q", run, "-o", summaries], check=True, capture_output=True)
+bad = subprocess.run([bin, "export", summaries, "--perfetto", "-o", os.path.join(work, "bad.json")],
+                     capture_output=True, text=True)
+check(bad.returncode == 2 and "a rank summary holds no events" in bad.stderr and ".sqlite" in bad.stderr
+      and not os.path.exists(os.path.join(work, "bad.json")), f"rank summaries: exit {bad.returncode}, {bad.stderr!r}")
 
 for f in fails:
     print("FAIL:", f)
