@@ -77,6 +77,10 @@ for k, r in ranks.items():
     pairs = sum(len(s.get("units", [])) for s in r.get("prefetch", {}).get("steps", []))
     got = len(slices[(f"rank {k}", "shardscope: prefetch verdict")])
     check(got == pairs and got > 0, f"rank {k}: {got} prefetch verdicts, the report has {pairs} unit pairs")
+    # Each verdict the report's: hidden where it names no cause, else its cause.
+    want = collections.Counter(u["cause"] or "hidden" for s in r["prefetch"]["steps"] for u in s["units"])
+    seen = collections.Counter(e["args"]["verdict"] for e in slices[(f"rank {k}", "shardscope: prefetch verdict")])
+    check(seen == want, f"rank {k}: verdicts {dict(seen)}, the report's {dict(want)}")
 
 # A path that is not there: one error line naming it, exit 2, no file left behind.
 bad = subprocess.run([bin, "export", os.path.join(work, "missing"), "--perfetto", "-o", os.path.join(work, "bad.json")],
