@@ -110,6 +110,8 @@ install(RUNTIME_DEPENDENCY_SET shardscope_portable_deps
                             "^libpmix" "^libucp" "^libucs" "^libfabric" "^libhwloc" "^libevent" "^libpsm"
         POST_EXCLUDE_REGEXES "/libmpi" "/openmpi/"
         LIBRARY DESTINATION lib COMPONENT portable EXCLUDE_FROM_ALL)
+# Its README: docs/install.md, which says what is in it, the MPI the module needs and how to rebuild it.
+install(FILES docs/install.md DESTINATION . RENAME README.md COMPONENT portable EXCLUDE_FROM_ALL)
 
 # --- Debian packages: shardscope (tools) and shardscope-dev ---
 set(CPACK_GENERATOR DEB)

@@ -15,6 +15,8 @@ dir=$(dirname "$(find "$work/un packed" -path '*/bin/shardscope' -type f)")/..
 dir=$(realpath "$dir")
 [[ -x $dir/bin/shardscope ]] || { echo "FAIL: no bin/shardscope in the tarball" >&2; exit 1; }
 fail=0
+grep -q "libshardscope_mpi.so" "$dir/README.md" 2>/dev/null ||
+  { echo "FAIL: the tarball's README.md does not say how --mpi finds its MPI" >&2; fail=1; }
 
 # The same report as the build tree's, from another folder, with nothing in the environment.
 run=$src/tests/data/torch113_ddp_gloo
