@@ -247,10 +247,12 @@ class Memory final : public Section {
     out.para("memory (peak per category vs the ZeRO model):");
     out.table(t, na);
     out.legend(t.header);
+    if (const std::string r = rest_unsplit(m); !r.empty()) out.para("rest: " + r);
     if (const std::string in = inputs_line(m); !in.empty()) out.para("model inputs: " + in);
     // How the model predicted: detail, shown beside every selection but the default.
     if (const std::string s = states_model(m); !s.empty() && !c.sel.is_default()) out.para("model states: " + s);
     if (m.activations) out.para("activations: " + activations_how(*m.activations));
+    if (const std::string a = activations_vs_measured(m); !a.empty()) out.para("activations vs measured: " + a);
     if (const std::string d = departs_most(m); !d.empty()) out.para("departs most: " + d);
     if (const std::string why = memory_not_applicable(m); !why.empty()) out.para(why);
   }
@@ -274,6 +276,10 @@ class Memory final : public Section {
     m[k::kDepartsMost] = departs.empty() ? nlohmann::json(nullptr) : nlohmann::json(departs);
     m[k::kStatesModel] = states.empty() ? nlohmann::json(nullptr) : nlohmann::json(states);
     m[k::kActivationsModel] = activations_model(mem);
+    const std::string vs = activations_vs_measured(mem), unsplit = rest_unsplit(mem);
+    m[k::kActivationsVsMeasured] = vs.empty() ? nlohmann::json(nullptr) : nlohmann::json(vs);
+    if (const auto check = metrics::check_activations(mem)) m[k::kActivationsWithin] = check->within;
+    if (!unsplit.empty()) m[k::kRestSplit] = unsplit;
     if (const std::string why = memory_not_applicable(mem); !why.empty()) m[k::kReason] = why;
     m[k::kMeasured] = mem.measured.events > 0 ? measured_json(mem) : nlohmann::json(nullptr);
     if (needs_hint(c)) m[k::kHint] = profile_memory_hint();
@@ -313,6 +319,9 @@ class Memory final : public Section {
     if (const std::string in = inputs_line(m); !in.empty()) h += "<p>Model inputs: " + html_escape(in) + "</p>\n";
     if (const std::string s = states_model(m); !s.empty()) h += "<p>Model states: " + html_escape(s) + "</p>\n";
     if (m.activations) h += "<p>Activations: " + html_escape(activations_how(*m.activations)) + "</p>\n";
+    if (const std::string a = activations_vs_measured(m); !a.empty())
+      h += "<p>Activations vs measured: " + html_escape(a) + "</p>\n";
+    if (const std::string r = rest_unsplit(m); !r.empty()) h += "<p>Rest: " + html_escape(r) + "</p>\n";
     if (const std::string d = departs_most(m); !d.empty()) h += "<p>Departs most: " + html_escape(d) + "</p>\n";
     if (const std::string why = memory_not_applicable(m); !why.empty()) h += "<p>" + html_escape(why) + "</p>\n";
   }
