@@ -377,7 +377,9 @@ std::string predicted_na(const metrics::RankMemory& r, metrics::Made m) {
   return "n/a: the model says nothing about it";
 }
 
-std::string profile_memory_hint() {
+std::string profile_memory_hint(std::string_view format) {
+  if (format == "nsys")
+    return "memory: no GPU memory events in the trace; record them with nsys profile --cuda-memory-usage=true";
   return "memory: no GPU memory events in the trace; record them with "
          "torch.profiler.profile(profile_memory=True)";
 }

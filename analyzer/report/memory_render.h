@@ -62,7 +62,8 @@ std::string measured_caveats(const metrics::MeasuredMemory& m);
 std::optional<double> predicted_for(const metrics::RankMemory& r, metrics::Made m);
 // Why a group has no prediction beside it.
 std::string predicted_na(const metrics::RankMemory& r, metrics::Made m);
-// One line for a PyTorch profiler trace without [memory] events: how to record them.
-std::string profile_memory_hint();
+// One line for a PyTorch profiler trace without [memory] events, or an Nsight Systems export without CUDA's
+// memory records (format "nsys"): how to record them.
+std::string profile_memory_hint(std::string_view format = "kineto");
 
 }  // namespace shardscope::report

@@ -133,4 +133,17 @@ TEST(NsysMemory, ReportShowsTheMeasuredPeakOfAnExport) {
   EXPECT_NE(res.out.find("peak 150.000 MB allocated in step 1"), std::string::npos) << res.out;
 }
 
+TEST(NsysMemory, AnExportWithoutTheRecordsSaysHowToCaptureThem) {
+  test::TempDir d;
+  write_export(d.path() / "run.sqlite");
+  test::Sql(d.path() / "run.sqlite", true).exec("DROP TABLE CUDA_GPU_MEMORY_USAGE_EVENTS");
+  const test::RunResult res = test::run({SHARDSCOPE_BIN, "report", (d.path() / "run.sqlite").string(), "--ranks", "0"});
+  ASSERT_EQ(res.rc, 0) << res.err;
+  EXPECT_NE(res.out.find("memory: no GPU memory events in the trace; record them with nsys profile "
+                         "--cuda-memory-usage=true"),
+            std::string::npos)
+      << res.out;
+  EXPECT_EQ(res.out.find("memory measured"), std::string::npos);
+}
+
 }  // namespace

@@ -209,8 +209,11 @@ void measured_html(const Context& c, std::string& h) {
   if (const std::string cv = measured_caveats(m); !cv.empty()) h += "<p>" + html_escape(cv) + "</p>\n";
 }
 
-// A PyTorch profiler trace recorded without profile_memory: how to get the events.
-bool needs_hint(const Context& c) { return c.rank->memory.measured.events == 0 && c.rank->format == "kineto"; }
+// A PyTorch profiler trace recorded without profile_memory, an Nsight export without --cuda-memory-usage:
+// how to get the events.
+bool needs_hint(const Context& c) {
+  return c.rank->memory.measured.events == 0 && (c.rank->format == "kineto" || c.rank->format == "nsys");
+}
 
 class Memory final : public Section {
  public:
@@ -225,7 +228,7 @@ class Memory final : public Section {
         return;
       }
     }
-    if (needs_hint(c)) out.para(profile_memory_hint());
+    if (needs_hint(c)) out.para(profile_memory_hint(c.rank->format));
     if (!any_value(m)) {
       if (!needs_hint(c)) out.para("memory: " + memory_not_applicable(m));
       if (const std::string in = inputs_line(m); !in.empty()) out.para("model inputs: " + in);
@@ -282,7 +285,7 @@ class Memory final : public Section {
     if (!unsplit.empty()) m[k::kRestSplit] = unsplit;
     if (const std::string why = memory_not_applicable(mem); !why.empty()) m[k::kReason] = why;
     m[k::kMeasured] = mem.measured.events > 0 ? measured_json(mem) : nlohmann::json(nullptr);
-    if (needs_hint(c)) m[k::kHint] = profile_memory_hint();
+    if (needs_hint(c)) m[k::kHint] = profile_memory_hint(c.rank->format);
     o[k::kMemory] = m;
   }
 
@@ -296,7 +299,7 @@ class Memory final : public Section {
         return;
       }
     }
-    if (needs_hint(c)) h += "<p>" + html_escape(profile_memory_hint()) + "</p>\n";
+    if (needs_hint(c)) h += "<p>" + html_escape(profile_memory_hint(c.rank->format)) + "</p>\n";
     if (!any_value(m)) {
       if (!needs_hint(c)) h += "<p>" + html_escape(memory_not_applicable(m)) + "</p>\n";
       if (const std::string in = inputs_line(m); !in.empty()) h += "<p>Model inputs: " + html_escape(in) + "</p>\n";
