@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "model/saturating.h"
 #include "tracer/format/keys.h"
 #include "tracer/format/run_config.h"
 
@@ -60,8 +61,8 @@ void predict_rows(RankMemory& m) {
       why = p ? MemoryNa{Code::NoOffload} : no_config;
     else if (c == keys::kMemoryActivations)
       predicted = m.activations ? std::optional(m.activations->bytes) : std::nullopt, why = m.activations_na;
-    else if (row.category == kMemoryRest)
-      why = {Code::Rest};
+    else if (is_rest_row(row.category))
+      why = {Code::Rest, row.category == kMemoryRest ? "" : row.category};
     else
       why = {Code::AllocatorTotal};
     if (!row.measured && !predicted && c == keys::kMemoryHostOffloaded) {  // no offload: no row
@@ -95,9 +96,10 @@ double value_at(const model::CounterSeries& s, int64_t t) {
 // at: the device's used memory stays near its peak once the caching allocator holds it, while the
 // categories' bytes come and go within a step): each category's bytes then, and a "rest" row with the
 // difference, so that the rows add up to the total there.
-void split_total(const model::Rank& rank, RankMemory& out) {
+// Returns the fullest sample's time, or INT64_MIN without an allocator total.
+int64_t split_total(const model::Rank& rank, RankMemory& out) {
   const model::CounterSeries* total = rank.counter(keys::kMemoryAllocatorTotal);
-  if (!total || total->samples.empty()) return;
+  if (!total || total->samples.empty()) return INT64_MIN;
   std::vector<const model::CounterSeries*> series;  // one per row: the category's counter, if any
   for (const MemoryRow& row : out.rows) {
     const std::string name = "memory." + row.category;
@@ -125,6 +127,31 @@ void split_total(const model::Rank& rank, RankMemory& out) {
   rest.measured = rest.at_fullest = fullest->value - most;
   rest.predicted_na = {MemoryNa::Code::Rest};
   out.rows.push_back(rest);
+  return fullest->ts_ns;
+}
+
+// The rest row as cached_free and other_allocated, where the measured device's last allocator event at or
+// before the fullest moment says the reserved total: reserved less allocated is what the caching allocator
+// holds free then.
+void split_rest(const model::Rank& rank, int64_t fullest_ts, RankMemory& out) {
+  auto rest =
+      std::find_if(out.rows.begin(), out.rows.end(), [](const MemoryRow& r) { return r.category == kMemoryRest; });
+  if (rest == out.rows.end() || out.measured.events == 0) return;
+  const model::AllocatorEvent* last = nullptr;
+  for (const model::AllocatorEvent& a : rank.allocator) {  // by time
+    if (a.ts_ns > fullest_ts) break;
+    if (a.device == out.measured.device) last = &a;
+  }
+  if (!last || last->total_reserved < 0) return;
+  const double cached = double(model::sat_sub(last->total_reserved, last->total_allocated)), all = *rest->measured;
+  MemoryRow free_row, other;
+  free_row.category = kMemoryCachedFree, other.category = kMemoryOtherAllocated;
+  free_row.measured = free_row.at_fullest = cached;
+  other.measured = other.at_fullest = all - cached;
+  free_row.predicted_na = {MemoryNa::Code::Rest, kMemoryCachedFree};
+  other.predicted_na = {MemoryNa::Code::Rest, kMemoryOtherAllocated};
+  *rest = free_row;
+  out.rows.insert(rest + 1, other);
 }
 }  // namespace
 
@@ -154,10 +181,41 @@ RankMemory compare_memory(const model::Rank& rank) {
     out.rows.push_back(row);
   }
   out.no_counters = std::none_of(out.rows.begin(), out.rows.end(), [](const MemoryRow& r) { return r.measured; });
-  split_total(rank, out);
+  const int64_t fullest = split_total(rank, out);
   out.measured = measure_memory(rank);
+  split_rest(rank, fullest, out);
   predict_rows(out);
   return out;
+}
+
+std::optional<ActivationCheck> check_activations(const RankMemory& m) {
+  if (!m.activations) return std::nullopt;
+  auto row = std::find_if(m.rows.begin(), m.rows.end(),
+                          [](const MemoryRow& r) { return "memory." + r.category == keys::kMemoryActivations; });
+  if (row == m.rows.end() || !row->measured || m.activations->bytes <= 0) return std::nullopt;
+  ActivationCheck c;
+  c.measured = *row->measured, c.predicted = m.activations->bytes;
+  auto agrees = [&](double estimate) {
+    return estimate > 0 && std::fabs(c.measured - estimate) <= kActivationAgreement * estimate;  // as shown: of it
+  };
+  c.within = agrees(c.predicted);
+  if (c.within) return c;
+  using Why = ActivationCheck::Why;
+  const sizing::ActivationConfig& in = m.activations->inputs;
+  sizing::ActivationConfig flip = in;
+  flip.scores_kept = !in.scores_kept;
+  if (const double b = sizing::predict_activations(flip).bytes; agrees(b))
+    c.why = in.scores_kept ? Why::ScoresKept : Why::ScoresNotKept, c.alternative = b;
+  flip = in;
+  flip.checkpointing = !in.checkpointing;
+  if (const double b = sizing::predict_activations(flip).bytes; c.why == Why::None && agrees(b))
+    c.why = in.checkpointing ? Why::Checkpointing : Why::NoCheckpointing, c.alternative = b;
+  if (c.why == Why::None) c.why = in.ffn_dim > 0 ? Why::Unexplained : Why::PaperLayer;
+  return c;
+}
+
+bool is_rest_row(const std::string& category) {
+  return category == kMemoryRest || category == kMemoryCachedFree || category == kMemoryOtherAllocated;
 }
 
 void give_memory_inputs(RankMemory& m, const MemoryGiven& given) {

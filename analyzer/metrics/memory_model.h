@@ -30,6 +30,13 @@ struct MemoryRow {
 
 // The category of the row that holds the allocator total's bytes no category counts.
 inline constexpr const char* kMemoryRest = "rest";
+// Where the allocator's events give its reserved total at the fullest moment (the PyTorch profiler's Total
+// Reserved), the rest row is these two instead: the blocks the caching allocator holds free (reserved less
+// allocated), and the rest less them (tensors no category counts, the CUDA context, NCCL's and cuBLAS's
+// buffers). Both carry predicted_na Rest with their own name as its text.
+inline constexpr const char* kMemoryCachedFree = "cached_free";
+inline constexpr const char* kMemoryOtherAllocated = "other_allocated";
+bool is_rest_row(const std::string& category);
 
 struct RankMemory {
   int rank = 0;
@@ -54,6 +61,23 @@ struct RankMemory {
 };
 
 RankMemory compare_memory(const model::Rank& rank);
+
+// Within this share of the measured activations the activation estimate agrees with the run.
+inline constexpr double kActivationAgreement = 0.15;
+
+// The activation estimate beside the activations measured, and, where it is off by more than
+// kActivationAgreement, the assumption that explains it: the estimate made again with one assumption the
+// other way that lands within it (attention scores kept or not, full checkpointing or none), else the
+// paper's GPT layer (dropout, a 4h-wide GeLU MLP) where it was used, else none found.
+struct ActivationCheck {
+  double measured = 0, predicted = 0;
+  bool within = false;
+  enum class Why { None, ScoresKept, ScoresNotKept, Checkpointing, NoCheckpointing, PaperLayer, Unexplained };
+  Why why = Why::None;
+  double alternative = 0;  // the estimate with the assumption the other way (ScoresKept ... NoCheckpointing)
+};
+// nullopt without both an activation estimate and a measured activations row.
+std::optional<ActivationCheck> check_activations(const RankMemory& m);
 // The flags' values over the inputs, and the predictions made again from them: applied to a rank's
 // comparison after it was summarised, so that a summary file takes flags too.
 void give_memory_inputs(RankMemory& m, const MemoryGiven& given);

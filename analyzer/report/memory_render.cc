@@ -84,6 +84,13 @@ std::string na_text(const sizing::MemoryNa& why) {
       return why.text.empty() ? "n/a: the trace names no optimizer (the model counts AdamW's; give --optimizer adamw)"
                               : "n/a: the model counts AdamW's two fp32 moments, not " + why.text + "'s";
     case Code::Rest:
+      if (why.text == metrics::kMemoryCachedFree)
+        return "n/a: not a category: the blocks the caching allocator holds free at the fullest moment, its reserved "
+               "total less its allocated one (the allocator's events)";
+      if (why.text == metrics::kMemoryOtherAllocated)
+        return "n/a: not a category: the allocator total's bytes no category counts, less the cached free blocks "
+               "(tensors no category counts, rounding, the CUDA context, NCCL's and cuBLAS's buffers, any other "
+               "process on the same GPU)";
       return "n/a: not a category: the allocator total's bytes no category counts (on a GPU the caching allocator's "
              "free cached blocks and rounding, the CUDA context, NCCL's and cuBLAS's buffers, any other process on "
              "the same GPU; on the host the heap's other allocations; the trace has no reserved or allocated counter "
@@ -206,13 +213,14 @@ std::string activations_how(const sizing::ActivationPrediction& p) {
   if (c.ffn_dim > 0) return trainer_block_how(c);
   const std::string inputs =
       fmt::format("s={:g} b={:g} h={:g} a={:g} L={:g}", c.seq_len, c.batch, c.hidden, c.heads, c.layers);
+  // What it assumes about attention, said whatever the dtype.
   const std::string dtype =
-      p.scale == 1 ? "2-byte activations, as the formula counts"
-                   : fmt::format("scaled x{:g} for {:g}-byte activations (the formula counts 2-byte ones)", p.scale,
-                                 c.bytes_per_element) +
-                         (c.scores_kept ? "; assumes eager attention keeping the a·s²·b scores (the 5·a·s/h "
-                                          "term) and dropout, as the paper's GPT layer"
-                                        : "; assumes fused attention (no s² scores kept) and dropout");
+      (p.scale == 1 ? std::string("2-byte activations, as the formula counts")
+                    : fmt::format("scaled x{:g} for {:g}-byte activations (the formula counts 2-byte ones)", p.scale,
+                                  c.bytes_per_element)) +
+      (c.scores_kept ? "; assumes eager attention keeping the a·s²·b scores (the 5·a·s/h "
+                       "term) and dropout, as the paper's GPT layer"
+                     : "; assumes fused attention (no s² scores kept) and dropout");
   if (c.checkpointing)
     return fmt::format(
         "predicted by Korthikanti et al. 2022 with full activation checkpointing: 2·s·b·h per layer (its input) × L + "
@@ -226,6 +234,58 @@ std::string activations_how(const sizing::ActivationPrediction& p) {
 
 std::string activations_model(const metrics::RankMemory& m) {
   return m.activations ? activations_how(*m.activations) : na_text(m.activations_na);
+}
+
+std::string activations_vs_measured(const metrics::RankMemory& m) {
+  const std::optional<metrics::ActivationCheck> c = metrics::check_activations(m);
+  if (!c) return "";
+  const double pct = 100 * metrics::kActivationAgreement;
+  const std::string head = fmt::format("measured {} vs estimated {} ({})", bytes_text(c->measured),
+                                       bytes_text(c->predicted), change_pct(c->measured, c->predicted, true));
+  if (c->within) return fmt::format("{}: within {:.0f}%", head, pct);
+  using Why = metrics::ActivationCheck::Why;
+  const std::string alt =
+      fmt::format("{} ({})", bytes_text(c->alternative), change_pct(c->measured, c->alternative, true));
+  std::string why;
+  switch (c->why) {
+    case Why::ScoresKept:
+      why = "the estimate assumes the attention scores (a·s²·b a layer) are kept; without them it is " + alt +
+            ": the run's attention likely keeps none (fused: SDPA flash or memory-efficient, FlashAttention)";
+      break;
+    case Why::ScoresNotKept:
+      why = "the estimate assumes fused attention keeping no scores; with the a·s²·b scores kept it is " + alt +
+            ": the run's attention likely keeps them (eager)";
+      break;
+    case Why::Checkpointing:
+      why = "the estimate assumes full activation checkpointing; without it it is " + alt +
+            ": the run likely keeps every layer's activations";
+      break;
+    case Why::NoCheckpointing:
+      why = "the estimate assumes no recomputation; with full activation checkpointing it is " + alt +
+            ": the run likely recomputes";
+      break;
+    case Why::PaperLayer:
+      why =
+          "the estimate is the paper's GPT layer (dropout's masks and outputs, a 4h-wide GeLU MLP, the scores "
+          "kept), which the run's layers need not have; give the run's shape with its FFN width for its own";
+      break;
+    case Why::Unexplained:
+    case Why::None:
+      why =
+          "no single assumption (scores kept, checkpointing) explains it; the estimate leaves out what the run "
+          "keeps beside its layers (embedding outputs, logits and loss, small tables, the allocator's rounding)";
+      break;
+  }
+  return fmt::format("{}: not within {:.0f}%: {}", head, pct, why);
+}
+
+std::string rest_unsplit(const metrics::RankMemory& m) {
+  const bool rest = std::any_of(m.rows.begin(), m.rows.end(),
+                                [](const metrics::MemoryRow& r) { return r.category == metrics::kMemoryRest; });
+  if (!rest) return "";
+  return "n/a: not split into cached free (reserved less allocated) and other allocated: no reserved total in the "
+         "trace at the fullest moment (the PyTorch profiler's Total Reserved); shardscope-train writes only "
+         "memory.allocator_total, the device's used memory";
 }
 
 std::string memory_not_applicable(const metrics::RankMemory& m) {
@@ -317,7 +377,9 @@ std::string predicted_na(const metrics::RankMemory& r, metrics::Made m) {
   return "n/a: the model says nothing about it";
 }
 
-std::string profile_memory_hint() {
+std::string profile_memory_hint(std::string_view format) {
+  if (format == "nsys")
+    return "memory: no GPU memory events in the trace; record them with nsys profile --cuda-memory-usage=true";
   return "memory: no GPU memory events in the trace; record them with "
          "torch.profiler.profile(profile_memory=True)";
 }

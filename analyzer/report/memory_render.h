@@ -37,6 +37,11 @@ std::string input_value(const metrics::MemoryInput& in, std::string_view name);
 std::string activations_how(const sizing::ActivationPrediction& p);
 // How the activations were predicted, or why they were not.
 std::string activations_model(const metrics::RankMemory& m);
+// The estimate beside the activations measured: within 15 %, or not and the assumption that explains it;
+// "" without both (metrics::check_activations).
+std::string activations_vs_measured(const metrics::RankMemory& m);
+// Why the rest row is not split into cached_free and other_allocated; "" where it is, or there is none.
+std::string rest_unsplit(const metrics::RankMemory& m);
 // Why there is no comparison, or only a prediction; "" when both sides are there.
 std::string memory_not_applicable(const metrics::RankMemory& m);
 // "optimizer_state: measured 1.000 MB vs predicted 0.667 MB (+50.0%)", "none: every predicted category is
@@ -57,7 +62,8 @@ std::string measured_caveats(const metrics::MeasuredMemory& m);
 std::optional<double> predicted_for(const metrics::RankMemory& r, metrics::Made m);
 // Why a group has no prediction beside it.
 std::string predicted_na(const metrics::RankMemory& r, metrics::Made m);
-// One line for a PyTorch profiler trace without [memory] events: how to record them.
-std::string profile_memory_hint();
+// One line for a PyTorch profiler trace without [memory] events, or an Nsight Systems export without CUDA's
+// memory records (format "nsys"): how to record them.
+std::string profile_memory_hint(std::string_view format = "kineto");
 
 }  // namespace shardscope::report

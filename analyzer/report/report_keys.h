@@ -79,6 +79,11 @@ inline constexpr const char* kCategory = "category";
 inline constexpr const char* kMeasuredBytes = "measured_bytes";
 inline constexpr const char* kPredictedBytes = "predicted_bytes";
 inline constexpr const char* kDepartsMost = "departs_most";
+// The activation estimate beside the measurement (within 15 % or why not), whether it is within, and why
+// the rest row is not split into cached_free and other_allocated.
+inline constexpr const char* kActivationsVsMeasured = "activations_vs_measured";
+inline constexpr const char* kActivationsWithin = "activations_within";
+inline constexpr const char* kRestSplit = "rest_split";
 // The memory measured from the allocator's events (metrics/memory_measured.h).
 inline constexpr const char* kMeasured = "measured";
 inline constexpr const char* kAllocatorEvents = "allocator_events";

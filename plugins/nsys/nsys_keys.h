@@ -21,6 +21,8 @@ inline constexpr const char* kGraphTrace = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE";
 inline constexpr const char* kUnreadGpuWork[] = {"CUPTI_ACTIVITY_KIND_DEVICE_GRAPH_TRACE", "VULKAN_WORKLOAD",
                                                  "OPENGL_WORKLOAD", "DX12_WORKLOAD"};
 inline constexpr const char* kRuntime = "CUPTI_ACTIVITY_KIND_RUNTIME";
+// CUDA's device memory allocations and frees, with `--cuda-memory-usage=true` (plugins/nsys/nsys_memory.h).
+inline constexpr const char* kGpuMemoryUsage = "CUDA_GPU_MEMORY_USAGE_EVENTS";
 inline constexpr const char* kNvtx = "NVTX_EVENTS";
 inline constexpr const char* kPayloadSchemas = "NVTX_PAYLOAD_SCHEMAS";
 inline constexpr const char* kPayloadEntries = "NVTX_PAYLOAD_SCHEMA_ENTRIES";
@@ -65,6 +67,9 @@ inline constexpr const char* kUtcEpochNs = "utcEpochNs";
 inline constexpr const char* kGridX = "gridX";
 inline constexpr const char* kBlockX = "blockX";
 inline constexpr const char* kGraphId = "graphId";
+inline constexpr const char* kAddress = "address";
+inline constexpr const char* kMemKind = "memKind";                          // ENUM_CUDA_MEM_KIND
+inline constexpr const char* kMemoryOperationType = "memoryOperationType";  // ENUM_CUDA_DEV_MEM_EVENT_OPER
 // NCCL's composite table (newer releases; plugins/nsys/nccl_ops.h): found by kCommHash and kSeqNumber, the
 // other names assumed from NCCL's own (not confirmed against a real export).
 inline constexpr const char* kCommHash = "commHash";
@@ -90,6 +95,13 @@ inline constexpr const char* kWorldVariables[] = {"WORLD_SIZE", "SLURM_NTASKS", 
 // globalTid / globalPid: (vm, pid, tid) packed; the process is everything above the low 24 bits.
 inline constexpr int kTidBits = 24;
 inline constexpr int64_t kTidMask = (int64_t(1) << kTidBits) - 1;
+
+// ENUM_CUDA_DEV_MEM_EVENT_OPER and the host kinds of ENUM_CUDA_MEM_KIND (as real exports list them).
+inline constexpr int kMemAllocation = 0;
+inline constexpr int kMemDeallocation = 1;
+inline constexpr int kMemKindPageable = 0;
+inline constexpr int kMemKindPinned = 1;
+inline constexpr int kMemKindDevice = 2;
 
 // ENUM_NSYS_EVENT_TYPE ids of NVTX events.
 inline constexpr int kNvtxMark = 34;

@@ -13,6 +13,7 @@
 #include "plugins/nsys/nccl_ops.h"
 #include "plugins/nsys/nsys_fsdp.h"
 #include "plugins/nsys/nsys_keys.h"
+#include "plugins/nsys/nsys_memory.h"
 #include "plugins/nsys/nsys_payload.h"
 #include "plugins/nsys/nsys_trainer.h"
 #include "plugins/nsys/nvtx_schemas.h"
@@ -49,6 +50,7 @@ class RankBuilder {
     device(k::kMemset);
     device(k::kGraphTrace);
     sync();
+    memory();
     nvtx();
     link();
     nccl_ops();
@@ -263,6 +265,19 @@ class RankBuilder {
     }
   }
 
+  // CUDA's memory records, as the allocator events the measured memory reads; each by its CUDA call's thread.
+  void memory() {
+    const MemoryRecords m = read_memory(x_, scans_, p_.key, r_, [&](int64_t corr) {
+      auto it =
+          std::lower_bound(calls_.begin(), calls_.end(), corr, [](const Call& a, int64_t v) { return a.corr < v; });
+      return it != calls_.end() && it->corr == corr ? host_track(it->tid) : UINT32_MAX;
+    });
+    if (!m.table) return;
+    memory_meta_ = {{"records", m.read}};
+    if (m.host) memory_meta_["host_records_left_out"] = m.host;
+    if (const std::string w = memory_warning(x_.db.name(), m); !w.empty()) r_.warnings.push_back(w);
+  }
+
   void nvtx() {
     const char* t = k::kNvtx;
     if (!x_.db.has_table(t)) return;
@@ -388,6 +403,7 @@ class RankBuilder {
     if (!nccl_table_.is_null()) meta["nccl_table"] = nccl_table_;
     if (graph_launches_) meta["cuda_graph_launches"] = graph_launches_;  // whole, in graph-trace mode
     if (!group_size_from_.is_null()) meta["group_size_from"] = group_size_from_;
+    if (!memory_meta_.is_null()) meta["cuda_memory"] = memory_meta_;
     r_.metadata["nsys"] = meta;
     if (file_warnings_ && !x_.missing.empty())
       r_.warnings.push_back(
@@ -588,7 +604,7 @@ class RankBuilder {
   TrainerInput trainer_;
   bool has_int64_ = false;
   size_t binary_ = 0, undescribed_ = 0;
-  nlohmann::json nccl_table_, group_size_from_;
+  nlohmann::json nccl_table_, group_size_from_, memory_meta_;
   uint64_t skipped_ = 0, unended_ = 0, graph_launches_ = 0;
 };
 

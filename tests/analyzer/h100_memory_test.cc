@@ -84,3 +84,26 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"h100_shardscope/train_small_full_shard.rank0.json.gz", 465'567'744.0}));
 
 }  // namespace
+
+namespace {
+
+// The trainer writes the device's used memory and no reserved total: the rest stays whole and the report
+// says why; the activation estimate is checked against the measurement in the report itself.
+TEST(H100MemoryReport, RestSplitSaidNaAndActivationsCheckedWithinFifteenPercent) {
+  const fs::path trace = fs::path(SHARDSCOPE_DATA_DIR) / "h100_nccl2/shardscope_train_pre/trace.rank0.json.gz";
+  const json mem = memory_of(trace);
+  ASSERT_TRUE(mem["rest_split"].is_string()) << mem;
+  EXPECT_NE(mem["rest_split"].get<std::string>().find("no reserved total in the trace"), std::string::npos);
+  // measured 11,126,178,000 vs the block's 11,072,962,560: +0.5 %.
+  EXPECT_EQ(mem["activations_within"], true);
+  const std::string vs = mem["activations_vs_measured"];
+  EXPECT_NE(vs.find("(+0.5 %): within 15%"), std::string::npos) << vs;
+  auto r = run({SHARDSCOPE_BIN, "report", trace.string()});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("rest: n/a: not split into cached free"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("activations vs measured: measured 11.1 GB vs estimated 11.1 GB (+0.5 %): within 15%"),
+            std::string::npos)
+      << r.out;
+}
+
+}  // namespace

@@ -209,8 +209,11 @@ void measured_html(const Context& c, std::string& h) {
   if (const std::string cv = measured_caveats(m); !cv.empty()) h += "<p>" + html_escape(cv) + "</p>\n";
 }
 
-// A PyTorch profiler trace recorded without profile_memory: how to get the events.
-bool needs_hint(const Context& c) { return c.rank->memory.measured.events == 0 && c.rank->format == "kineto"; }
+// A PyTorch profiler trace recorded without profile_memory, an Nsight export without --cuda-memory-usage:
+// how to get the events.
+bool needs_hint(const Context& c) {
+  return c.rank->memory.measured.events == 0 && (c.rank->format == "kineto" || c.rank->format == "nsys");
+}
 
 class Memory final : public Section {
  public:
@@ -225,7 +228,7 @@ class Memory final : public Section {
         return;
       }
     }
-    if (needs_hint(c)) out.para(profile_memory_hint());
+    if (needs_hint(c)) out.para(profile_memory_hint(c.rank->format));
     if (!any_value(m)) {
       if (!needs_hint(c)) out.para("memory: " + memory_not_applicable(m));
       if (const std::string in = inputs_line(m); !in.empty()) out.para("model inputs: " + in);
@@ -247,10 +250,12 @@ class Memory final : public Section {
     out.para("memory (peak per category vs the ZeRO model):");
     out.table(t, na);
     out.legend(t.header);
+    if (const std::string r = rest_unsplit(m); !r.empty()) out.para("rest: " + r);
     if (const std::string in = inputs_line(m); !in.empty()) out.para("model inputs: " + in);
     // How the model predicted: detail, shown beside every selection but the default.
     if (const std::string s = states_model(m); !s.empty() && !c.sel.is_default()) out.para("model states: " + s);
     if (m.activations) out.para("activations: " + activations_how(*m.activations));
+    if (const std::string a = activations_vs_measured(m); !a.empty()) out.para("activations vs measured: " + a);
     if (const std::string d = departs_most(m); !d.empty()) out.para("departs most: " + d);
     if (const std::string why = memory_not_applicable(m); !why.empty()) out.para(why);
   }
@@ -274,9 +279,13 @@ class Memory final : public Section {
     m[k::kDepartsMost] = departs.empty() ? nlohmann::json(nullptr) : nlohmann::json(departs);
     m[k::kStatesModel] = states.empty() ? nlohmann::json(nullptr) : nlohmann::json(states);
     m[k::kActivationsModel] = activations_model(mem);
+    const std::string vs = activations_vs_measured(mem), unsplit = rest_unsplit(mem);
+    m[k::kActivationsVsMeasured] = vs.empty() ? nlohmann::json(nullptr) : nlohmann::json(vs);
+    if (const auto check = metrics::check_activations(mem)) m[k::kActivationsWithin] = check->within;
+    if (!unsplit.empty()) m[k::kRestSplit] = unsplit;
     if (const std::string why = memory_not_applicable(mem); !why.empty()) m[k::kReason] = why;
     m[k::kMeasured] = mem.measured.events > 0 ? measured_json(mem) : nlohmann::json(nullptr);
-    if (needs_hint(c)) m[k::kHint] = profile_memory_hint();
+    if (needs_hint(c)) m[k::kHint] = profile_memory_hint(c.rank->format);
     o[k::kMemory] = m;
   }
 
@@ -290,7 +299,7 @@ class Memory final : public Section {
         return;
       }
     }
-    if (needs_hint(c)) h += "<p>" + html_escape(profile_memory_hint()) + "</p>\n";
+    if (needs_hint(c)) h += "<p>" + html_escape(profile_memory_hint(c.rank->format)) + "</p>\n";
     if (!any_value(m)) {
       if (!needs_hint(c)) h += "<p>" + html_escape(memory_not_applicable(m)) + "</p>\n";
       if (const std::string in = inputs_line(m); !in.empty()) h += "<p>Model inputs: " + html_escape(in) + "</p>\n";
@@ -313,6 +322,9 @@ class Memory final : public Section {
     if (const std::string in = inputs_line(m); !in.empty()) h += "<p>Model inputs: " + html_escape(in) + "</p>\n";
     if (const std::string s = states_model(m); !s.empty()) h += "<p>Model states: " + html_escape(s) + "</p>\n";
     if (m.activations) h += "<p>Activations: " + html_escape(activations_how(*m.activations)) + "</p>\n";
+    if (const std::string a = activations_vs_measured(m); !a.empty())
+      h += "<p>Activations vs measured: " + html_escape(a) + "</p>\n";
+    if (const std::string r = rest_unsplit(m); !r.empty()) h += "<p>Rest: " + html_escape(r) + "</p>\n";
     if (const std::string d = departs_most(m); !d.empty()) h += "<p>Departs most: " + html_escape(d) + "</p>\n";
     if (const std::string why = memory_not_applicable(m); !why.empty()) h += "<p>" + html_escape(why) + "</p>\n";
   }
