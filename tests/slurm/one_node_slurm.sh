@@ -23,6 +23,7 @@ done
 tmp=$(mktemp -d /tmp/shardscope-slurm.XXXXXX)
 chmod 755 "$tmp"
 pids=()
+names=()
 # Every process this script's Slurm starts (slurmstepd too, which slurmd detaches) carries this mark in its
 # environment, so the cleanup finds them by it and by nothing broader.
 export SHARDSCOPE_SLURM_TEST=$tmp
@@ -50,15 +51,20 @@ trap cleanup EXIT
 trap 'exit 1' INT TERM
 
 mkdir -p "$tmp"/{munge,state,spool,log,tmp,work}
-chmod 700 "$tmp/munge"
+chmod 755 "$tmp/munge"  # munged wants its socket's folder open to all (the key itself is 400)
 # munged refuses a key that others can read, and one shorter than 32 bytes.
 head -c 1024 /dev/urandom >"$tmp/munge/munge.key"
 chmod 400 "$tmp/munge/munge.key"
+start() {  # start NAME COMMAND...: a daemon in the foreground, in the background here, its output in log/
+  local name=$1
+  shift
+  "$@" >>"$tmp/log/$name.out" 2>&1 &
+  pids+=($!)
+  names+=("$name")
+}
 # --force: munged as root, in a folder it did not make (it would rather own /run/munge).
-munged --foreground --force --socket="$tmp/munge/munge.socket" --key-file="$tmp/munge/munge.key" \
-  --pid-file="$tmp/munge/munged.pid" --log-file="$tmp/log/munged.log" --seed-file="$tmp/munge/munged.seed" \
-  >>"$tmp/log/munged.out" 2>&1 &
-pids+=($!)
+start munged munged --foreground --force --socket="$tmp/munge/munge.socket" --key-file="$tmp/munge/munge.key" \
+  --pid-file="$tmp/munge/munged.pid" --log-file="$tmp/log/munged.log" --seed-file="$tmp/munge/munged.seed"
 
 # Two ports free now (the kernel's choice); another program taking one before slurmctld binds it fails the start.
 read -r ctld_port slurmd_port < <(python3 -c '
@@ -109,16 +115,15 @@ EOF
 
 die() {
   echo "FAIL: $*"
-  for log in "$tmp"/log/*.log; do
+  for log in "$tmp"/log/*; do
+    [[ -s $log ]] || continue
     echo "--- last lines of $(basename "$log"):"
     tail -15 "$log"
   done
   exit 1
 }
-slurmctld -D -i >>"$tmp/log/slurmctld.out" 2>&1 &
-pids+=($!)
-slurmd -D -N localhost >>"$tmp/log/slurmd.out" 2>&1 &
-pids+=($!)
+start slurmctld slurmctld -D -i
+start slurmd slurmd -D -N localhost
 ctld_up=1
 
 # The node answers within seconds; a minute without it idle is a start that failed (the logs say why).
@@ -126,7 +131,7 @@ state=
 for _ in $(seq 600); do
   state=$(sinfo -h -n localhost -o %T 2>/dev/null)
   [[ $state == idle ]] && break
-  for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null || die "a daemon exited while starting (pid $pid)"; done
+  for i in "${!pids[@]}"; do kill -0 "${pids[i]}" 2>/dev/null || die "${names[i]} exited while starting"; done
   sleep 0.1
 done
 [[ $state == idle ]] || die "the node is not idle after 60 s (state '${state}')"
@@ -156,9 +161,10 @@ same() {  # same NAME ONE MPI ERR: the report under Slurm is the one-process one
     echo "ok: $1 ($(wc -l <"$2") lines)"
   fi
 }
-with_srun() {  # with_srun NAME RUN: srun -n 4 ... report --mpi RUN, text and JSON
+with_srun() {  # with_srun NAME RUN FORMAT...: srun -n 4 ... report --mpi RUN, in each format
   local name=$1 run=$2 format
-  for format in text json; do
+  shift 2
+  for format in "$@"; do
     shardscope report "$run" --format "$format" -o "$tmp/one.$format" 2>"$tmp/one.err" ||
       { echo "FAIL: $name: one process: $(head -3 "$tmp/one.err")"; fail=1; continue; }
     if ! ASAN_OPTIONS=$asan_mpi timeout 120 srun --mpi=pmix -n 4 shardscope report --mpi "$run" --format "$format" -o "$tmp/srun.$format" \
@@ -171,23 +177,44 @@ with_srun() {  # with_srun NAME RUN: srun -n 4 ... report --mpi RUN, text and JS
     same "$name, srun -n 4, $format" "$tmp/one.$format" "$tmp/srun.$format" "$tmp/srun.err"
   done
 }
-with_srun "tests/data/h100_nccl2/pytorch_fsdp2 (2 ranks)" "$src/tests/data/h100_nccl2/pytorch_fsdp2"
+# Text as the docs' lines write it; JSON, which holds every rank's report, for the 64-rank runs (the text of one
+# is the sbatch job's).
+with_srun "tests/data/h100_nccl2/pytorch_fsdp2 (2 ranks)" "$src/tests/data/h100_nccl2/pytorch_fsdp2" text json
 python3 "$src/scripts/gen-kineto-traces" "$tmp/work/ranks64" --ranks 64 --mb-per-rank 0.02 >/dev/null
 ls "$tmp"/work/ranks64/*.json | wc -l | grep -qx 64 || die "gen-kineto-traces did not write 64 ranks"
-with_srun "a generated 64-rank run" "$tmp/work/ranks64"
+with_srun "a generated 64-rank run" "$tmp/work/ranks64" json
+# 64 ranks with steps, units and memory: the trainer's two ranks' summaries, renumbered (as tests/mpi does).
+(cd "$src/tests/golden/trainer_cpu_2ranks" && shardscope summarize pre -o "$tmp/work/pre" >/dev/null) ||
+  die "summarize tests/golden/trainer_cpu_2ranks/pre failed"
+# One process, no fsync: 64 sqlite3 runs, each syncing its commit, took seconds on a loaded machine.
+python3 - "$tmp/work/pre" "$tmp/work/trainer64" <<'PY' || die "could not renumber the trainer's summaries"
+import shutil, sqlite3, sys, os
+pre, out = sys.argv[1:]
+os.makedirs(out)
+for r in range(64):
+    path = os.path.join(out, "trace.rank%d.sqlite" % r)
+    shutil.copy(os.path.join(pre, "trace.rank%d.sqlite" % (r % 2)), path)
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA synchronous = OFF")
+    db.execute("UPDATE meta SET value = ? WHERE key = 'rank'", (r,))
+    db.execute("UPDATE meta SET value = 64 WHERE key = 'world_size'")
+    db.commit()
+    db.close()
+PY
+with_srun "64 ranks renumbered from the trainer's 2" "$tmp/work/trainer64" json
 
 # The documented job script, as a user submits it (from the folder the report goes to).
-shardscope report "$tmp/work/ranks64" -o "$tmp/one.batch" 2>"$tmp/one.err" || die "one process: $(cat "$tmp/one.err")"
+shardscope report "$tmp/work/trainer64" -o "$tmp/one.batch" 2>"$tmp/one.err" || die "one process: $(cat "$tmp/one.err")"
 # sbatch --wait polls every few seconds at best; squeue, every tenth of a second, for at most two minutes.
 job=$(cd "$tmp/work" && ASAN_OPTIONS=$asan_mpi sbatch --parsable -o "$tmp/work/job.out" "$src/docs/examples/report-mpi.sbatch" \
-  "$tmp/work/ranks64" report.txt) || die "sbatch refused docs/examples/report-mpi.sbatch"
+  "$tmp/work/trainer64" report.txt) || die "sbatch refused docs/examples/report-mpi.sbatch"
 for _ in $(seq 1200); do
   [[ -z $(squeue -h -j "$job" -o %i 2>/dev/null) ]] && break
   sleep 0.1
 done
 job_state=$(scontrol -o show job "$job" 2>/dev/null | grep -o "JobState=[A-Z]* .*ExitCode=[0-9:]*")
 if [[ $job_state == "JobState=COMPLETED "* && $job_state == *" ExitCode=0:0" ]]; then
-  same "docs/examples/report-mpi.sbatch, a generated 64-rank run" "$tmp/one.batch" "$tmp/work/report.txt" "$tmp/work/job.out"
+  same "docs/examples/report-mpi.sbatch, 64 ranks renumbered from the trainer's 2" "$tmp/one.batch" "$tmp/work/report.txt" "$tmp/work/job.out"
 else
   echo "FAIL: sbatch docs/examples/report-mpi.sbatch: job $job: ${job_state:-not finished after 120 s}:"
   head -10 "$tmp/work/job.out"
