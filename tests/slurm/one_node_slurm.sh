@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `report --mpi` under a real Slurm: starts a one-node Slurm (munged, slurmctld, slurmd from Debian's packages)
 # in a private folder, with its own config, key, socket and free ports, then runs `srun -n 4 shardscope report
-# --mpi` on a tests/data run and on a generated 64-rank run, and docs/examples/report-mpi.sbatch through
-# `sbatch`; each report must be the one-process report byte for byte. Skipped (exit 77, with the reason) only
+# --mpi` on a tests/data run and on two 64-rank runs (generated traces; the trainer's summaries, renumbered),
+# and docs/examples/report-mpi.sbatch through `sbatch`; each report must be the one-process report byte for byte. Skipped (exit 77, with the reason) only
 # where Slurm cannot start: not root, or a package missing. Every daemon it started is stopped on exit.
 # usage: one_node_slurm.sh SHARDSCOPE SOURCE_DIR
 set -uo pipefail
