@@ -22,6 +22,7 @@
 #include "analyzer/cli/progress_line.h"
 #include "analyzer/cli/report.h"
 #include "analyzer/cli/summarize.h"
+#include "analyzer/cli/whatif.h"
 #include "tracer/format/limits.h"
 
 namespace {
@@ -83,11 +84,16 @@ struct Args {
   double given_params = 0;
   int given_world = 0;
   std::string given_sharding, given_dtype, given_optimizer;
+  // whatif: the change (metrics/whatif.h).
+  std::string backward_prefetch, forward_prefetch;
+  int limit_all_gathers = 0, unit = -1;
+  double comm_speed = 1.0, compute_speed = 1.0;
 };
 
 // The subcommands, and the options whose presence run() asks about.
 struct Commands {
-  CLI::App *inspect, *report, *check, *summarize, *diff, *memory, *launch;
+  CLI::App *inspect, *report, *check, *summarize, *diff, *memory, *launch, *whatif;
+  CLI::Option *limit_opt, *unit_opt;
   CLI::Option *params_opt, *largest_opt, *root_opt;
   CLI::Option *given_params, *given_world, *given_sharding, *given_dtype, *given_optimizer;
 };
@@ -136,6 +142,41 @@ shardscope::metrics::MemoryGiven memory_given(const Args& x, const Commands& c) 
   if (*c.given_dtype) g.dtype = x.given_dtype;
   if (*c.given_optimizer) g.optimizer = x.given_optimizer;
   return g;
+}
+
+// whatif's change: each flag unset keeps the run as measured.
+void add_whatif(CLI::App& app, Args& x, Commands& c) {
+  c.whatif = app.add_subcommand(
+      "whatif", "Replay a measured run with prefetch, the rate limiter or speeds changed: the predicted step time");
+  c.whatif->add_option("RUN", x.paths, "Trace files or a directory of one run's ranks")->required();
+  c.whatif->add_option("--backward-prefetch", x.backward_prefetch, "BACKWARD_PRE, BACKWARD_POST or none")
+      ->check(CLI::IsMember({"pre", "post", "none"}));
+  c.whatif->add_option("--forward-prefetch", x.forward_prefetch, "Forward prefetch")
+      ->check(CLI::IsMember({"on", "off"}));
+  c.limit_opt = c.whatif
+                    ->add_option("--limit-all-gathers", x.limit_all_gathers,
+                                 "All-gathers in flight at most (the rate limiter; 0: no limit)")
+                    ->check(between(0, 1 << 20));
+  c.whatif->add_option("--comm-speed", x.comm_speed, "Communication this many times as fast (2: twice)")
+      ->check(positive());
+  c.whatif->add_option("--compute-speed", x.compute_speed, "Compute this many times as fast")->check(positive());
+  c.unit_opt = c.whatif->add_option("--unit", x.unit, "Change only this FSDP unit's all-gathers and compute")
+                   ->check(between(0, 1 << 20));
+  c.whatif->add_option("--format", x.format, "Output format")->check(CLI::IsMember({"text", "json"}));
+}
+
+shardscope::metrics::WhatIfChange whatif_change(const Args& x, const Commands& c) {
+  namespace m = shardscope::metrics;
+  m::WhatIfChange w;
+  if (!x.backward_prefetch.empty())
+    w.backward = x.backward_prefetch == "pre"    ? m::Prefetch::Pre
+                 : x.backward_prefetch == "post" ? m::Prefetch::Post
+                                                 : m::Prefetch::None;
+  if (!x.forward_prefetch.empty()) w.forward = x.forward_prefetch == "on";
+  if (*c.limit_opt) w.limit = x.limit_all_gathers;
+  if (*c.unit_opt) w.unit = x.unit;
+  w.comm_speed = x.comm_speed, w.compute_speed = x.compute_speed;
+  return w;
 }
 
 void add_reading(CLI::App& app, Args& x, Commands& c, const std::string& formats) {
@@ -191,7 +232,8 @@ void add_reading(CLI::App& app, Args& x, Commands& c, const std::string& formats
   c.diff->add_option("A", x.a, "The first run (a trace file or a directory)")->required();
   c.diff->add_option("B", x.b, "The second run")->required();
   c.diff->add_option("--format", x.format, "Output format")->check(CLI::IsMember({"text", "json"}));
-  for (CLI::App* sub : {c.report, c.check, c.summarize, c.diff}) {
+  add_whatif(app, x, c);
+  for (CLI::App* sub : {c.report, c.check, c.summarize, c.diff, c.whatif}) {
     CLI::Option* pattern = sub->add_option(
         "--step-pattern", x.rules.step_pattern,
         "Ranges whose whole name matches this regex (RE2 syntax) are the steps where the trace has none of its own "
@@ -206,12 +248,12 @@ void add_reading(CLI::App& app, Args& x, Commands& c, const std::string& formats
                   "run configuration, start hours apart, a rank twice), with a warning instead of an error");
   }
 
-  for (CLI::App* sub : {c.report, c.check, c.diff, c.summarize})
+  for (CLI::App* sub : {c.report, c.check, c.diff, c.summarize, c.whatif})
     sub->add_flag("-q,--quiet", x.quiet, "No progress line on stderr (it shows only on a terminal anyway)");
 
   // One bound for every command that reads traces: more JSON text than this (a file, or what a gzip
   // inflates to) is refused rather than run out of memory.
-  for (CLI::App* sub : {c.inspect, c.report, c.check, c.diff, c.summarize})
+  for (CLI::App* sub : {c.inspect, c.report, c.check, c.diff, c.summarize, c.whatif})
     sub->add_option("--max-trace-bytes", x.max_trace_bytes,
                     "Refuse a trace whose JSON text (inflated) is larger than this, e.g. 16GiB (default: 4 GiB or an "
                     "eighth of the memory this "
@@ -222,7 +264,7 @@ void add_reading(CLI::App& app, Args& x, Commands& c, const std::string& formats
 
 // -o on every command that prints a result, said one way.
 void add_output(Args& x, Commands& c) {
-  for (CLI::App* sub : {c.inspect, c.report, c.check, c.diff, c.memory})
+  for (CLI::App* sub : {c.inspect, c.report, c.check, c.diff, c.memory, c.whatif})
     sub->add_option("-o,--output", x.output, "Write the result to FILE instead of stdout (- for stdout)");
 }
 
@@ -342,6 +384,7 @@ int run_printing(Args& x, const Commands& c, std::ostream& out) {
   if (*c.check) return cli::check_prefetch(x.paths, x.format, out, std::cerr, x.rules, *sel, x.units);
   if (*c.summarize) return cli::summarize(x.paths, x.summary_dir, out, std::cerr, x.rules);
   if (*c.diff) return cli::diff(x.a, x.b, x.format, out, std::cerr, x.rules);
+  if (*c.whatif) return cli::whatif(x.paths, whatif_change(x, c), x.format, out, std::cerr, x.rules);
   if (*c.memory) {
     if (*c.params_opt) x.m.params = x.params;
     if (*c.largest_opt) x.m.largest_unit = x.largest_unit;
