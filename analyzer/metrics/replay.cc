@@ -77,6 +77,59 @@ void infer_waits(const Graph& g, Wiring& w) {
   }
 }
 
+// A host thread that blocked on the device issued its next launch only after the device work that ended the
+// block: that launch follows that work's end by what the host took after the block, not the previous launch.
+void wire_host_waits(const Graph& g, Wiring& w) {
+  std::vector<std::vector<int32_t>> by_end(g.ranks.size());
+  for (size_t o = 0; o < g.ops.size(); ++o)
+    if (g.ops[o].role != Role::Launch) by_end[size_t(g.ops[o].rank)].push_back(int32_t(o));
+  for (auto& v : by_end)
+    std::sort(v.begin(), v.end(), [&](int32_t a, int32_t b) { return end_of(g.ops[a]) < end_of(g.ops[b]); });
+  for (const HostWait& h : g.host_waits) {
+    const std::vector<int32_t>& v = by_end[size_t(h.rank)];
+    auto it =
+        std::upper_bound(v.begin(), v.end(), h.end_ns, [&](int64_t t, int32_t x) { return t < end_of(g.ops[x]); });
+    if (it == v.begin() || end_of(g.ops[size_t(*std::prev(it))]) < h.ts_ns) continue;
+    const int32_t done = *std::prev(it);
+    const std::vector<int32_t>& lane = g.lanes[size_t(h.lane)];
+    auto next = std::lower_bound(lane.begin(), lane.end(), h.end_ns,
+                                 [&](int32_t o, int64_t t) { return g.ops[size_t(o)].ts_ns < t; });
+    if (next == lane.end() || w.wait_for[size_t(*next)] != kNone) continue;
+    const int64_t post = g.ops[size_t(*next)].ts_ns - end_of(g.ops[size_t(done)]);
+    w.wait_for[size_t(*next)] = done;
+    w.wait_post[size_t(*next)] = post;
+    w.gap[size_t(*next)] = std::min(w.gap[size_t(*next)], g.ops[size_t(*next)].ts_ns - h.end_ns);
+  }
+}
+
+// A launch long after the previous one on its thread, just after one of its rank's collectives ended, waited
+// for that collective (a trainer whose threads wait for their collectives; a host sync the trace does not
+// mark): it follows that end, not the previous launch.
+void wire_collective_waits(const Graph& g, Wiring& w) {
+  constexpr int64_t kLongGapNs = 200'000, kJustAfterNs = 200'000;
+  std::vector<std::vector<int32_t>> by_end(g.ranks.size());
+  for (size_t o = 0; o < g.ops.size(); ++o)
+    if (g.ops[o].role != Role::Launch && g.ops[o].role != Role::Compute)
+      by_end[size_t(g.ops[o].rank)].push_back(int32_t(o));
+  for (auto& v : by_end)
+    std::sort(v.begin(), v.end(), [&](int32_t a, int32_t b) { return end_of(g.ops[a]) < end_of(g.ops[b]); });
+  for (const std::vector<int32_t>& lane : g.lanes)
+    for (size_t k = 1; k < lane.size(); ++k) {
+      const Op& l = g.ops[size_t(lane[k])];
+      if (l.role != Role::Launch || w.wait_for[size_t(lane[k])] != kNone || l.gap_ns < kLongGapNs) continue;
+      const std::vector<int32_t>& v = by_end[size_t(l.rank)];
+      auto it =
+          std::upper_bound(v.begin(), v.end(), l.ts_ns, [&](int64_t t, int32_t x) { return t < end_of(g.ops[x]); });
+      if (it == v.begin()) continue;
+      const int32_t done = *std::prev(it);
+      const int64_t post = l.ts_ns - end_of(g.ops[size_t(done)]);
+      if (post > kJustAfterNs || end_of(g.ops[size_t(done)]) <= g.ops[size_t(lane[k - 1])].ts_ns) continue;
+      w.wait_for[size_t(lane[k])] = done;
+      w.wait_post[size_t(lane[k])] = post;
+      w.gap[size_t(lane[k])] = std::min(w.gap[size_t(lane[k])], post);
+    }
+}
+
 }  // namespace
 
 void link_lanes(Wiring& w) {
@@ -110,6 +163,8 @@ Wiring measured_wiring(const Graph& g) {
     }
   }
   wire_limiter(g, w);
+  wire_host_waits(g, w);
+  wire_collective_waits(g, w);
   infer_waits(g, w);
   return w;
 }

@@ -14,7 +14,7 @@ namespace {
 // A unit's compute as the importers derived it (device time on a GPU): the kernels it holds.
 struct UnitRange {
   int64_t ts, end;
-  int32_t unit;
+  int32_t unit, step;
   bool backward;
   int32_t first = kNone, last = kNone;
 };
@@ -50,7 +50,7 @@ struct RankBuild {
     for (const model::Track& t : rank.tracks)
       for (const model::Event& e : t.events)
         if (e.ph == 'X' && e.cat == fsdp && e.unit >= 0 && (e.name == fwd || e.name == bwd))
-          ranges.push_back({e.ts_ns, e.end_ns(), e.unit, e.name == bwd});
+          ranges.push_back({e.ts_ns, e.end_ns(), e.unit, e.step, e.name == bwd});
     std::sort(ranges.begin(), ranges.end(), [](const UnitRange& a, const UnitRange& b) { return a.ts < b.ts; });
   }
 
@@ -69,6 +69,18 @@ struct RankBuild {
     }
     op.launch = it->second;
     return op;
+  }
+
+  // The host's blocking syncs, long enough to have waited for something.
+  void collect_host_waits() {
+    constexpr int64_t kBlockedNs = 20'000;
+    for (uint32_t t = 0; t < rank.tracks.size(); ++t) {
+      if (rank.tracks[t].kind != model::TrackKind::HostThread) continue;
+      for (const model::Event& e : rank.tracks[t].events)
+        if (e.ph == 'X' && !e.is_device() && e.dur_ns >= kBlockedNs &&
+            rank.str(e.name).find("Synchronize") != std::string_view::npos)
+          g.host_waits.push_back({r, lane(t), e.ts_ns, e.end_ns()});
+    }
   }
 
   void collect_ops(const std::map<uint64_t, InstanceId>& ids) {
@@ -113,25 +125,33 @@ struct RankBuild {
     std::erase_if(ranges, [](const UnitRange& u) { return u.first == kNone; });
   }
 
-  // An all-gather's consumer is its unit's first compute that starts after it did; a reduce-scatter's
-  // producer its unit's last backward that ended by its start.
+  // A unit compute's all-gather is the unit's latest that started before it (the one that gathered what it
+  // computes with); a reduce-scatter's producer its unit's last backward that ended by its start. A trace
+  // without forward ranges (PyTorch FSDP1's) leaves the forward all-gathers with no consumer.
   void tag_collectives() {
     std::vector<int32_t> ags;
+    std::map<int32_t, std::vector<int32_t>> ags_of;  // unit → its all-gathers by start
     for (size_t o = 0; o < g.ops.size(); ++o) {
       Op& op = g.ops[o];
       if (op.rank != r || op.unit < 0) continue;
-      if (op.role == Role::AllGather) {
-        ags.push_back(int32_t(o));
-        for (size_t k = 0; k < ranges.size(); ++k)
-          if (ranges[k].unit == op.unit && ranges[k].ts >= op.ts_ns) {
-            op.consumer_first = ranges[k].first, op.consumer_last = ranges[k].last, op.backward = ranges[k].backward;
-            if (k > 0) op.before_first = ranges[k - 1].first, op.before_last = ranges[k - 1].last;
-            break;
-          }
-      } else if (op.role == Role::ReduceScatter) {
+      if (op.role == Role::AllGather) ags.push_back(int32_t(o)), ags_of[op.unit].push_back(int32_t(o));
+      if (op.role == Role::ReduceScatter)
         for (const UnitRange& u : ranges)
           if (u.unit == op.unit && u.backward && u.end <= op.ts_ns) op.consumer_last = u.last;
-      }
+    }
+    for (auto& [unit, v] : ags_of)
+      std::sort(v.begin(), v.end(), [&](int32_t a, int32_t b) { return g.ops[a].ts_ns < g.ops[b].ts_ns; });
+    for (size_t k = 0; k < ranges.size(); ++k) {
+      auto it = ags_of.find(ranges[k].unit);
+      if (it == ags_of.end()) continue;
+      auto ag = std::upper_bound(it->second.begin(), it->second.end(), ranges[k].ts,
+                                 [&](int64_t t, int32_t o) { return t < g.ops[o].ts_ns; });
+      if (ag == it->second.begin()) continue;
+      Op& op = g.ops[*--ag];
+      if (op.consumer_first != kNone) continue;  // it fed an earlier range already
+      op.consumer_first = ranges[k].first, op.consumer_last = ranges[k].last, op.backward = ranges[k].backward;
+      if (k > 0 && ranges[k - 1].end <= ranges[k].ts && ranges[k - 1].step == ranges[k].step)
+        op.before_first = ranges[k - 1].first, op.before_last = ranges[k - 1].last;
     }
     auto issue = [&](int32_t o) { return g.ops[o].launch != kNone ? g.ops[g.ops[o].launch].ts_ns : g.ops[o].ts_ns; };
     std::stable_sort(ags.begin(), ags.end(), [&](int32_t a, int32_t b) { return issue(a) < issue(b); });
@@ -173,6 +193,7 @@ Graph build_graph(const model::Trace& trace) {
     RankBuild b{g, int32_t(r), rank, instances, {}, {}, {}, {}};
     b.collect_ranges();
     b.collect_ops(ids);
+    b.collect_host_waits();
     b.tag_compute();
     b.tag_collectives();
   }

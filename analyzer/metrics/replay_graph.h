@@ -41,6 +41,13 @@ struct Op {
   int32_t before_first = kNone, before_last = kNone;
 };
 
+// A host thread blocked on the device (cudaStreamSynchronize, cudaDeviceSynchronize, cudaEventSynchronize):
+// its next launch waited for the device work that ended the block.
+struct HostWait {
+  int32_t rank = 0, lane = kNone;  // the thread's lane
+  int64_t ts_ns = 0, end_ns = 0;
+};
+
 struct Graph {
   std::vector<Op> ops;
   std::vector<std::vector<int32_t>> lanes;      // each lane's ops in measured order
@@ -48,6 +55,7 @@ struct Graph {
   // Each rank's all-gathers in issue order (the rate limiter's count).
   std::vector<std::vector<int32_t>> all_gathers;
   std::vector<const model::Rank*> ranks;
+  std::vector<HostWait> host_waits;
 };
 
 // The graph of every rank of `trace`. Device ops are the device streams' kernels, copies and collectives

@@ -16,6 +16,8 @@ using replay::Op;
 using replay::Role;
 using replay::Wiring;
 
+int64_t end_of(const Op& op) { return op.ts_ns + op.dur_ns; }
+
 int64_t issue_of(const Graph& g, int32_t o) {
   const Op& op = g.ops[size_t(o)];
   return op.launch != kNone ? g.ops[size_t(op.launch)].ts_ns : op.ts_ns;
@@ -29,30 +31,34 @@ Prefetch measured_state(const Graph& g, const Wiring& w, int32_t ag) {
   const std::vector<replay::Wait>& after = w.after[size_t(ag)];
   if (std::any_of(after.begin(), after.end(), [&](const replay::Wait& a) { return a.op == op.before_last; }))
     return Prefetch::None;
+  // What the run's configuration says, where it says it (the trainer's), for a backward all-gather.
+  if (const auto p = g.ranks[size_t(op.rank)]->shape.prefetch(); p && op.backward)
+    return *p == shardscope::trace::BackwardPrefetch::Pre    ? Prefetch::Pre
+           : *p == shardscope::trace::BackwardPrefetch::Post ? Prefetch::Post
+                                                             : Prefetch::None;
   const int64_t issue = issue_of(g, ag);
   if (issue < issue_of(g, op.before_first)) return Prefetch::Pre;
   return issue <= issue_of(g, op.before_last) ? Prefetch::Post : Prefetch::None;
 }
 
-// Moves an all-gather's issue to `anchor`'s launch (just before it, or just after), on its lane too: a
-// stream runs its work in the order the host issued it.
-void move_issue(const Graph& g, Wiring& w, int32_t ag, int32_t anchor, bool before) {
-  const Op& a = g.ops[size_t(anchor)];
-  w.release[size_t(ag)] = a.launch;
-  const int64_t key = issue_of(g, anchor);
+// Re-issues an all-gather with `launch`'s host launch, and puts it on its lane before the first op that
+// started at or after `at` on the measured timeline (a stream runs its work in issue order, and the device
+// order of what the change leaves alone is the measured one).
+void move_issue(const Graph& g, Wiring& w, int32_t ag, int32_t launch, int64_t at) {
+  w.release[size_t(ag)] = g.ops[size_t(launch)].launch;
   std::vector<int32_t>& lane = w.lanes[size_t(g.ops[size_t(ag)].lane)];
   std::erase(lane, ag);
-  auto at = std::find_if(lane.begin(), lane.end(), [&](int32_t o) {
-    const int64_t k = issue_of(g, o);
-    return before ? k >= key : k > key;
-  });
-  lane.insert(at, ag);
+  lane.insert(std::find_if(lane.begin(), lane.end(), [&](int32_t o) { return g.ops[size_t(o)].ts_ns >= at; }), ag);
 }
 
-// A re-issued all-gather keeps none of the waits it had: the new order's are added.
-void drop_waits(Wiring& w, int32_t ag) {
+// A re-issued all-gather keeps none of the waits it had, and nothing but its consumer waits for it any more
+// (a wait read off the measured order, which the change undoes): the new order's are added.
+void drop_waits(const Graph& g, Wiring& w, int32_t ag) {
   w.after[size_t(ag)].clear();
   w.hold[size_t(ag)] = 0;
+  for (size_t o = 0; o < g.ops.size(); ++o)
+    if (int32_t(o) != g.ops[size_t(ag)].consumer_first && g.ops[o].rank == g.ops[size_t(ag)].rank)
+      std::erase_if(w.after[o], [&](const replay::Wait& a) { return a.op == ag; });
 }
 
 void rewire_prefetch(const Graph& g, Wiring& w, const WhatIfChange& c, int32_t o) {
@@ -60,18 +66,20 @@ void rewire_prefetch(const Graph& g, Wiring& w, const WhatIfChange& c, int32_t o
   if (op.before_first == kNone || op.consumer_first == kNone) return;
   const Prefetch now = measured_state(g, w, o);
   if (op.backward && c.backward && *c.backward != now) {
-    drop_waits(w, o);
-    if (*c.backward == Prefetch::Pre) move_issue(g, w, o, op.before_first, true);
+    drop_waits(g, w, o);
+    const Op &before_first = g.ops[size_t(op.before_first)], &before_last = g.ops[size_t(op.before_last)];
+    if (*c.backward == Prefetch::Pre) move_issue(g, w, o, op.before_first, before_first.ts_ns);
     else if (*c.backward == Prefetch::Post)
-      move_issue(g, w, o, op.before_last, false);
+      move_issue(g, w, o, op.before_last, before_last.ts_ns);
     else {
       // Issued at its own unit's pre-backward, and FSDP's stream waits for the compute issued before it.
-      move_issue(g, w, o, op.consumer_first, true);
+      move_issue(g, w, o, op.consumer_first, end_of(before_last));
       w.after[size_t(o)].push_back({op.before_last, 0});
     }
   } else if (!op.backward && c.forward && *c.forward != (now == Prefetch::Pre)) {
-    drop_waits(w, o);
-    move_issue(g, w, o, *c.forward ? op.before_first : op.consumer_first, true);
+    drop_waits(g, w, o);
+    const int32_t anchor = *c.forward ? op.before_first : op.consumer_first;
+    move_issue(g, w, o, anchor, *c.forward ? g.ops[size_t(anchor)].ts_ns : end_of(g.ops[size_t(op.before_last)]));
   }
 }
 
