@@ -27,7 +27,8 @@ std::string change_text(const metrics::WhatIfChange& c) {
   if (c.backward) parts.push_back(fmt::format("backward prefetch {}", prefetch_name(*c.backward)));
   if (c.forward) parts.push_back(fmt::format("forward prefetch {}", *c.forward ? "on" : "off"));
   if (c.limit)
-    parts.push_back(*c.limit ? fmt::format("at most {} all-gathers in flight", *c.limit) : "no all-gather limit");
+    parts.push_back(*c.limit ? fmt::format("at most {} all-gather{} in flight", *c.limit, *c.limit == 1 ? "" : "s")
+                             : "no all-gather limit");
   if (c.comm_speed != 1.0) parts.push_back(fmt::format("communication {:g}x as fast", c.comm_speed));
   if (c.compute_speed != 1.0) parts.push_back(fmt::format("compute {:g}x as fast", c.compute_speed));
   std::string s = parts.empty() ? "no change" : fmt::format("{}", fmt::join(parts, ", "));
