@@ -30,6 +30,9 @@ struct RankBuild {
   std::map<uint32_t, int32_t> lane_of;              // track → lane
   std::vector<UnitRange> ranges;
   std::vector<int32_t> compute;  // the rank's compute ops by start
+  // A run whose device is its host (the trainer on CPU): the ops are the compute thread's unit ranges and the
+  // comm threads' collectives, and nothing is launched.
+  bool on_host = false;
 
   int32_t lane(uint32_t track) {
     auto [it, fresh] = lane_of.try_emplace(track, int32_t(g.lanes.size()));
@@ -47,9 +50,11 @@ struct RankBuild {
   void collect_ranges() {
     const model::StringId fsdp = rank.strings.find(keys::kCatFsdp), fwd = rank.strings.find(keys::kUnitForward),
                           bwd = rank.strings.find(keys::kUnitBackward);
+    on_host = std::none_of(rank.tracks.begin(), rank.tracks.end(),
+                           [](const model::Track& t) { return t.kind == model::TrackKind::DeviceStream; });
     for (const model::Track& t : rank.tracks)
       for (const model::Event& e : t.events)
-        if (e.ph == 'X' && e.cat == fsdp && e.unit >= 0 && (e.name == fwd || e.name == bwd))
+        if (e.ph == 'X' && (on_host || e.cat == fsdp) && e.unit >= 0 && (e.name == fwd || e.name == bwd))
           ranges.push_back({e.ts_ns, e.end_ns(), e.unit, e.step, e.name == bwd});
     std::sort(ranges.begin(), ranges.end(), [](const UnitRange& a, const UnitRange& b) { return a.ts < b.ts; });
   }
@@ -86,6 +91,7 @@ struct RankBuild {
   void collect_ops(const std::map<uint64_t, InstanceId>& ids) {
     const model::StringId fsdp = rank.strings.find(keys::kCatFsdp);
     const model::RankIndex idx = model::index_rank(rank);
+    if (on_host) return collect_host_ops(ids);
     for (uint32_t t = 0; t < rank.tracks.size(); ++t) {
       const model::Track& track = rank.tracks[t];
       if (track.kind != model::TrackKind::DeviceStream) continue;
@@ -107,6 +113,35 @@ struct RankBuild {
           if (auto it = ids.find(key(t, i)); it != ids.end()) instances[it->second].push_back(at);
       }
     }
+  }
+
+  // On a CPU run: the unit ranges are the compute, the collectives' ranges the communication; each op's
+  // step is the one whose range holds its start.
+  void collect_host_ops(const std::map<uint64_t, InstanceId>& ids) {
+    const model::StringId fwd = rank.strings.find(keys::kUnitForward), bwd = rank.strings.find(keys::kUnitBackward);
+    auto step_of = [&](int64_t ts) {
+      for (size_t s = 0; s < rank.steps.size(); ++s)
+        if (ts >= rank.steps[s].start_ns && ts < rank.steps[s].end_ns) return int32_t(s);
+      return int32_t(-1);
+    };
+    for (uint32_t t = 0; t < rank.tracks.size(); ++t)
+      for (uint32_t i = 0; i < rank.tracks[t].events.size(); ++i) {
+        const model::Event& e = rank.tracks[t].events[i];
+        const bool comm = e.cls == model::IntervalClass::Communication && e.coll != model::CollectiveKind::None;
+        if (e.ph != 'X' || (!comm && !(e.unit >= 0 && (e.name == fwd || e.name == bwd)))) continue;
+        Op op;
+        op.rank = r, op.track = int32_t(t), op.index = int32_t(i), op.lane = lane(t);
+        op.step = step_of(e.ts_ns), op.unit = comm ? e.unit : -1, op.ts_ns = e.ts_ns, op.dur_ns = e.dur_ns;
+        op.own_ns = e.dur_ns;
+        op.role = !comm                                                       ? Role::Compute
+                  : e.coll == model::CollectiveKind::AllGather && e.unit >= 0 ? Role::AllGather
+                  : e.coll == model::CollectiveKind::ReduceScatter            ? Role::ReduceScatter
+                                                                              : Role::Comm;
+        const int32_t at = add(op);
+        if (op.role == Role::Compute) compute.push_back(at);
+        else if (auto it = ids.find(key(t, i)); it != ids.end())
+          instances[it->second].push_back(at);
+      }
   }
 
   // Each unit range's kernels: the compute ops that start inside it.

@@ -134,8 +134,9 @@ struct Timeline {
 };
 
 bool is_compute(const Graph& g, const Op& op) {
-  return op.role == Role::Compute && g.ranks[size_t(op.rank)]->tracks[size_t(op.track)].events[size_t(op.index)].cls ==
-                                         model::IntervalClass::Compute;
+  // On a CPU run the compute is the host's unit ranges.
+  const model::IntervalClass cls = g.ranks[size_t(op.rank)]->tracks[size_t(op.track)].events[size_t(op.index)].cls;
+  return op.role == Role::Compute && (cls == model::IntervalClass::Compute || cls == model::IntervalClass::Host);
 }
 
 std::vector<std::vector<RankStep>> per_step(const Graph& g, const Timeline& t) {
