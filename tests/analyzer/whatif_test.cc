@@ -169,6 +169,22 @@ model::Trace load(const std::string& dir) {
   return plugins::load({std::filesystem::path(SHARDSCOPE_DATA_DIR) / dir}).trace;
 }
 
+template <size_t N>
+void check_pairs(const Pair (&pairs)[N], double unchanged = 0.001) {
+  for (const Pair& p : pairs) {
+    WhatIfChange c;
+    c.backward = p.change;
+    const metrics::WhatIf from = metrics::what_if(load(p.from), c), to = metrics::what_if(load(p.to), {});
+    // The unchanged replay of each run is within `unchanged` of it.
+    EXPECT_LE(from.unchanged_error, unchanged) << p.from;
+    EXPECT_LE(to.unchanged_error, unchanged) << p.to;
+    const double error = std::abs(double(from.predicted_step_ns - to.measured_step_ns)) / double(to.measured_step_ns);
+    EXPECT_LE(error, p.quoted + 0.01) << p.from << " -> " << p.to;
+    std::printf("%s -> %s: predicted %.1f ms, measured %.1f ms, error %.2f %%\n", p.from, p.to,
+                double(from.predicted_step_ns) / 1e6, double(to.measured_step_ns) / 1e6, 100 * error);
+  }
+}
+
 TEST(WhatIf, RealH100PairsWithinTheirQuotedError) {
   const Pair pairs[] = {
       {"h100_nccl2/pytorch_fsdp1_backward_pre", "h100_nccl2/pytorch_fsdp1_backward_none", Prefetch::None, 0.0161},
@@ -176,18 +192,18 @@ TEST(WhatIf, RealH100PairsWithinTheirQuotedError) {
       {"h100_nccl2/shardscope_train_pre", "h100_nccl2/shardscope_train_none", Prefetch::None, 0.0326},
       {"h100_nccl2/shardscope_train_none", "h100_nccl2/shardscope_train_pre", Prefetch::Pre, 0.1247},
   };
-  for (const Pair& p : pairs) {
-    WhatIfChange c;
-    c.backward = p.change;
-    const metrics::WhatIf from = metrics::what_if(load(p.from), c), to = metrics::what_if(load(p.to), {});
-    // The unchanged replay of each run is within 0.1 % of it.
-    EXPECT_LE(from.unchanged_error, 0.001) << p.from;
-    EXPECT_LE(to.unchanged_error, 0.001) << p.to;
-    const double error = std::abs(double(from.predicted_step_ns - to.measured_step_ns)) / double(to.measured_step_ns);
-    EXPECT_LE(error, p.quoted + 0.01) << p.from << " -> " << p.to;
-    std::printf("%s -> %s: predicted %.1f ms, measured %.1f ms, error %.2f %%\n", p.from, p.to,
-                double(from.predicted_step_ns) / 1e6, double(to.measured_step_ns) / 1e6, 100 * error);
-  }
+  check_pairs(pairs);
+}
+
+// The trainer on CPU (tests/golden/trainer_cpu_2ranks: 2 ranks on 2 shared cores): replayed unchanged within
+// 1 %, but the pair is not quiet (compute and communication threads share the cores, so the `none` run is the
+// faster one) and the replay, which keeps each range's measured length, misses it by about 60 %.
+TEST(WhatIf, TrainerCpuPair) {
+  const Pair pairs[] = {
+      {"../golden/trainer_cpu_2ranks/pre", "../golden/trainer_cpu_2ranks/none", Prefetch::None, 0.6215},
+      {"../golden/trainer_cpu_2ranks/none", "../golden/trainer_cpu_2ranks/pre", Prefetch::Pre, 0.5731},
+  };
+  check_pairs(pairs, 0.008);
 }
 
 }  // namespace
