@@ -91,7 +91,8 @@ struct RankBuild {
   void collect_ops(const std::map<uint64_t, InstanceId>& ids) {
     const model::StringId fsdp = rank.strings.find(keys::kCatFsdp);
     const model::RankIndex idx = model::index_rank(rank);
-    if (on_host) return collect_host_ops(ids);
+    // A CPU run without unit ranges (DDP on Gloo) has no compute the model knows: nothing to replay.
+    if (on_host) return ranges.empty() ? void() : collect_host_ops(ids);
     for (uint32_t t = 0; t < rank.tracks.size(); ++t) {
       const model::Track& track = rank.tracks[t];
       if (track.kind != model::TrackKind::DeviceStream) continue;

@@ -2,8 +2,14 @@
 // worked out by hand below, and the real H100 pairs in tests/data, each run predicted from the other's trace.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
 
 #include "analyzer/metrics/replay.h"
 #include "analyzer/metrics/whatif.h"
@@ -204,6 +210,46 @@ TEST(WhatIf, TrainerCpuPair) {
       {"../golden/trainer_cpu_2ranks/none", "../golden/trainer_cpu_2ranks/pre", Prefetch::Pre, 0.5731},
   };
   check_pairs(pairs, 0.008);
+}
+
+}  // namespace
+
+namespace {
+
+// The command: its JSON (through -o) is the analysis's figures; what cannot be replayed is one error line.
+struct Ran {
+  int rc;
+  std::string err;
+};
+Ran run(const std::string& args) {
+  const std::string err = (std::filesystem::temp_directory_path() / "shardscope_whatif_test.err").string();
+  const int rc = std::system((std::string(SHARDSCOPE_BIN) + " whatif " + args + " -q 2>" + err).c_str());
+  std::ifstream in(err);
+  return {WEXITSTATUS(rc), std::string(std::istreambuf_iterator<char>(in), {})};
+}
+
+TEST(WhatIfCli, JsonThroughOutputFile) {
+  const std::string dir = std::string(SHARDSCOPE_DATA_DIR) + "/h100_nccl2/pytorch_fsdp1_backward_none";
+  const std::string out = (std::filesystem::temp_directory_path() / "shardscope_whatif_test.json").string();
+  ASSERT_EQ(run(dir + " --backward-prefetch pre --format json -o " + out).rc, 0);
+  std::ifstream in(out);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  WhatIfChange c;
+  c.backward = Prefetch::Pre;
+  const metrics::WhatIf w = metrics::what_if(load("h100_nccl2/pytorch_fsdp1_backward_none"), c);
+  EXPECT_EQ(j["predicted_step_ns"].get<int64_t>(), w.predicted_step_ns);
+  EXPECT_EQ(j["measured_step_ns"].get<int64_t>(), w.measured_step_ns);
+  EXPECT_EQ(j["change"], "backward prefetch pre");
+  EXPECT_EQ(j["steps"].size(), 3u);
+}
+
+TEST(WhatIfCli, NothingToReplayIsOneErrorLine) {
+  const Ran r = run(std::string(SHARDSCOPE_DATA_DIR) + "/torch113_ddp_gloo");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("shardscope: error: no steady step with device work to replay"), std::string::npos) << r.err;
+  const Ran missing = run("/nonexistent/run");
+  EXPECT_EQ(missing.rc, 2);
+  EXPECT_NE(missing.err.find("/nonexistent/run"), std::string::npos) << missing.err;
 }
 
 }  // namespace
