@@ -73,7 +73,7 @@ struct Args {
   std::string format = "text", output = "-", ranks_arg = "worst", steps_arg, files_per_process, summary_dir;
   std::string a, b;
   shardscope::plugins::ReadRules rules;
-  bool mpi = false, units = false, quiet = false;
+  bool mpi = false, units = false, quiet = false, no_whatif = false;
   uint64_t max_trace_bytes = 0;
   shardscope::cli::MemoryArgs m;
   int stage = -1;
@@ -219,6 +219,9 @@ void add_reading(CLI::App& app, Args& x, Commands& c, const std::string& formats
   c.check->add_option("--steps", x.steps_arg, "Which steps to show: all (the default) or a list like 0,2,5-7");
   c.check->add_flag("--units", x.units,
                     "Show each step's per-unit rows (issue lead, hidden share, exposed wait, cause, late peer)");
+  c.check->add_flag("--no-whatif", x.no_whatif,
+                    "Not effective: leave out what the replay with BACKWARD_PRE predicts it would save (it reads "
+                    "the files again)");
 
   c.summarize = app.add_subcommand("summarize",
                                    "Summarise each rank's trace into a small SQLite file (docs/summaries.md) "
@@ -381,7 +384,7 @@ int run_printing(Args& x, const Commands& c, std::ostream& out) {
     return cli::report_mpi(x.paths, x.format, x.output, out, std::cerr, x.rules, *sel, x.files_per_process,
                            memory_given(x, c));
   if (*c.report) return cli::report(x.paths, x.format, x.output, out, std::cerr, x.rules, *sel, memory_given(x, c));
-  if (*c.check) return cli::check_prefetch(x.paths, x.format, out, std::cerr, x.rules, *sel, x.units);
+  if (*c.check) return cli::check_prefetch(x.paths, x.format, out, std::cerr, x.rules, *sel, x.units, !x.no_whatif);
   if (*c.summarize) return cli::summarize(x.paths, x.summary_dir, out, std::cerr, x.rules);
   if (*c.diff) return cli::diff(x.a, x.b, x.format, out, std::cerr, x.rules);
   if (*c.whatif) return cli::whatif(x.paths, whatif_change(x, c), x.format, out, std::cerr, x.rules);

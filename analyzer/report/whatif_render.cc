@@ -98,4 +98,17 @@ nlohmann::json whatif_json(const metrics::WhatIf& w, const metrics::WhatIfChange
           {"steps", steps}};
 }
 
+std::string prefetch_saving_sentence(const metrics::WhatIf& w) {
+  const int64_t saved = w.measured_step_ns - w.predicted_step_ns;
+  if (saved <= 0)
+    return fmt::format(
+        "what if: replayed with BACKWARD_PRE, this run's step would not be shorter ({} against {} "
+        "measured; shardscope whatif, docs/whatif.md)",
+        ms(w.predicted_step_ns), ms(w.measured_step_ns));
+  return fmt::format(
+      "what if: turning BACKWARD_PRE on would save about {} a step ({:.1f} % of {}), by replaying this "
+      "trace with it (shardscope whatif; its error on real runs: docs/whatif.md)",
+      ms(saved), 100.0 * double(saved) / double(w.measured_step_ns), ms(w.measured_step_ns));
+}
+
 }  // namespace shardscope::report

@@ -15,5 +15,7 @@ namespace shardscope::report {
 std::string change_text(const metrics::WhatIfChange& c);
 std::string whatif_text(const metrics::WhatIf& w, const metrics::WhatIfChange& c);
 nlohmann::json whatif_json(const metrics::WhatIf& w, const metrics::WhatIfChange& c);
+// check-prefetch's line under a "not effective" verdict: what the replay with BACKWARD_PRE predicts.
+std::string prefetch_saving_sentence(const metrics::WhatIf& w);
 
 }  // namespace shardscope::report
