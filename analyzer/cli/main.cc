@@ -40,6 +40,18 @@ CLI::Validator positive() {
       },
       "POSITIVE");
 }
+// A what-if speed factor: from 0.001 to 1000, so every replayed time stays within the clock's range.
+CLI::Validator speed() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(s.c_str(), &end);
+        if (end == s.c_str() || *end || !std::isfinite(v) || v < 1e-3 || v > 1e3)
+          return fmt::format("must be a number from 0.001 to 1000, not '{}'", s.substr(0, 40));
+        return {};
+      },
+      "0.001-1000");
+}
 // A parameter count: a whole number from `lo` to 1e15 (a thousand times the largest models), so every byte
 // count the memory calculator prints stays a plain number rather than inf or 300 digits.
 constexpr double kMaxParams = 1e15;
@@ -157,9 +169,10 @@ void add_whatif(CLI::App& app, Args& x, Commands& c) {
                     ->add_option("--limit-all-gathers", x.limit_all_gathers,
                                  "All-gathers in flight at most (the rate limiter; 0: no limit)")
                     ->check(between(0, 1 << 20));
-  c.whatif->add_option("--comm-speed", x.comm_speed, "Communication this many times as fast (2: twice)")
-      ->check(positive());
-  c.whatif->add_option("--compute-speed", x.compute_speed, "Compute this many times as fast")->check(positive());
+  c.whatif->add_option("--comm-speed", x.comm_speed, "Communication this many times as fast (2: twice; 0.001 to 1000)")
+      ->check(speed());
+  c.whatif->add_option("--compute-speed", x.compute_speed, "Compute this many times as fast (0.001 to 1000)")
+      ->check(speed());
   c.unit_opt = c.whatif->add_option("--unit", x.unit, "Change only this FSDP unit's all-gathers and compute")
                    ->check(between(0, 1 << 20));
   c.whatif->add_option("--format", x.format, "Output format")->check(CLI::IsMember({"text", "json"}));

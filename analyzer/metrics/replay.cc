@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "analyzer/metrics/rate_limiter.h"
+#include "model/saturating.h"
 
 namespace shardscope::metrics::replay {
 namespace {
@@ -179,22 +180,23 @@ bool pass(const Graph& g, const Wiring& w, const std::vector<int32_t>& order, Sc
     const int32_t prev = w.prev[size_t(o)];
     int64_t start = INT64_MIN;
     if (op.role == Role::Launch) {
-      start = prev == kNone ? op.ts_ns : s.start[size_t(prev)] + w.gap[size_t(o)];
+      start = prev == kNone ? op.ts_ns : model::sat_add(s.start[size_t(prev)], w.gap[size_t(o)]);
       if (const int32_t f = w.wait_for[size_t(o)]; f != kNone)
-        start = std::max(start, s.end[size_t(f)] + w.wait_post[size_t(o)]);
+        start = std::max(start, model::sat_add(s.end[size_t(f)], w.wait_post[size_t(o)]));
     } else {
       const int32_t rel = w.release[size_t(o)];
       if (rel == kNone && prev == kNone && w.after[size_t(o)].empty()) start = op.ts_ns;  // held by nothing known
       if (rel != kNone) start = std::max(start, s.start[size_t(rel)]);
       if (prev != kNone) start = std::max(start, s.end[size_t(prev)]);
-      for (const Wait& a : w.after[size_t(o)]) start = std::max(start, s.end[size_t(a.op)] + a.lag);
-      start += w.hold[size_t(o)];
+      for (const Wait& a : w.after[size_t(o)]) start = std::max(start, model::sat_add(s.end[size_t(a.op)], a.lag));
+      start = model::sat_add(start, w.hold[size_t(o)]);
     }
-    int64_t end = start + w.dur[size_t(o)];
+    // Saturating: times and durations come from the file.
+    int64_t end = model::sat_add(start, w.dur[size_t(o)]);
     if (op.instance != kNone) {
       int64_t meet = INT64_MIN;
       for (int32_t m : g.instances[size_t(op.instance)]) meet = std::max(meet, s.start[size_t(m)]);
-      end = std::max(start, meet) + w.dur[size_t(o)];
+      end = model::sat_add(std::max(start, meet), w.dur[size_t(o)]);
     }
     if (start != s.start[size_t(o)] || end != s.end[size_t(o)]) moved = true;
     s.start[size_t(o)] = start, s.end[size_t(o)] = end;

@@ -112,7 +112,9 @@ Wiring changed_wiring(const Graph& g, const WhatIfChange& c) {
     if (c.unit && op.unit != *c.unit) continue;
     if (op.role == Role::AllGather) rewire_prefetch(g, w, c, int32_t(o));
     const double speed = op.role == Role::Compute ? c.compute_speed : c.comm_speed;
-    if (op.role != Role::Launch && speed != 1.0) w.dur[o] = int64_t(std::llround(double(w.dur[o]) / speed));
+    // Bounded, so that a tiny speed cannot make a duration no int64 holds.
+    if (op.role != Role::Launch && speed != 1.0)
+      w.dur[o] = int64_t(std::llround(std::min(double(w.dur[o]) / speed, 1e18)));
   }
   if (c.limit) rewire_limit(g, w, *c.limit);
   replay::link_lanes(w);
@@ -244,6 +246,9 @@ WhatIf what_if(const model::Trace& trace, const WhatIfChange& change) {
   std::vector<int64_t> meas, pred;
   std::vector<double> errors;
   for (const auto& [number, ns] : m.step_ns) {
+    // A step whose replay ran past the clock's range (a speed near 0) has no time to give.
+    if (!u.step_ns.count(number) || !p.step_ns.count(number))
+      throw std::invalid_argument("the replay ran past the clock's range (a speed too close to 0?)");
     const StepFigures f{number, window[number], u.step_ns.at(number), p.step_ns.at(number)};
     out.steps.push_back(f);
     meas.push_back(f.measured_ns), pred.push_back(f.predicted_ns);
