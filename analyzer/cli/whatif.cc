@@ -3,7 +3,9 @@
 #include <filesystem>
 #include <optional>
 #include <ostream>
+#include <stdexcept>
 
+#include "analyzer/analysis/summary_file.h"
 #include "analyzer/cli/output.h"
 #include "analyzer/cli/progress_line.h"
 #include "analyzer/report/whatif_render.h"
@@ -13,6 +15,10 @@ namespace shardscope::cli {
 int whatif(const std::vector<std::string>& paths, const metrics::WhatIfChange& change, const std::string& format,
            std::ostream& out, std::ostream& err, const plugins::ReadRules& rules) {
   return guarded(err, [&] {
+    // A rank summary keeps the figures, not the events a replay needs.
+    for (const std::filesystem::path& f : plugins::expand_inputs({paths.begin(), paths.end()}))
+      if (analysis::is_summary_file(f))
+        throw std::invalid_argument(f.string() + ": a rank summary holds no events to replay; give the trace files");
     std::optional<plugins::LoadResult> loaded;
     {
       ProgressLine progress;

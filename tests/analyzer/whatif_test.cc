@@ -247,6 +247,16 @@ TEST(WhatIfCli, NothingToReplayIsOneErrorLine) {
   const Ran r = run(std::string(SHARDSCOPE_DATA_DIR) + "/torch113_ddp_gloo");
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("shardscope: error: no steady step with device work to replay"), std::string::npos) << r.err;
+  // Rank summaries keep no events: named, and refused.
+  const std::string sums = (std::filesystem::temp_directory_path() / "shardscope_whatif_test_sums").string();
+  std::filesystem::remove_all(sums);
+  ASSERT_EQ(std::system((std::string(SHARDSCOPE_BIN) + " summarize -q " + SHARDSCOPE_DATA_DIR +
+                         "/../golden/trainer_cpu_2ranks/none -o " + sums + " >/dev/null")
+                            .c_str()),
+            0);
+  const Ran summary = run(sums);
+  EXPECT_EQ(summary.rc, 2);
+  EXPECT_NE(summary.err.find("a rank summary holds no events to replay"), std::string::npos) << summary.err;
   const Ran missing = run("/nonexistent/run");
   EXPECT_EQ(missing.rc, 2);
   EXPECT_NE(missing.err.find("/nonexistent/run"), std::string::npos) << missing.err;
