@@ -103,28 +103,34 @@ void wire_host_waits(const Graph& g, Wiring& w) {
   }
 }
 
-// A launch long after the previous one on its thread, just after one of its rank's collectives ended, waited
-// for that collective (a trainer whose threads wait for their collectives; a host sync the trace does not
-// mark): it follows that end, not the previous launch.
-void wire_collective_waits(const Graph& g, Wiring& w) {
-  constexpr int64_t kLongGapNs = 200'000, kJustAfterNs = 200'000;
+// Which device ops a long host gap may have waited for.
+enum class Waited { Collectives, AllGathers, Anything };
+
+// A launch long after the previous one on its thread (`long_gap`), within `just_after` of the end of one of
+// its rank's device ops of `what`, waited for that op (a trainer whose compute thread waits for its comm
+// thread's collectives; a host sync the trace does not mark): it follows that end, not the previous launch.
+void wire_host_gaps(const Graph& g, Wiring& w, Waited what, int64_t long_gap, int64_t just_after) {
   std::vector<std::vector<int32_t>> by_end(g.ranks.size());
+  auto counts = [&](const Op& op) {
+    if (op.role == Role::Launch) return false;
+    return what == Waited::Anything ||
+           (what == Waited::AllGathers ? op.role == Role::AllGather : op.role != Role::Compute);
+  };
   for (size_t o = 0; o < g.ops.size(); ++o)
-    if (g.ops[o].role != Role::Launch && g.ops[o].role != Role::Compute)
-      by_end[size_t(g.ops[o].rank)].push_back(int32_t(o));
+    if (counts(g.ops[o])) by_end[size_t(g.ops[o].rank)].push_back(int32_t(o));
   for (auto& v : by_end)
     std::sort(v.begin(), v.end(), [&](int32_t a, int32_t b) { return end_of(g.ops[a]) < end_of(g.ops[b]); });
   for (const std::vector<int32_t>& lane : g.lanes)
     for (size_t k = 1; k < lane.size(); ++k) {
       const Op& l = g.ops[size_t(lane[k])];
-      if (l.role != Role::Launch || w.wait_for[size_t(lane[k])] != kNone || l.gap_ns < kLongGapNs) continue;
+      if (l.role != Role::Launch || w.wait_for[size_t(lane[k])] != kNone || l.gap_ns < long_gap) continue;
       const std::vector<int32_t>& v = by_end[size_t(l.rank)];
       auto it =
           std::upper_bound(v.begin(), v.end(), l.ts_ns, [&](int64_t t, int32_t x) { return t < end_of(g.ops[x]); });
       if (it == v.begin()) continue;
       const int32_t done = *std::prev(it);
       const int64_t post = l.ts_ns - end_of(g.ops[size_t(done)]);
-      if (post > kJustAfterNs || end_of(g.ops[size_t(done)]) <= g.ops[size_t(lane[k - 1])].ts_ns) continue;
+      if (post > just_after || end_of(g.ops[size_t(done)]) <= g.ops[size_t(lane[k - 1])].ts_ns) continue;
       w.wait_for[size_t(lane[k])] = done;
       w.wait_post[size_t(lane[k])] = post;
       w.gap[size_t(lane[k])] = std::min(w.gap[size_t(lane[k])], post);
@@ -165,7 +171,12 @@ Wiring measured_wiring(const Graph& g) {
   }
   wire_limiter(g, w);
   wire_host_waits(g, w);
-  wire_collective_waits(g, w);
+  // Most specific first: a launch takes the first wait that explains its gap. An all-gather the host waited
+  // for is looked for up to 1 ms back (the trainer's comm thread then wakes its compute thread); a gap of a
+  // millisecond or more that ends just after any device op is the host draining the device.
+  wire_host_gaps(g, w, Waited::Collectives, 200'000, 200'000);
+  wire_host_gaps(g, w, Waited::AllGathers, 200'000, 1'000'000);
+  wire_host_gaps(g, w, Waited::Anything, 1'000'000, 200'000);
   infer_waits(g, w);
   return w;
 }

@@ -72,9 +72,12 @@ void rewire_prefetch(const Graph& g, Wiring& w, const WhatIfChange& c, int32_t o
     else if (*c.backward == Prefetch::Post)
       move_issue(g, w, o, op.before_last, before_last.ts_ns);
     else {
-      // Issued at its own unit's pre-backward, and FSDP's stream waits for the compute issued before it.
+      // Issued at its own unit's pre-backward, and FSDP's stream waits for the compute issued before it. A
+      // host that waited for it in the measured order no longer does: that compute's own launches come first.
       move_issue(g, w, o, op.consumer_first, end_of(before_last));
       w.after[size_t(o)].push_back({op.before_last, 0});
+      for (size_t l = 0; l < g.ops.size(); ++l)
+        if (w.wait_for[l] == o && g.ops[l].role == Role::Launch) w.wait_for[l] = kNone, w.gap[l] = g.ops[l].gap_ns;
     }
   } else if (!op.backward && c.forward && *c.forward != (now == Prefetch::Pre)) {
     drop_waits(g, w, o);
