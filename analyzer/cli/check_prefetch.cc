@@ -1,6 +1,8 @@
 #include "analyzer/cli/check_prefetch.h"
 
 #include <algorithm>
+#include <exception>
+#include <filesystem>
 #include <optional>
 #include <ostream>
 
@@ -14,6 +16,7 @@
 #include "analyzer/report/prefetch_render.h"
 #include "analyzer/report/report_keys.h"
 #include "analyzer/report/summary_render.h"
+#include "analyzer/report/whatif_render.h"
 #include "tracer/format/keys.h"
 
 namespace shardscope::cli {
@@ -21,7 +24,8 @@ namespace shardscope::cli {
 namespace {
 
 // The verdict first, then the worst rank's steps (or those asked for), the per-unit rows with --units.
-std::string verdict_text(const analysis::AnalysedRun& run, const report::Selection& sel, bool units) {
+std::string verdict_text(const analysis::AnalysedRun& run, const report::Selection& sel, bool units,
+                         const std::optional<metrics::WhatIf>& whatif) {
   const metrics::PrefetchCheck& check = run.prefetch;
   const analysis::RunSummary summary = analysis::summarize_run(run.report);
   const std::vector<int> shown = report::selected_ranks(run.report, sel, &summary.by_prefetch);
@@ -32,6 +36,7 @@ std::string verdict_text(const analysis::AnalysedRun& run, const report::Selecti
                                    [](const metrics::RankPrefetch& p) { return report::has_warm_up(p); })));
   for (const std::string& l : report::summary_lines(summary))
     if (l.rfind("backward prefetch:", 0) == 0) text += l + "\n";
+  if (whatif) text += report::prefetch_saving_sentence(*whatif) + "\n";
   if (shown.size() < check.ranks.size())
     text += fmt::format(
         "details below: rank{} {} ({}); --ranks all, worst:N or a list for others, --units for the per-unit rows\n",
@@ -49,10 +54,25 @@ std::string verdict_text(const analysis::AnalysedRun& run, const report::Selecti
   return text;
 }
 
+// The replay with BACKWARD_PRE on, where the files can be replayed (traces with device streams or unit
+// ranges; not rank summaries).
+std::optional<metrics::WhatIf> replay_with_pre(const std::vector<std::string>& paths, const plugins::ReadRules& rules) {
+  try {
+    const std::vector<std::filesystem::path> in(paths.begin(), paths.end());
+    const plugins::LoadResult loaded = plugins::load(in, {.rules = rules});
+    metrics::WhatIfChange change;
+    change.backward = metrics::Prefetch::Pre;
+    return metrics::what_if(loaded.trace, change);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
 }  // namespace
 
 int check_prefetch(const std::vector<std::string>& paths, const std::string& format, std::ostream& out,
-                   std::ostream& err, const plugins::ReadRules& rules, const report::Selection& sel, bool units) {
+                   std::ostream& err, const plugins::ReadRules& rules, const report::Selection& sel, bool units,
+                   bool whatif) {
   return guarded(err, [&] {
     std::optional<analysis::AnalysedRun> run;
     {
@@ -68,15 +88,22 @@ int check_prefetch(const std::vector<std::string>& paths, const std::string& for
     if (rc == 2)
       err << "shardscope: check-prefetch: nothing to check: no rank has a backward all-gather paired with its unit's "
              "compute\n";
-    const Result result{.text = [&](bool) { return verdict_text(*run, sel, units); },
+    std::optional<metrics::WhatIf> saving;
+    if (rc == 1 && whatif) saving = replay_with_pre(paths, rules);
+    const Result result{.text = [&](bool) { return verdict_text(*run, sel, units, saving); },
                         .json =
                             [&] {
                               nlohmann::json ranks = nlohmann::json::array();
                               for (const metrics::RankPrefetch& p : check.ranks)
                                 ranks.push_back(report::prefetch_json(p));
-                              return nlohmann::json{
-                                  {report::report_keys::kRanks, ranks},
-                                  {report::report_keys::kVerdict, report::verdict_name(check.verdict)}};
+                              nlohmann::json j{{report::report_keys::kRanks, ranks},
+                                               {report::report_keys::kVerdict, report::verdict_name(check.verdict)}};
+                              if (saving) {
+                                metrics::WhatIfChange pre;
+                                pre.backward = metrics::Prefetch::Pre;
+                                j["whatif_backward_pre"] = report::whatif_json(*saving, pre);
+                              }
+                              return j;
                             }};
     return write_result(format, result, "-", out, err) ? rc : 2;
   });

@@ -23,6 +23,7 @@
 #include "analyzer/cli/progress_line.h"
 #include "analyzer/cli/report.h"
 #include "analyzer/cli/summarize.h"
+#include "analyzer/cli/whatif.h"
 #include "tracer/format/limits.h"
 
 namespace {
@@ -39,6 +40,18 @@ CLI::Validator positive() {
         return {};
       },
       "POSITIVE");
+}
+// A what-if speed factor: from 0.001 to 1000, so every replayed time stays within the clock's range.
+CLI::Validator speed() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(s.c_str(), &end);
+        if (end == s.c_str() || *end || !std::isfinite(v) || v < 1e-3 || v > 1e3)
+          return fmt::format("must be a number from 0.001 to 1000, not '{}'", s.substr(0, 40));
+        return {};
+      },
+      "0.001-1000");
 }
 // A parameter count: a whole number from `lo` to 1e15 (a thousand times the largest models), so every byte
 // count the memory calculator prints stays a plain number rather than inf or 300 digits.
@@ -73,7 +86,7 @@ struct Args {
   std::string format = "text", output = "-", ranks_arg = "worst", steps_arg, files_per_process, summary_dir;
   std::string a, b;
   shardscope::plugins::ReadRules rules;
-  bool mpi = false, units = false, quiet = false, perfetto = false;
+  bool mpi = false, units = false, quiet = false, perfetto = false, no_whatif = false;
   uint64_t max_trace_bytes = 0;
   shardscope::cli::MemoryArgs m;
   int stage = -1;
@@ -84,11 +97,16 @@ struct Args {
   double given_params = 0;
   int given_world = 0;
   std::string given_sharding, given_dtype, given_optimizer;
+  // whatif: the change (metrics/whatif.h).
+  std::string backward_prefetch, forward_prefetch;
+  int limit_all_gathers = 0, unit = -1;
+  double comm_speed = 1.0, compute_speed = 1.0;
 };
 
 // The subcommands, and the options whose presence run() asks about.
 struct Commands {
-  CLI::App *inspect, *report, *check, *summarize, *diff, *memory, *launch, *exporter;
+  CLI::App *inspect, *report, *check, *summarize, *diff, *memory, *launch, *exporter, *whatif;
+  CLI::Option *limit_opt, *unit_opt;
   CLI::Option *params_opt, *largest_opt, *root_opt;
   CLI::Option *given_params, *given_world, *given_sharding, *given_dtype, *given_optimizer;
 };
@@ -139,6 +157,42 @@ shardscope::metrics::MemoryGiven memory_given(const Args& x, const Commands& c) 
   return g;
 }
 
+// whatif's change: each flag unset keeps the run as measured.
+void add_whatif(CLI::App& app, Args& x, Commands& c) {
+  c.whatif = app.add_subcommand(
+      "whatif", "Replay a measured run with prefetch, the rate limiter or speeds changed: the predicted step time");
+  c.whatif->add_option("RUN", x.paths, "Trace files or a directory of one run's ranks")->required();
+  c.whatif->add_option("--backward-prefetch", x.backward_prefetch, "BACKWARD_PRE, BACKWARD_POST or none")
+      ->check(CLI::IsMember({"pre", "post", "none"}));
+  c.whatif->add_option("--forward-prefetch", x.forward_prefetch, "Forward prefetch")
+      ->check(CLI::IsMember({"on", "off"}));
+  c.limit_opt = c.whatif
+                    ->add_option("--limit-all-gathers", x.limit_all_gathers,
+                                 "All-gathers in flight at most (the rate limiter; 0: no limit)")
+                    ->check(between(0, 1 << 20));
+  c.whatif->add_option("--comm-speed", x.comm_speed, "Communication this many times as fast (2: twice; 0.001 to 1000)")
+      ->check(speed());
+  c.whatif->add_option("--compute-speed", x.compute_speed, "Compute this many times as fast (0.001 to 1000)")
+      ->check(speed());
+  c.unit_opt = c.whatif->add_option("--unit", x.unit, "Change only this FSDP unit's all-gathers and compute")
+                   ->check(between(0, 1 << 20));
+  c.whatif->add_option("--format", x.format, "Output format")->check(CLI::IsMember({"text", "json"}));
+}
+
+shardscope::metrics::WhatIfChange whatif_change(const Args& x, const Commands& c) {
+  namespace m = shardscope::metrics;
+  m::WhatIfChange w;
+  if (!x.backward_prefetch.empty())
+    w.backward = x.backward_prefetch == "pre"    ? m::Prefetch::Pre
+                 : x.backward_prefetch == "post" ? m::Prefetch::Post
+                                                 : m::Prefetch::None;
+  if (!x.forward_prefetch.empty()) w.forward = x.forward_prefetch == "on";
+  if (*c.limit_opt) w.limit = x.limit_all_gathers;
+  if (*c.unit_opt) w.unit = x.unit;
+  w.comm_speed = x.comm_speed, w.compute_speed = x.compute_speed;
+  return w;
+}
+
 void add_reading(CLI::App& app, Args& x, Commands& c, const std::string& formats) {
   c.inspect =
       app.add_subcommand("inspect", "Show each trace file's metadata, tracks, event counts, span and truncation");
@@ -179,6 +233,9 @@ void add_reading(CLI::App& app, Args& x, Commands& c, const std::string& formats
   c.check->add_option("--steps", x.steps_arg, "Which steps to show: all (the default) or a list like 0,2,5-7");
   c.check->add_flag("--units", x.units,
                     "Show each step's per-unit rows (issue lead, hidden share, exposed wait, cause, late peer)");
+  c.check->add_flag("--no-whatif", x.no_whatif,
+                    "Not effective: leave out what the replay with BACKWARD_PRE predicts it would save (it reads "
+                    "the files again)");
 
   c.summarize = app.add_subcommand("summarize",
                                    "Summarise each rank's trace into a small SQLite file (docs/summaries.md) "
@@ -199,7 +256,8 @@ void add_reading(CLI::App& app, Args& x, Commands& c, const std::string& formats
   c.exporter->add_option("PATH", x.paths, "Trace files or directories of them: " + formats)->required();
   c.exporter->add_flag("--perfetto", x.perfetto, "Chrome-trace JSON for ui.perfetto.dev (the one format so far)")
       ->required();
-  for (CLI::App* sub : {c.report, c.check, c.summarize, c.diff, c.exporter}) {
+  add_whatif(app, x, c);
+  for (CLI::App* sub : {c.report, c.check, c.summarize, c.diff, c.exporter, c.whatif}) {
     CLI::Option* pattern = sub->add_option(
         "--step-pattern", x.rules.step_pattern,
         "Ranges whose whole name matches this regex (RE2 syntax) are the steps where the trace has none of its own "
@@ -214,12 +272,12 @@ void add_reading(CLI::App& app, Args& x, Commands& c, const std::string& formats
                   "run configuration, start hours apart, a rank twice), with a warning instead of an error");
   }
 
-  for (CLI::App* sub : {c.report, c.check, c.diff, c.summarize, c.exporter})
+  for (CLI::App* sub : {c.report, c.check, c.diff, c.summarize, c.exporter, c.whatif})
     sub->add_flag("-q,--quiet", x.quiet, "No progress line on stderr (it shows only on a terminal anyway)");
 
   // One bound for every command that reads traces: more JSON text than this (a file, or what a gzip
   // inflates to) is refused rather than run out of memory.
-  for (CLI::App* sub : {c.inspect, c.report, c.check, c.diff, c.summarize, c.exporter})
+  for (CLI::App* sub : {c.inspect, c.report, c.check, c.diff, c.summarize, c.exporter, c.whatif})
     sub->add_option("--max-trace-bytes", x.max_trace_bytes,
                     "Refuse a trace whose JSON text (inflated) is larger than this, e.g. 16GiB (default: 4 GiB or an "
                     "eighth of the memory this "
@@ -230,7 +288,7 @@ void add_reading(CLI::App& app, Args& x, Commands& c, const std::string& formats
 
 // -o on every command that prints a result, said one way.
 void add_output(Args& x, Commands& c) {
-  for (CLI::App* sub : {c.inspect, c.report, c.check, c.diff, c.memory, c.exporter})
+  for (CLI::App* sub : {c.inspect, c.report, c.check, c.diff, c.memory, c.exporter, c.whatif})
     sub->add_option("-o,--output", x.output, "Write the result to FILE instead of stdout (- for stdout)");
 }
 
@@ -347,10 +405,11 @@ int run_printing(Args& x, const Commands& c, std::ostream& out) {
     return cli::report_mpi(x.paths, x.format, x.output, out, std::cerr, x.rules, *sel, x.files_per_process,
                            memory_given(x, c));
   if (*c.report) return cli::report(x.paths, x.format, x.output, out, std::cerr, x.rules, *sel, memory_given(x, c));
-  if (*c.check) return cli::check_prefetch(x.paths, x.format, out, std::cerr, x.rules, *sel, x.units);
+  if (*c.check) return cli::check_prefetch(x.paths, x.format, out, std::cerr, x.rules, *sel, x.units, !x.no_whatif);
   if (*c.exporter) return cli::export_perfetto(x.paths, x.output, out, std::cerr, x.rules);
   if (*c.summarize) return cli::summarize(x.paths, x.summary_dir, out, std::cerr, x.rules);
   if (*c.diff) return cli::diff(x.a, x.b, x.format, out, std::cerr, x.rules);
+  if (*c.whatif) return cli::whatif(x.paths, whatif_change(x, c), x.format, out, std::cerr, x.rules);
   if (*c.memory) {
     if (*c.params_opt) x.m.params = x.params;
     if (*c.largest_opt) x.m.largest_unit = x.largest_unit;

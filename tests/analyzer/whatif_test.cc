@@ -1,0 +1,265 @@
+// The replay model (metrics/replay*.h) and what-if (metrics/whatif.h): constructed timelines whose replay is
+// worked out by hand below, and the real H100 pairs in tests/data, each run predicted from the other's trace.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "analyzer/metrics/replay.h"
+#include "analyzer/metrics/whatif.h"
+#include "plugins/load/load.h"
+#include "tracer/format/keys.h"
+
+using namespace shardscope;
+using metrics::Prefetch;
+using metrics::WhatIfChange;
+
+namespace {
+
+constexpr int64_t us = 1000;
+
+// One rank: a host thread that launches, a compute stream, a comm stream and the importers' derived unit
+// ranges; one step [step_start, step_end) (on a GPU, the device time from the step's first device op).
+struct RankBuilder {
+  model::Rank r;
+  RankBuilder(int rank, int world, int64_t step_end, int64_t step_start = 0) {
+    r.rank = rank, r.world_size = world;
+    for (auto [name, kind] : {std::pair{"host", model::TrackKind::HostThread},
+                              {"compute", model::TrackKind::DeviceStream},
+                              {"comm", model::TrackKind::DeviceStream},
+                              {"units", model::TrackKind::HostThread}}) {
+      model::Track t;
+      t.name = name, t.kind = kind, t.tid = int64_t(r.tracks.size());
+      r.tracks.push_back(t);
+    }
+    r.steps.push_back({0, step_start, step_end, step_start, step_end});
+  }
+  void launch(int64_t ts) {
+    model::Event e;
+    e.ts_ns = ts, e.dur_ns = 1 * us, e.name = r.strings.intern("cudaLaunchKernel");
+    r.tracks[0].events.push_back(e);
+  }
+  // A kernel launched at `issued` (a launch is added there).
+  void kernel(int track, int64_t issued, int64_t ts, int64_t dur, model::CollectiveKind coll = {}, int unit = -1) {
+    launch(issued);
+    model::Event e;
+    e.ts_ns = ts, e.dur_ns = dur, e.issued_ns = issued, e.step = 0, e.unit = unit, e.coll = coll;
+    e.cls = coll == model::CollectiveKind::None ? model::IntervalClass::Compute : model::IntervalClass::Communication;
+    e.name = r.strings.intern(coll == model::CollectiveKind::None ? "gemm" : "ncclDevKernel_AllGather_RING_LL");
+    r.tracks[size_t(track)].events.push_back(e);
+  }
+  void unit_backward(int unit, int64_t ts, int64_t dur) {
+    model::Event e;
+    e.ts_ns = ts, e.dur_ns = dur, e.unit = unit, e.step = 0;
+    e.name = r.strings.intern(keys::kUnitBackward), e.cat = r.strings.intern(keys::kCatFsdp);
+    r.tracks[3].events.push_back(e);
+  }
+  model::Rank done() {
+    r.finalize();
+    return std::move(r);
+  }
+};
+
+// Three kernels back to back on one stream, launched well ahead: twice as fast compute halves the step.
+TEST(WhatIf, ComputeSpeedOnOneStream) {
+  RankBuilder b(0, 1, 250 * us, 100 * us);
+  b.kernel(1, 0, 100 * us, 50 * us);
+  b.kernel(1, 10 * us, 150 * us, 50 * us);
+  b.kernel(1, 20 * us, 200 * us, 50 * us);
+  model::Trace t;
+  t.ranks.push_back(b.done());
+  WhatIfChange c;
+  c.compute_speed = 2;
+  const metrics::WhatIf w = metrics::what_if(t, c);
+  ASSERT_EQ(w.steps.size(), 1u);
+  EXPECT_EQ(w.steps[0].measured_ns, 150 * us);   // the step's window [100, 250 µs)
+  EXPECT_EQ(w.steps[0].unchanged_ns, 150 * us);  // replayed exactly
+  // The first kernel keeps its 100 µs after its launch (nothing in the trace explains it), then the three run
+  // 25 µs each, back to back (their launches are long past): 100-175 µs, a 75 µs step with no tail.
+  EXPECT_EQ(w.predicted_step_ns, 75 * us);
+  EXPECT_EQ(w.unchanged_error, 0.0);
+}
+
+// An all-gather on two ranks: rank 0 arrives at 10 µs, rank 1 at 60 µs, both end at 110 µs. Its own time is
+// 50 µs after the last arrival; twice as fast communication ends it at 60 + 25 = 85 µs on both ranks.
+TEST(WhatIf, CollectiveEndsItsOwnTimeAfterTheLastArrival) {
+  model::Trace t;
+  for (int rank = 0; rank < 2; ++rank) {
+    RankBuilder b(rank, 2, 200 * us);
+    const int64_t arrive = rank == 0 ? 10 * us : 60 * us;
+    b.kernel(2, arrive - 5 * us, arrive, 110 * us - arrive, model::CollectiveKind::AllGather, 1);
+    t.ranks.push_back(b.done());
+  }
+  const metrics::replay::Graph g = metrics::replay::build_graph(t);
+  ASSERT_EQ(g.instances.size(), 1u);
+  WhatIfChange c;
+  c.comm_speed = 2;
+  const metrics::replay::Schedule same = metrics::replay::schedule(g, metrics::replay::measured_wiring(g)),
+                                  fast = metrics::replay::schedule(g, metrics::changed_wiring(g, c));
+  ASSERT_TRUE(same.settled && fast.settled);
+  for (size_t o = 0; o < g.ops.size(); ++o) {
+    if (g.ops[o].role != metrics::replay::Role::AllGather) continue;
+    EXPECT_EQ(g.ops[o].own_ns, 50 * us);
+    EXPECT_EQ(same.end[o], 110 * us);
+    EXPECT_EQ(fast.end[o], 85 * us);
+    EXPECT_EQ(fast.start[o], g.ops[o].ts_ns);  // it still arrives when it did
+  }
+}
+
+// Backward of two units with no prefetch: unit 1's all-gather (50 µs) waits for unit 2's compute (0-100 µs),
+// unit 1's compute (150-250 µs) for it. With BACKWARD_PRE it is issued with unit 2's compute at 0 µs and runs
+// 0-50 µs under it; unit 1's compute then follows unit 2's at 100 µs: the step ends at 200 µs, not 250 µs.
+model::Trace backward_none() {
+  RankBuilder b(0, 1, 250 * us);
+  b.kernel(1, 0, 0, 100 * us);                                                  // BC(2)
+  b.kernel(2, 1 * us, 100 * us, 50 * us, model::CollectiveKind::AllGather, 1);  // AG(1), after BC(2)
+  b.kernel(1, 2 * us, 150 * us, 100 * us);                                      // BC(1)
+  b.unit_backward(2, 0, 100 * us);
+  b.unit_backward(1, 150 * us, 100 * us);
+  model::Trace t;
+  t.ranks.push_back(b.done());
+  return t;
+}
+
+TEST(WhatIf, BackwardPrefetchPreHidesTheAllGather) {
+  WhatIfChange c;
+  c.backward = Prefetch::Pre;
+  const metrics::WhatIf w = metrics::what_if(backward_none(), c);
+  EXPECT_EQ(w.measured_backward, "none");
+  EXPECT_EQ(w.measured_step_ns, 250 * us);
+  EXPECT_EQ(w.steps[0].unchanged_ns, 250 * us);
+  EXPECT_EQ(w.predicted_step_ns, 200 * us);
+  // Exposed: the all-gather's 50 µs, none of it under compute; with pre all of it is under unit 2's compute.
+  EXPECT_EQ(w.measured_exposed_ns, 50 * us);
+  EXPECT_EQ(w.predicted_exposed_ns, 0);
+  EXPECT_EQ(w.measured_hidden, 0.0);
+  EXPECT_EQ(w.predicted_hidden, 1.0);
+  ASSERT_EQ(w.units.size(), 1u);
+  EXPECT_EQ(w.units[0].unit, 1);
+  EXPECT_EQ(w.units[0].measured_ns, 50 * us);
+  EXPECT_EQ(w.units[0].predicted_ns, 0);
+}
+
+// The same timeline asked for no change, or for "none" again, is the measured one.
+TEST(WhatIf, NoChangeIsTheMeasuredRun) {
+  for (std::optional<Prefetch> p : {std::optional<Prefetch>{}, std::optional<Prefetch>{Prefetch::None}}) {
+    WhatIfChange c;
+    c.backward = p;
+    const metrics::WhatIf w = metrics::what_if(backward_none(), c);
+    EXPECT_EQ(w.predicted_step_ns, 250 * us);
+    EXPECT_EQ(w.predicted_exposed_ns, 50 * us);
+  }
+}
+
+TEST(WhatIf, NothingToReplayIsAnError) {
+  model::Trace t;
+  t.ranks.push_back(RankBuilder(0, 1, 100).done());
+  EXPECT_THROW(metrics::what_if(t, {}), std::invalid_argument);
+}
+
+// The real pairs: each run of a pair predicted from the other's trace. Errors on committed traces are
+// deterministic; each is held to what docs/whatif.md quotes plus one percentage point.
+struct Pair {
+  const char *from, *to;
+  Prefetch change;
+  double quoted;  // |predicted − measured| / measured of `to`, as docs/whatif.md has it
+};
+
+model::Trace load(const std::string& dir) {
+  return plugins::load({std::filesystem::path(SHARDSCOPE_DATA_DIR) / dir}).trace;
+}
+
+template <size_t N>
+void check_pairs(const Pair (&pairs)[N], double unchanged = 0.001) {
+  for (const Pair& p : pairs) {
+    WhatIfChange c;
+    c.backward = p.change;
+    const metrics::WhatIf from = metrics::what_if(load(p.from), c), to = metrics::what_if(load(p.to), {});
+    // The unchanged replay of each run is within `unchanged` of it.
+    EXPECT_LE(from.unchanged_error, unchanged) << p.from;
+    EXPECT_LE(to.unchanged_error, unchanged) << p.to;
+    const double error = std::abs(double(from.predicted_step_ns - to.measured_step_ns)) / double(to.measured_step_ns);
+    EXPECT_LE(error, p.quoted + 0.01) << p.from << " -> " << p.to;
+    std::printf("%s -> %s: predicted %.1f ms, measured %.1f ms, error %.2f %%\n", p.from, p.to,
+                double(from.predicted_step_ns) / 1e6, double(to.measured_step_ns) / 1e6, 100 * error);
+  }
+}
+
+TEST(WhatIf, RealH100PairsWithinTheirQuotedError) {
+  const Pair pairs[] = {
+      {"h100_nccl2/pytorch_fsdp1_backward_pre", "h100_nccl2/pytorch_fsdp1_backward_none", Prefetch::None, 0.0161},
+      {"h100_nccl2/pytorch_fsdp1_backward_none", "h100_nccl2/pytorch_fsdp1_backward_pre", Prefetch::Pre, 0.0048},
+      {"h100_nccl2/shardscope_train_pre", "h100_nccl2/shardscope_train_none", Prefetch::None, 0.0031},
+      {"h100_nccl2/shardscope_train_none", "h100_nccl2/shardscope_train_pre", Prefetch::Pre, 0.0931},
+  };
+  check_pairs(pairs);
+}
+
+// The trainer on CPU (tests/golden/trainer_cpu_2ranks: 2 ranks on 2 shared cores): replayed unchanged within
+// 1 %, but the pair is not quiet (compute and communication threads share the cores, so the `none` run is the
+// faster one) and the replay, which keeps each range's measured length, misses it by about 60 %.
+TEST(WhatIf, TrainerCpuPair) {
+  const Pair pairs[] = {
+      {"../golden/trainer_cpu_2ranks/pre", "../golden/trainer_cpu_2ranks/none", Prefetch::None, 0.6215},
+      {"../golden/trainer_cpu_2ranks/none", "../golden/trainer_cpu_2ranks/pre", Prefetch::Pre, 0.5731},
+  };
+  check_pairs(pairs, 0.008);
+}
+
+}  // namespace
+
+namespace {
+
+// The command: its JSON (through -o) is the analysis's figures; what cannot be replayed is one error line.
+struct Ran {
+  int rc;
+  std::string err;
+};
+Ran run(const std::string& args) {
+  const std::string err = (std::filesystem::temp_directory_path() / "shardscope_whatif_test.err").string();
+  const int rc = std::system((std::string(SHARDSCOPE_BIN) + " whatif " + args + " -q 2>" + err).c_str());
+  std::ifstream in(err);
+  return {WEXITSTATUS(rc), std::string(std::istreambuf_iterator<char>(in), {})};
+}
+
+TEST(WhatIfCli, JsonThroughOutputFile) {
+  const std::string dir = std::string(SHARDSCOPE_DATA_DIR) + "/h100_nccl2/pytorch_fsdp1_backward_none";
+  const std::string out = (std::filesystem::temp_directory_path() / "shardscope_whatif_test.json").string();
+  ASSERT_EQ(run(dir + " --backward-prefetch pre --format json -o " + out).rc, 0);
+  std::ifstream in(out);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  WhatIfChange c;
+  c.backward = Prefetch::Pre;
+  const metrics::WhatIf w = metrics::what_if(load("h100_nccl2/pytorch_fsdp1_backward_none"), c);
+  EXPECT_EQ(j["predicted_step_ns"].get<int64_t>(), w.predicted_step_ns);
+  EXPECT_EQ(j["measured_step_ns"].get<int64_t>(), w.measured_step_ns);
+  EXPECT_EQ(j["change"], "backward prefetch pre");
+  EXPECT_EQ(j["steps"].size(), 3u);
+}
+
+TEST(WhatIfCli, NothingToReplayIsOneErrorLine) {
+  const Ran r = run(std::string(SHARDSCOPE_DATA_DIR) + "/torch113_ddp_gloo");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("shardscope: error: no steady step with device work to replay"), std::string::npos) << r.err;
+  // Rank summaries keep no events: named, and refused.
+  const std::string sums = (std::filesystem::temp_directory_path() / "shardscope_whatif_test_sums").string();
+  std::filesystem::remove_all(sums);
+  ASSERT_EQ(std::system((std::string(SHARDSCOPE_BIN) + " summarize -q " + SHARDSCOPE_DATA_DIR +
+                         "/../golden/trainer_cpu_2ranks/none -o " + sums + " >/dev/null")
+                            .c_str()),
+            0);
+  const Ran summary = run(sums);
+  EXPECT_EQ(summary.rc, 2);
+  EXPECT_NE(summary.err.find("a rank summary holds no events to replay"), std::string::npos) << summary.err;
+  const Ran missing = run("/nonexistent/run");
+  EXPECT_EQ(missing.rc, 2);
+  EXPECT_NE(missing.err.find("/nonexistent/run"), std::string::npos) << missing.err;
+}
+
+}  // namespace
