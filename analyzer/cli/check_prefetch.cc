@@ -23,9 +23,17 @@ namespace shardscope::cli {
 
 namespace {
 
+// The replay with BACKWARD_PRE on, where the files can be replayed (traces with device streams or unit
+// ranges; not rank summaries), or why it gives no number.
+struct Saving {
+  std::optional<metrics::WhatIf> whatif;
+  metrics::WhatIfNa na = metrics::WhatIfNa::None;
+  size_t ranks = 0;
+};
+
 // The verdict first, then the worst rank's steps (or those asked for), the per-unit rows with --units.
 std::string verdict_text(const analysis::AnalysedRun& run, const report::Selection& sel, bool units,
-                         const std::optional<metrics::WhatIf>& whatif) {
+                         const std::optional<Saving>& saving) {
   const metrics::PrefetchCheck& check = run.prefetch;
   const analysis::RunSummary summary = analysis::summarize_run(run.report);
   const std::vector<int> shown = report::selected_ranks(run.report, sel, &summary.by_prefetch);
@@ -36,7 +44,8 @@ std::string verdict_text(const analysis::AnalysedRun& run, const report::Selecti
                                    [](const metrics::RankPrefetch& p) { return report::has_warm_up(p); })));
   for (const std::string& l : report::summary_lines(summary))
     if (l.rfind("backward prefetch:", 0) == 0) text += l + "\n";
-  if (whatif) text += report::prefetch_saving_sentence(*whatif) + "\n";
+  if (saving && saving->whatif) text += report::prefetch_saving_sentence(*saving->whatif) + "\n";
+  if (saving && !saving->whatif) text += report::prefetch_saving_na_sentence(saving->na, saving->ranks) + "\n";
   if (shown.size() < check.ranks.size())
     text += fmt::format(
         "details below: rank{} {} ({}); --ranks all, worst:N or a list for others, --units for the per-unit rows\n",
@@ -54,17 +63,21 @@ std::string verdict_text(const analysis::AnalysedRun& run, const report::Selecti
   return text;
 }
 
-// The replay with BACKWARD_PRE on, where the files can be replayed (traces with device streams or unit
-// ranges; not rank summaries).
-std::optional<metrics::WhatIf> replay_with_pre(const std::vector<std::string>& paths, const plugins::ReadRules& rules) {
+// The replay reads every rank at once; above this the verdict stays one rank at a time and says so.
+constexpr size_t kMaxReplayRanks = 32;
+
+Saving replay_with_pre(const std::vector<std::string>& paths, const plugins::ReadRules& rules, size_t ranks) {
+  if (ranks > kMaxReplayRanks) return {.na = metrics::WhatIfNa::ManyRanks, .ranks = ranks};
   try {
     const std::vector<std::filesystem::path> in(paths.begin(), paths.end());
     const plugins::LoadResult loaded = plugins::load(in, {.rules = rules});
     metrics::WhatIfChange change;
     change.backward = metrics::Prefetch::Pre;
-    return metrics::what_if(loaded.trace, change);
+    metrics::WhatIf w = metrics::what_if(loaded.trace, change);
+    if (w.host_is_device) return {.na = metrics::WhatIfNa::CpuRun, .ranks = ranks};
+    return {.whatif = std::move(w), .ranks = ranks};
   } catch (const std::exception&) {
-    return std::nullopt;
+    return {.na = metrics::WhatIfNa::NotReplayable, .ranks = ranks};
   }
 }
 
@@ -88,8 +101,8 @@ int check_prefetch(const std::vector<std::string>& paths, const std::string& for
     if (rc == 2)
       err << "shardscope: check-prefetch: nothing to check: no rank has a backward all-gather paired with its unit's "
              "compute\n";
-    std::optional<metrics::WhatIf> saving;
-    if (rc == 1 && whatif) saving = replay_with_pre(paths, rules);
+    std::optional<Saving> saving;
+    if (rc == 1 && whatif) saving = replay_with_pre(paths, rules, check.ranks.size());
     const Result result{.text = [&](bool) { return verdict_text(*run, sel, units, saving); },
                         .json =
                             [&] {
@@ -98,10 +111,12 @@ int check_prefetch(const std::vector<std::string>& paths, const std::string& for
                                 ranks.push_back(report::prefetch_json(p));
                               nlohmann::json j{{report::report_keys::kRanks, ranks},
                                                {report::report_keys::kVerdict, report::verdict_name(check.verdict)}};
-                              if (saving) {
+                              if (saving && saving->whatif) {
                                 metrics::WhatIfChange pre;
                                 pre.backward = metrics::Prefetch::Pre;
-                                j["whatif_backward_pre"] = report::whatif_json(*saving, pre);
+                                j["whatif_backward_pre"] = report::whatif_json(*saving->whatif, pre);
+                              } else if (saving) {
+                                j["whatif_backward_pre_na"] = report::whatif_na_name(saving->na);
                               }
                               return j;
                             }};

@@ -46,6 +46,16 @@ struct WhatIf {
   std::vector<UnitExposure> units;                            // by the change in exposure, largest first
   std::string measured_backward;                              // "pre", "post", "none" as read off the run
   bool settled = true;                                        // false: the wiring had a cycle
+  bool host_is_device = false;  // a CPU run: the ranks' compute and collectives share the host's cores, which
+                                // the replay cannot see (its predictions there are not to be trusted)
+};
+
+// Why check-prefetch's what-if line has no number.
+enum class WhatIfNa : uint8_t {
+  None,
+  CpuRun,        // host_is_device: ranks contend for the same cores, outside the model
+  ManyRanks,     // the replay holds every rank's events at once; check-prefetch keeps to one at a time
+  NotReplayable  // the files hold nothing to replay (rank summaries, no steady step with device work)
 };
 
 // Replays `trace` unchanged and with `change`. Throws std::invalid_argument when the trace holds no steady

@@ -43,6 +43,9 @@ std::string whatif_text(const metrics::WhatIf& w, const metrics::WhatIfChange& c
   const int64_t d = w.predicted_step_ns - w.measured_step_ns;
   t += fmt::format("predicted step time: {} (measured {}; {}, {})\n", ms(w.predicted_step_ns), ms(w.measured_step_ns),
                    signed_ms(d), share(d, w.measured_step_ns));
+  if (w.host_is_device)
+    t += "caution: a CPU run: its ranks share the host's cores, which the replay cannot see; on the trainer's CPU "
+         "pair its predictions were 57-62 % off (docs/whatif.md)\n";
   t += fmt::format("exposed communication: {} a step (measured {}; {})\n", ms(w.predicted_exposed_ns),
                    ms(w.measured_exposed_ns), signed_ms(w.predicted_exposed_ns - w.measured_exposed_ns));
   if (w.backward_all_gathers)
@@ -94,6 +97,7 @@ nlohmann::json whatif_json(const metrics::WhatIf& w, const metrics::WhatIfChange
           {"measured_backward_hidden_share", w.measured_hidden},
           {"unchanged_replay_median_error", w.unchanged_error},
           {"settled", w.settled},
+          {"host_is_device", w.host_is_device},
           {"units", units},
           {"steps", steps}};
 }
@@ -109,6 +113,33 @@ std::string prefetch_saving_sentence(const metrics::WhatIf& w) {
       "what if: turning BACKWARD_PRE on would save about {} a step ({:.1f} % of {}), by replaying this "
       "trace with it (shardscope whatif; its error on real runs: docs/whatif.md)",
       ms(saved), 100.0 * double(saved) / double(w.measured_step_ns), ms(w.measured_step_ns));
+}
+
+std::string prefetch_saving_na_sentence(metrics::WhatIfNa why, size_t ranks) {
+  switch (why) {
+    case metrics::WhatIfNa::CpuRun:
+      return "what if: n/a on a CPU run: its ranks share the host's cores, which the replay cannot see "
+             "(docs/whatif.md)";
+    case metrics::WhatIfNa::ManyRanks:
+      return fmt::format(
+          "what if: not replayed: the replay holds every rank's events at once, and this run has {} ranks "
+          "(shardscope whatif on the run replays it; --no-whatif leaves this line out)",
+          ranks);
+    case metrics::WhatIfNa::NotReplayable:
+      return "what if: n/a: nothing in these files to replay (rank summaries keep no events)";
+    case metrics::WhatIfNa::None: break;
+  }
+  return "";
+}
+
+std::string whatif_na_name(metrics::WhatIfNa why) {
+  switch (why) {
+    case metrics::WhatIfNa::CpuRun: return "cpu_run";
+    case metrics::WhatIfNa::ManyRanks: return "many_ranks";
+    case metrics::WhatIfNa::NotReplayable: return "not_replayable";
+    case metrics::WhatIfNa::None: break;
+  }
+  return "";
 }
 
 }  // namespace shardscope::report

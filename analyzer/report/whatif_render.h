@@ -17,5 +17,9 @@ std::string whatif_text(const metrics::WhatIf& w, const metrics::WhatIfChange& c
 nlohmann::json whatif_json(const metrics::WhatIf& w, const metrics::WhatIfChange& c);
 // check-prefetch's line under a "not effective" verdict: what the replay with BACKWARD_PRE predicts.
 std::string prefetch_saving_sentence(const metrics::WhatIf& w);
+// The same line where the replay gives no number, with why.
+std::string prefetch_saving_na_sentence(metrics::WhatIfNa why, size_t ranks);
+// Its JSON name: "cpu_run", "many_ranks", "not_replayable".
+std::string whatif_na_name(metrics::WhatIfNa why);
 
 }  // namespace shardscope::report

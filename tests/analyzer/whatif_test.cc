@@ -212,6 +212,12 @@ TEST(WhatIf, TrainerCpuPair) {
   check_pairs(pairs, 0.008);
 }
 
+// That is why a CPU run is marked (and check-prefetch gives no saving for one), and a GPU run is not.
+TEST(WhatIf, ACpuRunIsMarkedAndAGpuRunIsNot) {
+  EXPECT_TRUE(metrics::what_if(load("../golden/trainer_cpu_2ranks/none"), {}).host_is_device);
+  EXPECT_FALSE(metrics::what_if(load("h100_nccl2/shardscope_train_none"), {}).host_is_device);
+}
+
 }  // namespace
 
 namespace {
