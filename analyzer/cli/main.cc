@@ -389,14 +389,18 @@ int main(int argc, char** argv) {
   add_memory(app, x, c);
   add_output(x, c);
 
-  // diff A1 A2 -- B1 B2: everything after "--" is positional to CLI11, so the runs after it are side B.
-  for (int i = 1; i < argc; ++i)
-    if (std::string_view(argv[i]) == "--") {
-      x.diff_b_count = size_t(argc - i - 1);
-      break;
-    }
+  // diff A1 A2 -- B1 B2: the runs after "--" are side B. CLI11 hands a subcommand's arguments after "--" to
+  // no positional, so the "--" is taken out here and the count of B's runs kept (options go before it).
+  std::vector<char*> args(argv, argv + argc);
+  if (argc > 1 && std::string_view(argv[1]) == "diff")
+    for (size_t i = 2; i < args.size(); ++i)
+      if (std::string_view(args[i]) == "--") {
+        x.diff_b_count = args.size() - i - 1;
+        args.erase(args.begin() + long(i));
+        break;
+      }
   try {
-    app.parse(argc, argv);
+    app.parse(int(args.size()), args.data());
   } catch (const CLI::Success& e) {
     return app.exit(e);  // --help, --version
   } catch (const CLI::ParseError& e) {

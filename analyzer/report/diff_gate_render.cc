@@ -48,8 +48,8 @@ const char* noise_key(Noise n) {
 std::string noise_text(const RunChange& c) {
   const char* what = c.per_step ? "steps" : "runs";
   switch (c.noise) {
-    case Noise::Beyond: return fmt::format("beyond noise (p {:.3f})", c.p);
-    case Noise::Within: return fmt::format("within noise (p {:.3f})", c.p);
+    case Noise::Beyond: return fmt::format("beyond noise (p {:.2g})", c.p);
+    case Noise::Within: return fmt::format("within noise (p {:.2g})", c.p);
     case Noise::TooFew: return fmt::format("cannot tell: {} vs {} {}", c.a_samples.size(), c.b_samples.size(), what);
     case Noise::NoSpread: return *c.a == *c.b ? "same" : "changed (one run a side: no spread)";
     case Noise::Missing: return "";
