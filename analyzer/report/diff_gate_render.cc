@@ -27,10 +27,14 @@ std::string shown(double v, const RunChange& c) {
 
 std::string change_text(const RunChange& c) {
   if (!c.a || !c.b) return "";
-  const double d = *c.b - *c.a;
+  double d = *c.b - *c.a;
+  // A change that prints as zero is zero: never "-0.000" nor "-0.0%".
+  if (std::fabs(c.unit == analysis::ChangeUnit::Bytes ? d / 1048576.0 : d) < 5e-4) d = 0;
   std::string s = (d >= 0 ? "+" : "-") + shown(std::fabs(d), c);
   if (c.unit == analysis::ChangeUnit::Pct) return s + " pp";
-  if (*c.a != 0) s += fmt::format(" ({:+.1f}%)", 100 * d / std::fabs(*c.a));
+  const double pct = *c.a != 0 ? 100 * d / std::fabs(*c.a) : 0.0;
+  if (*c.a != 0)
+    s += d != 0 && std::fabs(pct) < 0.05 ? std::string(" (<0.1%)") : fmt::format(" ({:+.1f}%)", d == 0 ? 0.0 : pct);
   return s;
 }
 
@@ -81,9 +85,10 @@ std::string gate_line(const GateResult& r, const analysis::SidesDiff& d) {
   else if (r.outcome == GateOutcome::NotApplicable)
     what = r.change ? fmt::format("{}: {}", r.missing, in_side_na(*r.change)) : r.missing;
   else {
-    const std::string v = !r.change_value                               ? "from 0"
-                          : r.term.unit == analysis::GateUnit::Relative ? fmt::format("{:+.1f}%", *r.change_value)
-                                                                        : change_text(*r.change);
+    const std::string v = !r.change_value ? "from 0"
+                          : r.term.unit == analysis::GateUnit::Relative
+                              ? fmt::format("{:+.1f}%", std::fabs(*r.change_value) < 0.05 ? 0.0 : *r.change_value)
+                              : change_text(*r.change);
     what = fmt::format("{} {}, {}{}", r.change->key, v, r.crossed ? "past the threshold" : "within the threshold",
                        r.crossed ? ", " + noise_text(*r.change) : "");
   }
