@@ -16,6 +16,8 @@ enum class Na : uint8_t {
   EmptyWindow,                // a share of an empty window
   KindNotInRun,               // diff: this collective kind does not occur in this run
   UnitNotChecked,             // diff: the prefetch check found no backward all-gather of this unit
+  NoBusBandwidth,             // diff: no run of the side has this kind's bus bandwidth (no bytes, or no time)
+  NoMemoryMeasured,           // diff: no run of the side measured memory (no allocator events or counter)
 };
 
 }  // namespace shardscope::analysis

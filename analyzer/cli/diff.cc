@@ -2,34 +2,79 @@
 
 #include <optional>
 #include <ostream>
+#include <stdexcept>
 
 #include "analyzer/analysis/diff.h"
+#include "analyzer/analysis/diff_gate.h"
 #include "analyzer/cli/output.h"
 #include "analyzer/cli/progress_line.h"
+#include "analyzer/report/diff_gate_render.h"
 #include "analyzer/report/diff_render.h"
 
 namespace shardscope::cli {
 
-int diff(const std::string& a_path, const std::string& b_path, const std::string& format, std::ostream& out,
-         std::ostream& err, const plugins::ReadRules& rules) {
+bool split_sides(const std::vector<std::string>& runs, size_t b_count, DiffArgs& args, std::ostream& err) {
+  if (b_count == 0 && runs.size() == 2) b_count = 1;
+  if (b_count == 0 || b_count >= runs.size()) {
+    print_error(err, "diff: give two runs (A B), or each side's runs as A1 A2 -- B1 B2");
+    return false;
+  }
+  args.a.assign(runs.begin(), runs.end() - long(b_count));
+  args.b.assign(runs.end() - long(b_count), runs.end());
+  return true;
+}
+
+int diff(const DiffArgs& args, std::ostream& out, std::ostream& err, const plugins::ReadRules& rules) {
+  std::vector<analysis::GateTerm> terms;
+  try {
+    if (!args.fail_on.empty()) terms = analysis::parse_gate(args.fail_on);
+  } catch (const std::invalid_argument& e) {
+    print_error(err, e.what());
+    return 2;
+  }
   return guarded(err, [&] {
-    std::optional<analysis::AnalysedRun> a, b;
+    std::vector<analysis::AnalysedRun> a, b;
     {
       ProgressLine progress;
       const plugins::LoadOptions opts{.on_progress = progress.callback(), .rules = rules};
-      a = analysis::analyse_stream({a_path}, opts, analysis::Scope::Everything, true);
-      b = analysis::analyse_stream({b_path}, opts, analysis::Scope::Everything, true);
+      for (const std::string& p : args.a)
+        a.push_back(analysis::analyse_stream({p}, opts, analysis::Scope::Everything, true));
+      for (const std::string& p : args.b)
+        b.push_back(analysis::analyse_stream({p}, opts, analysis::Scope::Everything, true));
     }
-    print_warnings(a->warnings, err);
-    print_warnings(b->warnings, err);
-    const analysis::RunDiff d = analysis::diff_runs(*a, *b);
+    std::vector<const analysis::AnalysedRun*> pa, pb;
+    for (const auto& r : a) print_warnings(r.warnings, err), pa.push_back(&r);
+    for (const auto& r : b) print_warnings(r.warnings, err), pb.push_back(&r);
+    // The per-rank tables compare each side's first run.
+    const analysis::RunDiff d = analysis::diff_runs(a.front(), b.front());
     if (d.ranks.empty()) {
       print_error(err, "the two runs have no rank in common");
       return 2;
     }
-    const Result result{.text = [&](bool) { return report::diff_text(d, a_path, b_path); },
-                        .json = [&] { return report::diff_json(d, a_path, b_path); }};
-    return write_result(format, result, "-", out, err) ? 0 : 2;
+    const analysis::SidesDiff sides = analysis::diff_sides(pa, pb);
+    const std::vector<analysis::GateResult> gate = analysis::evaluate_gate(terms, sides);
+    const report::DiffInputs in{args.a, args.b};
+    const std::string& a0 = args.a.front();
+    const std::string& b0 = args.b.front();
+    const Result result{.text =
+                            [&](bool md) {
+                              std::string t = report::diff_headline_text(sides, gate, in, md);
+                              if (args.ranks || args.units) {
+                                std::string r = report::diff_text(d, a0, b0, args.units);
+                                t += r.substr(r.find('\n') + 1);  // its own first line says the inputs again
+                              }
+                              return t;
+                            },
+                        .json =
+                            [&] {
+                              nlohmann::json j = report::diff_headline_json(sides, gate, in);
+                              if (args.ranks || args.units)
+                                j["ranks"] = report::diff_json(d, a0, b0, args.units)["ranks"];
+                              return j;
+                            },
+                        .junit = [&] { return report::diff_junit(sides, gate); }};
+    if (!write_result(args.format == "markdown" ? "md" : args.format, result, args.output, out, err)) return 2;
+    return terms.empty() ? 0 : analysis::gate_exit_code(gate);
   });
 }
 

@@ -1,15 +1,28 @@
-// `shardscope diff A B`: two runs side by side: metric deltas, and which collectives, device activities and
-// FSDP units changed.
+// `shardscope diff A B` and `diff A1 A2 -- B1 B2`: the run-level changes first, with whether each is beyond
+// the runs' own noise, the --fail-on thresholds judged (exit 1 when one fails), and the per-rank and per-unit
+// tables on demand.
 #pragma once
 
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 #include "plugins/load/load.h"
 
 namespace shardscope::cli {
 
-int diff(const std::string& a, const std::string& b, const std::string& format, std::ostream& out, std::ostream& err,
-         const plugins::ReadRules& rules = {});
+struct DiffArgs {
+  std::vector<std::string> a, b;  // each side's runs (files or directories, trace or summary files)
+  std::string fail_on;            // the thresholds, "" for none
+  bool ranks = false, units = false;
+  std::string format = "text", output = "-";
+};
+
+// Splits diff's positional arguments: "A B", or each side's runs with `b_count` (those after "--") the B side.
+// Returns false (message on err) when the split leaves a side empty.
+bool split_sides(const std::vector<std::string>& runs, size_t b_count, DiffArgs& args, std::ostream& err);
+
+// Exit 0: no threshold failed; 1: one failed beyond the noise; 2: an error, or a threshold that could not be judged.
+int diff(const DiffArgs& args, std::ostream& out, std::ostream& err, const plugins::ReadRules& rules = {});
 
 }  // namespace shardscope::cli

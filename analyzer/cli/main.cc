@@ -84,7 +84,9 @@ CLI::Validator between(long lo, long hi) {
 struct Args {
   std::vector<std::string> files, paths;
   std::string format = "text", output = "-", ranks_arg = "worst", steps_arg, files_per_process, summary_dir;
-  std::string a, b;
+  std::vector<std::string> diff_runs;  // diff's positionals; the last diff_b_count of them are side B
+  size_t diff_b_count = 0;
+  shardscope::cli::DiffArgs d;
   shardscope::plugins::ReadRules rules;
   bool mpi = false, units = false, quiet = false, perfetto = false, no_whatif = false;
   uint64_t max_trace_bytes = 0;
@@ -244,11 +246,20 @@ void add_reading(CLI::App& app, Args& x, Commands& c, const std::string& formats
   c.summarize->add_option("-o,--output", x.summary_dir, "The directory the summaries go to (one per rank, NAME.sqlite)")
       ->required();
 
-  c.diff = app.add_subcommand(
-      "diff", "Compare two runs: metric deltas, and which collectives, device activities and units changed");
-  c.diff->add_option("A", x.a, "The first run (a trace file or a directory)")->required();
-  c.diff->add_option("B", x.b, "The second run")->required();
-  c.diff->add_option("--format", x.format, "Output format")->check(CLI::IsMember({"text", "json"}));
+  c.diff = app.add_subcommand("diff",
+                              "Compare runs A and B (or A1 A2 -- B1 B2): the run-level changes and whether each is "
+                              "beyond the noise; with --fail-on, exit 1 when a threshold is crossed (docs/diff.md)");
+  c.diff
+      ->add_option("RUNS", x.diff_runs,
+                   "A B, or each side's runs: A1 A2 -- B1 B2 (trace files, rank summaries or directories of them)")
+      ->required();
+  c.diff->add_option("--format", x.d.format, "Output format")
+      ->check(CLI::IsMember({"text", "md", "markdown", "json", "junit"}));
+  c.diff->add_option("--fail-on", x.d.fail_on,
+                     "Thresholds, e.g. 'step_time>+5%,exposed_comm>+2pp,memory_peak>+512MiB,prefetch=not_effective': "
+                     "exit 1 when B crosses one beyond the noise");
+  c.diff->add_flag("--ranks", x.d.ranks, "Add each rank pair's table (the first run of each side)");
+  c.diff->add_flag("--units", x.d.units, "Add each FSDP unit's hidden all-gather share to the rank tables");
   c.exporter = app.add_subcommand("export",
                                   "Write the run as one timeline that ui.perfetto.dev opens: every rank clock-aligned, "
                                   "with shardscope's findings (steps, exposed communication, prefetch verdicts, last "
@@ -372,8 +383,7 @@ int run(Args& x, const Commands& c) {
   // An output over an input would destroy it (`report X -o X`), refused before anything is read.
   std::vector<std::string> inputs = x.paths;
   inputs.insert(inputs.end(), x.files.begin(), x.files.end());
-  for (const std::string* one : {&x.a, &x.b})
-    if (!one->empty()) inputs.push_back(*one);
+  inputs.insert(inputs.end(), x.diff_runs.begin(), x.diff_runs.end());
   if (const std::string in = cli::input_at(x.output, inputs); !in.empty()) {
     cli::print_error(std::cerr, cli::overwrite_refusal(x.output, in));
     return 2;
@@ -408,7 +418,10 @@ int run_printing(Args& x, const Commands& c, std::ostream& out) {
   if (*c.check) return cli::check_prefetch(x.paths, x.format, out, std::cerr, x.rules, *sel, x.units, !x.no_whatif);
   if (*c.exporter) return cli::export_perfetto(x.paths, x.output, out, std::cerr, x.rules);
   if (*c.summarize) return cli::summarize(x.paths, x.summary_dir, out, std::cerr, x.rules);
-  if (*c.diff) return cli::diff(x.a, x.b, x.format, out, std::cerr, x.rules);
+  if (*c.diff) {
+    if (!cli::split_sides(x.diff_runs, x.diff_b_count, x.d, std::cerr)) return 2;
+    return cli::diff(x.d, out, std::cerr, x.rules);
+  }
   if (*c.whatif) return cli::whatif(x.paths, whatif_change(x, c), x.format, out, std::cerr, x.rules);
   if (*c.memory) {
     if (*c.params_opt) x.m.params = x.params;
@@ -444,8 +457,18 @@ int main(int argc, char** argv) {
   add_memory(app, x, c);
   add_output(x, c);
 
+  // diff A1 A2 -- B1 B2: the runs after "--" are side B. CLI11 hands a subcommand's arguments after "--" to
+  // no positional, so the "--" is taken out here and the count of B's runs kept (options go before it).
+  std::vector<char*> args(argv, argv + argc);
+  if (argc > 1 && std::string_view(argv[1]) == "diff")
+    for (size_t i = 2; i < args.size(); ++i)
+      if (std::string_view(args[i]) == "--") {
+        x.diff_b_count = args.size() - i - 1;
+        args.erase(args.begin() + long(i));
+        break;
+      }
   try {
-    app.parse(argc, argv);
+    app.parse(int(args.size()), args.data());
   } catch (const CLI::Success& e) {
     return app.exit(e);  // --help, --version
   } catch (const CLI::ParseError& e) {

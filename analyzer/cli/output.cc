@@ -63,6 +63,8 @@ bool write_result(const std::string& format, const Result& result, const std::st
   if (format == "json") text = result.json().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   else if (format == "html")
     text = result.html();
+  else if (format == "junit")
+    text = result.junit();
   else
     text = shown_as_text(result.text(format == "md"));
   return write_output(output, text, out, err);

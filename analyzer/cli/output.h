@@ -15,10 +15,11 @@ namespace shardscope::cli {
 struct Result {
   std::function<std::string(bool markdown)> text;  // text, and markdown where the command takes --format md
   std::function<nlohmann::json()> json;
-  std::function<std::string()> html;  // where the command takes --format html
+  std::function<std::string()> html;   // where the command takes --format html
+  std::function<std::string()> junit;  // JUnit XML, where the command takes --format junit (diff)
 };
 
-// Writes `result` in `format` (text, md, json, html; CLI11 has checked the name) to `output` ("-" or empty:
+// Writes `result` in `format` (text, md, json, html, junit; CLI11 has checked the name) to `output` ("-" or empty:
 // `out`): JSON with two-space indents and any invalid UTF-8 replaced, text and markdown with their control
 // characters shown (shown_as_text), HTML as made (it escapes what came from a trace itself). Returns false
 // (the message on err) when it cannot be written.

@@ -42,16 +42,20 @@ std::string why_b(const DiffRow& r) {
 
 }  // namespace
 
-std::string diff_text(const analysis::RunDiff& d, const std::string& a_path, const std::string& b_path) {
+// A row about one FSDP unit (diff.cc: "unit N all-gather hidden %").
+static bool unit_row(const DiffRow& r) { return r.metric.rfind("unit ", 0) == 0; }
+
+std::string diff_text(const analysis::RunDiff& d, const std::string& a_path, const std::string& b_path, bool units) {
   std::string text = fmt::format("shardscope diff: A = {}, B = {}\n", a_path, b_path);
   for (const analysis::RankDiff& rd : d.ranks) {
     text += fmt::format("\nrank {} (A) vs rank {} (B)\n", rd.rank_a, rd.rank_b);
     Table t{{"metric", "A", "B", "B - A"}, {}, 1};
     NaNotes na;
     for (const DiffRow& r : rd.rows)
-      t.rows.push_back({r.metric, na.value_or(num(r.a), r.metric, "", in_run("A", why_a(r))),
-                        na.value_or(num(r.b), r.metric, "", in_run("B", why_b(r))),
-                        na.value_or(delta(r), r.metric, "", "n/a in B - A: needs both A and B")});
+      if (units || !unit_row(r))
+        t.rows.push_back({r.metric, na.value_or(num(r.a), r.metric, "", in_run("A", why_a(r))),
+                          na.value_or(num(r.b), r.metric, "", in_run("B", why_b(r))),
+                          na.value_or(delta(r), r.metric, "", "n/a in B - A: needs both A and B")});
     text += t.render(false, "  ");
     for (const std::string& l : na.lines()) text += "  " + l + "\n";
     Table c{{"device activity (largest change)", "A ms", "B ms", "B - A ms"}, {}, 1};
@@ -63,7 +67,7 @@ std::string diff_text(const analysis::RunDiff& d, const std::string& a_path, con
   return text;
 }
 
-nlohmann::json diff_json(const analysis::RunDiff& d, const std::string& a_path, const std::string& b_path) {
+nlohmann::json diff_json(const analysis::RunDiff& d, const std::string& a_path, const std::string& b_path, bool units) {
   nlohmann::json j;
   j[k::kSchema] = "shardscope.diff/1";
   j[k::kInputs] = {a_path, b_path};
@@ -72,6 +76,7 @@ nlohmann::json diff_json(const analysis::RunDiff& d, const std::string& a_path, 
     nlohmann::json rj = {{"rank_a", rd.rank_a}, {"rank_b", rd.rank_b}};
     rj[k::kDiff] = nlohmann::json::array();
     for (const DiffRow& r : rd.rows) {
+      if (!units && unit_row(r)) continue;
       nlohmann::json row = {{k::kMetric, r.metric},
                             {k::kA, r.a ? nlohmann::json(*r.a) : nlohmann::json(nullptr)},
                             {k::kB, r.b ? nlohmann::json(*r.b) : nlohmann::json(nullptr)}};

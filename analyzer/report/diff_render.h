@@ -9,7 +9,10 @@
 
 namespace shardscope::report {
 
-std::string diff_text(const analysis::RunDiff& d, const std::string& a_path, const std::string& b_path);
-nlohmann::json diff_json(const analysis::RunDiff& d, const std::string& a_path, const std::string& b_path);
+// `units`: with the rows of each FSDP unit's hidden all-gather share (diff --units).
+std::string diff_text(const analysis::RunDiff& d, const std::string& a_path, const std::string& b_path,
+                      bool units = true);
+nlohmann::json diff_json(const analysis::RunDiff& d, const std::string& a_path, const std::string& b_path,
+                         bool units = true);
 
 }  // namespace shardscope::report

@@ -22,6 +22,10 @@ std::string na_text(analysis::Na why, model::CollectiveKind kind) {
     case Na::EmptyWindow: return "n/a: empty window";
     case Na::KindNotInRun: return fmt::format("n/a: no {} in this run", model::to_string(kind));
     case Na::UnitNotChecked: return "n/a: the prefetch check found no backward all-gather of this unit in this run";
+    case Na::NoBusBandwidth:
+      return fmt::format("n/a: no {} bus bandwidth (no bytes or no time)", model::to_string(kind));
+    case Na::NoMemoryMeasured:
+      return "n/a: no memory measured (no allocator events, no memory.allocator_total counter)";
   }
   return "";
 }

@@ -162,7 +162,8 @@ class TestViewerRanks : public QObject {
     }
     QVERIFY(numbers > 20);
     QVERIFY(!cd->note()->text().contains('/'));
-    // "mean step time ms": 351.659 in A, 457.971 in B (tests/golden/trainer_cpu_2ranks/diff_text.out).
+    // "mean step time ms": 351.659 in A, 457.971 in B (`shardscope diff none pre --ranks` in
+    // tests/golden/trainer_cpu_2ranks; diff_ranks_units.out has them the other way round).
     bool found = false;
     for (int r = 0; r < m->rowCount(); ++r)
       if (m->index(r, ComparisonModel::Metric).data().toString() == "mean step time ms" &&

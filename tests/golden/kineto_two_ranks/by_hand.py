@@ -123,7 +123,7 @@ def main():
         ck.eq(f"straggler rank {rk} total_late_by_ns", row["total_late_by_ns"], total_late.get(rk, 0))
         ck.eq(f"straggler rank {rk} max_late_by_ns", row["max_late_by_ns"], max_late.get(rk, 0))
     # diff rank 0 rank 1: the per-step means (ms) and the all-steps overlap of each side, from the sums above.
-    diff, drc, _ = shardscope_json(binary, ["diff", "--format", "json", "sampled_rank-0.json.gz", "sampled_rank-1.json.gz"], HERE)
+    diff, drc, _ = shardscope_json(binary, ["diff", "--format", "json", "--ranks", "sampled_rank-0.json.gz", "sampled_rank-1.json.gz"], HERE)
     ck.eq("diff exit status", drc, 0)
     rows = {x["metric"]: x for x in diff["ranks"][0]["diff"]}
     for metric, key in (("mean step time ms", "step_ns"), ("mean compute ms / step", "compute_ns"), ("mean communication ms / step", "comm_ns"),

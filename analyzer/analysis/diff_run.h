@@ -1,0 +1,55 @@
+// The run-level answer of `diff`: each side is one or more runs of the same configuration; each figure a CI
+// job gates on (step time, communication, exposed communication, idle, each collective kind's time, count and
+// bus bandwidth, the memory peak, the prefetch verdict) is compared between the sides, and a change is told
+// from the runs' own spread by a rank test (rank_test.h) over the steady steps (or, for a figure a run has
+// once, over the runs). Data only; report/diff_render.h words it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analyzer/analysis/na.h"
+#include "analyzer/analysis/run.h"
+
+namespace shardscope::analysis {
+
+// A figure's unit: the suffix of its JSON key, and how a threshold on it may be written (diff_gate.h).
+enum class ChangeUnit { Ms, Pct, Bytes, Gbps, Count };
+
+// Whether a change is beyond the spread of the values it was measured from.
+enum class Noise {
+  Beyond,    // the rank test's p-value is under kNoiseAlpha
+  Within,    // it is not
+  TooFew,    // too few values on a side for any change to reach kNoiseAlpha (smallest_p)
+  NoSpread,  // one value per side (a whole-run figure of one run each): the change is taken as it is
+  Missing,   // a side has no value
+};
+
+struct RunChange {
+  std::string key;  // the JSON key with its unit: "step_time_ms", "all_gather_busbw_gbps"
+  ChangeUnit unit = ChangeUnit::Ms;
+  bool per_step = false;                     // samples are steady steps (else one a run)
+  std::vector<double> a_samples, b_samples;  // in the key's unit
+  std::optional<double> a, b;                // each side's median of its samples
+  Na na_a = Na::None, na_b = Na::None;       // why a side has none
+  model::CollectiveKind kind = model::CollectiveKind::None;
+  double p = 1.0;  // the rank test's two-sided p-value
+  Noise noise = Noise::Missing;
+  bool beyond_noise() const { return noise == Noise::Beyond || (noise == Noise::NoSpread && *a != *b); }
+};
+
+struct SidesDiff {
+  size_t runs_a = 0, runs_b = 0;
+  std::vector<RunChange> changes;  // step time, communication, ..., then per collective kind, then memory
+  // Each side's prefetch verdict over its runs (metrics::combine: not effective when any run is).
+  metrics::Verdict prefetch_a = metrics::Verdict::NotApplicable, prefetch_b = metrics::Verdict::NotApplicable;
+};
+
+// `a` and `b`: each side's runs (at least one each).
+SidesDiff diff_sides(const std::vector<const AnalysedRun*>& a, const std::vector<const AnalysedRun*>& b);
+
+// The key without its unit suffix: "step_time_ms" → "step_time".
+std::string key_stem(const RunChange& c);
+
+}  // namespace shardscope::analysis
