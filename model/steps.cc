@@ -112,6 +112,69 @@ std::vector<Step> steps_from_optimizer(const Rank& rank) {
   return out;
 }
 
+namespace {
+
+// A collective by issue: when the host issued it (its start where the trace does not say), what it is.
+struct Issued {
+  int64_t at;
+  CollectiveKind kind;
+  int64_t bytes;
+  bool operator==(const Issued& o) const { return kind == o.kind && bytes == o.bytes; }
+};
+
+// The smallest period of s (s[i] == s[i + p] for every i): s.size() − the longest border (KMP's prefix
+// function), in time linear in s.
+size_t smallest_period(const std::vector<Issued>& s) {
+  std::vector<size_t> border(s.size(), 0);
+  for (size_t i = 1; i < s.size(); ++i) {
+    size_t k = border[i - 1];
+    while (k > 0 && !(s[i] == s[k])) k = border[k - 1];
+    border[i] = k + (s[i] == s[k] ? 1 : 0);
+  }
+  return s.empty() ? 0 : s.size() - border.back();
+}
+
+// Where a repetition of the period [0, p) begins: the start of its longest cyclic run of all-gathers or
+// all-reduces (the earliest of equal runs); p when the period holds neither.
+size_t repetition_start(const std::vector<Issued>& s, size_t p) {
+  size_t best = p, best_len = 0;
+  for (size_t k = 0; k < p; ++k) {
+    const CollectiveKind c = s[k].kind;
+    if (c != CollectiveKind::AllGather && c != CollectiveKind::AllReduce) continue;
+    size_t len = 1;
+    while (len < p && s[(k + len) % p].kind == c) ++len;
+    if (len < p && s[(k + p - 1) % p].kind == c) continue;  // inside a run that starts before it
+    if (len > best_len) best = k, best_len = len;
+  }
+  return best;
+}
+
+}  // namespace
+
+std::vector<Step> steps_from_collectives(const Rank& rank) {
+  std::vector<Issued> s;
+  for (const Track& t : rank.tracks)
+    for (const Event& e : t.events)
+      if (e.cls == IntervalClass::Communication && e.coll != CollectiveKind::None)
+        s.push_back({e.issued_ns != kUnknown ? e.issued_ns : e.ts_ns, e.coll, e.bytes});
+  std::stable_sort(s.begin(), s.end(), [](const Issued& a, const Issued& b) { return a.at < b.at; });
+  const size_t p = smallest_period(s);
+  if (p == 0 || s.size() < 2 * p) return {};
+  const size_t k = repetition_start(s, p);
+  if (k == p || s.size() - k < 2 * p) return {};
+  // The last whole repetition runs to the rank's last event, host or device: a collective whose launch the
+  // trace does not give is placed at its own start, which may be after the host's last event.
+  int64_t last_end = INT64_MIN;
+  for (const Track& t : rank.tracks)
+    for (const Event& e : t.events) last_end = std::max(last_end, e.end_ns());
+  std::vector<Step> out;
+  for (size_t i = k; i + p <= s.size(); i += p) {
+    const int64_t end = i + p < s.size() ? s[i + p].at : std::max(last_end, s.back().at);
+    out.push_back(step(int64_t(out.size()), s[i].at, end));
+  }
+  return out;
+}
+
 void set_steps(Rank& r, std::vector<Step> steps, bool device_windows) {
   std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.host_start_ns < b.host_start_ns; });
   r.steps = std::move(steps);

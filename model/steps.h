@@ -53,6 +53,16 @@ inline constexpr std::string_view kOptimizerStepPrefix = "Optimizer.step#";
 // in no step. Numbered 0, 1, ... in order.
 std::vector<Step> steps_from_optimizer(const Rank& rank);
 
+// Steps inferred from the collectives (a trace with neither a schedule nor an optimizer step range): FSDP and
+// DDP issue the same collectives every step, so the sequence of (kind, bytes) of the rank's collectives, in
+// issue order, repeats with the step. Its smallest period P is taken where the whole sequence has it and
+// holds at least two whole repetitions; a repetition begins at the longest run of all-gathers or all-reduces
+// in the period (FSDP's forward all-gathers, DDP's buckets), so a capture that opens mid-step still finds
+// the step's first collective. A step starts at that collective's issue and runs to the next repetition's
+// (the last whole one to the end of the rank's last event); a partial repetition at either end is in
+// no step. None where nothing repeats or no all-gather or all-reduce is in the period. Numbered 0, 1, ...
+std::vector<Step> steps_from_collectives(const Rank& rank);
+
 // Gives the rank these steps: each device event is tagged with the step whose host range holds its issue
 // (its launch), and on a GPU rank each step's window becomes the device time its launches ran in: from its
 // first device event to the next step's first (its last event's end for the last step).

@@ -88,6 +88,7 @@ enum class StepRule : uint8_t {
   StepMarker,     // --step-marker: a step starts at each range of that name
   OptimizerStep,  // inferred: a step ends at each Optimizer.step#... range
   Importer,       // a plugin's importer made them and did not say how
+  Collectives,    // inferred: a step starts at each repetition of the collectives' repeating pattern
 };
 
 struct Rank {

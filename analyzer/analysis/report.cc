@@ -20,6 +20,10 @@ std::vector<KernelTime> top_device(const model::Rank& rank, size_t n) {
       if (!e.is_device() || e.ph != 'X') continue;
       KernelTime& k = by[e.name];
       k.cls = e.cls;
+      // One name may run several collectives (ncclDevKernel_Generic): then no one kind is its.
+      if (k.count == 0 || k.coll == e.coll) k.coll = e.coll;
+      else if (e.cls == model::IntervalClass::Communication)
+        k.coll = model::CollectiveKind::Unknown;
       ++k.count;
       k.time_ns = model::sat_add(k.time_ns, e.dur_ns);  // saturating: durations come from the file
     }

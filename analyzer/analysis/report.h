@@ -26,6 +26,8 @@ struct KernelTime {
   std::string name;
   model::IntervalClass cls;
   int64_t count = 0, time_ns = 0;
+  // Communication: the collective its events carry out (Unknown where they say none or differ; None otherwise).
+  model::CollectiveKind coll = model::CollectiveKind::None;
 };
 
 struct RankReport {

@@ -51,6 +51,8 @@ RankSummary summarize(const model::Rank& rank, uint64_t order, Scope scope) {
     s.report.source = rank.source;
     s.report.format = rank.format;
     s.report.trace_steps = rank.steps.size();
+    // The steps' windows alone (no metrics): check-prefetch compares an all-gather's queue with its step.
+    for (const model::Step& st : rank.steps) s.report.steps.push_back({st, {}});
   }
   s.report.prefetch = metrics::check_prefetch(rank);
   // Each collective's instance, worked out once for the prefetch check, the arrivals and the records.

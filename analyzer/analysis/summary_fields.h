@@ -346,7 +346,8 @@ template <>
 struct Fields<report::KernelTime> {
   static constexpr std::tuple list{field("name", &report::KernelTime::name), field("cls", &report::KernelTime::cls),
                                    field("count", &report::KernelTime::count),
-                                   field("time_ns", &report::KernelTime::time_ns)};
+                                   field("time_ns", &report::KernelTime::time_ns),
+                                   field("coll", &report::KernelTime::coll)};
 };
 static_assert(fields_cover_struct<report::KernelTime>());
 

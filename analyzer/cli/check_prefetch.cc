@@ -58,7 +58,7 @@ std::string verdict_text(const analysis::AnalysedRun& run, const report::Selecti
       std::erase_if(p.steps, [&](const metrics::StepPrefetch& s) {
         return std::find(sel.steps.begin(), sel.steps.end(), s.step) == sel.steps.end();
       });
-    text += report::prefetch_text(p, run.report.ranks[i].source, false, units);
+    text += report::prefetch_text(p, run.report.ranks[i].source, false, units, run.report.ranks[i].steps);
   }
   return text;
 }
@@ -107,8 +107,8 @@ int check_prefetch(const std::vector<std::string>& paths, const std::string& for
                         .json =
                             [&] {
                               nlohmann::json ranks = nlohmann::json::array();
-                              for (const metrics::RankPrefetch& p : check.ranks)
-                                ranks.push_back(report::prefetch_json(p));
+                              for (size_t i = 0; i < check.ranks.size(); ++i)
+                                ranks.push_back(report::prefetch_json(check.ranks[i], run->report.ranks[i].steps));
                               nlohmann::json j{{report::report_keys::kRanks, ranks},
                                                {report::report_keys::kVerdict, report::verdict_name(check.verdict)}};
                               if (saving && saving->whatif) {

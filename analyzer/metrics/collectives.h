@@ -63,7 +63,7 @@ struct StragglerRank {
 struct StragglerNote {
   enum class Code : uint8_t {
     NoClockSync,   // no rank maps its clock onto the wall clock: arrivals compared on raw trace clocks
-    SomeUnmapped,  // `ranks` carry no clock_sync pairs
+    SomeUnmapped,  // `ranks` carry no clock_sync pairs, the others do: no straggler analysis (ClocksNotAnchored)
     CountsDiffer,  // `rank` has `here` collectives of `kind`, `other_rank` has `there`: the first min matched
   };
   Code code = Code::NoClockSync;
@@ -73,7 +73,9 @@ struct StragglerNote {
   model::CollectiveKind kind = model::CollectiveKind::None;
 };
 
-enum class StragglersNa : uint8_t { None, OneRank, NoCommonCollective };
+// ClocksNotAnchored: some ranks map their clock onto the wall clock and others carry no pairs, so their
+// arrivals sit on clocks with no known relation (the SomeUnmapped note names those ranks).
+enum class StragglersNa : uint8_t { None, OneRank, NoCommonCollective, ClocksNotAnchored };
 
 // How collective instances were matched across ranks: by (process group, sequence number) where the traces
 // carry them, by place among each rank's collectives of a kind (within its process group, where named)

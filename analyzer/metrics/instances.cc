@@ -175,8 +175,12 @@ Stragglers InstanceTable::stragglers() const {
   for (const RankCounts& r : ranks)
     if (!r.clock_mapped) unmapped.push_back(r.key.rank);
   if (unmapped.size() == ranks.size()) out.notes.push_back({StragglerNote::Code::NoClockSync});
-  else if (!unmapped.empty())
+  else if (!unmapped.empty()) {
+    // A raw monotonic clock against a wall clock: any "lateness" between them is the clocks' offset.
     out.notes.push_back({StragglerNote::Code::SomeUnmapped, unmapped});
+    out.not_applicable = StragglersNa::ClocksNotAnchored;
+    return out;
+  }
   // A rank whose count of a kind differs from the first rank's is named: some of its instances have no
   // match. The instances matched are those every rank of their group has (complete()).
   const std::map<CollectiveKind, uint64_t>& common = ranks[0].count;

@@ -57,7 +57,7 @@ const std::map<std::string, Columns>& tables() {
         {"allocations", "how many"},
         {"predicted MB", "the ZeRO model's peak for the category it stands beside"}}},
       {"top device activity",
-       {{"class", "compute, communication, memory, sync or other"},
+       {{"class", "compute, communication (with the collective it carries out), memory, sync or other"},
         {"count", "events of that name"},
         {"time ms", "their summed durations on the device"}}},
       {"rank",

@@ -136,7 +136,13 @@ std::string na_sentence(NotApplicable na, size_t count) {
   return "?";
 }
 
-std::string step_sentence(const metrics::StepPrefetch& s, const metrics::RankPrefetch& p) {
+int64_t step_window_ns(const std::vector<StepRow>& steps, int64_t number) {
+  for (const StepRow& r : steps)
+    if (r.step.number == number) return sat_sub(r.step.end_ns, r.step.start_ns);
+  return 0;
+}
+
+std::string step_sentence(const metrics::StepPrefetch& s, const metrics::RankPrefetch& p, int64_t step_ns) {
   std::string out;
   if (s.verdict == Verdict::NotApplicable) out = "n/a: " + na_sentence(s.na, s.na_count);
   else if (s.verdict == Verdict::Effective)
@@ -146,6 +152,14 @@ std::string step_sentence(const metrics::StepPrefetch& s, const metrics::RankPre
   else
     out = "not effective: " + cause_sentence(s, p);
   if (s.missing_pairs) out += fmt::format(" ({} unit pair(s) had no backward all-gather)", s.missing_pairs);
+  // Launched a whole step before it could start: the launch queue, not the all-gather, is what is long.
+  const auto most_queued = std::max_element(s.units.begin(), s.units.end(),
+                                            [](const auto& a, const auto& b) { return a.queued_ns < b.queued_ns; });
+  if (step_ns > 0 && most_queued != s.units.end() && most_queued->queued_ns > step_ns)
+    out += fmt::format(
+        " [the host runs ahead of the GPU: unit {}'s all-gather was queued {} from its launch to its start, longer "
+        "than the step's {}; that is the host being ahead, not the all-gather waiting]",
+        most_queued->next_unit, us(most_queued->queued_ns), us(step_ns));
   if (s.warm_up) out += " [warm-up: left out of the run's verdict]";
   if (s.aborted) out += " [aborted: did not complete; left out of the run's verdict]";
   return out;
@@ -188,7 +202,8 @@ std::string unit_identity_sentence(model::UnitIdentity id) {
   return "";
 }
 
-std::string prefetch_text(const metrics::RankPrefetch& p, const std::string& source, bool markdown, bool units_tables) {
+std::string prefetch_text(const metrics::RankPrefetch& p, const std::string& source, bool markdown, bool units_tables,
+                          const std::vector<StepRow>& steps) {
   std::string out =
       fmt::format("rank {}{}: backward prefetch configured {}: {}\n", p.rank, source.empty() ? "" : " (" + source + ")",
                   p.configured.empty() ? "unknown" : p.configured, run_sentence(p));
@@ -200,7 +215,7 @@ std::string prefetch_text(const metrics::RankPrefetch& p, const std::string& sou
         p.forward_throttled, p.forward_all_gathers, limit_text(p));
   std::string units_legend;
   for (const metrics::StepPrefetch& s : p.steps) {
-    out += fmt::format("  step {}: {}\n", s.step, step_sentence(s, p));
+    out += fmt::format("  step {}: {}\n", s.step, step_sentence(s, p, step_window_ns(steps, s.step)));
     if (units_tables && !s.units.empty()) {
       const Table t = unit_table(s);
       out += t.render(markdown, "    ");
@@ -211,7 +226,7 @@ std::string prefetch_text(const metrics::RankPrefetch& p, const std::string& sou
   return out;
 }
 
-json prefetch_json(const metrics::RankPrefetch& p) {
+json prefetch_json(const metrics::RankPrefetch& p, const std::vector<StepRow>& steps) {
   namespace k = report::report_keys;
   namespace pk = prefetch_keys;
   json o;
@@ -233,7 +248,7 @@ json prefetch_json(const metrics::RankPrefetch& p) {
     json so{{k::kStep, s.step},
             {pk::kWarmUp, s.warm_up},
             {k::kVerdict, verdict_name(s.verdict)},
-            {k::kReason, step_sentence(s, p)},
+            {k::kReason, step_sentence(s, p, step_window_ns(steps, s.step))},
             {pk::kCause, s.cause == Cause::None ? json(nullptr) : json(cause_name(s.cause))},
             {k::kHiddenShare, s.hidden_share()},
             {k::kExposedWaitNs, s.exposed_wait_ns},

@@ -15,7 +15,9 @@ std::string na_text(analysis::Na why, model::CollectiveKind kind) {
   switch (why) {
     case Na::None: return "";
     case Na::NoDeviceEvents: return "n/a: no device events (no kernels, copies or collectives on a device timeline)";
-    case Na::NoSteps: return "n/a: no steps (no ProfilerStep#N or trainer \"step\" ranges)";
+    case Na::NoSteps:
+      return "n/a: no steps (no ProfilerStep#N, trainer \"step\", Optimizer.step or repeating collectives; "
+             "--step-marker NAME starts a step at each range NAME)";
     case Na::NoDeviceEventsInSteps: return "n/a: no device events";
     case Na::NoCommunication: return "n/a: no communication";
     case Na::NoCommunicationInAnySteps: return "n/a: no communication in any step";
@@ -110,6 +112,7 @@ const char* step_rule_code(model::StepRule rule) {
     case R::StepMarker: return "step_marker";
     case R::OptimizerStep: return "optimizer_step";
     case R::Importer: return "importer";
+    case R::Collectives: return "repeating_collectives";
   }
   return "none";
 }
@@ -128,6 +131,10 @@ std::string step_rule_sentence(model::StepRule rule) {
       return "inferred from the optimizer (the trace marks no steps), a step ending where each Optimizer.step range "
              "ends (--step-pattern or --step-marker name others)";
     case R::Importer: return "the importer's own rule";
+    case R::Collectives:
+      return "inferred from the collectives (the trace marks no steps and has no Optimizer.step), a step starting "
+             "at each repetition of their repeating pattern, at its first all-gather or all-reduce (--step-marker "
+             "names another start)";
   }
   return "no rule found steps";
 }
@@ -155,9 +162,8 @@ std::vector<std::string> report_notes(const Report& r) {
         break;
       case Code::SomeUnmapped:
         notes.push_back(
-            fmt::format("stragglers: rank(s) {} carry no clock_sync pairs: their arrivals are compared on their raw "
-                        "trace clocks, the "
-                        "other ranks' on the wall clock; \"by how much\" is unreliable for them",
+            fmt::format("stragglers: rank(s) {} carry no clock_sync pairs while the other ranks map their clock "
+                        "onto the wall clock",
                         fmt::join(n.ranks, ",")));
         break;
       case Code::CountsDiffer:
@@ -178,6 +184,9 @@ std::string na_text(metrics::StragglersNa why) {
     case metrics::StragglersNa::None: return "";
     case metrics::StragglersNa::OneRank: return "n/a: one rank only; stragglers need two or more ranks of the same run";
     case metrics::StragglersNa::NoCommonCollective: return "n/a: no collective appears on every rank";
+    case metrics::StragglersNa::ClocksNotAnchored:
+      return "n/a: the ranks' clocks are not anchored to one another (some traces map their clock onto the wall "
+             "clock through clock_sync pairs, others carry none), so who arrived last cannot be told";
   }
   return "";
 }

@@ -630,7 +630,8 @@ class EachLoad {
   }
 
   // Steps the importer did not know to look for: --step-marker's, else the pattern's (an injected program's
-  // NVTX "step 3"), else, with neither given, inferred from the optimizer's steps.
+  // NVTX "step 3"), else, with neither given, inferred from the optimizer's steps, else from the collectives'
+  // repeating pattern.
   void own_steps(model::Rank& rank) const {
     const ReadRules& rules = options_.rules;
     std::vector<model::Step> own;
@@ -643,6 +644,10 @@ class EachLoad {
       if (own.empty() && rules.step_pattern.empty()) {
         own = model::steps_from_optimizer(rank);
         rule = model::StepRule::OptimizerStep;
+      }
+      if (own.empty() && rules.step_pattern.empty()) {
+        own = model::steps_from_collectives(rank);
+        rule = model::StepRule::Collectives;
       }
     }
     if (own.empty()) return;

@@ -22,7 +22,7 @@ std::vector<RankArrivals> run(size_t ranks, uint32_t seed) {
   for (size_t r = 0; r < ranks; ++r) {
     RankArrivals a;
     a.key = {int(r), r};
-    a.clock_mapped = r != 1;
+    a.clock_mapped = true;
     for (size_t i = 0; i < (r == 3 ? 39u : 40u); ++i) {
       a.wall_start[CollectiveKind::AllGather].push_back(int64_t(i) * 100 + jitter(gen) * 10);
       // Kernel times 40-70 ns, the first five instances of unknown size.
@@ -85,14 +85,33 @@ TEST(InstanceTable, StragglersFollowTheDefinition) {
     ++checked;
   }
   EXPECT_EQ(checked, 51u);
-  // Rank 1 maps no clock; rank 3's all-gather count differs from the first rank's (and only rank 3's: the
-  // ranks after it are compared with rank 0, not with the fewest so far).
-  ASSERT_EQ(s.notes.size(), 2u);
+  // Rank 3's all-gather count differs from the first rank's (and only rank 3's: the ranks after it are
+  // compared with rank 0, not with the fewest so far).
+  ASSERT_EQ(s.notes.size(), 1u);
+  EXPECT_EQ(s.notes[0].code, StragglerNote::Code::CountsDiffer);
+  EXPECT_EQ(s.notes[0].rank, 3);
+  EXPECT_EQ(s.notes[0].here, 39u);
+  EXPECT_EQ(s.notes[0].there, 40u);
+}
+
+TEST(InstanceTable, RanksOnClocksNotAnchoredToOneAnotherHaveNoStraggler) {
+  // Rank 1's arrivals are on its raw clock, the others' on the wall clock: no lateness between them is real.
+  std::vector<RankArrivals> ranks = run(4, 7);
+  ranks[1].clock_mapped = false;
+  InstanceTable t;
+  for (const RankArrivals& a : ranks) t.add(a);
+  const Stragglers s = t.stragglers();
+  EXPECT_EQ(s.not_applicable, StragglersNa::ClocksNotAnchored);
+  EXPECT_TRUE(s.instances.empty());
+  ASSERT_EQ(s.notes.size(), 1u);
   EXPECT_EQ(s.notes[0].code, StragglerNote::Code::SomeUnmapped);
-  EXPECT_EQ(s.notes[1].code, StragglerNote::Code::CountsDiffer);
-  EXPECT_EQ(s.notes[1].rank, 3);
-  EXPECT_EQ(s.notes[1].here, 39u);
-  EXPECT_EQ(s.notes[1].there, 40u);
+  EXPECT_EQ(s.notes[0].ranks, std::vector<int>{1});
+  // With every rank unmapped they share no wall clock either, but ranks of one machine share the raw one:
+  // compared, with a note.
+  for (RankArrivals& a : ranks) a.clock_mapped = false;
+  InstanceTable raw;
+  for (const RankArrivals& a : ranks) raw.add(a);
+  EXPECT_EQ(raw.stragglers().not_applicable, StragglersNa::None);
 }
 
 TEST(InstanceTable, AnyGroupingAndOrderGivesTheSameTable) {

@@ -120,10 +120,18 @@ TEST(Pipeline, PrefetchOnlyScopeGivesTheSameVerdictAsTheReport) {
   ASSERT_EQ(all.prefetch.ranks.size(), only.prefetch.ranks.size());
   for (size_t i = 0; i < all.prefetch.ranks.size(); ++i)
     EXPECT_EQ(all.prefetch.ranks[i].steps.size(), only.prefetch.ranks[i].steps.size());
-  // Nothing else was computed: each rank carries its header and its prefetch check only.
+  // Nothing else was computed: each rank carries its header, its prefetch check and its steps' windows (an
+  // all-gather's queue is compared with its step), no per-step metrics.
   ASSERT_EQ(only.report.ranks.size(), all.report.ranks.size());
-  for (const report::RankReport& r : only.report.ranks)
-    EXPECT_TRUE(r.steps.empty() && r.collectives.empty() && r.top_device.empty() && !r.whole) << r.source;
+  for (size_t i = 0; i < only.report.ranks.size(); ++i) {
+    const report::RankReport& r = only.report.ranks[i];
+    EXPECT_TRUE(r.collectives.empty() && r.top_device.empty() && !r.whole) << r.source;
+    ASSERT_EQ(r.steps.size(), all.report.ranks[i].steps.size()) << r.source;
+    for (size_t s = 0; s < r.steps.size(); ++s) {
+      EXPECT_EQ(r.steps[s].step.end_ns, all.report.ranks[i].steps[s].step.end_ns);
+      EXPECT_EQ(r.steps[s].m.window_ns, 0) << r.source;
+    }
+  }
   EXPECT_TRUE(only.report.stragglers.instances.empty());
   EXPECT_FALSE(all.report.stragglers.instances.empty());
 }

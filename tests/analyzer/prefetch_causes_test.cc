@@ -125,6 +125,27 @@ TEST(PrefetchCauses, StartedLate) {
               "time hidden");
 }
 
+TEST(PrefetchCauses, AnAllGatherQueuedLongerThanItsStepIsTheHostRunningAhead) {
+  // As StartedLate: 850 µs from its launch to its start. In a step whose window is 800 µs the host launched
+  // it more than a step ahead of the GPU; in a 5 ms step it is an all-gather that waited.
+  const Judged j = judge(timeline({T - 50 * kUs, T + kCompute, 300 * kUs}));
+  ASSERT_EQ(j.step().units[0].queued_ns, 850 * kUs);
+  report::StepRow short_step, long_step;
+  short_step.step = {j.step().step, T, T + 800 * kUs, T, T + 800 * kUs};
+  long_step.step = {j.step().step, T, T + 5000 * kUs, T, T + 5000 * kUs};
+  const int64_t short_ns = report::step_window_ns({short_step}, j.step().step);
+  EXPECT_EQ(short_ns, 800 * kUs);
+  EXPECT_SAYS(report::step_sentence(j.step(), j.p, short_ns),
+              "[the host runs ahead of the GPU: unit 0's all-gather was queued 850.0 µs from its launch to its start, "
+              "longer than the step's 800.0 µs; that is the host being ahead, not the all-gather waiting]");
+  for (const std::string& said :
+       {report::step_sentence(j.step(), j.p, report::step_window_ns({long_step}, j.step().step)),
+        report::step_sentence(j.step(), j.p)})
+    EXPECT_EQ(said.find("runs ahead"), std::string::npos) << said;
+  // Another step's window is not this one's.
+  EXPECT_EQ(report::step_window_ns({short_step}, j.step().step + 1), 0);
+}
+
 TEST(PrefetchCauses, NoComputeUnderIt) {
   // Issued and run at T - 500 µs, 300 µs long: done 200 µs before BC_1 (800 µs) began, nothing under it.
   const Judged j = judge(timeline({T - 500 * kUs, T - 500 * kUs, 300 * kUs}));

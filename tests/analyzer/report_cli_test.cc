@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <regex>
+#include <string_view>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -93,7 +96,7 @@ TEST(ReportCli, ATotalBeyondInt64IsAnErrorNamingTheTrace) {
   }
 }
 
-TEST(ReportCli, LatenessBetweenUnrelatedClocksIsNotPrintedAsASaturatedNumber) {
+TEST(ReportCli, LatenessBetweenClocksNotAnchoredToOneAnotherIsNotPrinted) {
   TempDir d;
   // Rank 0 maps its clock onto a wall clock near the end of int64; rank 1 has no clock pairs, so its raw
   // clock (about 1 s) is compared with rank 0's wall times: every instance rank 0 is 9e18 ns late.
@@ -103,13 +106,17 @@ TEST(ReportCli, LatenessBetweenUnrelatedClocksIsNotPrintedAsASaturatedNumber) {
     if (r == 0) o.clock_pairs = {{1'000'000'000, 9'000'000'000'000'000'000}};
     write_trainer_trace(d.path() / ("trace.rank" + std::to_string(r) + ".json"), o);
   }
+  // The clocks are not anchored to one another: no straggler and no lateness, saturated or not, but the reason.
   auto text = run({kBin, "report", "--ranks", "all", d.path().string()});
   ASSERT_EQ(text.rc, 0) << text.err;
   EXPECT_EQ(text.out.find("9223372036854"), std::string::npos) << text.out;
-  EXPECT_NE(text.out.find("over 2^63 ns"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("over 2^63 ns"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("n/a: the ranks' clocks are not anchored to one another"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("rank(s) 1 carry no clock_sync pairs"), std::string::npos) << text.out;
   auto json_out = run({kBin, "report", "--format", "json", d.path().string()});
   const nlohmann::json j = nlohmann::json::parse(json_out.out);
-  EXPECT_TRUE(j["stragglers"]["ranks"][0]["total_late_by_ns"].is_null()) << j["stragglers"];
+  EXPECT_TRUE(j["stragglers"]["ranks"].empty()) << j["stragglers"];
+  EXPECT_NE(j["stragglers"]["reason"].get<std::string>().find("not anchored"), std::string::npos) << j["stragglers"];
 }
 
 TEST(ReportCli, TextAndMarkdownAndOutputFile) {
@@ -936,6 +943,87 @@ TEST(StepsWithoutASchedule, AStepMarkerStartsAStepAtEachRangeOfThatName) {
   auto both = run({kBin, "report", f, "--step-marker", "forward", "--step-pattern", "x"});
   EXPECT_NE(both.rc, 0);
   EXPECT_NE(both.err.find("--step-marker"), std::string::npos) << both.err;
+}
+
+// A capture with neither a schedule nor an optimizer step: each collective (kind, elements) launched at its
+// time (µs) on the host, its kernel 5 µs later for 10 µs; a last host range to 750 µs.
+std::string kineto_collectives(const std::vector<std::tuple<const char*, int, int>>& colls) {
+  std::string ev;
+  int corr = 0;
+  for (const auto& [kind, nelems, at] : colls) {
+    ++corr;
+    const bool ag = std::string_view(kind) == "ag";
+    ev += fmt::format(
+        R"({{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 9, "ts": {}, "dur": 1, "args": {{"correlation": {}}}}},)",
+        at, corr);
+    ev += fmt::format(
+        R"J({{"ph": "X", "cat": "kernel", "name": "{}", "pid": 0, "tid": 7, "ts": {}, "dur": 10, "args": {{"stream": 7, "correlation": {}, )J"
+        R"("Collective name": "{}", "In msg nelems": {}, "Out msg nelems": {}, "Group size": 2, "dtype": "Float"}}}},)",
+        ag ? "ncclDevKernel_AllGather_RING_LL(x)" : "ncclDevKernel_ReduceScatter_RING_LL_Sum_float(x)", at + 5, corr,
+        ag ? "_allgather_base" : "_reduce_scatter_base", ag ? nelems / 2 : nelems, ag ? nelems : nelems / 2);
+  }
+  ev += R"({"ph": "X", "cat": "user_annotation", "name": "forward", "pid": 9, "tid": 9, "ts": 700, "dur": 50})";
+  return R"({"schemaVersion": 1, "distributedInfo": {"rank": 0, "world_size": 2}, "traceEvents": [)" + ev + "]}";
+}
+
+TEST(StepsWithoutASchedule, TheCollectivesRepeatingPatternStartsAStepAtEachRepetition) {
+  TempDir d;
+  const std::string f = (d.path() / "k.json").string();
+  // The capture opens inside a step (its reduce-scatter at 100), then three steps of two all-gathers and a
+  // reduce-scatter each, from 200, 400 and 600 µs: the period is 3, and a repetition begins at the run of
+  // all-gathers, not at the trace's first collective.
+  write(f, kineto_collectives({{"rs", 2048, 100},
+                               {"ag", 1024, 200},
+                               {"ag", 1024, 220},
+                               {"rs", 2048, 260},
+                               {"ag", 1024, 400},
+                               {"ag", 1024, 420},
+                               {"rs", 2048, 460},
+                               {"ag", 1024, 600},
+                               {"ag", 1024, 620},
+                               {"rs", 2048, 660}}));
+  // Host steps [200, 400), [400, 600), [600, 750); on the device each from its first kernel (205, 405, 605 µs)
+  // to the next's, the last to its last kernel's end (675 µs).
+  auto [windows, rule] = steps_of({kBin, "report", f, "--format", "json"});
+  EXPECT_EQ(windows, (std::vector<int64_t>{200'000, 200'000, 70'000}));
+  EXPECT_EQ(rule, "repeating_collectives");
+  auto text = run({kBin, "report", f});
+  EXPECT_NE(text.out.find("steps made by: inferred from the collectives"), std::string::npos) << text.out;
+}
+
+TEST(ReportCli, TheTopDeviceTableNamesTheCollectiveOfEachCommunicationKernel) {
+  TempDir d;
+  const std::string f = (d.path() / "k.json").string();
+  write(f, kineto_collectives({{"ag", 1024, 200}, {"ag", 1024, 220}, {"rs", 2048, 260}}));
+  auto text = run({kBin, "report", f});
+  ASSERT_EQ(text.rc, 0) << text.err;
+  EXPECT_TRUE(std::regex_search(
+      text.out, std::regex(R"(ncclDevKernel_AllGather_RING_LL\(x\) +communication \(all_gather\) +2 )")))
+      << text.out;
+  EXPECT_TRUE(std::regex_search(text.out, std::regex(R"(ReduceScatter\S* +communication \(reduce_scatter\) +1 )")))
+      << text.out;
+  const json top = json::parse(run({kBin, "report", f, "--format", "json"}).out)["ranks"][0]["top_device"];
+  ASSERT_EQ(top.size(), 2u) << top;
+  EXPECT_EQ(top[0]["kind"], "all_gather");  // 20 µs, before the reduce-scatter's 10
+  EXPECT_EQ(top[1]["kind"], "reduce_scatter");
+}
+
+TEST(StepsWithoutASchedule, CollectivesThatDoNotRepeatMakeNoStepsAndTheReportSaysHowToMarkThem) {
+  TempDir d;
+  const std::string f = (d.path() / "k.json").string();
+  // Sizes differ every time: no period repeats twice.
+  write(f, kineto_collectives({{"ag", 1024, 200}, {"ag", 2048, 220}, {"rs", 2048, 260}, {"ag", 4096, 400}}));
+  auto [windows, rule] = steps_of({kBin, "report", f, "--format", "json"});
+  EXPECT_TRUE(windows.empty());
+  EXPECT_EQ(rule, "none");
+  auto text = run({kBin, "report", f});
+  EXPECT_NE(text.out.find("no steps (no ProfilerStep#N, trainer \"step\", Optimizer.step or repeating collectives; "
+                          "--step-marker NAME starts a step at each range NAME)"),
+            std::string::npos)
+      << text.out;
+  // One collective repeated once is not yet a pattern (two of a period of 1 is, but a lone one is not).
+  write(f, kineto_collectives({{"ag", 1024, 200}}));
+  EXPECT_TRUE(steps_of({kBin, "report", f, "--format", "json"}).first.empty());
 }
 
 }  // namespace

@@ -22,10 +22,13 @@ class Prefetch final : public Section {
     if (p.na != metrics::NotApplicable::None) return;
     if (p.unit_identity != model::UnitIdentity::Named) out.para("units: " + unit_identity_sentence(p.unit_identity));
     for (const metrics::StepPrefetch& s : p.steps)
-      if (c.step_shown(s.step)) out.para(fmt::format("step {}: {}", s.step, step_sentence(s, p)));
+      if (c.step_shown(s.step))
+        out.para(fmt::format("step {}: {}", s.step, step_sentence(s, p, step_window_ns(c.rank->steps, s.step))));
   }
 
-  void json(const Context& c, nlohmann::json& o) const override { o[k::kPrefetch] = prefetch_json(c.rank->prefetch); }
+  void json(const Context& c, nlohmann::json& o) const override {
+    o[k::kPrefetch] = prefetch_json(c.rank->prefetch, c.rank->steps);
+  }
 
   // Each shown step's sentence, folding its per-unit table where it has one.
   void html(const Context& c, std::string& h) const override {
@@ -40,7 +43,8 @@ class Prefetch final : public Section {
     for (const metrics::StepPrefetch& s : p.steps) {
       if (!c.step_shown(s.step)) continue;
       const Table t = unit_table(s);
-      const std::string said = "step " + html_escape(std::to_string(s.step)) + ": " + html_escape(step_sentence(s, p));
+      const std::string said = "step " + html_escape(std::to_string(s.step)) + ": " +
+                               html_escape(step_sentence(s, p, step_window_ns(c.rank->steps, s.step)));
       if (t.rows.empty()) {
         h += "<p>" + said + "</p>\n";
         continue;
