@@ -1,11 +1,10 @@
 # The headers most library files include (nlohmann/json, fmt and the common standard headers), compiled once
-# for the analyzer's, the plugins' and sizing's files instead of parsed by each. On the 2-core VM
-# (2026-11-27, gcc 12, -O2 -g1) six analyzer files took 34.2 CPU-s without it and 28.3 with it; making it
-# costs 4.2 CPU-s once. gcc takes a precompiled header only under the same flags: these libraries are all
-# -fPIC with fmt as a shared library, as is the object library that makes it; a file whose flags differ would
-# read the headers as text instead (-Winvalid-pch names it). The same in the sanitized builds, whose flags
-# this target gets too. No <filesystem>: it brings std::quoted, which argument-dependent lookup then prefers
-# to the Nsight importer's own quoted() for a std::string.
+# for the files of the analyzer's metrics, analysis and command libraries, the plugins and sizing (58) instead
+# of parsed by each: about a second of CPU a file (2026-11-27, 2-core VM: 11 files 61.6 against 51.1 CPU-s with
+# gcc 12 -O2 -g1, 3 files 19.5 against 15.9 under ASan+UBSan -O1, 3 files 11.5 against 9.4 with clang's fuzz
+# flags); making it costs 4.7 CPU-s (5.5 under ASan). gcc takes a precompiled header only under the same flags:
+# these libraries are all -fPIC with fmt as a shared library, as is the object library that makes it (it gets
+# the sanitized builds' flags too); a file whose flags differ reads the headers as text (-Winvalid-pch says so).
 option(SHARDSCOPE_LIBRARY_PCH "Precompile the common headers for the analyzer, plugins and sizing libraries" ON)
 function(shardscope_library_pch target)
   if(NOT SHARDSCOPE_LIBRARY_PCH)
