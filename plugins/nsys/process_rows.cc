@@ -17,9 +17,11 @@ namespace {
 bool before(int64_t a, int64_t b) { return std::pair(a & k::kTidMask, a) < std::pair(b & k::kTidMask, b); }
 
 // A table WITHOUT ROWID has no rowid to keep its rows' order within a process by.
+// (sqlite::quoted named in full here: for a std::string, std::quoted wins the unqualified call wherever
+// <iomanip> is seen, as through nlohmann/json in the libraries' precompiled header.)
 bool has_rowid(const Db& db, const std::string& table) {
   sqlite3_stmt* s = nullptr;
-  const std::string sql = fmt::format("SELECT rowid FROM {} LIMIT 0", quoted(table));
+  const std::string sql = fmt::format("SELECT rowid FROM {} LIMIT 0", sqlite::quoted(table));
   const bool ok = sqlite3_prepare_v2(db.handle(), sql.c_str(), int(sql.size()), &s, nullptr) == SQLITE_OK;
   sqlite3_finalize(s);
   return ok;
@@ -29,10 +31,11 @@ bool has_rowid(const Db& db, const std::string& table) {
 // per-process scan gave them), the key last, rows whose id is not a number left out (as a range of ids did).
 std::string scan_sql(Export& x, const std::string& select, const std::string& table, const std::string& id,
                      bool keyed) {
-  if (!keyed) return fmt::format("{} FROM {}", select, quoted(table));
-  const std::string key = fmt::format("({} >> {})", quoted(id), k::kTidBits);
+  if (!keyed) return fmt::format("{} FROM {}", select, sqlite::quoted(table));
+  const std::string key = fmt::format("({} >> {})", sqlite::quoted(id), k::kTidBits);
   return fmt::format("{}, {} FROM {} WHERE typeof({}) IN ('integer', 'real') ORDER BY {} & {}, {}{}", select, key,
-                     quoted(table), quoted(id), key, k::kTidMask, key, has_rowid(x.db, table) ? ", rowid" : "");
+                     sqlite::quoted(table), sqlite::quoted(id), key, k::kTidMask, key,
+                     has_rowid(x.db, table) ? ", rowid" : "");
 }
 
 }  // namespace
