@@ -32,4 +32,6 @@ class CMakeBuild(build_ext):
         shutil.copyfile(os.path.join(built, module), target)
 
 
-setup(ext_modules=[Extension("shardscope._shardscope", sources=[])], cmdclass={"build_ext": CMakeBuild})
+# setuptools' own build folder inside the CMake one the project's scripts use (build/), not beside its files.
+setup(ext_modules=[Extension("shardscope._shardscope", sources=[])], cmdclass={"build_ext": CMakeBuild},
+      options={"build": {"build_base": os.path.join("build", "pip")}})
