@@ -15,7 +15,8 @@ import warnings as _warnings
 
 from . import _shardscope
 
-__all__ = ["Error", "Warning", "report", "check_prefetch", "summaries", "SUMMARY_TABLES"]
+# Not Warning: `from shardscope import *` would hide the builtin.
+__all__ = ["Error", "report", "check_prefetch", "summaries", "SUMMARY_TABLES"]
 
 
 class Error(ValueError):
