@@ -15,6 +15,7 @@ declare -A may=(
   [plugins]="plugins/ model/ tracer/format/"
   [analyzer]="analyzer/ plugins/ sizing/ model/ tracer/format/"
   [training]="training/ sizing/ tracer/"
+  [python]="python/ analyzer/ plugins/ sizing/ model/ tracer/format/"
   [viewer]="viewer/ analyzer/ plugins/ sizing/ model/ tracer/format/"
   [samples]="tracer/"
 )
