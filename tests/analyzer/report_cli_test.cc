@@ -374,14 +374,19 @@ TEST(CheckPrefetchCli, ExitCodesGateACi) {
 TEST(DiffCli, ShowsMetricAndUnitChanges) {
   TempDir d;
   fs::path a = two_ranks(d, "pre", "a"), b = two_ranks(d, "none", "b");
-  auto r = run({kBin, "diff", a.string(), b.string()});
+  // The run-level answer first; the rank pairs' tables and their unit rows on demand.
+  auto first = run({kBin, "diff", a.string(), b.string()});
+  ASSERT_EQ(first.rc, 0) << first.err;
+  EXPECT_NE(first.out.find("step_time_ms"), std::string::npos) << first.out;
+  EXPECT_EQ(first.out.find("unit 2 all-gather hidden %"), std::string::npos) << first.out;
+  auto r = run({kBin, "diff", a.string(), b.string(), "--ranks", "--units"});
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_NE(r.out.find("unit 2 all-gather hidden %"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("mean step time ms"), std::string::npos) << r.out;
-  auto j = run({kBin, "diff", a.string(), b.string(), "--format", "json"});
+  auto j = run({kBin, "diff", a.string(), b.string(), "--format", "json", "--ranks", "--units"});
   ASSERT_EQ(j.rc, 0);
   json parsed = json::parse(j.out);
-  ASSERT_EQ(parsed["ranks"].size(), 2u);
+  ASSERT_EQ(parsed["ranks"].size(), 2u) << j.out;
   // "none" hides nothing: the unit's hidden share drops from 100 % to 0 %.
   for (const json& row : parsed["ranks"][0]["diff"])
     if (row["metric"] == "unit 1 all-gather hidden %") {

@@ -250,12 +250,17 @@ class Memory final : public Section {
     out.para("memory (peak per category vs the ZeRO model):");
     out.table(t, na);
     out.legend(t.header);
-    if (const std::string r = rest_unsplit(m); !r.empty()) out.para("rest: " + r);
+    // Why rest is one row: detail, as the model's states are (the JSON keeps it as rest_split).
+    if (const std::string r = rest_unsplit(m); !r.empty() && !c.sel.is_default()) out.para("rest: " + r);
     if (const std::string in = inputs_line(m); !in.empty()) out.para("model inputs: " + in);
     // How the model predicted: detail, shown beside every selection but the default.
     if (const std::string s = states_model(m); !s.empty() && !c.sel.is_default()) out.para("model states: " + s);
-    if (m.activations) out.para("activations: " + activations_how(*m.activations));
-    if (const std::string a = activations_vs_measured(m); !a.empty()) out.para("activations vs measured: " + a);
+    // The estimate and how it compares with the measured peak, on one line.
+    const std::string vs = activations_vs_measured(m);
+    if (m.activations)
+      out.para("activations: " + activations_how(*m.activations) + (vs.empty() ? "" : "; vs measured: " + vs));
+    else if (!vs.empty())
+      out.para("activations vs measured: " + vs);
     if (const std::string d = departs_most(m); !d.empty()) out.para("departs most: " + d);
     if (const std::string why = memory_not_applicable(m); !why.empty()) out.para(why);
   }
