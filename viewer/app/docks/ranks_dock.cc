@@ -6,6 +6,7 @@
 #include <QMouseEvent>
 #include <QPainter>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QVBoxLayout>
 #include <QWheelEvent>
 
@@ -330,6 +331,8 @@ void RanksDock::realign() {
   worst_first(rows_, trace, instance_.has_value(), step_number_);
   view_->setRows(layout, &across_, &rows_);
   view_->fit(lo, hi);
+  // Back to the top, where the worst rank is.
+  if (auto* scroll = findChild<QScrollArea*>("ranksScroll")) scroll->verticalScrollBar()->setValue(0);
 }
 
 }  // namespace shardscope::viewer
