@@ -119,8 +119,10 @@ class TestViewerRanks : public QObject {
         click_event(w, 0, {t, i});
         QVERIFY(rd->instance());
         QCOMPARE(*rd->instance(), *id);
-        QVERIFY(rd->rows()[1].last);
-        QVERIFY(!rd->rows()[0].last);
+        // Worst first: rank 1, the last arrival, is the first row.
+        QCOMPARE(rd->rows()[0].rank, 1u);
+        QVERIFY(rd->rows()[0].last);
+        QVERIFY(!rd->rows()[1].last);
         ++checked;
       }
     QCOMPARE(checked, 3);

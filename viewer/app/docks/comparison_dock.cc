@@ -107,19 +107,16 @@ ComparisonDock::ComparisonDock(QWidget* parent) : TableDock(tr("Comparison"), ne
 
 void ComparisonDock::clear() {
   model_->clear();
-  note_->setText(tr("File > Open for comparison: a second run (B), compared with the open one (A)."));
-  note_->show();
+  setNote(tr("File > Open for comparison: a second run (B), compared with the open one (A)."));
 }
 
 void ComparisonDock::setDiff(const analysis::RunDiff& d, const QStringList& a_inputs, const QStringList& b_inputs) {
   model_->setDiff(d, a_inputs, b_inputs);
   view_->resizeColumnsToContents();
-  note_->setText(
-      d.ranks.empty()
-          ? tr("A and B have no rank in common: nothing to compare.")
-          : tr("A: the open run; B: the run opened for comparison (their folders: hover the A and B headers). "
-               "Change: B − A. Click a header to sort."));
-  note_->show();
+  setNote(d.ranks.empty()
+              ? tr("A and B have no rank in common: nothing to compare.")
+              : tr("A: the open run; B: the run opened for comparison (their folders: hover the A and B headers). "
+                   "Change: B − A. Click a header to sort."));
 }
 
 }  // namespace shardscope::viewer

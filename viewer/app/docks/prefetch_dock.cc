@@ -40,8 +40,7 @@ void PrefetchDock::refresh() {
   view_->resizeColumnsToContents();
   // Above the table: the verdict the report gives the run, or why there is no table.
   QString empty = model_->emptyReason();
-  note_->setText(empty.isEmpty() ? model_->verdictText() : empty);
-  note_->setVisible(!note_->text().isEmpty());
+  setNote(empty.isEmpty() ? model_->verdictText() : empty);
 }
 
 void PrefetchDock::jumpTo(int view_row) {

@@ -5,11 +5,14 @@
 #include <QLabel>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QVBoxLayout>
 #include <QWheelEvent>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "viewer/app/selection_model.h"
 #include "viewer/app/timeline_widget.h"
@@ -22,6 +25,24 @@ QColor rgb(Rgb c) { return QColor(int(c >> 16) & 0xFF, int(c >> 8) & 0xFF, int(c
 const QColor kLast(Qt::red), kLatePeer(Qt::magenta);
 // The step picker's item while aligned on an instance (steps carry their number).
 const QString kInstanceItem = QStringLiteral("instance");
+
+// Worst first, so the late rank of a thousand is the first row: on an instance the last arrival first, then
+// by arrival after the earliest; on a step the longest step first. Ranks without the step or instance last.
+void worst_first(std::vector<RankRow>& rows, const model::Trace& trace, bool on_instance, int64_t step) {
+  auto lateness = [&](const RankRow& r) -> int64_t {
+    if (!r.origin_ns) return INT64_MIN;
+    const model::Rank& rank = trace.ranks[r.rank];
+    if (on_instance)
+      return r.instance ? rank.tracks[r.instance->track].events[r.instance->index].ts_ns - *r.origin_ns : INT64_MIN;
+    for (const model::Step& s : rank.steps)
+      if (s.number == step) return s.end_ns - s.start_ns;
+    return INT64_MIN;
+  };
+  std::stable_sort(rows.begin(), rows.end(), [&](const RankRow& a, const RankRow& b) {
+    if (a.last != b.last) return a.last;
+    return lateness(a) > lateness(b);
+  });
+}
 }  // namespace
 
 RanksView::RanksView(QWidget* parent) : QWidget(parent) {
@@ -34,6 +55,11 @@ void RanksView::setRows(const TimelineLayout* layout, const AcrossRanks* across,
   layout_ = layout;
   across_ = across;
   rows_ = rows;
+  // As tall as its rows: the dock's scroll area scrolls them, its own minimum stays a few rows.
+  int h = kRuler;
+  if (layout_ && rows_)
+    for (const RankRow& r : *rows_) h += rowHeight(r);
+  setMinimumHeight(std::max(80, h));
   update();
 }
 
@@ -178,9 +204,14 @@ RanksDock::RanksDock(SelectionModel* selection, QWidget* parent)
   note_->setWordWrap(true);
   note_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   view_ = new RanksView(box);
+  auto* scroll = new QScrollArea(box);
+  scroll->setObjectName("ranksScroll");
+  scroll->setWidget(view_);
+  scroll->setWidgetResizable(true);
+  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);  // the view pans and zooms itself
   v->addLayout(bar);
   v->addWidget(note_);
-  v->addWidget(view_, 1);
+  v->addWidget(scroll, 1);
   setWidget(box);
 
   connect(kind_, &QComboBox::activated, this, [this](int i) { setChoice(TrackChoice(i)); });
@@ -297,8 +328,11 @@ void RanksDock::realign() {
     int extra = step_->findData(kInstanceItem);
     if (extra >= 0) step_->removeItem(extra);
   }
+  worst_first(rows_, trace, instance_.has_value(), step_number_);
   view_->setRows(layout, &across_, &rows_);
   view_->fit(lo, hi);
+  // Back to the top, where the worst rank is.
+  if (auto* scroll = findChild<QScrollArea*>("ranksScroll")) scroll->verticalScrollBar()->setValue(0);
 }
 
 }  // namespace shardscope::viewer

@@ -4,7 +4,8 @@
 // analysis names last at their collective are outlined in black; on an instance, the last arrival is
 // outlined red and a prefetch pair's late peer dashed magenta (viewer/model/across_ranks.h). It aligns on an
 // instance when SelectionModel::acrossRanksRequested asks (a Prefetch row, a collective clicked in the
-// timeline) and comes to the front. Wheel zooms around the cursor, drag pans.
+// timeline) and comes to the front. Rows go worst first (the last arrival, then by arrival; on a step the
+// longest step) in a scroll area, so any rank count fits. Wheel zooms around the cursor, drag pans.
 #pragma once
 
 #include <QDockWidget>

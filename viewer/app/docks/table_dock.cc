@@ -2,6 +2,7 @@
 
 #include <QHeaderView>
 #include <QLabel>
+#include <QScrollArea>
 #include <QSortFilterProxyModel>
 #include <QTableView>
 #include <QVBoxLayout>
@@ -18,7 +19,16 @@ TableDock::TableDock(const QString& title, QAbstractItemModel* model, QWidget* p
   note_ = new QLabel(box);
   note_->setWordWrap(true);
   note_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  note_->hide();
+  // The note can hold a line per rank: it scrolls within a few lines' height, so a thousand ranks do not
+  // set the dock's (and the window's) minimum height.
+  note_box_ = new QScrollArea(box);
+  note_box_->setWidget(note_);
+  note_box_->setWidgetResizable(true);
+  note_box_->setFrameShape(QFrame::NoFrame);
+  note_box_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  note_box_->setMaximumHeight(6 * note_->fontMetrics().lineSpacing() + 4);
+  note_box_->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Maximum);
+  note_box_->hide();
   proxy_ = new QSortFilterProxyModel(this);
   proxy_->setSourceModel(model);
   proxy_->setSortRole(kSortRole);
@@ -30,9 +40,14 @@ TableDock::TableDock(const QString& title, QAbstractItemModel* model, QWidget* p
   view_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   view_->verticalHeader()->hide();
   view_->horizontalHeader()->setStretchLastSection(true);
-  v->addWidget(note_);
+  v->addWidget(note_box_);
   v->addWidget(view_, 1);
   setWidget(box);
+}
+
+void TableDock::setNote(const QString& text) {
+  note_->setText(text);
+  note_box_->setVisible(!text.isEmpty());
 }
 
 int TableDock::sourceRow(int view_row) const { return proxy_->mapToSource(proxy_->index(view_row, 0)).row(); }

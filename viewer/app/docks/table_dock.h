@@ -6,6 +6,7 @@
 
 class QAbstractItemModel;
 class QLabel;
+class QScrollArea;
 class QSortFilterProxyModel;
 class QTableView;
 
@@ -21,9 +22,12 @@ class TableDock : public QDockWidget {
 
  protected:
   TableDock(const QString& title, QAbstractItemModel* model, QWidget* parent);
+  // The note's text; hidden when empty.
+  void setNote(const QString& text);
   QSortFilterProxyModel* proxy_;
   QTableView* view_;
   QLabel* note_;
+  QScrollArea* note_box_;  // holds note_: a few lines high at most, the rest scrolls
 };
 
 }  // namespace shardscope::viewer
