@@ -228,6 +228,7 @@ Graph build_graph(const model::Trace& trace) {
     for (const CollectiveRef& c : instance_ids(rank)) ids.emplace(key(c.track, c.index), c.id);
     RankBuild b{g, int32_t(r), rank, instances, {}, {}, {}, {}};
     b.collect_ranges();
+    g.on_host = g.on_host && b.on_host;
     b.collect_ops(ids);
     b.collect_host_waits();
     b.tag_compute();

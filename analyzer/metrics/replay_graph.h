@@ -56,6 +56,7 @@ struct Graph {
   std::vector<std::vector<int32_t>> all_gathers;
   std::vector<const model::Rank*> ranks;
   std::vector<HostWait> host_waits;
+  bool on_host = true;  // no rank has a device stream: a CPU run, whose device is its host
 };
 
 // The graph of every rank of `trace`. Device ops are the device streams' kernels, copies and collectives

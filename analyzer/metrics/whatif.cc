@@ -239,10 +239,7 @@ WhatIf what_if(const model::Trace& trace, const WhatIfChange& change) {
                 p = figures(g, {changed.start, changed.end}, measured_steps);
   WhatIf out;
   out.settled = unchanged.settled && changed.settled;
-  out.host_is_device = std::none_of(trace.ranks.begin(), trace.ranks.end(), [](const model::Rank& r) {
-    return std::any_of(r.tracks.begin(), r.tracks.end(),
-                       [](const model::Track& t) { return t.kind == model::TrackKind::DeviceStream; });
-  });
+  out.host_is_device = g.on_host;
   out.measured_backward = measured_backward(g, base);
   // The measured step is the trace's own window; the slowest rank's, as for the replays.
   std::map<int64_t, int64_t> window;
