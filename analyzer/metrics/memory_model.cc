@@ -130,28 +130,51 @@ int64_t split_total(const model::Rank& rank, RankMemory& out) {
   return fullest->ts_ns;
 }
 
+// Replaces the rest row by `parts` (category, bytes), each a rest row of its own name.
+void replace_rest(std::vector<MemoryRow>::iterator rest, std::vector<MemoryRow>& rows,
+                  std::initializer_list<std::pair<const char*, double>> parts) {
+  std::vector<MemoryRow> split;
+  for (const auto& [category, bytes] : parts) {
+    MemoryRow r;
+    r.category = category;
+    r.measured = r.at_fullest = bytes;
+    r.predicted_na = {MemoryNa::Code::Rest, category};
+    split.push_back(r);
+  }
+  rest = rows.erase(rest);
+  rows.insert(rest, split.begin(), split.end());
+}
+
 // The rest row as cached_free and other_allocated, where the measured device's last allocator event at or
 // before the fullest moment says the reserved total: reserved less allocated is what the caching allocator
-// holds free then.
+// holds free then. Where the trace instead samples the allocator's reserved and allocated bytes with its
+// total (shardscope-train on a GPU), also outside_allocator: the total less reserved.
 void split_rest(const model::Rank& rank, int64_t fullest_ts, RankMemory& out) {
   auto rest =
       std::find_if(out.rows.begin(), out.rows.end(), [](const MemoryRow& r) { return r.category == kMemoryRest; });
-  if (rest == out.rows.end() || out.measured.events == 0) return;
+  if (rest == out.rows.end()) return;
+  const double all = *rest->measured;
+  const model::CounterSeries* reserved = rank.counter(keys::kMemoryAllocatorReserved);
+  const model::CounterSeries* allocated = rank.counter(keys::kMemoryAllocatorAllocated);
+  const model::CounterSeries* total = rank.counter(keys::kMemoryAllocatorTotal);
+  if (reserved && allocated && total) {
+    const double r = value_at(*reserved, fullest_ts), a = value_at(*allocated, fullest_ts);
+    const double t = value_at(*total, fullest_ts), counted = t - all;
+    // Sampled together, so each part is at least zero; a trace where one is not is not split (no part made up).
+    if (r >= a && a >= counted && t >= r)
+      return replace_rest(
+          rest, out.rows,
+          {{kMemoryCachedFree, r - a}, {kMemoryOtherAllocated, a - counted}, {kMemoryOutsideAllocator, t - r}});
+  }
+  if (out.measured.events == 0) return;
   const model::AllocatorEvent* last = nullptr;
   for (const model::AllocatorEvent& a : rank.allocator) {  // by time
     if (a.ts_ns > fullest_ts) break;
     if (a.device == out.measured.device) last = &a;
   }
   if (!last || last->total_reserved < 0) return;
-  const double cached = double(model::sat_sub(last->total_reserved, last->total_allocated)), all = *rest->measured;
-  MemoryRow free_row, other;
-  free_row.category = kMemoryCachedFree, other.category = kMemoryOtherAllocated;
-  free_row.measured = free_row.at_fullest = cached;
-  other.measured = other.at_fullest = all - cached;
-  free_row.predicted_na = {MemoryNa::Code::Rest, kMemoryCachedFree};
-  other.predicted_na = {MemoryNa::Code::Rest, kMemoryOtherAllocated};
-  *rest = free_row;
-  out.rows.insert(rest + 1, other);
+  const double cached = double(model::sat_sub(last->total_reserved, last->total_allocated));
+  replace_rest(rest, out.rows, {{kMemoryCachedFree, cached}, {kMemoryOtherAllocated, all - cached}});
 }
 }  // namespace
 
@@ -215,7 +238,8 @@ std::optional<ActivationCheck> check_activations(const RankMemory& m) {
 }
 
 bool is_rest_row(const std::string& category) {
-  return category == kMemoryRest || category == kMemoryCachedFree || category == kMemoryOtherAllocated;
+  return category == kMemoryRest || category == kMemoryCachedFree || category == kMemoryOtherAllocated ||
+         category == kMemoryOutsideAllocator;
 }
 
 void give_memory_inputs(RankMemory& m, const MemoryGiven& given) {

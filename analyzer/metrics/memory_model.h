@@ -36,6 +36,10 @@ inline constexpr const char* kMemoryRest = "rest";
 // buffers). Both carry predicted_na Rest with their own name as its text.
 inline constexpr const char* kMemoryCachedFree = "cached_free";
 inline constexpr const char* kMemoryOtherAllocated = "other_allocated";
+// Where the trace samples the caching allocator's reserved and allocated bytes with the total (shardscope-train
+// on a GPU), other_allocated is the allocated bytes no category counts, and this the total less reserved: the
+// CUDA context, NCCL's buffers, other libraries' and processes' memory on the device.
+inline constexpr const char* kMemoryOutsideAllocator = "outside_allocator";
 bool is_rest_row(const std::string& category);
 
 struct RankMemory {

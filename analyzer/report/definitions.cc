@@ -49,8 +49,8 @@ const std::map<std::string, Columns>& tables() {
         {"predicted MB", "the ZeRO model's peak for it from the run's config (- : not a category)"},
         {"at fullest MB",
          "the bytes when the categories together held the most; with rest (what no category counts: free cached "
-         "blocks, CUDA context, NCCL/cuBLAS buffers; cached_free + other_allocated where the trace gives the "
-         "reserved total) they add up to allocator_total"}}},
+         "blocks, CUDA context, NCCL/cuBLAS buffers; cached_free + other_allocated (+ outside_allocator) where the "
+         "trace gives the reserved total) they add up to allocator_total"}}},
       {"alive at the peak",
        {{"MB",
          "bytes of the allocations made so and still allocated at the rank's peak (paired with frees by address)"},

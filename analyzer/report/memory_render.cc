@@ -89,8 +89,11 @@ std::string na_text(const sizing::MemoryNa& why) {
                "total less its allocated one (the allocator's events)";
       if (why.text == metrics::kMemoryOtherAllocated)
         return "n/a: not a category: the allocator total's bytes no category counts, less the cached free blocks "
-               "(tensors no category counts, rounding, the CUDA context, NCCL's and cuBLAS's buffers, any other "
-               "process on the same GPU)";
+               "and the outside_allocator row where it is shown (tensors no category counts, rounding; without "
+               "that row also the CUDA context, NCCL's and cuBLAS's buffers, any other process on the same GPU)";
+      if (why.text == metrics::kMemoryOutsideAllocator)
+        return "n/a: not a category: the device's used memory less the caching allocator's reserved total (the "
+               "CUDA context, NCCL's buffers, other libraries' and other processes' memory on the same GPU)";
       return "n/a: not a category: the allocator total's bytes no category counts (on a GPU the caching allocator's "
              "free cached blocks and rounding, the CUDA context, NCCL's and cuBLAS's buffers, any other process on "
              "the same GPU; on the host the heap's other allocations; the trace has no reserved or allocated counter "
@@ -284,8 +287,8 @@ std::string rest_unsplit(const metrics::RankMemory& m) {
                                 [](const metrics::MemoryRow& r) { return r.category == metrics::kMemoryRest; });
   if (!rest) return "";
   return "n/a: not split into cached free (reserved less allocated) and other allocated: no reserved total in the "
-         "trace at the fullest moment (the PyTorch profiler's Total Reserved); shardscope-train writes only "
-         "memory.allocator_total, the device's used memory";
+         "trace at the fullest moment (the PyTorch profiler's Total Reserved, or shardscope-train's "
+         "memory.allocator_reserved, which it writes on a GPU)";
 }
 
 std::string memory_not_applicable(const metrics::RankMemory& m) {

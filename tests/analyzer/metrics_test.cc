@@ -204,6 +204,50 @@ TEST(MemoryModel, RestStaysWholeWithoutAReservedTotal) {
 
 namespace {
 
+// rest_rank's categories and total without allocator events, and the caching allocator's reserved and
+// allocated bytes sampled with the total (as shardscope-train writes them on a GPU): at the fullest moment
+// (200) `reserved` reserved and `allocated` allocated.
+model::Rank counters_rank(double reserved, double allocated) {
+  model::Rank r;
+  r.counters.push_back(CounterSeries{"memory.sharded_params", {{100, 50}}});
+  r.counters.push_back(CounterSeries{"memory.activations", {{100, 0}, {200, 300}, {300, 0}}});
+  r.counters.push_back(CounterSeries{"memory.allocator_total", {{100, 1000}, {200, 2000}, {300, 1500}}});
+  r.counters.push_back(CounterSeries{"memory.allocator_reserved", {{100, 900}, {200, reserved}, {300, 1400}}});
+  r.counters.push_back(CounterSeries{"memory.allocator_allocated", {{100, 100}, {200, allocated}, {300, 200}}});
+  r.finalize();
+  return r;
+}
+
+}  // namespace
+
+TEST(MemoryModel, RestSplitsThreeWaysWhereTheTraceSamplesTheAllocatorsReservedAndAllocated) {
+  const metrics::RankMemory m = metrics::compare_memory(counters_rank(1800, 900));
+  EXPECT_EQ(row_named(m, "rest"), nullptr);
+  const metrics::MemoryRow* cached = row_named(m, "cached_free");
+  const metrics::MemoryRow* other = row_named(m, "other_allocated");
+  const metrics::MemoryRow* outside = row_named(m, "outside_allocator");
+  ASSERT_TRUE(cached && other && outside);
+  EXPECT_DOUBLE_EQ(*cached->at_fullest, 900);   // 1800 reserved - 900 allocated
+  EXPECT_DOUBLE_EQ(*other->at_fullest, 550);    // 900 allocated - the categories' 50 + 300
+  EXPECT_DOUBLE_EQ(*outside->at_fullest, 200);  // 2000 used on the device - 1800 reserved
+  double sum = 0;
+  for (const metrics::MemoryRow& row : m.rows)
+    if (row.category != "allocator_total" && row.at_fullest) sum += *row.at_fullest;
+  EXPECT_DOUBLE_EQ(sum, 2000);
+  EXPECT_EQ(outside->predicted_na.code, sizing::MemoryNa::Code::Rest);
+  EXPECT_EQ(outside->predicted_na.text, "outside_allocator");
+}
+
+TEST(MemoryModel, RestStaysWholeWhereTheAllocatorsSamplesCannotBothHold) {
+  // 300 allocated is less than the 350 the categories count at that moment: no part is made up.
+  const metrics::RankMemory m = metrics::compare_memory(counters_rank(1800, 300));
+  ASSERT_NE(row_named(m, "rest"), nullptr);
+  EXPECT_DOUBLE_EQ(*row_named(m, "rest")->measured, 1650);
+  EXPECT_EQ(row_named(m, "outside_allocator"), nullptr);
+}
+
+namespace {
+
 // A comparison with only the activations: the estimate for `c` and `measured` bytes measured.
 metrics::RankMemory activations_only(const sizing::ActivationConfig& c, double measured) {
   metrics::RankMemory m;

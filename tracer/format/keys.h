@@ -110,6 +110,11 @@ inline constexpr const char* kMemoryGradients = "memory.gradients";
 inline constexpr const char* kMemoryOptimizerState = "memory.optimizer_state";
 inline constexpr const char* kMemoryActivations = "memory.activations";
 inline constexpr const char* kMemoryAllocatorTotal = "memory.allocator_total";
+// On a GPU, sampled with the total: the CUDA caching allocator's reserved and allocated bytes (its
+// AGGREGATE stats), so that what no category counts splits into the blocks it holds free, tensors no
+// category counts, and what lies outside it (the CUDA context, NCCL's buffers).
+inline constexpr const char* kMemoryAllocatorReserved = "memory.allocator_reserved";
+inline constexpr const char* kMemoryAllocatorAllocated = "memory.allocator_allocated";
 // --cpu-offload: the sharded state (fp32 parameter shard, gradient shard, optimizer state) held on the host.
 inline constexpr const char* kMemoryHostOffloaded = "memory.host_offloaded";
 // run_config keys: sharding (no_shard|zero1|shard_grad_op|full_shard|hybrid_shard), backward_prefetch

@@ -59,6 +59,11 @@ void MemoryLedger::sample_allocator() {
     size_t free = 0, total = 0;
     if (cudaMemGetInfo(&free, &total) == cudaSuccess)
       tracer::counter(keys::kMemoryAllocatorTotal, int64_t(total - free));
+#if SHARDSCOPE_TORCH_CUDA
+    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device_);
+    tracer::counter(keys::kMemoryAllocatorReserved, int64_t(stats.reserved_bytes[0].current));
+    tracer::counter(keys::kMemoryAllocatorAllocated, int64_t(stats.allocated_bytes[0].current));
+#endif
     return;
   }
 #endif
