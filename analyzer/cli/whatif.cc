@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "analyzer/analysis/summary_file.h"
+#include "analyzer/analysis/whatif_run.h"
 #include "analyzer/cli/output.h"
 #include "analyzer/cli/progress_line.h"
 #include "analyzer/report/whatif_render.h"
@@ -19,14 +20,13 @@ int whatif(const std::vector<std::string>& paths, const metrics::WhatIfChange& c
     for (const std::filesystem::path& f : plugins::expand_inputs({paths.begin(), paths.end()}))
       if (analysis::is_summary_file(f))
         throw std::invalid_argument(f.string() + ": a rank summary holds no events to replay; give the trace files");
-    std::optional<plugins::LoadResult> loaded;
+    std::optional<analysis::WhatIfRun> run;
     {
       ProgressLine progress;
-      const std::vector<std::filesystem::path> in(paths.begin(), paths.end());
-      loaded = plugins::load(in, {.on_progress = progress.callback(), .rules = rules});
+      run = analysis::what_if_stream(paths, {.on_progress = progress.callback(), .rules = rules}, change);
     }
-    print_warnings(loaded->warnings, err);
-    const metrics::WhatIf w = metrics::what_if(loaded->trace, change);
+    print_warnings(run->warnings, err);
+    const metrics::WhatIf& w = run->whatif;
     const Result result{.text = [&](bool) { return report::whatif_text(w, change); },
                         .json = [&] { return report::whatif_json(w, change); }};
     return write_result(format, result, "-", out, err) ? 0 : 2;

@@ -3,15 +3,10 @@
 #include <algorithm>
 #include <numeric>
 
-#include "analyzer/metrics/rate_limiter.h"
 #include "model/saturating.h"
 
 namespace shardscope::metrics::replay {
 namespace {
-
-const model::Event& event_of(const Graph& g, const Op& op) {
-  return g.ranks[size_t(op.rank)]->tracks[size_t(op.track)].events[size_t(op.index)];
-}
 
 // `a` must end before `b` starts, where the measured timeline shows it did.
 void add_if_held(const Graph& g, Wiring& w, int32_t a, int32_t b) {
@@ -24,13 +19,12 @@ void add_if_held(const Graph& g, Wiring& w, int32_t a, int32_t b) {
 void wire_limiter(const Graph& g, Wiring& w) {
   for (const std::vector<int32_t>& ags : g.all_gathers) {
     if (ags.empty()) continue;
-    const RateLimiter limiter(*g.ranks[size_t(g.ops[ags.front()].rank)]);
-    const int limit = limiter.limit().value_or(0);
+    const int limit = g.ranks[size_t(g.ops[ags.front()].rank)].limit.value_or(0);
     if (limit <= 0) continue;
     for (size_t k = size_t(limit); k < ags.size(); ++k) {
       const Op& ag = g.ops[ags[k]];
       const int32_t freed = g.ops[ags[k - size_t(limit)]].consumer_last;
-      if (ag.launch == kNone || freed == kNone || !limiter.throttled(event_of(g, ag))) continue;
+      if (ag.launch == kNone || freed == kNone || !ag.throttled) continue;
       const int64_t free_end = g.ops[freed].ts_ns + g.ops[freed].dur_ns, issue = g.ops[ag.launch].ts_ns;
       if (issue < free_end) continue;
       w.wait_for[size_t(ag.launch)] = freed;
@@ -183,8 +177,11 @@ Wiring measured_wiring(const Graph& g) {
 
 namespace {
 
-// One pass: each op from its constraints' current times. Returns whether anything moved.
-bool pass(const Graph& g, const Wiring& w, const std::vector<int32_t>& order, Schedule& s) {
+// One pass: each op from its constraints' current times. Returns whether anything moved. `meet`: each
+// instance's latest arrival so far. Times only ever rise from pass to pass (every constraint is a max of
+// sums), so the latest start seen is the latest of the current ones, and a collective costs one look, not
+// one per rank of it (thousands of ranks).
+bool pass(const Graph& g, const Wiring& w, const std::vector<int32_t>& order, Schedule& s, std::vector<int64_t>& meet) {
   bool moved = false;
   for (int32_t o : order) {
     const Op& op = g.ops[size_t(o)];
@@ -205,9 +202,9 @@ bool pass(const Graph& g, const Wiring& w, const std::vector<int32_t>& order, Sc
     // Saturating: times and durations come from the file.
     int64_t end = model::sat_add(start, w.dur[size_t(o)]);
     if (op.instance != kNone) {
-      int64_t meet = INT64_MIN;
-      for (int32_t m : g.instances[size_t(op.instance)]) meet = std::max(meet, s.start[size_t(m)]);
-      end = model::sat_add(std::max(start, meet), w.dur[size_t(o)]);
+      int64_t& m = meet[size_t(op.instance)];
+      m = std::max(m, start);
+      end = model::sat_add(m, w.dur[size_t(o)]);
     }
     if (start != s.start[size_t(o)] || end != s.end[size_t(o)]) moved = true;
     s.start[size_t(o)] = start, s.end[size_t(o)] = end;
@@ -227,9 +224,12 @@ Schedule schedule(const Graph& g, const Wiring& w) {
   // Each pass settles at least the next op of the longest chain that runs against the measured order; a
   // wiring with a cycle never settles.
   constexpr int kMaxPasses = 256;
+  std::vector<int64_t> meet(g.instances.size(), INT64_MIN / 4);
+  for (size_t i = 0; i < g.instances.size(); ++i)
+    for (int32_t m : g.instances[i]) meet[i] = std::max(meet[i], s.start[size_t(m)]);
   while (s.passes < kMaxPasses) {
     ++s.passes;
-    if (!pass(g, w, order, s)) {
+    if (!pass(g, w, order, s, meet)) {
       s.settled = true;
       break;
     }

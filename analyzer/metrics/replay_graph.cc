@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "analyzer/metrics/instances.h"
+#include "analyzer/metrics/rate_limiter.h"
 #include "model/index.h"
 #include "tracer/format/keys.h"
 
@@ -23,9 +24,9 @@ uint64_t key(uint32_t track, uint32_t index) { return (uint64_t(track) << 32) | 
 
 struct RankBuild {
   Graph& g;
-  int32_t r;
   const model::Rank& rank;
-  std::map<InstanceId, std::vector<int32_t>>& instances;
+  std::vector<std::pair<InstanceId, int32_t>>& collectives;
+  const RateLimiter& limiter;
   std::unordered_map<uint64_t, int32_t> launch_op;  // host event → its launch op
   std::map<uint32_t, int32_t> lane_of;              // track → lane
   std::vector<UnitRange> ranges;
@@ -61,14 +62,13 @@ struct RankBuild {
 
   Op launch_for(const model::RankIndex& idx, uint32_t t, uint32_t i) {
     Op op;
-    op.rank = r;
     const model::LaunchLink* link = idx.launch_of({t, i});
     if (!link) return op;
     auto [it, fresh] = launch_op.try_emplace(key(link->launch.track, link->launch.index), 0);
     if (fresh) {
       const model::Event& h = rank.tracks[link->launch.track].events[link->launch.index];
       Op l;
-      l.rank = r, l.track = int32_t(link->launch.track), l.index = int32_t(link->launch.index);
+      l.track = int32_t(link->launch.track), l.index = int32_t(link->launch.index);
       l.role = Role::Launch, l.lane = lane(link->launch.track), l.ts_ns = h.ts_ns;
       it->second = add(l);
     }
@@ -84,7 +84,7 @@ struct RankBuild {
       for (const model::Event& e : rank.tracks[t].events)
         if (e.ph == 'X' && !e.is_device() && e.dur_ns >= kBlockedNs &&
             rank.str(e.name).find("Synchronize") != std::string_view::npos)
-          g.host_waits.push_back({r, lane(t), e.ts_ns, e.end_ns()});
+          g.host_waits.push_back({0, lane(t), e.ts_ns, e.end_ns()});
     }
   }
 
@@ -108,10 +108,12 @@ struct RankBuild {
           op.role = Role::AllGather;
         else
           op.role = e.coll == model::CollectiveKind::ReduceScatter ? Role::ReduceScatter : Role::Comm;
+        op.hides = op.role == Role::Compute && e.cls == model::IntervalClass::Compute;
+        op.throttled = op.role == Role::AllGather && limiter.throttled(e);
         const int32_t at = add(op);
         if (op.role == Role::Compute) compute.push_back(at);
         if (op.role != Role::Compute)
-          if (auto it = ids.find(key(t, i)); it != ids.end()) instances[it->second].push_back(at);
+          if (auto it = ids.find(key(t, i)); it != ids.end()) collectives.emplace_back(it->second, at);
       }
     }
   }
@@ -131,17 +133,20 @@ struct RankBuild {
         const bool comm = e.cls == model::IntervalClass::Communication && e.coll != model::CollectiveKind::None;
         if (e.ph != 'X' || (!comm && !(e.unit >= 0 && (e.name == fwd || e.name == bwd)))) continue;
         Op op;
-        op.rank = r, op.track = int32_t(t), op.index = int32_t(i), op.lane = lane(t);
+        op.track = int32_t(t), op.index = int32_t(i), op.lane = lane(t);
         op.step = step_of(e.ts_ns), op.unit = comm ? e.unit : -1, op.ts_ns = e.ts_ns, op.dur_ns = e.dur_ns;
         op.own_ns = e.dur_ns;
         op.role = !comm                                                       ? Role::Compute
                   : e.coll == model::CollectiveKind::AllGather && e.unit >= 0 ? Role::AllGather
                   : e.coll == model::CollectiveKind::ReduceScatter            ? Role::ReduceScatter
                                                                               : Role::Comm;
+        op.hides =
+            op.role == Role::Compute && (e.cls == model::IntervalClass::Compute || e.cls == model::IntervalClass::Host);
+        op.throttled = op.role == Role::AllGather && limiter.throttled(e);
         const int32_t at = add(op);
         if (op.role == Role::Compute) compute.push_back(at);
         else if (auto it = ids.find(key(t, i)); it != ids.end())
-          instances[it->second].push_back(at);
+          collectives.emplace_back(it->second, at);
       }
   }
 
@@ -169,7 +174,7 @@ struct RankBuild {
     std::map<int32_t, std::vector<int32_t>> ags_of;  // unit → its all-gathers by start
     for (size_t o = 0; o < g.ops.size(); ++o) {
       Op& op = g.ops[o];
-      if (op.rank != r || op.unit < 0) continue;
+      if (op.unit < 0) continue;
       if (op.role == Role::AllGather) ags.push_back(int32_t(o)), ags_of[op.unit].push_back(int32_t(o));
       if (op.role == Role::ReduceScatter)
         for (const UnitRange& u : ranges)
@@ -218,30 +223,65 @@ void own_times(Graph& g) {
 
 }  // namespace
 
-Graph build_graph(const model::Trace& trace) {
+RankGraph build_rank_graph(const model::Rank& rank) {
+  RankGraph out;
+  Graph& g = out.g;
+  const RateLimiter limiter(rank);
+  g.ranks.push_back({rank.rank, rank.steps, rank.shape.backward_prefetch, limiter.limit()});
+  std::map<uint64_t, InstanceId> ids;
+  for (const CollectiveRef& c : instance_ids(rank)) ids.emplace(key(c.track, c.index), c.id);
+  RankBuild b{g, rank, out.collectives, limiter, {}, {}, {}, {}};
+  b.collect_ranges();
+  g.on_host = b.on_host;
+  b.collect_ops(ids);
+  b.collect_host_waits();
+  b.tag_compute();
+  b.tag_collectives();
+  order_lanes(g);
+  return out;
+}
+
+Graph join(std::vector<RankGraph> ranks) {
+  std::stable_sort(ranks.begin(), ranks.end(),
+                   [](const RankGraph& a, const RankGraph& b) { return a.g.ranks[0].rank < b.g.ranks[0].rank; });
   Graph g;
   std::map<InstanceId, std::vector<int32_t>> instances;
-  for (size_t r = 0; r < trace.ranks.size(); ++r) {
-    const model::Rank& rank = trace.ranks[r];
-    g.ranks.push_back(&rank);
-    std::map<uint64_t, InstanceId> ids;
-    for (const CollectiveRef& c : instance_ids(rank)) ids.emplace(key(c.track, c.index), c.id);
-    RankBuild b{g, int32_t(r), rank, instances, {}, {}, {}, {}};
-    b.collect_ranges();
-    g.on_host = g.on_host && b.on_host;
-    b.collect_ops(ids);
-    b.collect_host_waits();
-    b.tag_compute();
-    b.tag_collectives();
+  for (RankGraph& rg : ranks) {
+    const int32_t r = int32_t(g.ranks.size()), at = int32_t(g.ops.size()), lanes = int32_t(g.lanes.size());
+    const auto moved = [&](int32_t& o) { o = o == kNone ? kNone : o + at; };
+    for (Op& op : rg.g.ops) {
+      op.rank = r, op.lane += lanes;
+      for (int32_t* o : {&op.launch, &op.consumer_first, &op.consumer_last, &op.before_first, &op.before_last})
+        moved(*o);
+      g.ops.push_back(op);
+    }
+    for (std::vector<int32_t>& lane : rg.g.lanes) {
+      for (int32_t& o : lane) moved(o);
+      g.lanes.push_back(std::move(lane));
+    }
+    for (std::vector<int32_t>& ags : rg.g.all_gathers) {
+      for (int32_t& o : ags) moved(o);
+      g.all_gathers.push_back(std::move(ags));
+    }
+    for (HostWait h : rg.g.host_waits) h.rank = r, h.lane += lanes, g.host_waits.push_back(h);
+    for (const auto& [id, o] : rg.collectives) instances[id].push_back(o + at);
+    g.ranks.push_back(std::move(rg.g.ranks[0]));
+    g.on_host = g.on_host && rg.g.on_host;
+    rg = {};  // each rank's copy goes as it is joined
   }
   for (auto& [id, ops] : instances) {
     if (ops.size() < 2) continue;  // a collective of one rank's trace waits for no one it can see
-    for (int32_t o : ops) g.ops[o].instance = int32_t(g.instances.size());
+    for (int32_t o : ops) g.ops[size_t(o)].instance = int32_t(g.instances.size());
     g.instances.push_back(std::move(ops));
   }
-  order_lanes(g);
   own_times(g);
   return g;
+}
+
+Graph build_graph(const model::Trace& trace) {
+  std::vector<RankGraph> ranks;
+  for (const model::Rank& rank : trace.ranks) ranks.push_back(build_rank_graph(rank));
+  return join(std::move(ranks));
 }
 
 }  // namespace shardscope::metrics::replay

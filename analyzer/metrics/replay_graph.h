@@ -1,12 +1,17 @@
 // The replay model of a measured run (docs/whatif.md): every device op of every rank with its measured
 // duration, the host launch it waits for, the stream it runs on in order, and the FSDP roles that a what-if
 // reschedules (a unit's all-gather, the compute that consumes it, the reduce-scatter after its backward).
-// Built from the model alone; the schedule is replay.h's, the changes whatif.h's.
+// Built from the model alone, one rank at a time (build_rank_graph: the rank's events can go once it is
+// made), the ranks' graphs then joined; the schedule is replay.h's, the changes whatif.h's.
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
+#include "analyzer/metrics/instances.h"
 #include "model/trace.h"
 
 namespace shardscope::metrics::replay {
@@ -22,7 +27,7 @@ enum class Role : uint8_t {
 };
 
 struct Op {
-  int32_t rank = 0;                      // index into trace.ranks
+  int32_t rank = 0;                      // index into Graph::ranks
   int32_t track = kNone, index = kNone;  // the event it replays
   Role role = Role::Compute;
   int32_t lane = kNone;  // the stream (or, for a launch, the host thread) it runs on
@@ -39,6 +44,9 @@ struct Op {
   // of the backward that produced it (in consumer_last).
   int32_t consumer_first = kNone, consumer_last = kNone;
   int32_t before_first = kNone, before_last = kNone;
+  // Compute that hides communication: a compute kernel or a CPU run's unit range (not a copy or a memset).
+  bool hides = false;
+  bool throttled = false;  // an all-gather the rate limiter held back (RateLimiter::throttled)
 };
 
 // A host thread blocked on the device (cudaStreamSynchronize, cudaDeviceSynchronize, cudaEventSynchronize):
@@ -48,19 +56,39 @@ struct HostWait {
   int64_t ts_ns = 0, end_ns = 0;
 };
 
+// What the replay keeps of a rank besides its ops: its steps and the FSDP settings it reschedules.
+struct RankInfo {
+  int rank = 0;  // model::Rank::rank
+  std::vector<model::Step> steps;
+  std::string backward_prefetch;  // run_config's, as written ("" when absent)
+  std::optional<int> limit;       // the rate limiter's (RateLimiter::limit)
+};
+
 struct Graph {
   std::vector<Op> ops;
   std::vector<std::vector<int32_t>> lanes;      // each lane's ops in measured order
   std::vector<std::vector<int32_t>> instances;  // each collective instance's ops, one a rank
   // Each rank's all-gathers in issue order (the rate limiter's count).
   std::vector<std::vector<int32_t>> all_gathers;
-  std::vector<const model::Rank*> ranks;
+  std::vector<RankInfo> ranks;
   std::vector<HostWait> host_waits;
   bool on_host = true;  // no rank has a device stream: a CPU run, whose device is its host
 };
 
-// The graph of every rank of `trace`. Device ops are the device streams' kernels, copies and collectives
-// (not the importers' derived unit ranges); their launches come from model::index_rank.
+// One rank's graph (its ops' rank 0), no event of it kept, and the collective instance each of its
+// collectives is. Device ops are the device streams' kernels, copies and collectives (not the importers'
+// derived unit ranges); their launches come from model::index_rank.
+struct RankGraph {
+  Graph g;
+  std::vector<std::pair<InstanceId, int32_t>> collectives;  // instance → the rank's op
+};
+RankGraph build_rank_graph(const model::Rank& rank);
+
+// The ranks' graphs as one, ordered by rank number (stable: equal numbers keep the order given, the loader's
+// by file), each collective matched with its instance on the other ranks.
+Graph join(std::vector<RankGraph> ranks);
+
+// join() of build_rank_graph() of every rank of `trace`.
 Graph build_graph(const model::Trace& trace);
 
 }  // namespace shardscope::metrics::replay

@@ -32,7 +32,8 @@ Prefetch measured_state(const Graph& g, const Wiring& w, int32_t ag) {
   if (std::any_of(after.begin(), after.end(), [&](const replay::Wait& a) { return a.op == op.before_last; }))
     return Prefetch::None;
   // What the run's configuration says, where it says it (the trainer's), for a backward all-gather.
-  if (const auto p = g.ranks[size_t(op.rank)]->shape.prefetch(); p && op.backward)
+  if (const auto p = shardscope::trace::prefetch_from_name(g.ranks[size_t(op.rank)].backward_prefetch);
+      p && op.backward)
     return *p == shardscope::trace::BackwardPrefetch::Pre    ? Prefetch::Pre
            : *p == shardscope::trace::BackwardPrefetch::Post ? Prefetch::Post
                                                              : Prefetch::None;
@@ -138,22 +139,16 @@ struct Timeline {
   const std::vector<int64_t>& end;
 };
 
-bool is_compute(const Graph& g, const Op& op) {
-  // On a CPU run the compute is the host's unit ranges.
-  const model::IntervalClass cls = g.ranks[size_t(op.rank)]->tracks[size_t(op.track)].events[size_t(op.index)].cls;
-  return op.role == Role::Compute && (cls == model::IntervalClass::Compute || cls == model::IntervalClass::Host);
-}
-
 std::vector<std::vector<RankStep>> per_step(const Graph& g, const Timeline& t) {
   std::vector<std::vector<RankStep>> out(g.ranks.size());
-  for (size_t r = 0; r < g.ranks.size(); ++r) out[r].resize(g.ranks[r]->steps.size());
+  for (size_t r = 0; r < g.ranks.size(); ++r) out[r].resize(g.ranks[r].steps.size());
   for (size_t o = 0; o < g.ops.size(); ++o) {
     const Op& op = g.ops[o];
     if (op.role == Role::Launch || op.step < 0 || size_t(op.step) >= out[size_t(op.rank)].size()) continue;
     RankStep& s = out[size_t(op.rank)][size_t(op.step)];
     const Interval iv{t.start[o], t.end[o]};
     s.lo = std::min(s.lo, iv.start), s.hi = std::max(s.hi, iv.end);
-    if (is_compute(g, op)) s.compute.push_back(iv);
+    if (op.hides) s.compute.push_back(iv);
     if (op.role == Role::Compute) continue;
     s.comm.push_back(iv);
     if (op.role != Role::AllGather) continue;
@@ -171,13 +166,13 @@ struct Figures {
   std::map<int, int64_t> unit_exposed;
 };
 
-bool steady(const model::Rank& rank, size_t s) {
+bool steady(const replay::RankInfo& rank, size_t s) {
   return !model::is_warm_up(rank.steps.front().number, s, rank.steps.size()) && !rank.steps[s].aborted;
 }
 
 // The step's time on this timeline: to the next step's first device op; the last step to its last op's end
 // plus the measured tail after it (host time the model does not replay).
-int64_t step_time(const model::Rank& rank, const std::vector<RankStep>& st, const std::vector<RankStep>& measured,
+int64_t step_time(const replay::RankInfo& rank, const std::vector<RankStep>& st, const std::vector<RankStep>& measured,
                   size_t s) {
   if (s + 1 < st.size() && st[s + 1].lo != INT64_MAX) return st[s + 1].lo - st[s].lo;
   return st[s].hi - st[s].lo + (rank.steps[s].end_ns - measured[s].hi);
@@ -189,9 +184,9 @@ Figures figures(const Graph& g, const Timeline& t, const std::vector<std::vector
   for (size_t r = 0; r < g.ranks.size(); ++r)
     for (size_t s = 0; s < steps[r].size(); ++s) {
       const RankStep& rs = steps[r][s];
-      if (!steady(*g.ranks[r], s) || rs.lo == INT64_MAX) continue;
-      int64_t& slowest = f.step_ns[g.ranks[r]->steps[s].number];
-      slowest = std::max(slowest, step_time(*g.ranks[r], steps[r], measured[r], s));
+      if (!steady(g.ranks[r], s) || rs.lo == INT64_MAX) continue;
+      int64_t& slowest = f.step_ns[g.ranks[r].steps[s].number];
+      slowest = std::max(slowest, step_time(g.ranks[r], steps[r], measured[r], s));
       const IntervalSet compute = merge(rs.compute), comm = merge(rs.comm), bag = merge(rs.backward_ags);
       f.exposed_ns += length(comm) - intersection_length(comm, compute);
       f.bag_ns += length(bag), f.bag_hidden_ns += intersection_length(bag, compute);
@@ -212,8 +207,8 @@ int64_t median(std::vector<int64_t> v) {
 }
 
 std::string measured_backward(const Graph& g, const Wiring& w) {
-  for (const model::Rank* r : g.ranks)
-    if (!r->shape.backward_prefetch.empty()) return r->shape.backward_prefetch;
+  for (const replay::RankInfo& r : g.ranks)
+    if (!r.backward_prefetch.empty()) return r.backward_prefetch;
   std::map<Prefetch, size_t> seen;
   for (size_t o = 0; o < g.ops.size(); ++o)
     if (g.ops[o].role == Role::AllGather && g.ops[o].backward && g.ops[o].before_first != kNone)
@@ -227,7 +222,10 @@ std::string measured_backward(const Graph& g, const Wiring& w) {
 }  // namespace
 
 WhatIf what_if(const model::Trace& trace, const WhatIfChange& change) {
-  const Graph g = replay::build_graph(trace);
+  return what_if(replay::build_graph(trace), change);
+}
+
+WhatIf what_if(const Graph& g, const WhatIfChange& change) {
   const Wiring base = replay::measured_wiring(g);
   const replay::Schedule unchanged = replay::schedule(g, base),
                          changed = replay::schedule(g, changed_wiring(g, change));
@@ -243,7 +241,7 @@ WhatIf what_if(const model::Trace& trace, const WhatIfChange& change) {
   out.measured_backward = measured_backward(g, base);
   // The measured step is the trace's own window; the slowest rank's, as for the replays.
   std::map<int64_t, int64_t> window;
-  for (const model::Rank& r : trace.ranks)
+  for (const replay::RankInfo& r : g.ranks)
     for (size_t s = 0; s < r.steps.size(); ++s)
       if (steady(r, s))
         window[r.steps[s].number] = std::max(window[r.steps[s].number], r.steps[s].end_ns - r.steps[s].start_ns);

@@ -54,12 +54,14 @@ struct WhatIf {
 enum class WhatIfNa : uint8_t {
   None,
   CpuRun,        // host_is_device: ranks contend for the same cores, outside the model
-  ManyRanks,     // the replay holds every rank's events at once; check-prefetch keeps to one at a time
+  ManyRanks,     // the replay holds every rank's graph at once; check-prefetch's own figures need none
   NotReplayable  // the files hold nothing to replay (rank summaries, no steady step with device work)
 };
 
-// Replays `trace` unchanged and with `change`. Throws std::invalid_argument when the trace holds no steady
-// step with device work to replay.
+// Replays `g` unchanged and with `change`. Throws std::invalid_argument when it holds no steady step with
+// device work to replay.
+WhatIf what_if(const replay::Graph& g, const WhatIfChange& change);
+// The same from a loaded trace (replay::build_graph).
 WhatIf what_if(const model::Trace& trace, const WhatIfChange& change);
 
 // The wiring of a change (exposed for the tests): the measured wiring with `change` applied.

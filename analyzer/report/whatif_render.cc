@@ -122,8 +122,8 @@ std::string prefetch_saving_na_sentence(metrics::WhatIfNa why, size_t ranks) {
              "(docs/whatif.md)";
     case metrics::WhatIfNa::ManyRanks:
       return fmt::format(
-          "what if: not replayed: the replay holds every rank's events at once, and this run has {} ranks "
-          "(shardscope whatif on the run replays it; --no-whatif leaves this line out)",
+          "what if: not replayed: the replay holds every rank's graph at once (a few MB a rank), and this run has "
+          "{} ranks (shardscope whatif on the run replays it; --no-whatif leaves this line out)",
           ranks);
     case metrics::WhatIfNa::NotReplayable:
       return "what if: n/a: nothing in these files to replay (rank summaries keep no events)";
