@@ -110,6 +110,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   buildSearchBar();
   buildAnalysisDocks();
   buildHelpMenu();
+  buildKeys();
 
   // The timeline and the docks share selection_: the timeline writes clicks and ranges there and follows
   // the docks' jumps itself; the window only saves the arrangement and shows the cursor's time.
