@@ -109,8 +109,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(ranks_overview_, &RanksOverviewDock::expandRequested, this, &MainWindow::expandRank);
   buildSearchBar();
   buildAnalysisDocks();
+  buildKeys();  // before the Help menu: File, View, Help
   buildHelpMenu();
-  buildKeys();
 
   // The timeline and the docks share selection_: the timeline writes clicks and ranges there and follows
   // the docks' jumps itself; the window only saves the arrangement and shows the cursor's time.

@@ -2,6 +2,7 @@
 // box, `?` opens the keyboard map, Esc closes what is open over the timeline (the keyboard map, the search),
 // and the Area dock for a Shift+drag across rows.
 #include <QAction>
+#include <QDockWidget>
 #include <QKeyEvent>
 #include <QLineEdit>
 #include <QMenu>
@@ -33,6 +34,7 @@ void MainWindow::buildKeys() {
   auto* area = new AreaDock(selection_, this);
   addDock(area, Qt::BottomDockWidgetArea);
   if (auto* steps = findChild<QDockWidget*>("Steps")) tabifyDockWidget(steps, area);
+  if (auto* prefetch = findChild<QDockWidget*>("Prefetch")) prefetch->raise();  // still the tab in front
   connect(selection_, &SelectionModel::rangeChanged, area, [this, area] {
     if (selection_->range() && !selection_->range()->tracks.empty()) area->raise();
   });
