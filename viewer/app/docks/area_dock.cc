@@ -2,6 +2,7 @@
 
 #include <QApplication>
 #include <QClipboard>
+#include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QKeyEvent>
 #include <QSortFilterProxyModel>
@@ -51,6 +52,9 @@ AreaDock::AreaDock(SelectionModel* selection, QWidget* parent)
   model_ = static_cast<AreaModel*>(proxy_->sourceModel());
   model_->setParent(this);
   view_->setObjectName("areaTable");
+  // The name takes the spare width, the numbers sit beside it rather than at the far edge.
+  view_->horizontalHeader()->setStretchLastSection(false);
+  view_->horizontalHeader()->setSectionResizeMode(AreaModel::Name, QHeaderView::Stretch);
   view_->installEventFilter(this);
   connect(selection_, &SelectionModel::runChanged, this, &AreaDock::refresh);
   connect(selection_, &SelectionModel::rangeChanged, this, &AreaDock::refresh);
