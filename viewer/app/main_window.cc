@@ -109,6 +109,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(ranks_overview_, &RanksOverviewDock::expandRequested, this, &MainWindow::expandRank);
   buildSearchBar();
   buildAnalysisDocks();
+  buildKeys();  // before the Help menu: File, View, Help
   buildHelpMenu();
 
   // The timeline and the docks share selection_: the timeline writes clicks and ranges there and follows

@@ -82,6 +82,7 @@ class MainWindow : public QMainWindow {
   void dragEnterEvent(QDragEnterEvent*) override;
   void dropEvent(QDropEvent*) override;
   bool eventFilter(QObject* watched, QEvent* event) override;
+  void keyPressEvent(QKeyEvent* event) override;
 
  private:
   void present(LoadOutcome outcome, const QStringList& paths);
@@ -91,6 +92,9 @@ class MainWindow : public QMainWindow {
   void buildSearchBar();
   void buildAnalysisDocks();
   void buildHelpMenu();
+  void buildKeys();  // window_keys.cc: marks, `/`, `?`, Esc, the Area dock
+  // Esc: hides the keyboard map, else clears the search; false when nothing was open.
+  bool closeOverlay();
   // A dock beside the others: the one line a new dock costs.
   QDockWidget* addDock(QDockWidget* dock, Qt::DockWidgetArea area);
   void warn(const QString& title, const QString& text);

@@ -9,10 +9,12 @@ void SelectionModel::setRun(const analysis::AnalysedRun* run, const TimelineLayo
   event_.reset();
   range_.reset();
   highlights_ = nullptr;
+  marks_.clear();
   emit runChanged();
   emit eventChanged();
   emit rangeChanged();
   emit highlightsChanged();
+  emit marksChanged();
 }
 
 void SelectionModel::setEvent(std::optional<EventSelection> e) {
@@ -28,6 +30,17 @@ void SelectionModel::setRange(std::optional<TimeRange> r) {
 void SelectionModel::setHighlights(const SearchResult* hits) {
   highlights_ = hits;
   emit highlightsChanged();
+}
+
+void SelectionModel::toggleMark(int64_t lo, int64_t hi) {
+  toggle_mark(marks_, lo, hi);
+  emit marksChanged();
+}
+
+void SelectionModel::clearMarks() {
+  if (marks_.empty()) return;
+  marks_.clear();
+  emit marksChanged();
 }
 
 }  // namespace shardscope::viewer

@@ -1,5 +1,5 @@
 // What the window's parts share: the open run, the selected event, the measured time range and the search
-// hits, held here only. The timeline draws them and writes its clicks, ranges and Esc here; the docks observe
+// hits and the marks, held here only. The timeline draws them and writes its clicks, ranges and Esc here; the docks observe
 // it (each connects to the signals it needs) and write it too, so a new dock is one class that reads this and
 // never reaches into the window, the timeline or another dock.
 #pragma once
@@ -10,6 +10,8 @@
 
 #include "analyzer/analysis/run.h"
 #include "model/index.h"
+#include "viewer/model/area_slices.h"
+#include "viewer/model/marks.h"
 #include "viewer/model/search.h"
 #include "viewer/model/timeline_layout.h"
 
@@ -23,6 +25,7 @@ struct EventSelection {
 struct TimeRange {
   uint32_t rank = 0;  // the rank measured
   int64_t lo = 0, hi = 0;
+  std::vector<TrackRef> tracks;  // the rows the Shift+drag crossed (an area): what the Area dock lists
 };
 
 class SelectionModel : public QObject {
@@ -42,6 +45,10 @@ class SelectionModel : public QObject {
   // Search hits to outline; `hits` must outlive its use here (null: none).
   void setHighlights(const SearchResult* hits);
   const SearchResult* highlights() const { return highlights_; }
+  // Marks (M): bands across every row until cleared; a new run clears them.
+  void toggleMark(int64_t lo, int64_t hi);
+  void clearMarks();
+  const std::vector<TimeMark>& marks() const { return marks_; }
 
   // A dock asks for the timeline to show [lo, hi) on (rank, track), and optionally to select an event there.
   void requestJump(uint32_t rank, uint32_t track, int64_t lo, int64_t hi, std::optional<model::EventRef> select = {}) {
@@ -56,6 +63,7 @@ class SelectionModel : public QObject {
   void eventChanged();
   void rangeChanged();
   void highlightsChanged();
+  void marksChanged();
   void jumpRequested(uint32_t rank, uint32_t track, qint64 lo, qint64 hi, std::optional<model::EventRef> select);
   void acrossRanksRequested(uint32_t rank, model::EventRef event);
 
@@ -65,6 +73,7 @@ class SelectionModel : public QObject {
   std::optional<EventSelection> event_;
   std::optional<TimeRange> range_;
   const SearchResult* highlights_ = nullptr;
+  std::vector<TimeMark> marks_;
 };
 
 }  // namespace shardscope::viewer

@@ -120,4 +120,32 @@ void TimelinePainter::selection(uint32_t rank, model::EventRef event) {
   p_.restore();
 }
 
+void TimelinePainter::marks(const std::vector<TimeMark>& marks) {
+  if (marks.empty()) return;
+  p_.save();
+  p_.setClipRect(QRect(f_.label_width, 0, f_.plot_width, f_.height));
+  const QColor band(0xFF, 0xB3, 0x00, 56), edge(0xE0, 0x8A, 0x00);
+  for (const TimeMark& m : marks) {
+    double x0 = f_.x_of(double(m.lo)), x1 = f_.x_of(double(m.hi));
+    if (x1 < f_.label_width || x0 > f_.label_width + f_.plot_width) continue;
+    // At least 2 px: an instant's mark, or a short slice zoomed out, stays visible.
+    if (x1 - x0 < 2) x1 = x0 + 2;
+    p_.fillRect(QRectF(x0, 0, x1 - x0, f_.height), band);
+    p_.setPen(QPen(edge, 1));
+    p_.drawLine(QPointF(x0, 0), QPointF(x0, f_.height));
+    p_.drawLine(QPointF(x1, 0), QPointF(x1, f_.height));
+  }
+  p_.restore();
+}
+
+void TimelinePainter::areaRows(const std::vector<QRectF>& rects) {
+  if (rects.empty()) return;
+  p_.save();
+  clipToPlot();
+  p_.setPen(QPen(QColor(0x33, 0x66, 0xCC), 1));
+  p_.setBrush(QColor(0x33, 0x66, 0xCC, 40));
+  for (const QRectF& r : rects) p_.drawRect(r);
+  p_.restore();
+}
+
 }  // namespace shardscope::viewer

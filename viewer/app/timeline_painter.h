@@ -14,6 +14,7 @@
 
 #include "viewer/app/timeline_frame.h"
 #include "viewer/model/level_of_detail.h"
+#include "viewer/model/marks.h"
 #include "viewer/model/search.h"
 
 class QPainter;
@@ -41,6 +42,10 @@ class TimelinePainter {
   void range(std::pair<int64_t, int64_t> r);
   void selection(uint32_t rank, model::EventRef event);
   void ruler();
+  // Marks (M): bands over every row and the ruler, drawn after the ruler so they show there too.
+  void marks(const std::vector<TimeMark>& marks);
+  // The rows of an area (a Shift+drag over rows) inside its range: a stronger tint than the range's.
+  void areaRows(const std::vector<QRectF>& rects);
 
  private:
   void rowRange(size_t first, size_t last, int scroll, int clip_top);

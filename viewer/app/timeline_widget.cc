@@ -8,6 +8,7 @@
 #include <QToolTip>
 #include <QWheelEvent>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <utility>
@@ -32,8 +33,10 @@ TimelineWidget::TimelineWidget(SelectionModel* selection, QWidget* parent) : QWi
   });
   // Whoever changes the selection (a click here, a dock, the search bar), the timeline shows it.
   for (auto signal : {&SelectionModel::runChanged, &SelectionModel::eventChanged, &SelectionModel::rangeChanged,
-                      &SelectionModel::highlightsChanged})
+                      &SelectionModel::highlightsChanged, &SelectionModel::marksChanged})
     connect(selection_, signal, this, qOverload<>(&QWidget::update));
+  connect(selection_, &SelectionModel::eventChanged, this, [this] { range_newer_ = false; });
+  connect(selection_, &SelectionModel::rangeChanged, this, [this] { range_newer_ = selection_->range().has_value(); });
   connect(selection_, &SelectionModel::jumpRequested, this,
           [this](uint32_t rank, uint32_t track, qint64 lo, qint64 hi, std::optional<model::EventRef> ev) {
             zoomTo(lo, hi, rank, track);
@@ -174,6 +177,64 @@ void TimelineWidget::clearRange() {
   if (ownsSelection() && selection_->range()) selection_->setRange(std::nullopt);
 }
 
+void TimelineWidget::markSelection() {
+  if (!ownsSelection()) return;
+  const auto& range = selection_->range();
+  std::optional<EventSelection> ev = selection_->event();
+  if (range && (range_newer_ || !ev)) {
+    selection_->toggleMark(range->lo, range->hi);
+    return;
+  }
+  if (!ev && hover_) ev = eventAt(*hover_);
+  if (!ev) return;
+  const model::Event& e = layout_->ranks()[ev->rank].rank->tracks[ev->event.track].events[ev->event.index];
+  selection_->toggleMark(e.ts_ns, e.end_ns());
+}
+
+std::vector<TrackRef> TimelineWidget::rowTracks(const Row& row) const {
+  std::vector<TrackRef> out;
+  if (!layout_) return out;
+  if (row.kind == RowKind::Track) out.push_back({row.rank, uint32_t(row.item)});
+  if ((row.kind == RowKind::RankHeader || row.kind == RowKind::Group) && arrangement_.collapsed(row))
+    for (uint32_t m : arrangement_.members(row))
+      if (const Row& r = layout_->rows()[m]; r.kind == RowKind::Track) out.push_back({r.rank, uint32_t(r.item)});
+  return out;
+}
+
+std::vector<TrackRef> TimelineWidget::tracksBetween(int y0, int y1) const {
+  std::vector<TrackRef> out;
+  if (!layout_) return out;
+  const int top = std::max(std::min(y0, y1), kRulerHeight), bottom = std::max(y0, y1);
+  const auto& rows = arrangement_.rows();
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const int row_top = rowTop(int(i));
+    if (row_top > bottom || row_top + rows[i].height <= top) continue;
+    for (const TrackRef& t : rowTracks(rows[i])) out.push_back(t);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::vector<QRectF> TimelineWidget::areaRects() const {
+  std::vector<QRectF> out;
+  if (!ownsSelection() || !selection_->range() || selection_->range()->tracks.empty() || dragged_range_) return out;
+  const TimeRange& area = *selection_->range();
+  const TimelineFrame f = frame();
+  const double x0 = f.x_of(double(area.lo)), x1 = f.x_of(double(area.hi));
+  const auto& rows = arrangement_.rows();
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const int y = rowTop(int(i));
+    if (y + rows[i].height < kRulerHeight || y > height()) continue;
+    for (const TrackRef& t : rowTracks(rows[i]))
+      if (std::binary_search(area.tracks.begin(), area.tracks.end(), t)) {
+        out.emplace_back(x0, y, x1 - x0, rows[i].height);
+        break;
+      }
+  }
+  return out;
+}
+
 void TimelineWidget::paintEvent(QPaintEvent*) {
   QPainter p(this);
   p.fillRect(rect(), QColor(0xFA, 0xFA, 0xFA));
@@ -191,8 +252,10 @@ void TimelineWidget::paintEvent(QPaintEvent*) {
       painter.dropLine(to < label_row_ ? rowTop(to) : rowTop(to) + arrangement_.rows()[size_t(to)].height);
   if (ownsSelection() && selection_->highlights()) painter.highlights(*selection_->highlights());
   if (auto r = shownRange()) painter.range(*r);
+  painter.areaRows(areaRects());
   if (auto e = selectedEvent()) painter.selection(e->rank, e->event);
   painter.ruler();
+  if (ownsSelection()) painter.marks(selection_->marks());
 }
 
 int TimelineWidget::rowAtPos(QPoint pos, int* lane) const { return layout_ ? frame().row_at(pos, lane) : -1; }
@@ -223,6 +286,13 @@ void TimelineWidget::keyPressEvent(QKeyEvent* e) {
     case Qt::Key_D: panBy(plotWidth() / 10.0); break;
     case Qt::Key_F: zoomToSelection(); break;
     case Qt::Key_0: zoomToAll(); break;
+    case Qt::Key_M:
+      if (e->modifiers() & ~Qt::KeypadModifier) {
+        QWidget::keyPressEvent(e);
+        return;
+      }
+      markSelection();
+      break;
     case Qt::Key_Escape:
       if (!shownRange()) {
         QWidget::keyPressEvent(e);
@@ -259,6 +329,7 @@ void TimelineWidget::mousePressEvent(QMouseEvent* e) {
 
 void TimelineWidget::mouseMoveEvent(QMouseEvent* e) {
   QPoint pos = e->position().toPoint();
+  hover_ = pos;
   emit cursorMoved(cursorTextAt(pos));
   if (label_drag_ == LabelDrag::Resize) {
     setLabelWidth(pos.x());
@@ -316,7 +387,9 @@ void TimelineWidget::mouseReleaseEvent(QMouseEvent* e) {
   if (dragged_range_) update();  // the drag's range goes; the selection model's, if any, is drawn
   dragged_range_.reset();
   if (selecting_ && range && range_rank_ >= 0) {
-    if (ownsSelection()) selection_->setRange(TimeRange{uint32_t(range_rank_), range->first, range->second});
+    if (ownsSelection())
+      selection_->setRange(
+          TimeRange{uint32_t(range_rank_), range->first, range->second, tracksBetween(press_.y(), pos.y())});
   } else if (!dragging_) {
     clickAt(pos);
   }
@@ -432,6 +505,7 @@ bool TimelineWidget::event(QEvent* e) {
 }
 
 void TimelineWidget::leaveEvent(QEvent* e) {
+  hover_.reset();
   emit cursorMoved(QString());
   QWidget::leaveEvent(e);
 }

@@ -63,6 +63,12 @@ class TimelineWidget : public QWidget {
   void zoomToSelection();  // F: the measured range, else the selected event
   void zoomToAll();        // 0: the whole run
   void clearRange();       // Esc
+  // M: marks the selected event or the measured range (whichever was chosen last), else the event under the
+  // cursor; M on what is marked already takes the mark away.
+  void markSelection();
+  // The tracks a row stands for: its own, or a folded rank's or group's members (derived rows and counters
+  // none: a derived row's slices are its tracks' own, counted there).
+  std::vector<TrackRef> rowTracks(const Row& row) const;
   // What the tooltip at `pos` says ("" over nothing); the ToolTip event shows this.
   QString toolTipAt(QPoint pos) const;
   // "t = 1.234 ms" and the row under `pos`: the status bar's readout.
@@ -101,6 +107,9 @@ class TimelineWidget : public QWidget {
   std::optional<EventSelection> eventAt(QPoint pos) const;
   void clickAt(QPoint pos);
   void scrollBy(int dy);
+  // The tracks of the rows between widget y0 and y1: an area's rows.
+  std::vector<TrackRef> tracksBetween(int y0, int y1) const;
+  std::vector<QRectF> areaRects() const;  // where the area's rows are drawn, inside its range
 
   SelectionModel* selection_;
   const TimelineLayout* layout_ = nullptr;
@@ -108,10 +117,12 @@ class TimelineWidget : public QWidget {
   int y_scroll_ = 0;
   std::vector<Mark> marks_;  // reused every frame
   QPoint press_{}, last_{};
+  std::optional<QPoint> hover_;  // the mouse over the widget: what M marks when nothing is selected
   bool pressed_ = false, dragging_ = false, selecting_ = false;
   // A Shift+drag under way: the range drawn until the release writes it to the selection model.
   std::optional<std::pair<int64_t, int64_t>> dragged_range_;
   int range_rank_ = -1;
+  bool range_newer_ = false;  // the range was chosen after the event: M marks the range
   RowArrangement arrangement_;
   int label_width_ = kLabelWidth;
   QScrollBar* vbar_ = nullptr;

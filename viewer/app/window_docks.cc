@@ -70,8 +70,14 @@ void MainWindow::buildSearchBar() {
 }
 
 bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == keyboard_help_ && event->type() == QEvent::KeyPress &&
+      static_cast<QKeyEvent*>(event)->key() == Qt::Key_Escape) {
+    keyboard_help_->hide();
+    return true;
+  }
   if (watched == search_edit_ && event->type() == QEvent::KeyPress) {
     auto* key = static_cast<QKeyEvent*>(event);
+    if (key->key() == Qt::Key_Escape && closeOverlay()) return true;  // the search box's Esc closes the search
     if ((key->key() == Qt::Key_Return || key->key() == Qt::Key_Enter) && (key->modifiers() & Qt::ShiftModifier) &&
         search_edit_->text().toStdString() == search_text_) {
       searchStep(false);
@@ -214,6 +220,7 @@ QWidget* MainWindow::showKeyboardHelp() {
               QString::fromUtf8(k.action).toHtmlEscaped() + "</td></tr>";
     browser->setHtml(html + "</table>");
     browser->resize(460, 420);
+    browser->installEventFilter(this);  // Esc closes it (eventFilter), as it closes the search
     keyboard_help_ = browser;
   }
   keyboard_help_->show();

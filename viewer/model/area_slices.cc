@@ -1,0 +1,53 @@
+#include "viewer/model/area_slices.h"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+#include "model/saturating.h"
+
+namespace shardscope::viewer {
+
+std::vector<SliceGroup> area_slices(const TimelineLayout& layout, std::vector<TrackRef> tracks, int64_t lo,
+                                    int64_t hi) {
+  std::sort(tracks.begin(), tracks.end());
+  tracks.erase(std::unique(tracks.begin(), tracks.end()), tracks.end());
+  std::vector<SliceGroup> groups;
+  std::unordered_map<std::string_view, size_t> by_name;  // views into the ranks' string tables
+  if (hi < lo) return groups;
+  for (const TrackRef& ref : tracks) {
+    if (ref.rank >= layout.ranks().size()) continue;
+    const model::Rank& rank = *layout.ranks()[ref.rank].rank;
+    if (ref.track >= rank.tracks.size()) continue;
+    for (const model::Event& e : rank.tracks[ref.track].events) {
+      if (e.ph != 'X' || e.dur_ns < 0) continue;
+      const bool in = e.dur_ns == 0 ? (e.ts_ns >= lo && e.ts_ns < hi) : (e.ts_ns < hi && e.end_ns() > lo);
+      if (!in) continue;
+      std::string_view name = rank.str(e.name);
+      auto [it, added] = by_name.try_emplace(name, groups.size());
+      if (added) groups.push_back({std::string(name)});
+      SliceGroup& g = groups[it->second];
+      ++g.count;
+      g.total_ns = model::sat_add(g.total_ns, e.dur_ns);
+      g.max_ns = std::max(g.max_ns, e.dur_ns);
+    }
+  }
+  std::sort(groups.begin(), groups.end(), [](const SliceGroup& a, const SliceGroup& b) {
+    return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
+  });
+  return groups;
+}
+
+std::string area_tsv(const std::vector<SliceGroup>& groups) {
+  std::string out = "name\tcount\ttotal_ns\tmean_ns\tmax_ns\n";
+  for (const SliceGroup& g : groups) {
+    std::string name = g.name;
+    std::replace_if(
+        name.begin(), name.end(), [](char c) { return c == '\t' || c == '\n' || c == '\r'; }, ' ');
+    out += name + '\t' + std::to_string(g.count) + '\t' + std::to_string(g.total_ns) + '\t' +
+           std::to_string(std::llround(g.mean_ns())) + '\t' + std::to_string(g.max_ns) + '\n';
+  }
+  return out;
+}
+
+}  // namespace shardscope::viewer
