@@ -5,6 +5,7 @@
 
 #include "analyzer/analysis/run.h"
 #include "viewer/model/across_ranks.h"
+#include "viewer/model/flows.h"
 
 namespace shardscope::viewer {
 namespace {
@@ -181,6 +182,64 @@ TEST(ViewerAcrossRanks, LatePeerOfAPrefetchPairOnTheGoldenRun) {
   EXPECT_GT(x(rows[0]), 0);
   // Asked from rank 0's side there is no late peer to mark (rank 0 was the late one).
   for (const RankRow& r : a.on_instance(*id, TrackChoice::Communication, 0u)) EXPECT_FALSE(r.late_peer);
+}
+
+// The flows of a selected collective (flows.h): every rank's copy of the instance, each linked to the copy of
+// the rank the analysis names last there; worked out from three_ranks()'s lateness above, not from output.
+TEST(ViewerFlows, CollectiveLinksEveryRankToTheLastArrival) {
+  analysis::AnalysedRun run = three_ranks();
+  AcrossRanks a(run);
+  // Seq 1, selected on rank 0: rank 2 was 3 ms late.
+  CollectiveFlows f = collective_flows(a, 0, {0, 1});
+  ASSERT_EQ(f.ends.size(), 3u);
+  for (uint32_t r = 0; r < 3; ++r) EXPECT_EQ(f.ends[r], (FlowEnd{r, {0, 1}})) << r;
+  ASSERT_TRUE(f.last);
+  EXPECT_EQ(*f.last, 2u);
+  EXPECT_EQ(f.late_by_ns, 3 * kMs);
+  EXPECT_EQ(f.links, (std::vector<Flow>{{{0, {0, 1}}, {2, {0, 1}}}, {{1, {0, 1}}, {2, {0, 1}}}}));
+  // Selected on another rank: the same instance, the same links.
+  EXPECT_EQ(collective_flows(a, 2, {0, 1}).links, f.links);
+  // Seq 0: rank 0 was last (1 ms); seq 2: rank 1 (2 ms, on the skewed clock).
+  f = collective_flows(a, 1, {0, 0});
+  ASSERT_TRUE(f.last);
+  EXPECT_EQ(*f.last, 0u);
+  EXPECT_EQ(f.links, (std::vector<Flow>{{{1, {0, 0}}, {0, {0, 0}}}, {{2, {0, 0}}, {0, {0, 0}}}}));
+  f = collective_flows(a, 2, {0, 2});
+  ASSERT_TRUE(f.last);
+  EXPECT_EQ(f.ends[*f.last].rank, 1u);
+  EXPECT_EQ(f.links, (std::vector<Flow>{{{0, {0, 2}}, {1, {0, 2}}}, {{2, {0, 2}}, {1, {0, 2}}}}));
+  // A compute kernel is no collective: no flows.
+  f = collective_flows(a, 0, {1, 0});
+  EXPECT_TRUE(f.ends.empty());
+  EXPECT_TRUE(f.links.empty());
+  EXPECT_FALSE(f.last);
+}
+
+TEST(ViewerFlows, UnmatchedInstanceChainsTheRanksWithNoneMarked) {
+  // Rank 1 without clock_sync pairs while the others have them: the analysis matches no instance
+  // (ClocksNotAnchored), so nobody is last; the copies still link, rank to next rank.
+  analysis::AnalysedRun run = three_ranks();
+  run.trace.ranks[1].clock_sync.clear();
+  analysis::analyse(run, analysis::Scope::Everything);
+  ASSERT_TRUE(run.report.stragglers.instances.empty());
+  AcrossRanks a(run);
+  CollectiveFlows f = collective_flows(a, 1, {0, 1});
+  ASSERT_EQ(f.ends.size(), 3u);
+  EXPECT_FALSE(f.last);
+  EXPECT_EQ(f.links, (std::vector<Flow>{{{0, {0, 1}}, {1, {0, 1}}}, {{1, {0, 1}}, {2, {0, 1}}}}));
+}
+
+TEST(ViewerFlows, LaunchLinksBothWays) {
+  // Host track 0: calls 2 and 3; device track 1: kernels 0 and 1 from call 2 (a collective's host range
+  // starting two), kernel 2 from call 3.
+  model::RankIndex index;
+  index.launches = {{{0, 2}, {1, 0}}, {{0, 2}, {1, 1}}, {{0, 3}, {1, 2}}};
+  EXPECT_EQ(launch_flows(index, 4, {1, 1}), (std::vector<Flow>{{{4, {0, 2}}, {4, {1, 1}}}}));
+  EXPECT_EQ(launch_flows(index, 4, {1, 2}), (std::vector<Flow>{{{4, {0, 3}}, {4, {1, 2}}}}));
+  EXPECT_EQ(launch_flows(index, 4, {0, 2}),
+            (std::vector<Flow>{{{4, {0, 2}}, {4, {1, 0}}}, {{4, {0, 2}}, {4, {1, 1}}}}));
+  EXPECT_TRUE(launch_flows(index, 4, {0, 0}).empty());  // a host call that launched nothing
+  EXPECT_TRUE(launch_flows(index, 4, {1, 3}).empty());  // a kernel whose launch was not found
 }
 
 }  // namespace

@@ -188,6 +188,25 @@ TEST_F(ViewerRowArrangement, RevealUnfoldsAndUnhides) {
   EXPECT_GE(a.row_of_track(0, 5), 0);
 }
 
+// Where a flow to a folded track's event starts (row_showing_track): the folded group's row, the rank's
+// header when the rank is folded, the track's own row once shown, nothing once hidden.
+TEST_F(ViewerRowArrangement, FoldedTrackShowsOnItsGroupOrRankRow) {
+  const int group = index_of(a, "CUDA API threads (2)");
+  ASSERT_GE(group, 0);
+  EXPECT_EQ(a.row_of_track(0, 2), -1);  // folded by default
+  EXPECT_EQ(a.row_showing_track(0, 2), group);
+  EXPECT_EQ(a.row_showing_track(0, 1), group);
+  EXPECT_EQ(a.row_showing_track(0, 0), index_of(a, "CPU threads (1)"));
+  EXPECT_EQ(a.row_showing_track(0, 4), index_of(a, "GPU 0 stream 7"));  // an open group: its own row
+  a.set_collapsed(a.rows()[size_t(group)], false);
+  EXPECT_EQ(a.row_showing_track(0, 2), index_of(a, "CUDA API thread 2"));
+  a.hide(a.rows()[size_t(index_of(a, "CUDA API thread 2"))]);
+  EXPECT_EQ(a.row_showing_track(0, 2), -1);
+  a.set_collapsed(a.rows()[size_t(index_of(a, "rank 0"))], true);
+  EXPECT_EQ(a.row_showing_track(0, 4), index_of(a, "rank 0"));
+  EXPECT_EQ(a.row_showing_track(0, 2), -1);  // still hidden
+}
+
 TEST_F(ViewerRowArrangement, SavedTextRestoresTheSameRows) {
   a.set_collapsed(a.rows()[size_t(index_of(a, "CUDA API threads (2)"))], false);
   a.set_collapsed(a.rows()[size_t(index_of(a, "communication (1)"))], true);

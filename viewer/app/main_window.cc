@@ -195,9 +195,10 @@ void MainWindow::present(LoadOutcome outcome, const QStringList& paths) {
   comparison_.reset();
   comparison_dock_->clear();
   selection_->setRun(run_.get(), layout_.get());
-  // A rank opened from the overview keeps the overview; any other run replaces it.
+  // A rank opened from the overview keeps the overview; any other run shows its own ranks there, with what a
+  // run of summaries shows (the same report's stragglers: `shardscope report`'s numbers).
   const bool from_overview = !expanding_.isEmpty() && paths == QStringList{expanding_};
-  if (!from_overview) ranks_overview_->clear();
+  if (!from_overview) ranks_overview_->setOverview(std::make_shared<RanksOverview>(overview_of(*run_)));
   expanding_.clear();
   release_free_memory();  // the parse's temporaries are gone; their pages would stay resident
 

@@ -89,6 +89,8 @@ class MainWindow : public QMainWindow {
   void presentComparison(LoadOutcome outcome, const QStringList& paths);
   void presentOverview(LoadOutcome outcome, const QStringList& paths);
   void expandRank(const RankOverviewRow& row);  // loads the rank's trace as a one-rank run
+  // A run opened from traces: selects the collective instance rank `rank_number` arrived last at by the most.
+  void selectLastArrival(int rank_number);
   void buildSearchBar();
   void buildAnalysisDocks();
   void buildHelpMenu();

@@ -6,6 +6,7 @@ void SelectionModel::setRun(const analysis::AnalysedRun* run, const TimelineLayo
   // A new run: nothing of the old one's selection holds.
   run_ = run;
   layout_ = layout;
+  across_.reset();
   event_.reset();
   range_.reset();
   highlights_ = nullptr;
@@ -15,6 +16,12 @@ void SelectionModel::setRun(const analysis::AnalysedRun* run, const TimelineLayo
   emit rangeChanged();
   emit highlightsChanged();
   emit marksChanged();
+}
+
+const AcrossRanks* SelectionModel::across() const {
+  if (!run_) return nullptr;
+  if (!across_) across_ = std::make_unique<AcrossRanks>(*run_);
+  return across_.get();
 }
 
 void SelectionModel::setEvent(std::optional<EventSelection> e) {

@@ -6,12 +6,17 @@
 
 #include <QObject>
 
+#include <memory>
 #include <optional>
 
 #include "analyzer/analysis/run.h"
 #include "model/index.h"
+<<<<<<< HEAD
 #include "viewer/model/area_slices.h"
 #include "viewer/model/marks.h"
+=======
+#include "viewer/model/across_ranks.h"
+>>>>>>> viewer-flows
 #include "viewer/model/search.h"
 #include "viewer/model/timeline_layout.h"
 
@@ -37,6 +42,9 @@ class SelectionModel : public QObject {
   void setRun(const analysis::AnalysedRun* run, const TimelineLayout* layout);
   const analysis::AnalysedRun* run() const { return run_; }
   const TimelineLayout* layout() const { return layout_; }
+  // The run's collective instances across ranks (for the flows of a selected collective); built on the
+  // first ask, since most selections are not collectives. Null while nothing is open.
+  const AcrossRanks* across() const;
 
   void setEvent(std::optional<EventSelection> e);
   const std::optional<EventSelection>& event() const { return event_; }
@@ -70,6 +78,7 @@ class SelectionModel : public QObject {
  private:
   const analysis::AnalysedRun* run_ = nullptr;
   const TimelineLayout* layout_ = nullptr;
+  mutable std::unique_ptr<AcrossRanks> across_;
   std::optional<EventSelection> event_;
   std::optional<TimeRange> range_;
   const SearchResult* highlights_ = nullptr;

@@ -26,6 +26,17 @@ std::optional<QRectF> TimelineFrame::event_rect(uint32_t rank, model::EventRef r
   return QRectF(x0, row_top(row) + lane * lane_h, std::max(2.0, x1 - x0), lane_h);
 }
 
+std::optional<QRectF> TimelineFrame::flow_rect(uint32_t rank, model::EventRef ref) const {
+  if (auto own = event_rect(rank, ref)) return own;
+  int row = rows->row_showing_track(rank, ref.track);
+  if (row < 0) return std::nullopt;
+  const model::Event& e = layout->ranks()[rank].rank->tracks[ref.track].events[ref.index];
+  double x0 = x_of(double(e.ts_ns)), x1 = x_of(double(e.end_ns()));
+  const int lane_h = layout->options().lane_height;
+  // Where the painter's summary lane is: centred on the folded row.
+  return QRectF(x0, row_top(row) + (rows->rows()[size_t(row)].height - lane_h) / 2, std::max(2.0, x1 - x0), lane_h);
+}
+
 std::vector<QRectF> TimelineFrame::derived_rects(uint32_t rank, model::EventRef ref) const {
   std::vector<QRectF> out;
   const RankView& rv = layout->ranks()[rank];

@@ -32,6 +32,9 @@ struct TimelineFrame {
   double x_of(double ns) const { return label_width + vp.x_of(ns); }
   // Where an event is drawn on its track's row (none when that row is not arranged).
   std::optional<QRectF> event_rect(uint32_t rank, model::EventRef ref) const;
+  // Where a flow meets an event: its own rect, else its span on the summary lane of the folded group or rank
+  // that shows its track (none when hidden or filtered out).
+  std::optional<QRectF> flow_rect(uint32_t rank, model::EventRef ref) const;
   // Where the derived rows (FSDP units) draw the same event.
   std::vector<QRectF> derived_rects(uint32_t rank, model::EventRef ref) const;
 };

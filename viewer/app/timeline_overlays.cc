@@ -1,5 +1,6 @@
 // What the timeline draws over its rows: the ruler, search hits, the measured range, the selected event. The
 // rows themselves are in timeline_painter.cc.
+#include <QObject>
 #include <QPainter>
 
 #include <cmath>
@@ -103,23 +104,11 @@ void TimelinePainter::selection(uint32_t rank, model::EventRef event) {
     p_.setPen(QPen(Qt::black, 2));
     p_.setBrush(Qt::NoBrush);
     p_.drawRect(*r);
-    // The launch → kernel arrow: from the host call that issued this device event.
-    if (const model::LaunchLink* l = f_.layout->ranks()[rank].index.launch_of(event)) {
-      if (auto from = f_.event_rect(rank, l->launch)) {
-        QPointF a(from->left(), from->bottom()), b(r->left(), r->top());
-        p_.setPen(QPen(QColor(0xCC, 0x00, 0x00), 1.5));
-        p_.drawLine(a, b);
-        QLineF line(b, a);
-        QLineF h1 = line, h2 = line;
-        h1.setLength(8), h2.setLength(8);
-        h1.setAngle(line.angle() + 25), h2.setAngle(line.angle() - 25);
-        p_.drawLine(h1), p_.drawLine(h2);
-      }
-    }
   }
   p_.restore();
 }
 
+<<<<<<< HEAD
 void TimelinePainter::marks(const std::vector<TimeMark>& marks) {
   if (marks.empty()) return;
   p_.save();
@@ -145,6 +134,44 @@ void TimelinePainter::areaRows(const std::vector<QRectF>& rects) {
   p_.setPen(QPen(QColor(0x33, 0x66, 0xCC), 1));
   p_.setBrush(QColor(0x33, 0x66, 0xCC, 40));
   for (const QRectF& r : rects) p_.drawRect(r);
+=======
+std::optional<QLineF> flow_line(const TimelineFrame& f, const Flow& flow) {
+  auto a = f.flow_rect(flow.from.rank, flow.from.event), b = f.flow_rect(flow.to.rank, flow.to.event);
+  if (!a || !b) return std::nullopt;
+  const bool down = b->top() >= a->top();
+  return QLineF(a->left(), down ? a->bottom() : a->top(), b->left(), down ? b->top() : b->bottom());
+}
+
+namespace {
+void arrow(QPainter& p, const QLineF& l) {
+  p.drawLine(l);
+  QLineF back(l.p2(), l.p1()), h1 = back, h2 = back;
+  h1.setLength(8), h2.setLength(8);
+  h1.setAngle(back.angle() + 25), h2.setAngle(back.angle() - 25);
+  p.drawLine(h1), p.drawLine(h2);
+}
+}  // namespace
+
+void TimelinePainter::flows(const std::vector<Flow>& launches, const CollectiveFlows& collective) {
+  p_.save();
+  clipToPlot();
+  p_.setBrush(Qt::NoBrush);
+  p_.setPen(QPen(QColor(0x80, 0x30, 0xB0), 1.5));
+  for (const Flow& fl : collective.links)
+    if (auto l = flow_line(f_, fl)) arrow(p_, *l);
+  if (collective.last) {
+    const FlowEnd& end = collective.ends[*collective.last];
+    if (auto r = f_.flow_rect(end.rank, end.event)) {
+      p_.setPen(QPen(QColor(0xCC, 0x00, 0x00), 2));
+      p_.drawRect(*r);
+      p_.drawText(QPointF(r->left() + 3, r->top() - 2),
+                  QObject::tr("last, +%1").arg(format_ns(double(collective.late_by_ns))));
+    }
+  }
+  p_.setPen(QPen(QColor(0xCC, 0x00, 0x00), 1.5));
+  for (const Flow& fl : launches)
+    if (auto l = flow_line(f_, fl)) arrow(p_, *l);
+>>>>>>> viewer-flows
   p_.restore();
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <QFont>
+#include <QLineF>
 
 #include <cstdint>
 #include <optional>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "viewer/app/timeline_frame.h"
+#include "viewer/model/flows.h"
 #include "viewer/model/level_of_detail.h"
 #include "viewer/model/marks.h"
 #include "viewer/model/search.h"
@@ -23,6 +25,10 @@ namespace shardscope::viewer {
 
 // "1.234 ms", "12.0 µs", ...: the ruler's span, the tooltips' and the docks' durations.
 QString format_ns(double ns);
+
+// A flow as drawn: from the edge of its start facing its end to the edge of its end facing its start, at
+// their left ends (where a launch's kernel or a rank's collective begins); none when an end is not laid out.
+std::optional<QLineF> flow_line(const TimelineFrame& f, const Flow& flow);
 
 class TimelinePainter {
  public:
@@ -41,6 +47,10 @@ class TimelinePainter {
   void highlights(const SearchResult& hits);
   void range(std::pair<int64_t, int64_t> r);
   void selection(uint32_t rank, model::EventRef event);
+  // The selected event's flows: launch → kernel in red, from a folded group's summary lane where the host
+  // call's row is folded; a collective's ranks in purple, each to the last arrival, which is outlined and
+  // labelled with how late it was.
+  void flows(const std::vector<Flow>& launches, const CollectiveFlows& collective);
   void ruler();
   // Marks (M): bands over every row and the ruler, drawn after the ruler so they show there too.
   void marks(const std::vector<TimeMark>& marks);

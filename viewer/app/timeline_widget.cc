@@ -253,9 +253,40 @@ void TimelineWidget::paintEvent(QPaintEvent*) {
   if (ownsSelection() && selection_->highlights()) painter.highlights(*selection_->highlights());
   if (auto r = shownRange()) painter.range(*r);
   painter.areaRows(areaRects());
-  if (auto e = selectedEvent()) painter.selection(e->rank, e->event);
+  if (auto e = selectedEvent()) {
+    painter.selection(e->rank, e->event);
+    auto [launches, collective] = selectedFlows();
+    painter.flows(launches, collective);
+  }
   painter.ruler();
   if (ownsSelection()) painter.marks(selection_->marks());
+}
+
+std::pair<std::vector<Flow>, CollectiveFlows> TimelineWidget::selectedFlows() const {
+  std::optional<EventSelection> e = selectedEvent();
+  if (!e) return {};
+  const RankView& rv = layout_->ranks()[e->rank];
+  std::pair<std::vector<Flow>, CollectiveFlows> out{launch_flows(rv.index, e->rank, e->event), {}};
+  // Only a collective has copies on other ranks: the instance table is not built for other selections.
+  if (rv.rank->tracks[e->event.track].events[e->event.index].coll != model::CollectiveKind::None)
+    if (const AcrossRanks* across = selection_->across()) out.second = collective_flows(*across, e->rank, e->event);
+  return out;
+}
+
+std::optional<QRectF> TimelineWidget::flowRect(uint32_t rank, model::EventRef ref) const {
+  return layout_ ? frame().flow_rect(rank, ref) : std::nullopt;
+}
+
+std::vector<QLineF> TimelineWidget::flowLines() const {
+  std::vector<QLineF> out;
+  if (!layout_) return out;
+  const TimelineFrame f = frame();
+  auto [launches, collective] = selectedFlows();
+  for (const Flow& fl : launches)
+    if (auto l = flow_line(f, fl)) out.push_back(*l);
+  for (const Flow& fl : collective.links)
+    if (auto l = flow_line(f, fl)) out.push_back(*l);
+  return out;
 }
 
 int TimelineWidget::rowAtPos(QPoint pos, int* lane) const { return layout_ ? frame().row_at(pos, lane) : -1; }

@@ -52,6 +52,10 @@ class TimelineWidget : public QWidget {
   QMenu* rowMenu(QPoint pos);
   // Where an event is drawn, in widget pixels (none when its row is not laid out).
   std::optional<QRectF> eventRect(uint32_t rank, model::EventRef ref) const;
+  // Where a flow meets an event: its rect, or its span on the folded row that shows it (TimelineFrame::flow_rect).
+  std::optional<QRectF> flowRect(uint32_t rank, model::EventRef ref) const;
+  // The selected event's flows as drawn (launch → kernel, then a collective's ranks), in widget pixels.
+  std::vector<QLineF> flowLines() const;
   // Where the derived rows in view (FSDP units) draw the same event, in widget pixels.
   std::vector<QRectF> derivedRects(uint32_t rank, model::EventRef ref) const;
 
@@ -97,6 +101,8 @@ class TimelineWidget : public QWidget {
   // The selection model holds this layout's selection (not another run's, nor none).
   bool ownsSelection() const { return layout_ && selection_->layout() == layout_; }
   std::optional<EventSelection> selectedEvent() const;
+  // The flows of the selected event (flows.h): none when nothing is selected.
+  std::pair<std::vector<Flow>, CollectiveFlows> selectedFlows() const;
   // The range drawn: a Shift+drag's under way, else the selection model's.
   std::optional<std::pair<int64_t, int64_t>> shownRange() const;
   void arranged(bool user);  // after the arrangement changed: scroll range, repaint, and tell when the user did it

@@ -8,6 +8,7 @@
 #include "viewer/app/docks/ranks_overview_dock.h"
 #include "viewer/app/main_window.h"
 #include "viewer/app/overview_widget.h"
+#include "viewer/app/selection_model.h"
 #include "viewer/app/timeline_widget.h"
 
 namespace shardscope::viewer {
@@ -52,6 +53,9 @@ void MainWindow::presentOverview(LoadOutcome outcome, const QStringList& paths) 
 
 void MainWindow::expandRank(const RankOverviewRow& row) {
   if (loader_->busy()) return;
+  // A run opened from traces has the rank's events already: show where it was latest instead.
+  if (run_ && ranks_overview_->overview() && ranks_overview_->overview()->events_loaded > 0)
+    return selectLastArrival(row.rank);
   const TraceLookup t = trace_of(row);
   if (!t.path) {
     warn(tr("Trace not found"), QString::fromStdString(t.note));
@@ -64,6 +68,18 @@ void MainWindow::expandRank(const RankOverviewRow& row) {
                         .arg(expanding_, QString::fromStdString(t.note));
   statusBar()->showMessage(tr("Loading rank %1 from %2").arg(row.rank).arg(expanding_), 5000);
   loader_->start({expanding_});
+}
+
+void MainWindow::selectLastArrival(int rank_number) {
+  const metrics::StragglerInstance* worst = nullptr;
+  for (const metrics::StragglerInstance& s : run_->report.stragglers.instances)
+    if (s.last_rank == rank_number && (!worst || s.late_by_ns > worst->late_by_ns)) worst = &s;
+  const AcrossRanks* across = selection_->across();
+  for (uint32_t r = 0; worst && across && r < run_->trace.ranks.size(); ++r)
+    if (run_->trace.ranks[r].rank == rank_number)
+      if (auto e = across->find(r, {worst->kind, worst->group, worst->by_seq, int64_t(worst->ordinal)}))
+        return jumpToEvent(r, *e);
+  statusBar()->showMessage(tr("Rank %1 arrived last at no collective instance").arg(rank_number), 5000);
 }
 
 }  // namespace shardscope::viewer

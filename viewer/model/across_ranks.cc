@@ -104,6 +104,10 @@ std::vector<RankRow> AcrossRanks::on_instance(const metrics::InstanceId& id, Tra
   return rows;
 }
 
+int AcrossRanks::rank_number(uint32_t rank) const {
+  return run_ && rank < run_->trace.ranks.size() ? run_->trace.ranks[rank].rank : -1;
+}
+
 std::optional<model::EventRef> AcrossRanks::find(uint32_t rank, const metrics::InstanceId& id) const {
   if (rank >= by_id_.size()) return std::nullopt;
   auto it = by_id_[rank].find(id);

@@ -48,6 +48,8 @@ class AcrossRanks {
   std::vector<RankRow> on_instance(const metrics::InstanceId& id, TrackChoice choice,
                                    std::optional<uint32_t> asked_by = {}) const;
 
+  size_t rank_count() const { return by_id_.size(); }
+  int rank_number(uint32_t rank) const;  // trace.ranks[rank].rank: the number the analysis names ranks by
   std::optional<model::EventRef> find(uint32_t rank, const metrics::InstanceId& id) const;
   std::optional<metrics::InstanceId> instance_of(uint32_t rank, model::EventRef event) const;
   // The straggler analysis's last arrival at `id` (rank number), or none when it did not match the instance.

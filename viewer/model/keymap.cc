@@ -20,9 +20,12 @@ const std::vector<KeyBinding>& keyboard_map() {
        "mark the selected event or measured range, else the event under the cursor: a band across all rows "
        "(M again on it: unmark; View > Clear marks: all)"},
       {"Esc", "clear the measured range; else close the keyboard map, or the search"},
-      {"Click", "select an event (Event dock); a collective also lines up every rank on it (Ranks dock)"},
+      {"Click",
+       "select an event (Event dock) with its flows; a collective also lines up every rank on it (Ranks dock)"},
       {"Double-click a Prefetch row", "jump to its all-gather and line up every rank on it (Ranks dock)"},
-      {"Double-click a Ranks overview row", "load that rank's events from its trace (a run opened from its summaries)"},
+      {"Double-click a Ranks overview row",
+       "load that rank's events from its trace (a run opened from its summaries); select the collective it arrived "
+       "last at by the most (a run opened from traces)"},
       {"F", "zoom to the measured range, else the selected event"},
       {"0", "show the whole run"},
       {"/ or Ctrl+F", "search event names"},

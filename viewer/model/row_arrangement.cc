@@ -275,6 +275,24 @@ int RowArrangement::row_of_track(uint32_t rank, uint32_t track) const {
   return -1;
 }
 
+int RowArrangement::row_showing_track(uint32_t rank, uint32_t track) const {
+  if (int own = row_of_track(rank, track); own >= 0) return own;
+  const std::vector<Row>& base = layout_->rows();
+  uint32_t source = 0;
+  while (source < base.size() &&
+         !(base[source].kind == RowKind::Track && base[source].rank == rank && base[source].item == int32_t(track)))
+    ++source;
+  if (source == base.size() || hidden_.count(row_key(source))) return -1;
+  for (size_t i = 0; i < rows_.size(); ++i) {
+    const Row& row = rows_[i];
+    if (row.rank != rank || !collapsed(row)) continue;
+    if (row.kind == RowKind::RankHeader) return int(i);  // the whole rank folded: its header's lane
+    const std::vector<uint32_t>& m = groups_[size_t(group_of_row_[i])].members;
+    if (std::find(m.begin(), m.end(), source) != m.end()) return int(i);
+  }
+  return -1;
+}
+
 std::vector<uint32_t> RowArrangement::members(const Row& row) const {
   std::vector<uint32_t> out;
   auto i = size_t(&row - rows_.data());

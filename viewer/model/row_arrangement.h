@@ -38,6 +38,9 @@ class RowArrangement {
   int row_at(int y, int* lane = nullptr) const;
   // The row that shows track `track` of layout rank `rank`, or -1 (folded, hidden or filtered out).
   int row_of_track(uint32_t rank, uint32_t track) const;
+  // The row that shows track `track` of rank `rank`: its own, else the folded group's or rank's row whose
+  // summary lane draws it (where a flow to one of its events starts); -1 when hidden or filtered out.
+  int row_showing_track(uint32_t rank, uint32_t track) const;
   // The layout rows (indices into layout.rows()) a group or rank header row stands for: what its summary
   // lane draws. Hidden members included: hiding a row does not make its rank look idle.
   std::vector<uint32_t> members(const Row& row) const;

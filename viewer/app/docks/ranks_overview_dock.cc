@@ -69,7 +69,9 @@ QVariant RanksOverviewTable::data(const QModelIndex& index, int role) const {
       tip += tr("\nlast at %1 collective instance(s), at most %2 after the next-latest rank")
                  .arg(r.times_last)
                  .arg(format_ns(double(r.max_late_ns)));
-    return tip + tr("\nDouble-click: load this rank's events into the timeline");
+    return tip + (overview_ && overview_->events_loaded > 0
+                      ? tr("\nDouble-click: select the collective this rank arrived last at by the most")
+                      : tr("\nDouble-click: load this rank's events into the timeline"));
   }
   switch (index.column()) {
     case Rank: return r.rank;
@@ -131,7 +133,9 @@ void RanksOverviewDock::setOverview(std::shared_ptr<const RanksOverview> overvie
     return;
   }
   const RanksOverview& o = *overview_;
-  QString text = tr("%1 ranks from their summaries; no events loaded. ").arg(o.rows.size());
+  const bool traces = o.events_loaded > 0;  // a run opened from its traces
+  QString text = traces ? tr("%1 ranks from their traces. ").arg(o.rows.size())
+                        : tr("%1 ranks from their summaries; no events loaded. ").arg(o.rows.size());
   if (o.straggler >= 0) {
     for (const RankOverviewRow& r : o.rows)
       if (r.rank == o.straggler)
@@ -142,7 +146,9 @@ void RanksOverviewDock::setOverview(std::shared_ptr<const RanksOverview> overvie
   } else {
     text += tr("No straggler (%1 collective instances matched). ").arg(o.instances);
   }
-  text += tr("Prefetch: %1. Double-click a rank to load its events.").arg(run_verdict(o.prefetch));
+  text += tr("Prefetch: %1. ").arg(run_verdict(o.prefetch)) +
+          (traces ? tr("Double-click a rank to select where it arrived last by the most.")
+                  : tr("Double-click a rank to load its events."));
   note_->setText(text);
   view_->resizeColumnsToContents();
 }
