@@ -95,7 +95,7 @@ bool under_floor(const RunChange& c, double floor_pct) {
 // timing figure (one value a side, no spread of its own).
 void apply_floor(RunChange& c, double floor_pct) {
   c.run_noise = RunNoise::Floor, c.floor_pct = floor_pct;
-  if ((c.noise == Noise::Beyond || c.noise == Noise::NoSpread) && under_floor(c, floor_pct))
+  if ((c.noise == Noise::Beyond || (c.noise == Noise::NoSpread && *c.a != *c.b)) && under_floor(c, floor_pct))
     c.noise = Noise::WithinFloor;
 }
 
