@@ -1,6 +1,7 @@
 #include "analyzer/analysis/diff_run.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -84,6 +85,44 @@ void judge(RunChange& c) {
   }
 }
 
+// The relative change is under the floor; from zero, any change is over it.
+bool under_floor(const RunChange& c, double floor_pct) {
+  const double d = std::fabs(*c.b - *c.a);
+  return *c.a != 0 ? 100 * d / std::fabs(*c.a) < floor_pct : d == 0;
+}
+
+// One run a side: the floor. Applies to a per-step figure the rank test put beyond the noise, and to a whole-run
+// timing figure (one value a side, no spread of its own).
+void apply_floor(RunChange& c, double floor_pct) {
+  c.run_noise = RunNoise::Floor, c.floor_pct = floor_pct;
+  if ((c.noise == Noise::Beyond || (c.noise == Noise::NoSpread && *c.a != *c.b)) && under_floor(c, floor_pct))
+    c.noise = Noise::WithinFloor;
+}
+
+double mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return s / double(v.size());
+}
+
+// Several runs: Student's t over the runs' medians, the variance pooled within the sides. A rank test over the
+// runs cannot reach kNoiseAlpha under 4 runs a side (smallest_p), and a side's median of steps already takes a
+// step outlier out of its run's value; t's quantile widens the bound for a spread measured from few runs.
+void apply_between_runs(RunChange& c, const std::vector<std::vector<double>>& a_runs,
+                        const std::vector<std::vector<double>>& b_runs) {
+  c.run_noise = RunNoise::BetweenRuns;
+  for (const auto& r : a_runs) c.a_runs.push_back(median(r));
+  for (const auto& r : b_runs) c.b_runs.push_back(median(r));
+  const double ma = mean(c.a_runs), mb = mean(c.b_runs);
+  double ss = 0;
+  for (double x : c.a_runs) ss += (x - ma) * (x - ma);
+  for (double x : c.b_runs) ss += (x - mb) * (x - mb);
+  const size_t na = c.a_runs.size(), nb = c.b_runs.size(), df = na + nb - 2;
+  c.run_change = mb - ma;
+  c.run_bound = student_t_critical(df) * std::sqrt(ss / double(df) * (1.0 / double(na) + 1.0 / double(nb)));
+  if (c.noise == Noise::Beyond && !(std::fabs(c.run_change) > c.run_bound)) c.noise = Noise::WithinRuns;
+}
+
 // A whole-run figure of each run on a side: `value` per run, nullopt where the run has none.
 template <class F>
 std::vector<double> per_run(const std::vector<const AnalysedRun*>& side, F value) {
@@ -136,22 +175,47 @@ void add_kinds(const std::vector<const AnalysedRun*>& a, const std::vector<const
 
 }  // namespace
 
+RunChange judge_steps(std::string key, ChangeUnit unit, const std::vector<std::vector<double>>& a_runs,
+                      const std::vector<std::vector<double>>& b_runs, const NoiseRule& rule) {
+  RunChange c{.key = std::move(key), .unit = unit, .per_step = true};
+  std::vector<std::vector<double>> ra, rb;
+  for (const auto* side : {&a_runs, &b_runs})
+    for (const std::vector<double>& r : *side)
+      if (!r.empty()) {
+        (side == &a_runs ? ra : rb).push_back(r);
+        auto& pooled = side == &a_runs ? c.a_samples : c.b_samples;
+        pooled.insert(pooled.end(), r.begin(), r.end());
+      }
+  judge(c);
+  if (c.noise == Noise::Missing) return c;
+  if (ra.size() == 1 && rb.size() == 1) apply_floor(c, rule.floor_pct);
+  else
+    apply_between_runs(c, ra, rb);
+  return c;
+}
+
 std::string key_stem(const RunChange& c) {
   const size_t cut = c.key.rfind('_');
   return cut == std::string::npos ? c.key : c.key.substr(0, cut);
 }
 
-SidesDiff diff_sides(const std::vector<const AnalysedRun*>& a, const std::vector<const AnalysedRun*>& b) {
+SidesDiff diff_sides(const std::vector<const AnalysedRun*>& a, const std::vector<const AnalysedRun*>& b,
+                     const NoiseRule& rule) {
   SidesDiff d;
-  d.runs_a = a.size(), d.runs_b = b.size();
-  StepFigures sa, sb;
-  for (const AnalysedRun* run : a) add_steps(run->report, sa);
-  for (const AnalysedRun* run : b) add_steps(run->report, sb);
-  const Na na_a = sa.step_ms.empty() ? steps_na(a) : Na::None, na_b = sb.step_ms.empty() ? steps_na(b) : Na::None;
+  d.runs_a = a.size(), d.runs_b = b.size(), d.rule = rule;
+  std::vector<StepFigures> sa(a.size()), sb(b.size());
+  for (size_t i = 0; i < a.size(); ++i) add_steps(a[i]->report, sa[i]);
+  for (size_t i = 0; i < b.size(); ++i) add_steps(b[i]->report, sb[i]);
+  auto none = [](const std::vector<StepFigures>& s) {
+    return std::all_of(s.begin(), s.end(), [](const StepFigures& f) { return f.step_ms.empty(); });
+  };
+  const Na na_a = none(sa) ? steps_na(a) : Na::None, na_b = none(sb) ? steps_na(b) : Na::None;
   auto step_row = [&](const char* key, ChangeUnit unit, std::vector<double> StepFigures::*field) {
-    RunChange c{.key = key, .unit = unit, .per_step = true, .a_samples = sa.*field, .b_samples = sb.*field};
+    std::vector<std::vector<double>> ra, rb;
+    for (const StepFigures& f : sa) ra.push_back(f.*field);
+    for (const StepFigures& f : sb) rb.push_back(f.*field);
+    RunChange c = judge_steps(key, unit, ra, rb, rule);
     c.na_a = na_a, c.na_b = na_b;
-    judge(c);
     d.changes.push_back(std::move(c));
   };
   step_row("step_time_ms", ChangeUnit::Ms, &StepFigures::step_ms);
@@ -160,6 +224,9 @@ SidesDiff diff_sides(const std::vector<const AnalysedRun*>& a, const std::vector
   step_row("exposed_comm_pct", ChangeUnit::Pct, &StepFigures::exposed_pct);
   step_row("idle_ms", ChangeUnit::Ms, &StepFigures::idle_ms);
   add_kinds(a, b, d.changes);
+  // A collective kind's time and bandwidth are timings too: with one run a side, the floor.
+  for (RunChange& c : d.changes)
+    if (!c.per_step && c.unit != ChangeUnit::Count && c.noise == Noise::NoSpread) apply_floor(c, rule.floor_pct);
   RunChange mem{.key = "memory_peak_bytes", .unit = ChangeUnit::Bytes};
   mem.a_samples = per_run(a, memory_peak), mem.b_samples = per_run(b, memory_peak);
   mem.na_a = mem.na_b = Na::NoMemoryMeasured;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <numeric>
 
 namespace shardscope::analysis {
@@ -71,6 +72,17 @@ double mann_whitney_p(const std::vector<double>& a, const std::vector<double>& b
   if (var <= 0) return 1.0;
   const double z = std::max(0.0, dev / 2 - 0.5) / std::sqrt(var);
   return std::min(1.0, std::erfc(z / std::sqrt(2.0)));
+}
+
+double student_t_critical(size_t df) {
+  static_assert(kNoiseAlpha == 0.05, "the table below is t's 0.975 quantile");
+  static constexpr double kTable[] = {12.7062, 4.3027, 3.1824, 2.7764, 2.5706, 2.4469, 2.3646, 2.3060, 2.2622, 2.2281,
+                                      2.2010,  2.1788, 2.1604, 2.1448, 2.1314, 2.1199, 2.1098, 2.1009, 2.0930, 2.0860,
+                                      2.0796,  2.0739, 2.0687, 2.0639, 2.0595, 2.0555, 2.0518, 2.0484, 2.0452, 2.0423};
+  if (df == 0) return INFINITY;
+  if (df <= std::size(kTable)) return kTable[df - 1];
+  const double z = 1.959964, v = double(df), z3 = z * z * z, z5 = z3 * z * z;
+  return z + (z3 + z) / (4 * v) + (5 * z5 + 16 * z3 + 3 * z) / (96 * v * v);
 }
 
 }  // namespace shardscope::analysis

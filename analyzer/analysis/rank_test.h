@@ -21,4 +21,9 @@ inline constexpr size_t kExactRankTest = 60;
 // above kNoiseAlpha no change between them can be told from noise.
 double smallest_p(size_t na, size_t nb);
 
+// Student's t two-sided critical value at kNoiseAlpha for `df` degrees of freedom (df >= 1): the table to 30,
+// the Cornish-Fisher expansion above (within 1e-4 of the exact value there). diff's run-to-run noise with
+// several runs a side (diff_run.h) bounds the change between the runs' means with it.
+double student_t_critical(size_t df);
+
 }  // namespace shardscope::analysis

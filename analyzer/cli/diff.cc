@@ -1,5 +1,6 @@
 #include "analyzer/cli/diff.h"
 
+#include <cmath>
 #include <optional>
 #include <ostream>
 #include <stdexcept>
@@ -24,6 +25,25 @@ bool split_sides(const std::vector<std::string>& runs, size_t b_count, DiffArgs&
   return true;
 }
 
+namespace {
+
+// "--noise-floor 5%" (or "5"): a percentage, 0 or more; nullopt when it is not one.
+std::optional<double> parse_floor(const std::string& s) {
+  std::string t = s;
+  if (!t.empty() && t.back() == '%') t.pop_back();
+  size_t used = 0;
+  double v = -1;
+  try {
+    v = std::stod(t, &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (used != t.size() || t.empty() || !(v >= 0 && std::isfinite(v))) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
 int diff(const DiffArgs& args, std::ostream& out, std::ostream& err, const plugins::ReadRules& rules) {
   std::vector<analysis::GateTerm> terms;
   try {
@@ -31,6 +51,16 @@ int diff(const DiffArgs& args, std::ostream& out, std::ostream& err, const plugi
   } catch (const std::invalid_argument& e) {
     print_error(err, e.what());
     return 2;
+  }
+  analysis::NoiseRule rule;
+  if (!args.noise_floor.empty()) {
+    const std::optional<double> floor = parse_floor(args.noise_floor);
+    if (!floor) {
+      print_error(err,
+                  "--noise-floor: '" + args.noise_floor.substr(0, 40) + "' is not a percentage of 0 or more (e.g. 5%)");
+      return 2;
+    }
+    rule.floor_pct = *floor;
   }
   return guarded(err, [&] {
     std::vector<analysis::AnalysedRun> a, b;
@@ -51,7 +81,7 @@ int diff(const DiffArgs& args, std::ostream& out, std::ostream& err, const plugi
       print_error(err, "the two runs have no rank in common");
       return 2;
     }
-    const analysis::SidesDiff sides = analysis::diff_sides(pa, pb);
+    const analysis::SidesDiff sides = analysis::diff_sides(pa, pb, rule);
     const std::vector<analysis::GateResult> gate = analysis::evaluate_gate(terms, sides);
     const report::DiffInputs in{args.a, args.b};
     const std::string& a0 = args.a.front();

@@ -14,6 +14,7 @@ namespace shardscope::cli {
 struct DiffArgs {
   std::vector<std::string> a, b;  // each side's runs (files or directories, trace or summary files)
   std::string fail_on;            // the thresholds, "" for none
+  std::string noise_floor;        // --noise-floor: "5%" or "5" (percent); "" for the default
   bool ranks = false, units = false;
   std::string format = "text", output = "-";
 };

@@ -42,6 +42,8 @@ const char* noise_key(Noise n) {
   switch (n) {
     case Noise::Beyond: return "beyond";
     case Noise::Within: return "within";
+    case Noise::WithinFloor: return "within_floor";
+    case Noise::WithinRuns: return "within_runs";
     case Noise::TooFew: return "too_few";
     case Noise::NoSpread: return "no_spread";
     case Noise::Missing: return "missing";
@@ -49,17 +51,42 @@ const char* noise_key(Noise n) {
   return "";
 }
 
+// The run-to-run noise a timing change cleared or not: "5% floor", "±12.345 between runs".
+std::string run_noise_text(const RunChange& c) {
+  if (c.run_noise == analysis::RunNoise::Floor) return fmt::format("the {:g}% floor", c.floor_pct);
+  return fmt::format("±{} between runs", shown(c.run_bound, c));
+}
+
 std::string noise_text(const RunChange& c) {
   const char* what = c.per_step ? "steps" : "runs";
+  const bool timing = c.run_noise != analysis::RunNoise::None;
   switch (c.noise) {
-    case Noise::Beyond: return fmt::format("beyond noise (p {:.2g})", c.p);
+    case Noise::Beyond:
+      return timing ? fmt::format("beyond noise (p {:.2g}; over {})", c.p, run_noise_text(c))
+                    : fmt::format("beyond noise (p {:.2g})", c.p);
     case Noise::Within: return fmt::format("within noise (p {:.2g})", c.p);
+    case Noise::WithinFloor:
+      return c.per_step ? fmt::format("within noise: under {} (p {:.2g})", run_noise_text(c), c.p)
+                        : fmt::format("within noise: under {} (one run a side)", run_noise_text(c));
+    case Noise::WithinRuns: return fmt::format("within noise: {} (p {:.2g})", run_noise_text(c), c.p);
     case Noise::TooFew: return fmt::format("cannot tell: {} vs {} {}", c.a_samples.size(), c.b_samples.size(), what);
-    case Noise::NoSpread: return *c.a == *c.b ? "same" : "changed (one run a side: no spread)";
+    case Noise::NoSpread:
+      return *c.a == *c.b ? "same"
+             : timing     ? fmt::format("changed (one run a side: over {})", run_noise_text(c))
+                          : "changed (one run a side: no spread)";
     case Noise::Missing: return "";
   }
   return "";
 }
+
+// Whether the rank test ran (a per-step figure under the floor had it; a whole-run one, no spread, had none).
+bool tested(const RunChange& c) {
+  return c.noise == Noise::Beyond || c.noise == Noise::Within || c.noise == Noise::WithinRuns ||
+         (c.noise == Noise::WithinFloor && c.per_step);
+}
+
+// The run-to-run noise of the whole diff, for the table's heading and the JSON.
+bool floor_applies(const analysis::SidesDiff& d) { return d.runs_a == 1 && d.runs_b == 1; }
 
 std::string spread(const std::vector<double>& v, const RunChange& c) {
   if (v.size() < 2) return "";
@@ -123,8 +150,12 @@ std::string diff_headline_text(const analysis::SidesDiff& d, const std::vector<G
   }
   text += fmt::format(
       "\nrun-level changes: medians over each side's steady steps (whole-run figures: over its "
-      "runs); noise: Mann-Whitney rank test, p < {}\n",
-      analysis::kNoiseAlpha);
+      "runs); noise: Mann-Whitney rank test, p < {}; run to run: {}\n",
+      analysis::kNoiseAlpha,
+      floor_applies(d) ? fmt::format("one run a side, a timing change under the {:g}% floor is within it "
+                                     "(--noise-floor)",
+                                     d.rule.floor_pct)
+                       : "Student's t over the runs' medians (the between-run spread)");
   Table t{{"figure", "A", "B", "B - A", "noise", "A spread", "B spread"}, {}, 1};
   NaNotes na;
   for (const RunChange& c : d.changes) {
@@ -145,6 +176,8 @@ nlohmann::json diff_headline_json(const analysis::SidesDiff& d, const std::vecto
   nlohmann::json j = {{"schema", "shardscope.diff/2"},
                       {"inputs", {{"a", in.a}, {"b", in.b}}},
                       {"noise_test", {{"method", "mann_whitney"}, {"alpha", analysis::kNoiseAlpha}}}};
+  j["noise_test"]["run_to_run"] = floor_applies(d) ? "floor" : "student_t_over_run_medians";
+  if (floor_applies(d)) j["noise_test"]["floor_pct"] = d.rule.floor_pct;
   nlohmann::json& changes = j["changes"] = nlohmann::json::object();
   auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
   for (const RunChange& c : d.changes) {
@@ -152,11 +185,17 @@ nlohmann::json diff_headline_json(const analysis::SidesDiff& d, const std::vecto
                           {"b", opt(c.b)},
                           {"change", c.a && c.b ? nlohmann::json(*c.b - *c.a) : nlohmann::json(nullptr)},
                           {"noise", noise_key(c.noise)},
-                          {"p_value", c.noise == Noise::Beyond || c.noise == Noise::Within ? nlohmann::json(c.p)
-                                                                                           : nlohmann::json(nullptr)},
+                          {"p_value", tested(c) ? nlohmann::json(c.p) : nlohmann::json(nullptr)},
                           {"samples_from", c.per_step ? "steps" : "runs"},
                           {"a_samples", c.a_samples},
                           {"b_samples", c.b_samples}};
+    if (c.run_noise == analysis::RunNoise::Floor) row["run_noise"] = {{"applied", "floor"}, {"floor_pct", c.floor_pct}};
+    else if (c.run_noise == analysis::RunNoise::BetweenRuns)
+      row["run_noise"] = {{"applied", "between_runs"},
+                          {"a_run_medians", c.a_runs},
+                          {"b_run_medians", c.b_runs},
+                          {"change", c.run_change},
+                          {"bound", c.run_bound}};
     if (!c.a) row["na_a"] = na_text(c.na_a, c.kind);
     if (!c.b) row["na_b"] = na_text(c.na_b, c.kind);
     changes[c.key] = row;

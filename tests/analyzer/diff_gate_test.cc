@@ -2,6 +2,7 @@
 // below are counts of splits (itertools.combinations over the pooled mid-ranks, two-sided), not this code's.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <stdexcept>
 
 #include "analyzer/analysis/diff_gate.h"
@@ -108,4 +109,65 @@ TEST(FailOn, FailsOnlyBeyondTheNoiseAndFailingLinesComeFirst) {
   EXPECT_EQ(a::gate_exit_code(a::evaluate_gate(a::parse_gate("step_time>+20%"), d)), 0);
   // A figure neither run has cannot be judged: exit 2.
   EXPECT_EQ(a::gate_exit_code(a::evaluate_gate(a::parse_gate("all_reduce_time>+1%"), d)), 2);
+}
+
+TEST(RunNoise, StudentTCriticalValues) {
+  // t's 0.975 quantile (R: qt(0.975, df)): the table, then the expansion above 30.
+  EXPECT_NEAR(a::student_t_critical(1), 12.7062, 1e-4);
+  EXPECT_NEAR(a::student_t_critical(2), 4.3027, 1e-4);
+  EXPECT_NEAR(a::student_t_critical(30), 2.0423, 1e-4);
+  EXPECT_NEAR(a::student_t_critical(31), 2.0395, 2e-4);
+  EXPECT_NEAR(a::student_t_critical(60), 2.0003, 2e-4);
+  EXPECT_NEAR(a::student_t_critical(1000), 1.9623, 2e-4);
+}
+
+TEST(RunNoise, OneRunASideTakesTheFloor) {
+  // 5 steps a side, wholly separated: p = 2 / C(10,5) = 2/252. Medians 102 and 108: +5.882%.
+  const std::vector<std::vector<double>> a_runs = {{104, 100, 102, 101, 103}}, b_runs = {{106, 110, 108, 107, 109}};
+  for (auto [floor, expect] : {std::pair{10.0, a::Noise::WithinFloor},
+                               {5.9, a::Noise::WithinFloor},
+                               {5.8, a::Noise::Beyond},
+                               {0.0, a::Noise::Beyond}}) {
+    a::RunChange c = a::judge_steps("step_time_ms", a::ChangeUnit::Ms, a_runs, b_runs, {.floor_pct = floor});
+    EXPECT_EQ(c.run_noise, a::RunNoise::Floor);
+    EXPECT_DOUBLE_EQ(c.floor_pct, floor);
+    EXPECT_NEAR(c.p, 2.0 / 252, 1e-12);
+    EXPECT_EQ(c.noise, expect) << "floor " << floor;
+    EXPECT_EQ(c.beyond_noise(), expect == a::Noise::Beyond);
+  }
+  // Under the floor or not, steps that do not separate stay within the noise (interleaved: p = 1).
+  a::RunChange mixed = a::judge_steps("step_time_ms", a::ChangeUnit::Ms, {{100, 120, 101, 119}}, {{121, 99, 118, 102}},
+                                      {.floor_pct = 0});
+  EXPECT_EQ(mixed.noise, a::Noise::Within);
+  EXPECT_EQ(mixed.run_noise, a::RunNoise::Floor);
+}
+
+TEST(RunNoise, SeveralRunsTakeTheSpreadBetweenThem) {
+  // Every B step is slower than every A step (6 and 6: p = 2/924), but B's two runs sit 16 apart: run
+  // medians A 100.5, 102.5, B 104.5, 120.5; change of the means 11; pooled variance (1+1+64+64)/2 = 65;
+  // bound t(2) · sqrt(65 · (1/2 + 1/2)) = 4.3027 · 8.0623 = 34.69. Within it, whatever the floor.
+  a::RunChange c = a::judge_steps("step_time_ms", a::ChangeUnit::Ms, {{100, 100.5, 101}, {102, 102.5, 103}},
+                                  {{104, 104.5, 105}, {120, 120.5, 121}}, {.floor_pct = 0});
+  EXPECT_NEAR(c.p, 2.0 / 924, 1e-12);
+  EXPECT_EQ(c.run_noise, a::RunNoise::BetweenRuns);
+  EXPECT_EQ(c.a_runs, (std::vector<double>{100.5, 102.5}));
+  EXPECT_EQ(c.b_runs, (std::vector<double>{104.5, 120.5}));
+  EXPECT_NEAR(c.run_change, 11, 1e-12);
+  EXPECT_NEAR(c.run_bound, 4.3027 * std::sqrt(65.0), 1e-3);
+  EXPECT_EQ(c.noise, a::Noise::WithinRuns);
+  EXPECT_FALSE(c.beyond_noise());
+  // Runs that agree: medians 100.5, 101.5 and 110.5, 111.5; variance (4 · 0.25) / 2 = 0.5; bound
+  // 4.3027 · sqrt(0.5) = 3.04 < 10: beyond, even with a floor over the change (the floor is for one run a side).
+  a::RunChange d = a::judge_steps("step_time_ms", a::ChangeUnit::Ms, {{100, 100.5, 101}, {101, 101.5, 102}},
+                                  {{110, 110.5, 111}, {111, 111.5, 112}}, {.floor_pct = 50});
+  EXPECT_NEAR(d.run_bound, 4.3027 * std::sqrt(0.5), 1e-3);
+  EXPECT_EQ(d.noise, a::Noise::Beyond);
+  // Two runs against one: 1 degree of freedom, t = 12.706. A medians 100, 102, B 109.5: change 8.5, bound
+  // 12.7062 · sqrt(2 · (1/2 + 1)) = 22.01: within. A run without steps is left out of its side.
+  a::RunChange e = a::judge_steps("step_time_ms", a::ChangeUnit::Ms, {{99, 100, 101}, {101, 102, 103}, {}},
+                                  {{108, 109, 110, 111}}, {});
+  EXPECT_NEAR(e.p, 2.0 / 210, 1e-12);
+  EXPECT_EQ(e.run_noise, a::RunNoise::BetweenRuns);
+  EXPECT_NEAR(e.run_bound, 12.7062 * std::sqrt(3.0), 1e-3);
+  EXPECT_EQ(e.noise, a::Noise::WithinRuns);
 }
