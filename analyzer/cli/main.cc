@@ -260,7 +260,7 @@ void add_reading(CLI::App& app, Args& x, Commands& c, const std::string& formats
                      "exit 1 when B crosses one beyond the noise");
   c.diff->add_option("--noise-floor", x.d.noise_floor,
                      "With one run a side, a step-time (or other timing) change under this share is within the "
-                     "noise, e.g. 5% (default 350%, a shared 2-core machine's: docs/diff.md says why)");
+                     "noise (default 5%, a dedicated GPU node's; a shared machine needs far more: docs/diff.md)");
   c.diff->add_flag("--ranks", x.d.ranks, "Add each rank pair's table (the first run of each side)");
   c.diff->add_flag("--units", x.d.units, "Add each FSDP unit's hidden all-gather share to the rank tables");
   c.exporter = app.add_subcommand("export",

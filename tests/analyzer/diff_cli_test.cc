@@ -66,10 +66,8 @@ TEST(DiffGate, H100NoneAgainstPreIsARegressionBeyondTheNoise) {
   ASSERT_EQ(b.size(), 4u);
   // Every step of none is slower than every step of pre: the rank test's exact p is 2 / C(8,4).
   ASSERT_LT(*std::max_element(a.begin(), a.end()), *std::min_element(b.begin(), b.end()));
-  // One run a side: a floor stands in for the run-to-run noise. 5% stands for a quiet node's (measured there;
-  // this machine's is the default's, 350%).
-  json j = diff_json(
-      {kPre, kNone, "--fail-on", "step_time>+5%,exposed_comm>+2pp,prefetch=not_effective", "--noise-floor", "5%"}, 1);
+  // One run a side: a floor stands in for the run-to-run noise, the default 5% (a dedicated GPU node's).
+  json j = diff_json({kPre, kNone, "--fail-on", "step_time>+5%,exposed_comm>+2pp,prefetch=not_effective"}, 1);
   ASSERT_FALSE(j.is_discarded());
   EXPECT_EQ(j["noise_test"]["run_to_run"], "floor");
   EXPECT_EQ(j["noise_test"]["floor_pct"], 5.0);
@@ -85,10 +83,10 @@ TEST(DiffGate, H100NoneAgainstPreIsARegressionBeyondTheNoise) {
   for (const json& g : j["gate"]) EXPECT_EQ(g["outcome"], "fail") << g;
   EXPECT_NEAR(j["gate"][0]["change"].get<double>(), 100 * (median(b) - median(a)) / median(a), 1e-6);
   // The other way round it is a speed-up: no step_time gate fails, nor the prefetch one (pre is effective).
-  diff_json({kNone, kPre, "--fail-on", "step_time>+5%,prefetch=not_effective", "--noise-floor", "5%"}, 0);
-  // Under the default floor (350%) the +12.5% is within the noise though the steps separate: only the
-  // prefetch verdict fails.
-  json d = diff_json({kPre, kNone, "--fail-on", "step_time>+5%,prefetch=not_effective"}, 1);
+  diff_json({kNone, kPre, "--fail-on", "step_time>+5%,prefetch=not_effective"}, 0);
+  // Under a shared machine's floor (350%, docs/diff.md) the +12.5% is within the noise though the steps
+  // separate: only the prefetch verdict fails.
+  json d = diff_json({kPre, kNone, "--fail-on", "step_time>+5%,prefetch=not_effective", "--noise-floor", "350%"}, 1);
   EXPECT_EQ(d["noise_test"]["floor_pct"], 350.0);
   EXPECT_EQ(d["changes"]["step_time_ms"]["noise"], "within_floor");
   EXPECT_EQ(d["changes"]["step_time_ms"]["p_value"], st["p_value"]);
@@ -197,7 +195,9 @@ TEST(DiffGate, CpuTrainerRuns) {
   const std::string pre1 = (d.path() / "pre1").string(), pre2 = (d.path() / "pre2").string();
   // The same configuration twice: the same collectives (counts are the program's, not the machine's), so a
   // structural gate passes; the step times' noise verdict is printed, not asserted (it is this machine's load).
-  json same = diff_json({pre1, pre2, "--fail-on", "all_gather_count>+0%,reduce_scatter_count>+0%"}, 0);
+  // The floor this machine needs (docs/diff.md: +329% between two such runs under load), not a GPU node's 5%.
+  json same = diff_json(
+      {pre1, pre2, "--fail-on", "all_gather_count>+0%,reduce_scatter_count>+0%", "--noise-floor", "350%"}, 0);
   ASSERT_FALSE(same.is_discarded());
   EXPECT_EQ(same["changes"]["all_gather_count"]["change"].get<double>(), 0.0);
   const json& st = same["changes"]["step_time_ms"];
