@@ -60,6 +60,8 @@ class TimelineWidget : public QWidget {
   void zoomBy(double factor, double x);
   void panBy(double px);
   void setViewport(const Viewport& vp);
+  // Off: the view may run past the run's ends (run B locked to A by step: step_lock.h). On by default.
+  void setHeldToRun(bool on) { held_to_run_ = on; }
   void zoomToSelection();  // F: the measured range, else the selected event
   void zoomToAll();        // 0: the whole run
   void clearRange();       // Esc
@@ -70,6 +72,7 @@ class TimelineWidget : public QWidget {
 
  signals:
   void viewportChanged();
+  void viewportResized();  // just before the viewportChanged of a resize (the user moved nothing)
   void cursorMoved(const QString& text);
   void arrangementChanged();  // folded, pinned, moved, hidden or resized by the user: worth saving
 
@@ -108,6 +111,7 @@ class TimelineWidget : public QWidget {
   int y_scroll_ = 0;
   std::vector<Mark> marks_;  // reused every frame
   QPoint press_{}, last_{};
+  bool held_to_run_ = true;
   bool pressed_ = false, dragging_ = false, selecting_ = false;
   // A Shift+drag under way: the range drawn until the release writes it to the selection model.
   std::optional<std::pair<int64_t, int64_t>> dragged_range_;
