@@ -1,5 +1,6 @@
 // A device stream's lanes (viewer/model/timeline_layout.h, stream_lanes): sync records on a lane of their own
-// under the stream's kernels, which never share a lane with them nor move down for them.
+// under the stream's kernels, which never share a lane with them nor move down for them; and the names printed
+// in a lane whose slices overlap (labelled_marks, level_of_detail.h).
 #include <gtest/gtest.h>
 
 #include "viewer/model/timeline_layout.h"
@@ -73,6 +74,20 @@ TEST(ViewerStreamLanes, StreamWithoutSyncRecordsIsAsBefore) {
   EXPECT_FALSE(row.sync_lane);
   EXPECT_EQ(row.folded_lane(), 1);
   EXPECT_EQ(layout.ranks()[0].index.depth[0], (std::vector<uint16_t>{0, 1}));
+}
+
+TEST(ViewerStreamLanes, OverlappingSlicesInTheLastLaneGetOneNameAtATime) {
+  // Lane 0: one wide kernel. Lane 3 (the "+N" lane): [10, 200) named; [50, 300) starts under it, not named;
+  // [200, 260) starts where the first ends, named; [265, 285) is 20 px, too narrow; a merged run of two,
+  // never named.
+  auto mark = [](float x0, float x1, uint16_t lane, uint32_t count = 1) {
+    Mark m;
+    m.x0 = x0, m.x1 = x1, m.lane = lane, m.count = count;
+    return m;
+  };
+  const std::vector<Mark> marks{mark(0, 100, 0),   mark(10, 200, 3),  mark(50, 300, 3),
+                                mark(200, 260, 3), mark(265, 285, 3), mark(300, 400, 3, 2)};
+  EXPECT_EQ(labelled_marks(marks), (std::vector<size_t>{0, 1, 3}));
 }
 
 }  // namespace

@@ -71,19 +71,13 @@ void TimelinePainter::rowRange(size_t first, size_t last, int scroll, int clip_t
     }
     marks_.clear();
     layout.row_marks(row, f_.vp, marks_);  // a track's, or a derived row's (FSDP units)
-    // A lane's marks come in time order; in the "+N" lane slices overlap, and a label starting under the
-    // previous one's box would print over it.
-    int label_lane = -1;
-    double label_end = 0;
-    for (const Mark& m : marks_) {
-      QRectF r(lw + m.x0, y + m.lane * lane_h + 1, std::max(1.0f, m.x1 - m.x0), lane_h - 2);
-      (m.count > 1 ? merged_by_colour : by_colour)[m.colour].push_back(r);
-      if (m.lane != label_lane) label_lane = m.lane, label_end = -1e300;
-      if (m.count == 1 && r.width() > 40 && r.left() >= label_end) {
-        label_end = r.right();
-        const model::EventRef ev = layout.row_event(row, m.event);
-        labels.push_back({r, row.rank, ev.track, ev.index});
-      }
+    auto rect = [&](const Mark& m) {
+      return QRectF(lw + m.x0, y + m.lane * lane_h + 1, std::max(1.0f, m.x1 - m.x0), lane_h - 2);
+    };
+    for (const Mark& m : marks_) (m.count > 1 ? merged_by_colour : by_colour)[m.colour].push_back(rect(m));
+    for (size_t i : labelled_marks(marks_)) {  // none printed over another ("+N" lanes overlap)
+      const model::EventRef ev = layout.row_event(row, marks_[i].event);
+      labels.push_back({rect(marks_[i]), row.rank, ev.track, ev.index});
     }
   }
   p_.setPen(Qt::NoPen);
