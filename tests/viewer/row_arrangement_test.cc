@@ -167,6 +167,22 @@ TEST_F(ViewerRowArrangement, FilterShowsMatchesEvenInFoldedGroups) {
   EXPECT_FALSE(has(a, "CUDA API thread 1"));  // folded again
 }
 
+TEST_F(ViewerRowArrangement, FilterSearchesInsideFoldedRanks) {
+  // Both ranks folded: the filter still finds rank 0's stream 7 and rank 1's "compute" thread.
+  a.set_collapsed(a.rows()[size_t(index_of(a, "rank 0"))], true);
+  a.set_collapsed(a.rows()[size_t(index_of(a, "rank 1"))], true);
+  EXPECT_FALSE(has(a, "GPU 0 stream 7"));
+  a.set_filter("stream 7");
+  EXPECT_TRUE(has(a, "GPU 0 stream 7"));
+  EXPECT_TRUE(has(a, "GPU streams (2)"));
+  EXPECT_FALSE(has(a, "GPU 0 stream 13"));
+  a.set_filter("COMPUTE");
+  EXPECT_TRUE(has(a, "compute"));
+  EXPECT_EQ(index_of(a, "compute"), index_of(a, "rank 1") + 2);  // under its rank and group headers
+  a.set_filter("");
+  EXPECT_FALSE(has(a, "compute"));  // folded again
+}
+
 TEST_F(ViewerRowArrangement, LaneCapFoldsDeepOverlapsIntoTheLastLane) {
   const Row& s7 = a.rows()[size_t(index_of(a, "GPU 0 stream 7"))];
   EXPECT_EQ(s7.lanes, kMaxLanes);

@@ -4,6 +4,7 @@
 // the same; the Comparison dock's rows carry numbers and no paths; run B's view follows A's step by step.
 #include <QtTest>
 
+#include <QDockWidget>
 #include <QHeaderView>
 #include <QLabel>
 #include <QStandardPaths>
@@ -32,6 +33,14 @@ const model::Step& step_numbered(const model::Rank& r, int64_t n) {
   for (const model::Step& s : r.steps)
     if (s.number == n) return s;
   return r.steps.front();
+}
+
+// The step shown at `ns`: the last to start at or before it.
+const model::Step& step_at(const model::Rank& r, double ns) {
+  const model::Step* at = &r.steps.front();
+  for (const model::Step& s : r.steps)
+    if (double(s.start_ns) <= ns) at = &s;
+  return *at;
 }
 
 // Clicks an event on the timeline as a user does: zoomed to it, in the middle of where it is drawn; the
@@ -211,6 +220,89 @@ class TestViewerRanks : public QObject {
     b->zoomBy(0.5, 10);
     QCOMPARE(a->viewport().ns_per_px, 5e3);
     check(1);
+  }
+
+  void comparisonColumnsFitA1280Window() {
+    // A 1280-wide window: Rank, A, B and Change are each as wide as their widest cell and all four in view;
+    // Metric, sized to its longest device activity name (the H100 runs' CUDA kernel names run to hundreds
+    // of characters), pushed them off-screen.
+    MainWindow w;
+    w.resize(1280, 800);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    const QString h100 = SHARDSCOPE_SOURCE_DIR "/tests/data/h100_nccl2/";
+    QVERIFY(w.openSync({h100 + "pytorch_fsdp1_backward_none"}, nullptr).isEmpty());
+    QVERIFY(w.openComparisonSync({h100 + "pytorch_fsdp1_backward_pre"}).isEmpty());
+    QCoreApplication::processEvents();
+    QTableView* t = w.comparisonDock()->table();
+    QVERIFY(t->isVisible());
+    QAbstractItemModel* m = t->model();
+    const QFontMetrics fm(t->font());
+    const int view_w = t->viewport()->width();
+    QVERIFY2(view_w > 600, qPrintable(QString::number(view_w)));
+    for (int c :
+         {int(ComparisonModel::Rank), int(ComparisonModel::A), int(ComparisonModel::B), int(ComparisonModel::Change)}) {
+      const int x = t->horizontalHeader()->sectionViewportPosition(c), cw = t->columnWidth(c);
+      QVERIFY2(x >= 0 && x + cw <= view_w,
+               qPrintable(QString("column %1 at %2 + %3 of %4").arg(c).arg(x).arg(cw).arg(view_w)));
+      int widest = 0;
+      for (int r = 0; r < m->rowCount(); ++r)
+        widest = std::max(widest, fm.horizontalAdvance(m->index(r, c).data().toString()));
+      QVERIFY2(cw >= widest, qPrintable(QString("column %1: %2 px for %3 px of text").arg(c).arg(cw).arg(widest)));
+    }
+    // The metric has the rest, and its long names are cut in the middle.
+    QVERIFY(t->columnWidth(ComparisonModel::Metric) >= 100);
+    QCOMPARE(t->textElideMode(), Qt::ElideMiddle);
+  }
+
+  void raisingRunBMovesNothingAndAlignsByStep() {
+    // Run B's tab raised first, A at its whole-run view: A keeps its view, B's first step starts at the
+    // x of A's first step (B not held to its own start); then mid-run, and raised again.
+    MainWindow w;
+    w.resize(1280, 800);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(w.openSync({kGolden + "trainer_cpu_2ranks/none"}, nullptr).isEmpty());
+    QVERIFY(w.openComparisonSync({kGolden + "trainer_cpu_2ranks/pre"}).isEmpty());
+    QCoreApplication::processEvents();
+    TimelineWidget *a = w.timeline(), *b = w.comparisonTimeline();
+    const model::Rank &ra = *a->timelineLayout()->ranks()[0].rank, &rb = *b->timelineLayout()->ranks()[0].rank;
+    auto* run_b = w.findChild<QDockWidget*>("Run B");
+    QVERIFY(run_b);
+    w.comparisonDock()->raise();
+    QCoreApplication::processEvents();
+    // A tab behind the Comparison dock: nothing of it on screen, and never laid out at the dock's size.
+    QVERIFY(b->visibleRegion().isEmpty());
+    const int hidden_width = b->width();
+    const Viewport before = a->viewport();
+    run_b->raise();
+    QCoreApplication::processEvents();
+    QVERIFY(!b->visibleRegion().isEmpty());
+    QVERIFY2(b->width() != hidden_width, "raising the tab resized B (what moved A)");
+    QCOMPARE(a->viewport().start_ns, before.start_ns);
+    QCOMPARE(a->viewport().ns_per_px, before.ns_per_px);
+    QCOMPARE(b->viewport().ns_per_px, a->viewport().ns_per_px);
+    auto x_of_step = [](const TimelineWidget* t, const model::Step& s) {
+      return t->viewport().x_of(double(s.start_ns));
+    };
+    const model::Step &a1 = ra.steps.front(), &b1 = step_numbered(rb, a1.number);
+    QVERIFY2(std::abs(x_of_step(a, a1) - x_of_step(b, b1)) < 1e-6,
+             qPrintable(QString("%1 vs %2").arg(x_of_step(a, a1)).arg(x_of_step(b, b1))));
+    // Near the end (A held to its run's end) at 10 µs a pixel, the Comparison tab raised and B's again.
+    Viewport v = a->viewport();
+    v.start_ns = double(a->timelineLayout()->end_ns());
+    v.ns_per_px = 1e4;
+    a->setViewport(v);
+    QVERIFY(a->viewport().end_ns() <= double(a->timelineLayout()->end_ns()) + 1);
+    const model::Step& last = step_at(ra, a->viewport().start_ns);
+    w.comparisonDock()->raise();
+    QCoreApplication::processEvents();
+    const Viewport mid = a->viewport();
+    run_b->raise();
+    QCoreApplication::processEvents();
+    QCOMPARE(a->viewport().start_ns, mid.start_ns);
+    QCOMPARE(a->viewport().ns_per_px, 1e4);
+    QVERIFY(std::abs(x_of_step(a, last) - x_of_step(b, step_numbered(rb, last.number))) < 1e-6);
   }
 };
 

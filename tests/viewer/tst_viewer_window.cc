@@ -12,6 +12,7 @@
 
 #include "analyzer/analysis/diff.h"
 #include "analyzer/report/diff_render.h"
+#include "analyzer/report/memory_render.h"
 #include "viewer/app/docks/comparison_dock.h"
 #include "viewer/app/main_window.h"
 #include "viewer/app/memory_chart_widget.h"
@@ -225,6 +226,33 @@ class TestViewerWindow : public QObject {
     QVERIFY2(blue >= int(7 * measured), qPrintable(QString::number(blue)));
     QVERIFY2(orange >= int(7 * predicted), qPrintable(QString::number(orange)));
     QVERIFY(blue > 1000);
+  }
+
+  void memoryDockShowsWholeValuesAndTheAssumptions() {
+    // 1,234,567,890,000 B measured against 1.9e12 predicted: "1234567.890 / 1900000.000 (-35.0 %)", which
+    // the fixed 170 px value column cut at "(-35". The widget is at least wide enough for the whole of it.
+    MemoryChart c;
+    c.scale_bytes = 1.9e12;
+    MemoryRankChart r;
+    r.bars.push_back({"optimizer_state", 1234567890000.0, 1.9e12, (1234567890000.0 - 1.9e12) / 1.9e12});
+    c.ranks.push_back(r);
+    MemoryChartWidget alone;
+    alone.setChart(c);
+    const QString text = QStringLiteral("1234567.890 / 1900000.000 (-35.0 %)");
+    QCOMPARE(MemoryChartWidget::valueText(c.ranks[0].bars[0]), text);
+    const int need = QFontMetrics(alone.font()).horizontalAdvance(text);
+    QVERIFY2(alone.valueColumnWidth() >= need, qPrintable(QString("%1 < %2").arg(alone.valueColumnWidth()).arg(need)));
+    QVERIFY(alone.minimumWidth() >= 140 + need);
+    // The golden run's rank 0: hovering its header gives how the model predicted, as the report words it.
+    MainWindow w;
+    QVERIFY(w.openSync({kGolden + "trainer_cpu_2ranks/pre"}, nullptr).isEmpty());
+    const MemoryRankChart& r0 = w.memoryChart()->chart().ranks[0];
+    QVERIFY(r0.memory);
+    const std::string how = report::states_model(*r0.memory);
+    QVERIFY(!how.empty());
+    const QString tip = w.memoryChart()->toolTipAt(QPoint(20, 2 + 20 + 5));  // below the legend: rank 0's header
+    QVERIFY2(tip.contains(QString::fromStdString(how)), qPrintable(tip));
+    QVERIFY(w.memoryChart()->toolTipAt(QPoint(20, 5)).isEmpty());  // the legend
   }
 };
 

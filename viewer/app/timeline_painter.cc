@@ -71,13 +71,13 @@ void TimelinePainter::rowRange(size_t first, size_t last, int scroll, int clip_t
     }
     marks_.clear();
     layout.row_marks(row, f_.vp, marks_);  // a track's, or a derived row's (FSDP units)
-    for (const Mark& m : marks_) {
-      QRectF r(lw + m.x0, y + m.lane * lane_h + 1, std::max(1.0f, m.x1 - m.x0), lane_h - 2);
-      (m.count > 1 ? merged_by_colour : by_colour)[m.colour].push_back(r);
-      if (m.count == 1 && r.width() > 40) {
-        const model::EventRef ev = layout.row_event(row, m.event);
-        labels.push_back({r, row.rank, ev.track, ev.index});
-      }
+    auto rect = [&](const Mark& m) {
+      return QRectF(lw + m.x0, y + m.lane * lane_h + 1, std::max(1.0f, m.x1 - m.x0), lane_h - 2);
+    };
+    for (const Mark& m : marks_) (m.count > 1 ? merged_by_colour : by_colour)[m.colour].push_back(rect(m));
+    for (size_t i : labelled_marks(marks_)) {  // none printed over another ("+N" lanes overlap)
+      const model::EventRef ev = layout.row_event(row, marks_[i].event);
+      labels.push_back({rect(marks_[i]), row.rank, ev.track, ev.index});
     }
   }
   p_.setPen(Qt::NoPen);
@@ -191,10 +191,17 @@ void TimelinePainter::labels(size_t first, size_t last, int scroll, int clip_top
       // The folded lane's count, on that lane: "+N" slices deeper than the cap are drawn there.
       QString badge = QStringLiteral("+%1").arg(row.folded);
       int w = QFontMetrics(font_).horizontalAdvance(badge) + 6;
-      QRect r(lw - w - 2, y + (row.lanes - 1) * lane_h, w, lane_h);
+      QRect r(lw - w - 2, y + row.folded_lane() * lane_h, w, lane_h);
       p_.fillRect(r, QColor(0xFF, 0xE0, 0xA0));
       p_.drawText(r, Qt::AlignCenter, badge);
       right += w;
+    }
+    if (row.sync_lane) {  // the stream's sync records' lane, named where it is
+      QRect r(lw - 40, y + (row.lanes - 1) * lane_h, 36, lane_h);
+      p_.setPen(QColor(0x70, 0x70, 0x70));
+      p_.drawText(r, Qt::AlignVCenter | Qt::AlignRight, QStringLiteral("sync"));
+      p_.setPen(QColor(0x30, 0x30, 0x30));
+      if (row.lanes == 1) right += 40;
     }
     const int avail = std::max(0, lw - indent - right);
     p_.drawText(QRect(indent, y, avail, std::min(row.height, 20)), Qt::AlignVCenter | Qt::AlignLeft,

@@ -76,7 +76,8 @@ void TimelineWidget::setTimeline(const TimelineLayout* layout) {
 }
 
 void TimelineWidget::clampView() {
-  if (layout_) vp_.clamp_to(layout_->start_ns(), std::max(layout_->end_ns(), model::sat_add(layout_->start_ns(), 1)));
+  if (layout_ && held_to_run_)
+    vp_.clamp_to(layout_->start_ns(), std::max(layout_->end_ns(), model::sat_add(layout_->start_ns(), 1)));
 }
 
 void TimelineWidget::changed() {
@@ -100,6 +101,7 @@ void TimelineWidget::resizeEvent(QResizeEvent*) {
   vp_.width_px = plotWidth();
   vp_.ns_per_px = span / vp_.width_px;
   clampView();
+  emit viewportResized();
   emit viewportChanged();
 }
 
@@ -472,13 +474,17 @@ QString TimelineWidget::toolTipAt(QPoint pos) const {
   if (row < 0) return {};
   const Row& r = arrangement_.rows()[size_t(row)];
   QString folded_note;
-  if (has_lanes(r.kind) && r.folded > 0 && lane == r.lanes - 1)
+  if (has_lanes(r.kind) && r.folded > 0 && lane == r.folded_lane())
     folded_note = tr("%1 overlapping %2 from %3 deeper %4 drawn in this lane (a track shows at most %5 lanes)")
                       .arg(r.folded)
                       .arg(r.folded == 1 ? tr("slice") : tr("slices"))
                       .arg(r.folded_lanes)
                       .arg(r.folded_lanes == 1 ? tr("lane") : tr("lanes"))
                       .arg(kMaxLanes);
+  if (r.kind == RowKind::Track && r.sync_lane && lane == r.lanes - 1)
+    folded_note =
+        tr("this lane: the stream's sync records (stream and event synchronizes, stream waits), apart from "
+           "its kernels");
   if (pos.x() < label_width_) {  // the full name of a label cut short, and what a fold holds
     QString tip = QString::fromStdString(r.label).toHtmlEscaped();
     if (r.kind == RowKind::RankHeader || r.kind == RowKind::Group)

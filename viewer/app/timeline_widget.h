@@ -64,6 +64,8 @@ class TimelineWidget : public QWidget {
   void zoomBy(double factor, double x);
   void panBy(double px);
   void setViewport(const Viewport& vp);
+  // Off: the view may run past the run's ends (run B locked to A by step: step_lock.h). On by default.
+  void setHeldToRun(bool on) { held_to_run_ = on; }
   void zoomToSelection();  // F: the measured range, else the selected event
   void zoomToAll();        // 0: the whole run
   void clearRange();       // Esc
@@ -80,6 +82,7 @@ class TimelineWidget : public QWidget {
 
  signals:
   void viewportChanged();
+  void viewportResized();  // just before the viewportChanged of a resize (the user moved nothing)
   void cursorMoved(const QString& text);
   void arrangementChanged();  // folded, pinned, moved, hidden or resized by the user: worth saving
 
@@ -124,6 +127,7 @@ class TimelineWidget : public QWidget {
   std::vector<Mark> marks_;  // reused every frame
   QPoint press_{}, last_{};
   std::optional<QPoint> hover_;  // the mouse over the widget: what M marks when nothing is selected
+  bool held_to_run_ = true;
   bool pressed_ = false, dragging_ = false, selecting_ = false;
   // A Shift+drag under way: the range drawn until the release writes it to the selection model.
   std::optional<std::pair<int64_t, int64_t>> dragged_range_;

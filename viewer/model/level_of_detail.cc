@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace shardscope::viewer {
 
@@ -240,6 +241,20 @@ size_t visible_events(const model::Track& track, const LaneIndex& lane, double l
     if (double(e.ts_ns) < hi && double(e.end_ns()) > lo) ++n;
   }
   return n;
+}
+
+std::vector<size_t> labelled_marks(const std::vector<Mark>& marks, float min_px) {
+  std::vector<size_t> out;
+  int lane = -1;
+  float end = 0;
+  for (size_t i = 0; i < marks.size(); ++i) {
+    const Mark& m = marks[i];
+    if (m.lane != lane) lane = m.lane, end = -std::numeric_limits<float>::infinity();
+    if (m.count != 1 || std::max(1.0f, m.x1 - m.x0) <= min_px || m.x0 < end) continue;
+    out.push_back(i);
+    end = m.x1;
+  }
+  return out;
 }
 
 }  // namespace shardscope::viewer

@@ -71,6 +71,11 @@ struct LodOptions {
   const std::vector<Rgb>* host_colours = nullptr;
 };
 
+// The marks that get a name printed on them: single events wider than `min_px`, each starting at or after the
+// end of the last one named in its lane. Lanes come one after another and in time order (track_marks), and
+// in a "+N" lane the slices overlap: a name there starting under the previous one would print over it.
+std::vector<size_t> labelled_marks(const std::vector<Mark>& marks, float min_px = 40);
+
 // Appends the marks of one lane in viewport order.
 void lane_marks(const model::Track& track, const LaneIndex& lane, uint16_t lane_no, const Viewport& vp,
                 std::vector<Mark>& out, const LodOptions& options = {});

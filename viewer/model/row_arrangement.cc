@@ -231,7 +231,8 @@ void RowArrangement::arrange() {
   for (uint32_t r = 0; r < layout_->ranks().size(); ++r) {
     for (const Row& h : base)
       if (h.kind == RowKind::RankHeader && h.rank == r) add(h, uint32_t(-1), -1);
-    if (is_collapsed(rank_key(r))) continue;
+    // A filter looks inside folded ranks as inside folded groups.
+    if (filter_.empty() && is_collapsed(rank_key(r))) continue;
     for (size_t gi = 0; gi < groups_.size(); ++gi) {
       const Group& g = groups_[gi];
       if (g.rank != r) continue;

@@ -63,7 +63,7 @@ class RowArrangement {
   // group, or among the pinned rows; false (nothing moves) otherwise.
   bool move(int from, int to);
   // Case-insensitive substring of the row label; while set, matching rows show even in folded groups and
-  // groups without a match drop out.
+  // folded ranks, and groups without a match drop out.
   void set_filter(std::string filter);
   const std::string& filter() const { return filter_; }
   // Makes track `track` of rank `rank` visible (unfolds its rank and group, unhides it): a jump to an event.

@@ -9,7 +9,8 @@ namespace shardscope::viewer {
 
 size_t RankView::bytes() const {
   size_t b = sizeof(RankView) + tracks.capacity() * sizeof(TrackIndex) + host_colours.capacity() * sizeof(Rgb) +
-             folded.capacity() * sizeof(folded[0]) + (derived.capacity() - derived.size()) * sizeof(DerivedRow);
+             folded.capacity() * sizeof(folded[0]) + sync_lane.capacity() +
+             (derived.capacity() - derived.size()) * sizeof(DerivedRow);
   for (const TrackIndex& t : tracks) b += t.bytes();
   for (const DerivedRow& d : derived) b += d.bytes();
   for (const auto& d : index.depth) b += d.capacity() * sizeof(uint16_t) + sizeof(d);
@@ -26,17 +27,44 @@ std::string track_label(const model::Track& track) {
   return kind + " " + std::to_string(track.tid);
 }
 
-std::pair<uint32_t, uint16_t> cap_lanes(std::vector<uint16_t>& depth) {
+std::pair<uint32_t, uint16_t> cap_lanes(std::vector<uint16_t>& depth, uint16_t cap) {
   std::pair<uint32_t, uint16_t> folded{0, 0};
   uint16_t deepest = 0;
   for (uint16_t& d : depth)
-    if (d >= kMaxLanes) {
+    if (d >= cap) {
       deepest = std::max(deepest, d);
       ++folded.first;
-      d = kMaxLanes - 1;
+      d = cap - 1;
     }
-  if (deepest) folded.second = uint16_t(deepest - (kMaxLanes - 1));
+  if (deepest) folded.second = uint16_t(deepest - (cap - 1));
   return folded;
+}
+
+StreamLanes stream_lanes(const model::Track& track, std::vector<uint16_t>& depth) {
+  const std::vector<model::Event>& events = track.events;
+  depth.assign(events.size(), 0);
+  StreamLanes out;
+  // Nesting as model::index_rank counts it, over the stream's other records alone: a sync record opens
+  // nothing, so a kernel under one stays in the lane it has without it.
+  std::vector<int64_t> open;
+  for (size_t i = 0; i < events.size(); ++i) {
+    const model::Event& e = events[i];
+    if (e.cls == model::IntervalClass::Sync) {
+      out.sync_lane = true;
+      continue;
+    }
+    while (!open.empty() && open.back() <= e.ts_ns) open.pop_back();
+    depth[i] = uint16_t(std::min<size_t>(open.size(), UINT16_MAX));
+    if (e.ph == 'X' && e.dur_ns > 0) open.push_back(e.end_ns());
+  }
+  out.folded = cap_lanes(depth, out.sync_lane ? kMaxLanes - 1 : kMaxLanes);
+  if (!out.sync_lane) return out;
+  uint16_t lanes = 0;
+  for (size_t i = 0; i < events.size(); ++i)
+    if (events[i].cls != model::IntervalClass::Sync) lanes = std::max<uint16_t>(lanes, depth[i] + 1);
+  for (size_t i = 0; i < events.size(); ++i)
+    if (events[i].cls == model::IntervalClass::Sync) depth[i] = lanes;
+  return out;
 }
 
 namespace {
@@ -46,8 +74,15 @@ void build_view(const model::Rank& rank, RankView& view) {
   view.index = model::index_rank(rank);
   // The lane cap on streams and communication tracks (host threads keep their call nesting).
   view.folded.assign(rank.tracks.size(), {0, 0});
+  view.sync_lane.assign(rank.tracks.size(), 0);
   for (size_t t = 0; t < rank.tracks.size(); ++t)
-    if (rank.tracks[t].kind != model::TrackKind::HostThread) view.folded[t] = cap_lanes(view.index.depth[t]);
+    if (rank.tracks[t].kind == model::TrackKind::DeviceStream) {
+      const StreamLanes s = stream_lanes(rank.tracks[t], view.index.depth[t]);
+      view.folded[t] = s.folded;
+      view.sync_lane[t] = s.sync_lane;
+    } else if (rank.tracks[t].kind != model::TrackKind::HostThread) {
+      view.folded[t] = cap_lanes(view.index.depth[t]);
+    }
   view.host_colours = host_colours_by_category(rank.strings);
   view.tracks.reserve(rank.tracks.size());
   for (size_t t = 0; t < rank.tracks.size(); ++t)
@@ -96,7 +131,7 @@ TimelineLayout::TimelineLayout(const model::Trace& trace, const LayoutOptions& o
         uint16_t lanes = uint16_t(std::max<size_t>(1, view.tracks[t].lanes.size()));
         int h = lanes * options_.lane_height;
         rows_.push_back({RowKind::Track, r, int32_t(t), lanes, y, h, track_label(rank.tracks[t]), view.folded[t].first,
-                         view.folded[t].second});
+                         view.folded[t].second, view.sync_lane[t] != 0});
         y += h + options_.gap;
       }
     // Derived rows (FSDP units) after the tracks their events are on, before what was measured.

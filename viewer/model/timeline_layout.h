@@ -25,6 +25,7 @@ struct RankView {
   std::vector<Rgb> host_colours;   // per string id: the colour of a host range of that category (palette.h)
   // Per track: (slices folded into the last lane by kMaxLanes, lanes they came from).
   std::vector<std::pair<uint32_t, uint16_t>> folded;
+  std::vector<uint8_t> sync_lane;   // per track: 1 when its last lane holds the stream's sync records
   std::vector<DerivedRow> derived;  // rows the trace has no track for (derived_rows.h): FSDP units
   size_t bytes() const;             // the side tables' heap size, the args table's included
 };
@@ -35,7 +36,17 @@ struct RankView {
 inline constexpr uint16_t kMaxLanes = 4;
 // Moves depths past the cap into the last lane, before the lanes are indexed (so hit tests, outlines and
 // marks all see the same lane); returns (slices moved, lanes they came from).
-std::pair<uint32_t, uint16_t> cap_lanes(std::vector<uint16_t>& depth);
+std::pair<uint32_t, uint16_t> cap_lanes(std::vector<uint16_t>& depth, uint16_t cap = kMaxLanes);
+
+// A device stream's lanes, into `depth`: its kernels, copies and sets by their overlap among themselves (at
+// most kMaxLanes - 1 lanes when the stream has sync records), and under them one lane of its sync records
+// (cudaStreamSynchronize, cudaEventSynchronize, Stream Wait Event on the stream's row). A sync record spans
+// the kernels it waits for: nested under it they took a second lane, and one stream looked concurrent.
+struct StreamLanes {
+  std::pair<uint32_t, uint16_t> folded;  // as cap_lanes
+  bool sync_lane = false;                // the last lane holds the sync records
+};
+StreamLanes stream_lanes(const model::Track& track, std::vector<uint16_t>& depth);
 
 // Group: a fold of tracks of one rank (row_arrangement.h); its row is one summary lane when collapsed.
 // Derived: a row made of references to the rank's events (RankView::derived), drawn and hit like a track.
@@ -54,6 +65,9 @@ struct Row {
   std::string label;
   uint32_t folded = 0;        // Track, Derived: slices deeper than kMaxLanes drawn in the last lane
   uint16_t folded_lanes = 0;  // Track, Derived: the lanes they came from
+  bool sync_lane = false;     // Track: its last lane holds the stream's sync records (stream_lanes)
+  // The lane the "+N" slices past the cap are drawn in: the last, or the one above the sync lane.
+  int folded_lane() const { return lanes - 1 - int(sync_lane); }
 };
 
 struct LayoutOptions {

@@ -102,6 +102,15 @@ ComparisonDock::ComparisonDock(QWidget* parent) : TableDock(tr("Comparison"), ne
   model_ = static_cast<ComparisonModel*>(proxy_->sourceModel());
   model_->setParent(this);
   note_->setObjectName("comparisonNote");
+  // The numbers keep the width they need; the metric takes what is left, cut in the middle (a device
+  // activity's name runs to hundreds of characters: its tooltip has it whole). Sized to its content it
+  // took the whole width and pushed A, B and the change off-screen.
+  QHeaderView* h = view_->horizontalHeader();
+  h->setStretchLastSection(false);
+  h->setSectionResizeMode(QHeaderView::Interactive);
+  h->setSectionResizeMode(ComparisonModel::Metric, QHeaderView::Stretch);
+  h->setMinimumSectionSize(40);
+  view_->setTextElideMode(Qt::ElideMiddle);
   clear();
 }
 
@@ -112,7 +121,8 @@ void ComparisonDock::clear() {
 
 void ComparisonDock::setDiff(const analysis::RunDiff& d, const QStringList& a_inputs, const QStringList& b_inputs) {
   model_->setDiff(d, a_inputs, b_inputs);
-  view_->resizeColumnsToContents();
+  for (int c : {ComparisonModel::Rank, ComparisonModel::A, ComparisonModel::B, ComparisonModel::Change})
+    view_->resizeColumnToContents(c);
   setNote(d.ranks.empty()
               ? tr("A and B have no rank in common: nothing to compare.")
               : tr("A: the open run; B: the run opened for comparison (their folders: hover the A and B headers). "

@@ -1,7 +1,8 @@
 // The Comparison dock: the A/B diff (analysis::diff_runs) as a sortable table, a row per metric and rank
 // pair: metric, A, B and the change B − A (and its share of A). The runs are named "A" (the open run) and
 // "B" (the run opened for comparison); their folders are in the A and B headers' tooltips, not in the cells.
-// The device activities whose time changed most follow each rank pair's metrics.
+// The device activities whose time changed most follow each rank pair's metrics. Rank, A, B and Change
+// are as wide as their numbers; Metric takes the rest of the width.
 #pragma once
 
 #include <QAbstractTableModel>
