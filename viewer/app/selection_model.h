@@ -11,12 +11,9 @@
 
 #include "analyzer/analysis/run.h"
 #include "model/index.h"
-<<<<<<< HEAD
+#include "viewer/model/across_ranks.h"
 #include "viewer/model/area_slices.h"
 #include "viewer/model/marks.h"
-=======
-#include "viewer/model/across_ranks.h"
->>>>>>> viewer-flows
 #include "viewer/model/search.h"
 #include "viewer/model/timeline_layout.h"
 

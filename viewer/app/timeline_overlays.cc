@@ -108,7 +108,6 @@ void TimelinePainter::selection(uint32_t rank, model::EventRef event) {
   p_.restore();
 }
 
-<<<<<<< HEAD
 void TimelinePainter::marks(const std::vector<TimeMark>& marks) {
   if (marks.empty()) return;
   p_.save();
@@ -134,7 +133,9 @@ void TimelinePainter::areaRows(const std::vector<QRectF>& rects) {
   p_.setPen(QPen(QColor(0x33, 0x66, 0xCC), 1));
   p_.setBrush(QColor(0x33, 0x66, 0xCC, 40));
   for (const QRectF& r : rects) p_.drawRect(r);
-=======
+  p_.restore();
+}
+
 std::optional<QLineF> flow_line(const TimelineFrame& f, const Flow& flow) {
   auto a = f.flow_rect(flow.from.rank, flow.from.event), b = f.flow_rect(flow.to.rank, flow.to.event);
   if (!a || !b) return std::nullopt;
@@ -171,7 +172,6 @@ void TimelinePainter::flows(const std::vector<Flow>& launches, const CollectiveF
   p_.setPen(QPen(QColor(0xCC, 0x00, 0x00), 1.5));
   for (const Flow& fl : launches)
     if (auto l = flow_line(f_, fl)) arrow(p_, *l);
->>>>>>> viewer-flows
   p_.restore();
 }
 
