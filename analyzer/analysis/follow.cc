@@ -142,8 +142,10 @@ std::vector<FollowedStep> Follower::ready() {
       }
     const metrics::Stragglers s = table.stragglers();
     f.instances = s.instances.size();
-    for (const metrics::StragglerRank& sr : s.ranks)
+    for (const metrics::StragglerRank& sr : s.ranks) {
+      if (sr.times_last > 0) f.times_last[sr.rank] = sr.times_last;
       if (sr.times_last > f.late_count) f.late_rank = sr.rank, f.late_count = sr.times_last;
+    }
     out.push_back(std::move(f));
     finished_.erase(finished_.begin());
   }

@@ -36,6 +36,7 @@ struct FollowedStep {
   // at the most of them (the lowest such rank on a tie); none with one rank or no matched instance.
   std::optional<int> late_rank;
   size_t late_count = 0, instances = 0;
+  std::map<int, size_t> times_last;  // each rank that arrived last at any: at how many
 };
 
 class Follower {

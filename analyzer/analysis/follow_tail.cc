@@ -102,6 +102,12 @@ void TraceTail::read_more() {
 }
 
 void TraceTail::take_header() {
+  // The writer starts every file with its header: anything else is another program's file.
+  const std::string lead = std::string("{\"") + keys::kShardscope + "\":";
+  if (text_.compare(0, std::min(text_.size(), lead.size()), lead, 0, std::min(text_.size(), lead.size())) != 0)
+    throw trace::TraceError(name_, 0,
+                            "not a shardscope trace as its writer starts one ({\"shardscope\": first): following "
+                            "reads the files of shardscope's tracer, trainer and injection library");
   const size_t at = text_.find(kEventsKey);
   if (at == std::string::npos) {
     // A header this long without its events is no trace the writer made: let the reader say what it is.

@@ -46,9 +46,10 @@ int report_follow(const std::string& dir, const std::string& format, double time
         return 0;
       }
       if (timeout_s > 0 && std::chrono::steady_clock::now() >= until) {
-        print_error(err, fmt::format("report --follow: stopped after --follow-timeout {} s with {} of {} rank "
-                                     "file(s) found and not every one complete",
-                                     timeout_s, follower.files(), follower.world_size()));
+        const std::string of = follower.world_size() > 0 ? fmt::format(" of the job's {}", follower.world_size()) : "";
+        print_error(err, fmt::format("report --follow: stopped after --follow-timeout {} s: {} rank file(s) found{}, "
+                                     "not every one complete",
+                                     timeout_s, follower.files(), of));
         return 1;
       }
       std::this_thread::sleep_for(kPoll);

@@ -133,6 +133,19 @@ TEST(FollowTail, AWholeLineThatIsNoEventIsAnErrorNamingItsByte) {
   }
 }
 
+TEST(FollowTail, AnotherProgramsFileIsRefusedAtByteZero) {
+  test::TempDir dir;
+  put(dir.path() / "kineto.json", "{\"schemaVersion\": 1, \"traceEvents\": [\n");
+  analysis::TraceTail tail(dir.path() / "kineto.json");
+  try {
+    tail.poll();
+    FAIL() << "no error";
+  } catch (const trace::TraceError& e) {
+    EXPECT_EQ(e.offset(), 0u);
+    EXPECT_NE(std::string(e.what()).find("not a shardscope trace"), std::string::npos) << e.what();
+  }
+}
+
 // The golden two-rank trainer run (3 steps a rank), written into a folder a few lines at a time as the
 // writer would: a step is handed out only once both files hold two later steps (or are complete), and the
 // figures equal the report's on the finished files.
