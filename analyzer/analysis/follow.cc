@@ -6,6 +6,7 @@
 #include "analyzer/metrics/collectives.h"
 #include "analyzer/metrics/instances.h"
 #include "plugins/shardscope/shardscope_importer.h"
+#include "tracer/format/error.h"
 #include "tracer/format/json_get.h"
 #include "tracer/format/keys.h"
 #include "tracer/format/serialize.h"
@@ -60,7 +61,8 @@ struct Follower::RankState {
   std::map<int64_t, metrics::RankArrivals> arrivals;  // finished steps not yet handed out
 };
 
-Follower::Follower(std::filesystem::path dir) : dir_(std::move(dir)) {}
+Follower::Follower(std::filesystem::path dir, size_t max_without_steps)
+    : dir_(std::move(dir)), max_without_steps_(max_without_steps) {}
 Follower::~Follower() = default;
 
 void Follower::find_files() {
@@ -97,6 +99,12 @@ void Follower::take_events(RankState& r) {
 void Follower::finish_steps(RankState& r, size_t keep_open) {
   size_t records = 0;
   for (const trace::Event& e : r.keep) records += is_step_record(e) ? 1 : 0;
+  // Without step ranges nothing is ever finished and the kept events would grow with the file.
+  if (records == 0 && r.keep.size() > max_without_steps_)
+    throw trace::TraceError(r.tail.path().string(), 0,
+                            "no \"step\" range in its first " + std::to_string(max_without_steps_) +
+                                " events: following measures the steps the trainer or the tracer marks "
+                                "(`report` finds other files' steps once the job is done)");
   if (records <= keep_open || r.rank < 0) return;
   std::string text = trace_text(r.tail.header(), r.keep);
   plugins::Input in{.path = r.tail.path().string(), .data = text.data(), .size = text.size()};

@@ -41,14 +41,16 @@ struct FollowedStep {
 
 class Follower {
  public:
-  // `dir`: the job's trace folder (*.json, *.json.gz; files may appear later).
-  explicit Follower(std::filesystem::path dir);
+  // `dir`: the job's trace folder (*.json, *.json.gz; files may appear later). `max_without_steps`: the
+  // events a file may hold before its first "step" range.
+  explicit Follower(std::filesystem::path dir, size_t max_without_steps = 1u << 20);
   ~Follower();
   Follower(const Follower&) = delete;
   Follower& operator=(const Follower&) = delete;
 
   // Reads what the files gained and returns the steps finished since the last call, by number. Throws
-  // trace::TraceError for a file that is not a trace (naming file and byte).
+  // trace::TraceError for a file that is not a trace (naming file and byte), or one with no "step" range
+  // (the trainer's, the tracer's) in its first `max_without_steps` events.
   std::vector<FollowedStep> poll();
   // Every rank the headers promise has a complete file and every step was handed out.
   bool done() const;
@@ -64,6 +66,7 @@ class Follower {
   std::vector<FollowedStep> ready();
   std::filesystem::path dir_;
   std::vector<std::unique_ptr<RankState>> ranks_;
+  size_t max_without_steps_;
   int world_size_ = 0;
   std::map<int64_t, FollowedStep> finished_;  // steps some rank finished, not yet handed out
 };

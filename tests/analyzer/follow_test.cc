@@ -146,6 +146,21 @@ TEST(FollowTail, AnotherProgramsFileIsRefusedAtByteZero) {
   }
 }
 
+TEST(Follower, AFileWithNoStepRangeIsAnErrorNotAGrowingBuffer) {
+  test::TempDir dir;
+  written(dir.path() / "trace.rank0.json", false);  // 5 events, none a step
+  analysis::Follower few(dir.path(), 4);
+  try {
+    few.poll();
+    FAIL() << "no error";
+  } catch (const trace::TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("no \"step\" range in its first 4 events"), std::string::npos) << e.what();
+  }
+  analysis::Follower enough(dir.path(), 5);
+  EXPECT_TRUE(enough.poll().empty());
+  EXPECT_TRUE(enough.done());  // complete, and no step in it
+}
+
 // The golden two-rank trainer run (3 steps a rank), written into a folder a few lines at a time as the
 // writer would: a step is handed out only once both files hold two later steps (or are complete), and the
 // figures equal the report's on the finished files.
