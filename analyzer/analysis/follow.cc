@@ -82,15 +82,18 @@ void Follower::find_files() {
 void Follower::take_events(RankState& r) {
   for (;;) {
     std::vector<trace::Event> got = r.tail.poll();
+    if (r.rank < 0 && r.tail.header().is_object()) {
+      // A header without its rank: the file's place among the job's files, as the loader numbers it.
+      const auto at = std::find_if(ranks_.begin(), ranks_.end(), [&](const auto& x) { return x.get() == &r; });
+      r.rank = int(trace::json_int_in(r.tail.header(), keys::kRank, 0, 1 << 30).value_or(at - ranks_.begin()));
+      world_size_ =
+          std::max(world_size_, int(trace::json_int_in(r.tail.header(), keys::kWorldSize, 1, 1 << 30).value_or(0)));
+    }
     if (got.empty()) break;
     r.keep.insert(r.keep.end(), std::make_move_iterator(got.begin()), std::make_move_iterator(got.end()));
-  }
-  if (r.rank < 0 && r.tail.header().is_object()) {
-    // A header without its rank: the file's place among the job's files, as the loader numbers it.
-    const auto at = std::find_if(ranks_.begin(), ranks_.end(), [&](const auto& x) { return x.get() == &r; });
-    r.rank = int(trace::json_int_in(r.tail.header(), keys::kRank, 0, 1 << 30).value_or(at - ranks_.begin()));
-    world_size_ =
-        std::max(world_size_, int(trace::json_int_in(r.tail.header(), keys::kWorldSize, 1, 1 << 30).value_or(0)));
+    // A file that is far ahead (a finished run, opened late) is measured chunk by chunk, so what is kept stays
+    // a few steps' events, never the whole file's.
+    finish_steps(r, 2);
   }
 }
 
