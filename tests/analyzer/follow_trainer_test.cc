@@ -1,6 +1,7 @@
 // `report --follow` beside a running CPU trainer: step lines arrive while the trainer still runs (the first
 // one is read before the trainer has exited), one per step, with the figures `report` then gives on the
-// finished files. About 15 s on a loaded 2-core machine: the 6 steps of a 2-rank trainer run are the point.
+// finished files, and the planted straggler (rank 1, 100 ms late into each unit's backward) as every step's
+// late rank. 3-15 s on a loaded 2-core machine: the 6 steps of a 2-rank trainer run are the point.
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -45,9 +46,10 @@ std::string slurp(const std::filesystem::path& p) {
 TEST(ReportFollow, StepLinesLandWhileTheTrainerRunsWithTheReportsFigures) {
   TempDir traces, logs;
   constexpr int kSteps = 6;
-  const pid_t trainer = spawn({SHARDSCOPE_BIN, "launch", "-n", "2", "--", TRAINER_BIN, "--preset", "tiny", "--threads",
-                               "1", "--steps", std::to_string(kSteps), "--trace-dir", traces.path().string()},
-                              logs.path() / "trainer");
+  const pid_t trainer = spawn(
+      {SHARDSCOPE_BIN, "launch", "-n", "2", "--", TRAINER_BIN, "--preset", "tiny", "--threads", "1", "--steps",
+       std::to_string(kSteps), "--slow-rank", "1", "--slow-rank-ms", "100", "--trace-dir", traces.path().string()},
+      logs.path() / "trainer");
   int fds[2];
   ASSERT_EQ(pipe(fds), 0);
   // The timeout only keeps a broken build from hanging the suite.
@@ -95,6 +97,9 @@ TEST(ReportFollow, StepLinesLandWhileTheTrainerRunsWithTheReportsFigures) {
         EXPECT_EQ(got[k], want[k]) << k << " step " << i << " rank " << rank;
     }
   }
+  // Rank 1 sleeps 100 ms before each unit's backward: it arrives last at the backward collectives, most of
+  // every step's.
+  for (const json& line : steps) EXPECT_EQ(line["last_rank"], 1) << line.dump();
   // Every collective instance the report matched lies in one step.
   size_t instances = 0;
   for (const json& line : steps) instances += line["instances"].get<size_t>();
