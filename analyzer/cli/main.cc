@@ -16,6 +16,7 @@
 #include "analyzer/cli/check_prefetch.h"
 #include "analyzer/cli/diff.h"
 #include "analyzer/cli/export.h"
+#include "analyzer/cli/follow.h"
 #include "analyzer/cli/inspect.h"
 #include "analyzer/cli/launch.h"
 #include "analyzer/cli/memory.h"
@@ -84,6 +85,8 @@ CLI::Validator between(long lo, long hi) {
 struct Args {
   std::vector<std::string> files, paths;
   std::string format = "text", output = "-", ranks_arg = "worst", steps_arg, files_per_process, summary_dir;
+  std::string follow;                  // report --follow DIR
+  double follow_timeout = 0;           // and when it gives up; 0: never
   std::vector<std::string> diff_runs;  // diff's positionals; the last diff_b_count of them are side B
   size_t diff_b_count = 0;
   shardscope::cli::DiffArgs d;
@@ -223,6 +226,18 @@ void add_reading(CLI::App& app, Args& x, Commands& c, const std::string& formats
                    "(e.g. /local/job42/traces.{local_rank}); the report is that of all of them in process order")
       ->needs(mpi_flag)
       ->excludes(report_paths);
+  CLI::Option* follow =
+      c.report
+          ->add_option("--follow", x.follow,
+                       "A running job's trace folder: one line a step (time, communication, exposed, the late "
+                       "rank) as every rank finishes it, until every rank's file is complete (docs/follow.md)")
+          ->excludes(report_paths)
+          ->excludes(mpi_flag);
+  c.report
+      ->add_option("--follow-timeout", x.follow_timeout,
+                   "With --follow: give up (exit 1) after this many seconds if the job has not finished")
+      ->needs(follow)
+      ->check(positive());
   add_memory_inputs(*c.report, x, c);
 
   c.check = app.add_subcommand(
@@ -410,6 +425,7 @@ int run_printing(Args& x, const Commands& c, std::ostream& out) {
       cli::print_error(std::cerr, e.what());
       return 2;
     }
+  if (*c.report && !x.follow.empty()) return cli::report_follow(x.follow, x.format, x.follow_timeout, out, std::cerr);
   if (*c.report && x.paths.empty() && x.files_per_process.empty()) {
     cli::print_error(std::cerr, "report: PATH is required (or, with --mpi, --files-per-process PATTERN)");
     return 2;

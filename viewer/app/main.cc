@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "viewer/app/live_follow.h"
 #include "viewer/app/main_window.h"
 #include "viewer/app/timeline_widget.h"
 #include "viewer/model/open_filter.h"
@@ -20,6 +21,8 @@ struct Options {
   QCommandLineOption screenshot{"screenshot", "Render the window into FILE.png and exit.", "FILE"};
   QCommandLineOption size{"size", "Window size for --screenshot (default 1400x900).", "WxH", "1400x900"};
   QCommandLineOption select{"select", "Select the first event named NAME and zoom to it.", "NAME"};
+  QCommandLineOption follow{
+      "follow", "A running job's trace folder: open it and take in each step as every rank finishes it.", "DIR"};
   QCommandLineOption raise{"raise", "Bring the dock titled NAME to the front (Prefetch, Steps, Memory, Legend, ...).",
                            "NAME"};
 };
@@ -32,7 +35,7 @@ void describe(QCommandLineParser& parser, const Options& o) {
       QString::fromStdString("Run directories or trace files: " +
                              shardscope::plugins::formats_text(shardscope::viewer::viewer_formats().formats())),
       "[PATH...]");
-  parser.addOptions({o.screenshot, o.size, o.select, o.raise});
+  parser.addOptions({o.screenshot, o.size, o.select, o.raise, o.follow});
 }
 
 bool wants_help(int argc, char** argv) {
@@ -66,7 +69,9 @@ int main(int argc, char** argv) {
   if (!parser.isSet(screenshot)) {
     window.resize(1400, 900);
     window.show();
-    if (!paths.isEmpty()) window.openAsync(paths);
+    if (parser.isSet(o.follow)) new shardscope::viewer::LiveFollow(&window, parser.value(o.follow));
+    else if (!paths.isEmpty())
+      window.openAsync(paths);
     return app.exec();
   }
 
