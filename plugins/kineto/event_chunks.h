@@ -26,6 +26,8 @@ struct ChunkOptions {
   // file, parsed as one simdjson document) do not depend on the chunks.
   size_t chunk_bytes = 8 << 20;
   size_t batch_bytes = 1 << 20;
+  // A batch's end guessed and proved by its parse (no byte scan over it); false: scanned event by event.
+  bool guess_batches = true;
 };
 
 // The text of the whole file, for byte offsets in messages.

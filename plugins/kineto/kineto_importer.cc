@@ -572,7 +572,7 @@ model::Rank read_kineto(Input in, const KinetoParseOptions& options, model::Even
   const std::string& name = in.path;
   ChunkText text{in.data, in.data + in.size, name};
   ChunkOptions chunking{std::clamp(options.threads ? options.threads : default_parse_threads(), 1u, kMaxParseThreads),
-                        options.chunk_bytes, options.batch_bytes};
+                        options.chunk_bytes, options.batch_bytes, options.guess_batches};
   // The events are added as they are parsed, with the baseTimeNanoseconds seen before their array (Kineto
   // writes it first). A file that gives it only later is read again with the final one.
   std::optional<int64_t> forced_base;
