@@ -222,7 +222,7 @@ class Workers {
       : t_(t), begin_(begin), o_(o), keep_args_(keep_args), first_(region(begin)), next_(first_), consumed_(first_) {
     regions_ = (size_t(t.end - t.begin) + o.chunk_bytes - 1) / o.chunk_bytes;
     done_.resize(regions_);
-    window_ = 2 * o.threads + 2;
+    window_ = o.threads + 1;  // each chunk holds its events' fields (over 300 bytes each): few at a time
     for (unsigned k = 0; k < o.threads; ++k) pool_.emplace_back([this] { work(); });
   }
   ~Workers() {
@@ -338,7 +338,7 @@ ArrayEnd parse_event_array(const ChunkText& t, const char* begin, const ChunkOpt
                             "not valid JSON in the events that start here: " + c->parse_error->second));
     events += c->events;
     trace::parse_progress(uint64_t(c->stop - t.begin),
-                          events);  // once per chunk (8 MB): a loader's progress and cancel
+                          events);  // once per chunk (2 MB): a loader's progress and cancel
     if (c->end == Chunk::End::ArrayEnd) return {c->stop, 0};
     if (c->end == Chunk::End::Truncated) return {nullptr, uint64_t(c->stop - t.begin)};
     at = c->stop;
