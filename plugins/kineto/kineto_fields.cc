@@ -23,8 +23,7 @@ std::string_view trim(std::string_view s) {
 }
 
 bool get_int(od::value& v, int64_t& out) {
-  od::json_type t;
-  if (v.type().get(t) != simdjson::SUCCESS || t != od::json_type::number) return false;
+  // A failed get leaves the value unread, so no type() first: strings, true and null fail both gets.
   if (v.get_int64().get(out) == simdjson::SUCCESS) return true;
   double d;
   if (v.get_double().get(d) == simdjson::SUCCESS && std::isfinite(d) && std::fabs(d) < 9e18)

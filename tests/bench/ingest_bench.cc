@@ -213,7 +213,8 @@ class LimitReporter : public benchmark::ConsoleReporter {
       const double cpu = r.GetAdjustedCPUTime();
       if (name.starts_with("BM_Limit/simdjson")) simdjson_cpu_[r.aggregate_name] = cpu;
       auto it = simdjson_cpu_.find(r.aggregate_name);
-      if (name.starts_with("BM_Limit/importer") && it != simdjson_cpu_.end() && cpu > 0)
+      const bool time = r.aggregate_name.empty() || r.aggregate_name == "mean" || r.aggregate_name == "median";
+      if (time && name.starts_with("BM_Limit/importer") && it != simdjson_cpu_.end() && cpu > 0)
         r.counters["limit_ratio"] = it->second / cpu;
     }
     ConsoleReporter::ReportRuns(out);
