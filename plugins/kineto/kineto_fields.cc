@@ -22,9 +22,19 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
+// A key as the batch's text writes it (no copy into the parser's string buffer); one with an escape, unescaped.
+// The text's strings are closed (simdjson checked them before the walk), so the loop ends at its quote.
+template <class Field>
+std::string_view key_of(Field& field) {
+  const char* k = field.key().value().raw();
+  const char* q = k;
+  while (*q != '"' && *q != '\\') ++q;
+  if (*q == '"') return {k, size_t(q - k)};
+  return field.unescaped_key().value();
+}
+
 bool get_int(od::value& v, int64_t& out) {
-  od::json_type t;
-  if (v.type().get(t) != simdjson::SUCCESS || t != od::json_type::number) return false;
+  // A failed get leaves the value unread, so no type() first: strings, true and null fail both gets.
   if (v.get_int64().get(out) == simdjson::SUCCESS) return true;
   double d;
   if (v.get_double().get(d) == simdjson::SUCCESS && std::isfinite(d) && std::fabs(d) < 9e18)
@@ -90,7 +100,7 @@ std::string_view first_input_type(std::string_view json) {
 
 void read_args(od::object args, Fields& f) {
   for (auto field : args) {
-    std::string_view k = field.unescaped_key();
+    std::string_view k = key_of(field);
     od::value v = field.value();
     switch (k.size()) {  // a cheap first cut: most args are none of ours
       case 6:
@@ -156,7 +166,7 @@ void read_args(od::object args, Fields& f) {
 void read_args_keeping(od::object args, Fields& f) {
   for (auto field : args) {
     RawArg a;
-    a.key = field.unescaped_key();
+    a.key = key_of(field);
     od::value v = field.value();
     od::json_type t;
     if (v.type().get(t) != simdjson::SUCCESS) continue;
@@ -238,7 +248,7 @@ void read_args_keeping(od::object args, Fields& f) {
 
 void read_event(od::object obj, Fields& f) {
   for (auto field : obj) {
-    std::string_view k = field.unescaped_key();
+    std::string_view k = key_of(field);
     od::value v = field.value();
     if (k == kk::kPh) try_get(v.get_string(), f.ph);
     else if (k == kk::kName)

@@ -72,6 +72,13 @@ class Builder {
   explicit Builder(bool keep_args) {
     if (keep_args) args_.emplace(rank_.strings);
   }
+  // Room for the events a text of this size holds at most about (Kineto's are a few hundred bytes each; more
+  // grow the arrays as before): address space costs no memory until it is used, and this spares the copies
+  // and the fresh pages of each doubling.
+  void reserve_for(size_t text_bytes) {
+    const size_t n = text_bytes / 160;
+    events_.reserve(n), track_of_.reserve(n);
+  }
   // The file is the JSON Array Format, whose pids may be strings (the legacy profiler's "CPU functions").
   void set_bare_array() { bare_ = true; }
   // baseTimeNanoseconds, added to every time read from here on.
@@ -572,12 +579,13 @@ model::Rank read_kineto(Input in, const KinetoParseOptions& options, model::Even
   const std::string& name = in.path;
   ChunkText text{in.data, in.data + in.size, name};
   ChunkOptions chunking{std::clamp(options.threads ? options.threads : default_parse_threads(), 1u, kMaxParseThreads),
-                        options.chunk_bytes, options.batch_bytes};
+                        options.chunk_bytes, options.batch_bytes, options.guess_batches};
   // The events are added as they are parsed, with the baseTimeNanoseconds seen before their array (Kineto
   // writes it first). A file that gives it only later is read again with the final one.
   std::optional<int64_t> forced_base;
   for (;;) {
     Builder b(args != nullptr);
+    b.reserve_for(in.size);
     std::exception_ptr pending;  // the first bad event: raised after the checks of the whole file's structure
     size_t events = 0;
     std::vector<int64_t> bases_used;

@@ -13,9 +13,10 @@ inline constexpr unsigned kMaxParseThreads = 16;
 unsigned default_parse_threads();
 
 struct KinetoParseOptions {
-  unsigned threads = 0;          // 0: default_parse_threads()
-  size_t chunk_bytes = 8 << 20;  // the text each thread takes at a time (rounded down to batches)
-  size_t batch_bytes = 1 << 20;  // events that start in one such block are one simdjson document
+  unsigned threads = 0;            // 0: default_parse_threads()
+  size_t chunk_bytes = 2 << 20;    // the text each thread takes at a time (rounded down to batches)
+  size_t batch_bytes = 256 << 10;  // events that start in one such block are one simdjson document
+  bool guess_batches = true;       // false: every event's end found by the byte scan (tests compare the two)
 };
 
 // The importer's work, with its knobs (tests cut small files into many chunks). The rank does not depend

@@ -1,14 +1,19 @@
 // Ingest speed of the Kineto importer: JSON bytes per second on one core (one thread, one file at a time),
 // on a generated Kineto-like trace and on the real traces in tests/data; and one big file parsed on 1, 2
 // and 4 threads (BM_ParseBigFile: SHARDSCOPE_BENCH_TRACE names it, e.g. one rank of scripts/gen-kineto-traces).
+// BM_Limit/*: the same file walked by simdjson alone and read by the importer, and the ratio (issue #45).
 // Run: build/tests/bench/ingest_bench --benchmark_repetitions=3
 #include <benchmark/benchmark.h>
+#include <simdjson.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
+
+#include <unistd.h>
 
 #include "plugins/kineto/kineto_importer.h"
 #include "plugins/load/load.h"
@@ -136,4 +141,97 @@ void BM_IngestSharedShardscopeH100(benchmark::State& state) {
 }
 BENCHMARK(BM_IngestSharedShardscopeH100)->Unit(benchmark::kMillisecond)->ArgName("args")->Arg(0)->Arg(1);
 
+// The limit: simdjson (ondemand) alone over the same text, every event's fields touched (ph, name, cat, ts,
+// dur, pid, tid, each args key and value's type), nothing kept. The importer (one thread, text in memory) is
+// measured against it; the reporter below adds the ratio of their CPU times to the importer's line.
+fs::path limit_file() {
+  const char* env = std::getenv("SHARDSCOPE_BENCH_TRACE");
+  return env && *env ? fs::path(env) : generated_trace();
+}
+
+const plugins::FileText& limit_text() {
+  static plugins::FileText t = plugins::read_text(limit_file());  // read once, not timed
+  return t;
+}
+
+void BM_LimitSimdjson(benchmark::State& state) {
+  const plugins::FileText& t = limit_text();
+  simdjson::padded_string json(t.data, t.size);
+  simdjson::ondemand::parser parser(json.size());
+  size_t events = 0;
+  for (auto _ : state) {
+    uint64_t touched = 0;
+    events = 0;
+    simdjson::ondemand::document doc = parser.iterate(json);
+    for (auto ev : doc["traceEvents"].get_array()) {
+      ++events;
+      for (auto field : ev.get_object()) {
+        std::string_view k = field.unescaped_key();
+        simdjson::ondemand::value v = field.value();
+        if (k == "args") {
+          for (auto a : v.get_object())
+            touched += a.unescaped_key().value().size() + unsigned(a.value().type().value());
+        } else if (k == "ts" || k == "dur") {
+          double d = 0;
+          touched += v.get_double().get(d) == simdjson::SUCCESS;
+        } else if (k == "pid" || k == "tid") {
+          int64_t i = 0;
+          touched += v.get_int64().get(i) == simdjson::SUCCESS;
+        } else if (k == "name" || k == "ph" || k == "cat") {
+          std::string_view s;
+          if (v.get_string().get(s) == simdjson::SUCCESS) touched += s.size();
+        }
+      }
+    }
+    benchmark::DoNotOptimize(touched);
+  }
+  state.SetBytesProcessed(int64_t(t.size) * state.iterations());  // per CPU-second: no UseRealTime
+  state.counters["events"] = double(events);
+}
+BENCHMARK(BM_LimitSimdjson)->Name("BM_Limit/simdjson")->Unit(benchmark::kMillisecond);
+
+void BM_LimitImporter(benchmark::State& state) {
+  const plugins::FileText& t = limit_text();
+  for (auto _ : state) {
+    plugins::Input in{limit_file().string(), t.data, t.size, t.owner, t.gzip, t.gzip_cut_at};
+    model::Rank r = plugins::read_kineto(std::move(in), {.threads = 1});
+    benchmark::DoNotOptimize(r.tracks.data());
+  }
+  state.SetBytesProcessed(int64_t(t.size) * state.iterations());
+}
+BENCHMARK(BM_LimitImporter)->Name("BM_Limit/importer")->Unit(benchmark::kMillisecond);
+
+// The console reporter, adding to BM_Limit/importer's line limit_ratio: simdjson's CPU time over the
+// importer's, both as the benchmark measured them (1: the importer at the limit). It needs simdjson's line
+// first, the registration order (--benchmark_enable_random_interleaving reports the importer first: no ratio).
+class LimitReporter : public benchmark::ConsoleReporter {
+ public:
+  LimitReporter() : ConsoleReporter(isatty(1) ? OO_Defaults : OO_Tabular) {}  // no colour codes in a log
+  void ReportRuns(const std::vector<Run>& runs) override {
+    std::vector<Run> out = runs;
+    for (Run& r : out) {
+      const std::string name = r.benchmark_name();
+      const double cpu = r.GetAdjustedCPUTime();
+      if (name.starts_with("BM_Limit/simdjson")) simdjson_cpu_[r.aggregate_name] = cpu;
+      auto it = simdjson_cpu_.find(r.aggregate_name);
+      const bool time = r.aggregate_name.empty() || r.aggregate_name == "mean" || r.aggregate_name == "median";
+      if (time && name.starts_with("BM_Limit/importer") && it != simdjson_cpu_.end() && cpu > 0)
+        r.counters["limit_ratio"] = it->second / cpu;
+    }
+    ConsoleReporter::ReportRuns(out);
+  }
+
+ private:
+  std::map<std::string, double> simdjson_cpu_;  // by aggregate ("", "mean", "median"...)
+};
+
 }  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  LimitReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::Shutdown();
+  return 0;
+}

@@ -61,6 +61,19 @@ TEST(KinetoImporter, AbsoluteMicrosecondsAndRankAfterTheEvents) {
   EXPECT_EQ(ev[0]->dur_ns, 5847000);
 }
 
+// Keys are compared as the file writes them unless they hold an escape: "\u0074s" is "ts", "str\u0065am" is
+// "stream" (a device event), and a key with an escaped quote is no key of ours.
+TEST(KinetoImporter, EscapedKeysReadAsTheirText) {
+  model::Rank r = load_one(R"J({"traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "\u0074s": 100, "d\u0075r": 3, "args": {"str\u0065am": 7, "x\"y": 1}},
+    {"ph": "X", "cat": "kernel", "name": "k2", "pid": 0, "tid": 7, "ts": 200, "dur": 4, "args": {"st\"ream": 7}}]})J");
+  auto ev = device_events(r);
+  ASSERT_EQ(ev.size(), 1u);  // k2's only arg is not "stream": a host event
+  EXPECT_EQ(ev[0]->ts_ns, 100000);
+  EXPECT_EQ(ev[0]->dur_ns, 3000);
+  EXPECT_EQ(r.event_count(), 2u);
+}
+
 TEST(KinetoImporter, CollectiveArgsFromTheKernelOrJoinedFromRecordParamComms) {
   model::Rank r = load_one(R"J({"traceEvents": [
     {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 9, "tid": 9, "ts": 1, "dur": 1,

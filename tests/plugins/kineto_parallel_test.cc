@@ -77,11 +77,16 @@ Parsed parse(const std::string& text, const plugins::KinetoParseOptions& o, bool
   }
 }
 
-// One thread with the default chunks against 2 and 3 threads with chunks small enough to cut every batch.
+// One thread with the default chunks against 2 and 3 threads with chunks small enough to cut every batch,
+// and batches whose ends are guessed against batches scanned event by event.
 void expect_same_on_threads(const std::string& text, const std::string& what, size_t chunk = 4096,
                             size_t batch = 1024) {
   for (bool keep_args : {false, true}) {
     const Parsed one = parse(text, {.threads = 1, .chunk_bytes = chunk, .batch_bytes = batch}, keep_args);
+    const Parsed scanned =
+        parse(text, {.threads = 1, .chunk_bytes = chunk, .batch_bytes = batch, .guess_batches = false}, keep_args);
+    EXPECT_EQ(scanned.error, one.error) << what << ": guessed batches";
+    EXPECT_TRUE(scanned.dump == one.dump) << what << ": guessed batches: " << first_difference(scanned.dump, one.dump);
     if (one.error.empty()) {
       // The batches do not change the rank: the default cut gives it too.
       Parsed big = parse(text, {.threads = 1}, keep_args);
@@ -112,7 +117,7 @@ std::string tricky_trace(int iterations, const std::string& head = R"("baseTimeN
         "\n",
         ts + 2, i);
     s += fmt::format(
-        R"({{"ph": "X", "cat": "kernel", "name": "gemm_{}\\\\", "pid": 0, "tid": 7, "ts": {:.3f}, "dur": 9.5, "args": {{"stream": 7, "correlation": {}, "grid": [1,2,3]}}}},)"
+        R"({{"ph": "X", "cat": "kernel", "name": "gemm_{}\\\\", "pid": 0, "tid": 7, "ts": {:.3f}, "dur": 9.5, "args": {{"stream": 7, "correlation": {}, "grid": [1,2,3], "parts": [{{"a": 1}},{{"b": [2]}}]}}}},)"
         "\n",
         i % 5, ts + 8, i);
     if (i % 40 == 39)
@@ -141,6 +146,12 @@ TEST(KinetoParallel, TrickyStringsGiveTheSameRank) {
   expect_same_on_threads(text, "tricky");
   // Chunks of a single batch, and batches of a few events.
   expect_same_on_threads(text, "tricky, tiny chunks", 512, 256);
+  // Past the events array, objects in a list ("},{" again) over several batches: a guessed end there must
+  // not pass for the events'.
+  std::string groups;
+  for (int g = 0; g < 200; ++g) groups += fmt::format(R"({}{{"pg_name": "{}", "ranks": [0, 1]}})", g ? "," : "", g);
+  expect_same_on_threads(tricky_trace(300, "", R"(, "distributedInfo": {"rank": 0, "pg_config": [)" + groups + "]}"),
+                         "groups after the events");
 }
 
 TEST(KinetoParallel, BaseTimeAfterTheEventsIsAppliedToThem) {
