@@ -196,8 +196,8 @@ TEST(DiffGate, CpuTrainerRuns) {
   // The same configuration twice: the same collectives (counts are the program's, not the machine's), so a
   // structural gate passes; the step times' noise verdict is printed, not asserted (it is this machine's load).
   // The floor this machine needs (docs/diff.md: +329% between two such runs under load), not a GPU node's 5%.
-  json same = diff_json(
-      {pre1, pre2, "--fail-on", "all_gather_count>+0%,reduce_scatter_count>+0%", "--noise-floor", "350%"}, 0);
+  json same =
+      diff_json({pre1, pre2, "--fail-on", "all_gather_count>+0%,reduce_scatter_count>+0%", "--noise-floor", "350%"}, 0);
   ASSERT_FALSE(same.is_discarded());
   EXPECT_EQ(same["changes"]["all_gather_count"]["change"].get<double>(), 0.0);
   const json& st = same["changes"]["step_time_ms"];
