@@ -225,9 +225,11 @@ TEST(DiffGate, CpuTrainerRuns) {
   EXPECT_EQ(st["run_noise"]["applied"], "floor");
   const double a = median(st["a_samples"].get<std::vector<double>>()),
                b = median(st["b_samples"].get<std::vector<double>>());
-  if (100 * std::abs(b - a) / a < 350) EXPECT_NE(st["noise"], "beyond") << st;
-  else if (st["p_value"].is_number() && st["p_value"].get<double>() < 0.05)
+  if (100 * std::abs(b - a) / a < 350) {
+    EXPECT_NE(st["noise"], "beyond") << st;
+  } else if (st["p_value"].is_number() && st["p_value"].get<double>() < 0.05) {
     EXPECT_EQ(st["noise"], "beyond") << st;
+  }
   std::printf("same configuration twice: step_time_ms %+.1f%%, %s\n", 100 * (b - a) / a, st["noise"].dump().c_str());
   // --backward-prefetch none against pre: a regression the gate catches. Its verdict is "not effective" by
   // construction (every backward all-gather issued late); CPU step times are not reliably slower with none on
