@@ -144,6 +144,9 @@ int launch(const LaunchOptions& o) {
     Child c{r};
     c.pid = fork();
     if (c.pid == 0) {
+      // Its own process group, so that stopping the rank stops what it started too (a wrapper script's
+      // program, a background child): one left running would hold the rank's output open, and launch waits.
+      setpgid(0, 0);
       dup2(wr, STDOUT_FILENO);
       dup2(wr, STDERR_FILENO);
       close(rd);
@@ -161,6 +164,7 @@ int launch(const LaunchOptions& o) {
       std::fprintf(stderr, "shardscope launch: cannot run %s: %s\n", argv[0], std::strerror(errno));
       _exit(127);
     }
+    setpgid(c.pid, c.pid);  // also here: a stop may come before the child has run
     close(wr);
     fcntl(rd, F_SETFL, fcntl(rd, F_GETFL) | O_NONBLOCK);
     c.fd = rd;
@@ -175,8 +179,8 @@ int launch(const LaunchOptions& o) {
     stopping = true;
     drain(children);
     std::fprintf(stderr, "shardscope launch: %s; stopping the other ranks\n", why.c_str());
-    for (Child& c : children)
-      if (c.running) kill(c.pid, SIGTERM);
+    for (Child& c : children)  // a rank that ended may have left children holding its output
+      if (c.running || c.fd >= 0) kill(-c.pid, SIGTERM);
     stop_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(o.grace_seconds);
   };
 
@@ -212,7 +216,7 @@ int launch(const LaunchOptions& o) {
     }
     if (stopping && std::chrono::steady_clock::now() > stop_deadline) {
       for (Child& c : children)
-        if (c.running) kill(c.pid, SIGKILL);
+        if (c.running || c.fd >= 0) kill(-c.pid, SIGKILL);
       stop_deadline = std::chrono::steady_clock::time_point::max();
     }
   }

@@ -11,6 +11,7 @@
 #include "analyzer/analysis/follow.h"
 #include "analyzer/analysis/follow_tail.h"
 #include "analyzer/analysis/run.h"
+#include "tests/support/gunzip.h"
 #include "tests/support/temp_dir.h"
 #include "tracer/format/error.h"
 #include "tracer/format/writer.h"
@@ -28,19 +29,7 @@ void put(const fs::path& p, std::string_view bytes, bool append = false) {
   std::ofstream out(p, std::ios::binary | (append ? std::ios::app : std::ios::trunc));
   out.write(bytes.data(), std::streamsize(bytes.size()));
 }
-std::string gunzip(const std::string& gz) {
-  std::string out(1 << 22, '\0');
-  z_stream z{};
-  inflateInit2(&z, 16 + MAX_WBITS);
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(gz.data()));
-  z.avail_in = unsigned(gz.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = unsigned(out.size());
-  inflate(&z, Z_FINISH);
-  out.resize(z.total_out);
-  inflateEnd(&z);
-  return out;
-}
+using test::gunzip;
 
 constexpr int kEvents = 5;
 

@@ -116,6 +116,35 @@ TEST(Launch, OneFailingRankStopsTheOthersAndSetsTheExitCode) {
   EXPECT_NE(r.err.find("rank 1 exited with code 7; stopping the other ranks"), std::string::npos) << r.err;
 }
 
+// A rank's own children stop with it: a wrapper script's program, or a background child, left running would
+// go on using the machine (and, holding the rank's output, keep launch waiting). Ranks 0 and 2 start a child
+// whose output goes elsewhere, so that launch returns either way; rank 1 fails once both children run.
+TEST(Launch, StoppingARankStopsWhatItStarted) {
+  TempDir d;
+  const std::string pid = d.path().string() + "/pid";
+  RunResult r = run({SHARDSCOPE_BIN, "launch", "-n", "3", "--", "/bin/sh", "-c",
+                     "if [ \"$RANK\" = 1 ]; then while [ ! -s " + pid + "0 ] || [ ! -s " + pid +
+                         "2 ]; do sleep 0.05; done; exit 7; fi; sleep 100000 >/dev/null 2>&1 & echo $! > " + pid +
+                         "$RANK.tmp && mv " + pid + "$RANK.tmp " + pid + "$RANK; wait"});
+  EXPECT_EQ(r.rc, 7) << r.err;
+  for (const char* rank : {"0", "2"}) {
+    std::ifstream in(pid + rank);
+    int child = 0;
+    ASSERT_TRUE(in >> child) << rank;
+    // Gone: no process, or a zombie not yet reaped by whoever adopted it. A stop is delivered at once; the
+    // cap only keeps a failure from hanging the suite.
+    auto gone = [&] {
+      std::ifstream stat("/proc/" + std::to_string(child) + "/stat");
+      std::string pid_field, comm, state;
+      return !(stat >> pid_field >> comm >> state) || state == "Z";
+    };
+    const auto cap = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+    while (!gone() && std::chrono::steady_clock::now() < cap) usleep(20'000);
+    EXPECT_TRUE(gone()) << "rank " << rank << "'s child " << child << " still runs";
+    if (!gone()) kill(child, SIGKILL);
+  }
+}
+
 // Issue #25: ranks whose lines cannot be written (stdout on a full disk) still run to their end without
 // blocking, and the launch ends in one error line and exit 2.
 TEST(Launch, StdoutThatCannotBeWrittenIsAnErrorAndNoRankBlocks) {

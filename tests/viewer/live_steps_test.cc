@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "analyzer/analysis/run.h"
+#include "tests/support/gunzip.h"
 #include "tests/support/temp_dir.h"
 #include "viewer/model/live_steps.h"
 
@@ -17,21 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string gunzip_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  const std::string gz((std::istreambuf_iterator<char>(in)), {});
-  std::string out(1 << 22, '\0');
-  z_stream z{};
-  inflateInit2(&z, 16 + MAX_WBITS);
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(gz.data()));
-  z.avail_in = unsigned(gz.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = unsigned(out.size());
-  inflate(&z, Z_FINISH);
-  out.resize(z.total_out);
-  inflateEnd(&z);
-  return out;
-}
+using test::gunzip_file;
 
 TEST(LiveSteps, GainsEachStepFollowsTheNewestUnlessTheUserWentBack) {
   const fs::path run = fs::path(SHARDSCOPE_SOURCE_DIR) / "tests/golden/trainer_cpu_2ranks/pre";

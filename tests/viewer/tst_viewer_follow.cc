@@ -11,6 +11,7 @@
 
 #include <fstream>
 
+#include "tests/support/gunzip.h"
 #include "viewer/app/live_follow.h"
 #include "viewer/app/main_window.h"
 #include "viewer/app/timeline_widget.h"
@@ -20,21 +21,7 @@ using namespace shardscope::viewer;
 
 namespace {
 
-std::string gunzip_file(const std::string& p) {
-  std::ifstream in(p, std::ios::binary);
-  const std::string gz((std::istreambuf_iterator<char>(in)), {});
-  std::string out(1 << 22, '\0');
-  z_stream z{};
-  inflateInit2(&z, 16 + MAX_WBITS);
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(gz.data()));
-  z.avail_in = unsigned(gz.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = unsigned(out.size());
-  inflate(&z, Z_FINISH);
-  out.resize(z.total_out);
-  inflateEnd(&z);
-  return out;
-}
+using shardscope::test::gunzip_file;
 
 const model::Step* step_of(const MainWindow& w, int64_t number) {
   for (const model::Step& s : w.run()->trace.ranks.at(0).steps)
