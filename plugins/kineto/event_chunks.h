@@ -27,7 +27,7 @@ struct ChunkOptions {
   size_t chunk_bytes = 2 << 20;
   size_t batch_bytes = 256 << 10;
   // A batch's end guessed and proved by its parse (no byte scan over it); false: scanned event by event.
-  bool guess_batches = true;
+  bool guess_batches = false;  // KinetoParseOptions::guess_batches
 };
 
 // The text of the whole file, for byte offsets in messages.
