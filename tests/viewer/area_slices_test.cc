@@ -93,6 +93,32 @@ TEST_F(Area, OnlyTheAreasTracksAndTime) {
   EXPECT_EQ(area_tsv({}), "name\tcount\ttotal_ns\tmean_ns\tmax_ns\n");
 }
 
+// --area's text: times from the run's start with their units; everything else refused with why.
+TEST(AreaSpan, TimesWithUnitsFromTheRunStart) {
+  std::string error;
+  auto span = parse_area_span("120ms:180ms", &error);
+  ASSERT_TRUE(span) << error;
+  EXPECT_EQ(span->lo_ns, 120'000'000);
+  EXPECT_EQ(span->hi_ns, 180'000'000);
+  span = parse_area_span("0ns:1.5s", &error);
+  ASSERT_TRUE(span) << error;
+  EXPECT_EQ(span->lo_ns, 0);
+  EXPECT_EQ(span->hi_ns, 1'500'000'000);
+  span = parse_area_span("250us:251us", &error);
+  ASSERT_TRUE(span) << error;
+  EXPECT_EQ(span->hi_ns - span->lo_ns, 1000);
+  for (const char* bad : {"120ms", "120:180ms", "120ms:180", "-5ms:10ms", "10ms:10ms", "20ms:10ms", "a:b",
+                          "1ms:2ms:3ms", "", ":", "1 ms:2ms", "nanms:1ms", "1e30s:2e30s", "5ms:6min"}) {
+    error.clear();
+    EXPECT_FALSE(parse_area_span(bad, &error)) << bad;
+    EXPECT_NE(error.find("--area"), std::string::npos) << bad;
+  }
+  parse_area_span("120:180ms", &error);
+  EXPECT_NE(error.find("needs a unit"), std::string::npos) << error;
+  parse_area_span("20ms:10ms", &error);
+  EXPECT_NE(error.find("after the start"), std::string::npos) << error;
+}
+
 TEST(Marks, MOnAMarkTakesItAway) {
   std::vector<TimeMark> marks;
   EXPECT_TRUE(toggle_mark(marks, 100, 200));

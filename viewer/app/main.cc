@@ -1,6 +1,7 @@
 // shardscope-viewer [PATH...]: the desktop timeline. With --screenshot it loads synchronously, renders the
 // window into a PNG and exits (2 when nothing loaded), which is how the tests and the demo look at it.
-// --help prints the usage and exits 0 without a display.
+// --help prints the usage and exits 0 without a display. --select and --area stand for a click and a
+// Shift+drag across rows, through the same code, so a picture shows what the hand would get.
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDockWidget>
@@ -9,10 +10,13 @@
 
 #include <cstdio>
 #include <cstring>
+#include <optional>
 
+#include "viewer/app/docks/area_dock.h"
 #include "viewer/app/live_follow.h"
 #include "viewer/app/main_window.h"
 #include "viewer/app/timeline_widget.h"
+#include "viewer/model/area_slices.h"
 #include "viewer/model/open_filter.h"
 
 namespace {
@@ -23,6 +27,10 @@ struct Options {
   QCommandLineOption select{"select", "Select the first event named NAME and zoom to it.", "NAME"};
   QCommandLineOption follow{
       "follow", "A running job's trace folder: open it and take in each step as every rank finishes it.", "DIR"};
+  QCommandLineOption area{"area",
+                          "With --screenshot: select START:END (from the run's start, with units: 120ms:180ms) over "
+                          "every row, as a Shift+drag across them does; raise the Area dock and print its table.",
+                          "START:END"};
   QCommandLineOption raise{"raise", "Bring the dock titled NAME to the front (Prefetch, Steps, Memory, Legend, ...).",
                            "NAME"};
 };
@@ -35,7 +43,7 @@ void describe(QCommandLineParser& parser, const Options& o) {
       QString::fromStdString("Run directories or trace files: " +
                              shardscope::plugins::formats_text(shardscope::viewer::viewer_formats().formats())),
       "[PATH...]");
-  parser.addOptions({o.screenshot, o.size, o.select, o.raise, o.follow});
+  parser.addOptions({o.screenshot, o.size, o.select, o.area, o.raise, o.follow});
 }
 
 bool wants_help(int argc, char** argv) {
@@ -43,6 +51,28 @@ bool wants_help(int argc, char** argv) {
     for (const char* h : {"--help", "-h", "-?", "--help-all"})
       if (std::strcmp(argv[i], h) == 0) return true;
   return false;
+}
+
+// --area after the run is open: the area over every row, the Area dock raised, and its table on stdout as
+// Ctrl+C copies it (so a script can read what the picture shows). False, said on stderr, when the range
+// misses the run.
+bool selectArea(shardscope::viewer::MainWindow& window, const shardscope::viewer::AreaSpan& span, const QString& text) {
+  const shardscope::viewer::TimelineLayout* layout = window.selection()->layout();
+  const int64_t start = layout->start_ns();
+  if (span.lo_ns >= layout->end_ns() - start) {
+    std::fprintf(stderr, "shardscope-viewer: --area '%s' starts after the run's end (%.6g ms from its start)\n",
+                 qPrintable(text), double(layout->end_ns() - start) / 1e6);
+    return false;
+  }
+  if (!window.timeline()->selectAreaOverAllRows(start + span.lo_ns, start + span.hi_ns)) {
+    std::fprintf(stderr, "shardscope-viewer: --area: the timeline shows no rows to select\n");
+    return false;
+  }
+  auto* dock = window.findChild<shardscope::viewer::AreaDock*>();
+  if (!dock) return false;
+  dock->raise();
+  std::fputs(qPrintable(dock->copyText()), stdout);
+  return true;
 }
 
 }  // namespace
@@ -66,6 +96,10 @@ int main(int argc, char** argv) {
 
   shardscope::viewer::MainWindow window;
   const QStringList paths = parser.positionalArguments();
+  if (!parser.isSet(screenshot) && parser.isSet(o.area)) {
+    std::fprintf(stderr, "shardscope-viewer: --area needs --screenshot (in the window: Shift+drag across rows)\n");
+    return 2;
+  }
   if (!parser.isSet(screenshot)) {
     window.resize(1400, 900);
     window.show();
@@ -79,6 +113,15 @@ int main(int argc, char** argv) {
   if (!m.hasMatch()) {
     std::fprintf(stderr, "shardscope-viewer: --size wants WxH, got %s\n", qPrintable(parser.value(size)));
     return 2;
+  }
+  std::optional<shardscope::viewer::AreaSpan> area;
+  if (parser.isSet(o.area)) {
+    std::string why;
+    area = shardscope::viewer::parse_area_span(parser.value(o.area).toStdString(), &why);
+    if (!area) {
+      std::fprintf(stderr, "shardscope-viewer: %s\n", why.c_str());
+      return 2;
+    }
   }
   if (paths.isEmpty()) {
     std::fprintf(stderr, "shardscope-viewer: --screenshot needs a run directory or trace files\n");
@@ -96,6 +139,7 @@ int main(int argc, char** argv) {
   for (const QString& f : failures) std::fprintf(stderr, "shardscope-viewer: not loaded: %s\n", qPrintable(f));
   if (parser.isSet(select) && !window.selectByName(parser.value(select)))
     std::fprintf(stderr, "shardscope-viewer: no event named %s\n", qPrintable(parser.value(select)));
+  if (area && !selectArea(window, *area, parser.value(o.area))) return 2;
   if (parser.isSet(raise)) {
     if (auto* dock = window.findChild<QDockWidget*>(parser.value(raise))) dock->raise();
     else

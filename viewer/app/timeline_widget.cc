@@ -218,6 +218,23 @@ std::vector<TrackRef> TimelineWidget::tracksBetween(int y0, int y1) const {
   return out;
 }
 
+bool TimelineWidget::selectAreaOverAllRows(int64_t lo, int64_t hi) {
+  const auto& rows = arrangement_.rows();
+  if (!ownsSelection() || rows.empty() || hi <= lo) return false;
+  // Every row the arrangement shows, scrolled into view or not, each standing for its tracks as in a drag.
+  std::vector<TrackRef> tracks;
+  for (const Row& row : rows)
+    for (const TrackRef& t : rowTracks(row)) tracks.push_back(t);
+  std::sort(tracks.begin(), tracks.end());
+  tracks.erase(std::unique(tracks.begin(), tracks.end()), tracks.end());
+  if (tracks.empty()) return false;
+  const int64_t margin = std::max<int64_t>(1, (hi - lo) / 10);
+  vp_ = Viewport::fit(model::sat_sub(lo, margin), model::sat_add(hi, margin), plotWidth());
+  selection_->setRange(TimeRange{rows.front().rank, lo, hi, std::move(tracks)});
+  update();
+  return true;
+}
+
 std::vector<QRectF> TimelineWidget::areaRects() const {
   std::vector<QRectF> out;
   if (!ownsSelection() || !selection_->range() || selection_->range()->tracks.empty() || dragged_range_) return out;

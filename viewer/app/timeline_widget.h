@@ -66,6 +66,9 @@ class TimelineWidget : public QWidget {
   void setViewport(const Viewport& vp);
   // Off: the view may run past the run's ends (run B locked to A by step: step_lock.h). On by default.
   void setHeldToRun(bool on) { held_to_run_ = on; }
+  // The area a Shift+drag from the first row to the last would make over [lo, hi) (absolute ns), shown with
+  // a margin: what `--area` draws. False when nothing is open or no row is shown.
+  bool selectAreaOverAllRows(int64_t lo, int64_t hi);
   void zoomToSelection();  // F: the measured range, else the selected event
   void zoomToAll();        // 0: the whole run
   void clearRange();       // Esc

@@ -1,7 +1,9 @@
 #include "viewer/model/area_slices.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <unordered_map>
 
 #include "model/saturating.h"
@@ -48,6 +50,47 @@ std::string area_tsv(const std::vector<SliceGroup>& groups) {
            std::to_string(std::llround(g.mean_ns())) + '\t' + std::to_string(g.max_ns) + '\n';
   }
   return out;
+}
+
+namespace {
+
+// "120ms" → 120'000'000 ns; nullopt (with why) for anything else, so a typo is refused, not read as zero.
+std::optional<int64_t> parse_time(const std::string& text, std::string* why) {
+  const char* begin = text.c_str();
+  char* end = nullptr;
+  const double v = std::strtod(begin, &end);
+  if (end == begin || !std::isfinite(v) || *begin == '+' || *begin == '-' ||
+      std::isspace(static_cast<unsigned char>(*begin))) {
+    *why = "'" + text + "' is not a time (a number and ns, us, ms or s, e.g. 120ms)";
+    return std::nullopt;
+  }
+  static const std::pair<const char*, double> units[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+  for (const auto& [unit, scale] : units)
+    if (std::string(end) == unit) {
+      const double ns = v * scale;
+      if (ns < 9.2e18) return int64_t(std::llround(ns));
+      *why = "'" + text + "' is past what a run can last";
+      return std::nullopt;
+    }
+  *why = "'" + text + "' needs a unit: ns, us, ms or s (e.g. 120ms)";
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<AreaSpan> parse_area_span(const std::string& text, std::string* error) {
+  std::string why;
+  const size_t colon = text.find(':');
+  if (colon == std::string::npos || text.find(':', colon + 1) != std::string::npos) {
+    why = "wants START:END relative to the run's start, e.g. 120ms:180ms";
+  } else if (auto lo = parse_time(text.substr(0, colon), &why)) {
+    if (auto hi = parse_time(text.substr(colon + 1), &why)) {
+      if (*hi > *lo) return AreaSpan{*lo, *hi};
+      why = "the end must come after the start";
+    }
+  }
+  if (error) *error = "--area '" + text.substr(0, 80) + "': " + why;
+  return std::nullopt;
 }
 
 }  // namespace shardscope::viewer

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,5 +34,13 @@ std::vector<SliceGroup> area_slices(const TimelineLayout& layout, std::vector<Tr
 // "name\tcount\ttotal_ns\tmean_ns\tmax_ns" and a line per group (mean rounded to the nearest ns); tabs and
 // line breaks inside a name become spaces, so each group stays one line of five cells.
 std::string area_tsv(const std::vector<SliceGroup>& groups);
+
+// `shardscope-viewer --area T0:T1`: a time range relative to the run's start, each end a number with its unit
+// (ns, us, ms or s; "1.5ms"). Returns [lo, hi) in ns from the start, or nullopt with `error` saying what is
+// wrong (a missing unit, an end not after the start, a negative time).
+struct AreaSpan {
+  int64_t lo_ns = 0, hi_ns = 0;
+};
+std::optional<AreaSpan> parse_area_span(const std::string& text, std::string* error);
 
 }  // namespace shardscope::viewer
