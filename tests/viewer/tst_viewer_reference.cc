@@ -3,14 +3,18 @@
 // anyone would see (a colour, a row that moved, a dock that lost its table) fails, while antialiasing does
 // not. The first reference is the README's picture, so the README shows what this test checked. A failing
 // case leaves the picture it got and a mask of the differing pixels in $SHARDSCOPE_SCREENSHOT_OUT (default:
-// the working directory's screenshots/) for review; scripts/update-screenshots redraws the references.
+// the working directory's screenshots/) for review; scripts/update-screenshots redraws the references. A
+// case's run may be generated ("generated:1024x120", run_path below).
 #include <QtTest>
 
 #include <QDir>
 #include <QFile>
 #include <QImage>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QTemporaryDir>
+
+#include "viewer/bench/generated_files.h"
 
 namespace {
 
@@ -39,6 +43,17 @@ QList<Case> read_cases() {
                      args.mid(last + 1)});
   }
   return cases;
+}
+
+// "generated:RANKSxEVENTS": RANKS generated ranks of EVENTS events each (viewer/bench/generated_files.h), written
+// into `dir` first, as scripts/update-screenshots writes them; any other path is the repository's.
+QString run_path(const QString& path, const QTemporaryDir& dir) {
+  const auto m = QRegularExpression("^generated:(\\d+)x(\\d+)$").match(path);
+  if (!m.hasMatch()) return path;
+  const QString out = dir.filePath("generated");
+  const int ranks = m.captured(1).toInt();
+  shardscope::bench::write_generated_run(out.toStdString(), size_t(ranks) * m.captured(2).toULongLong(), ranks, false);
+  return out;
 }
 
 struct Difference {
@@ -86,7 +101,7 @@ class TestViewerReference : public QObject {
     env.insert("QT_QPA_PLATFORM", "offscreen");
     p.setProcessEnvironment(env);
     p.setWorkingDirectory(SHARDSCOPE_SOURCE_DIR);
-    p.start(SHARDSCOPE_VIEWER, {"--screenshot", png, "--size", c.size, c.option, c.value, c.path});
+    p.start(SHARDSCOPE_VIEWER, {"--screenshot", png, "--size", c.size, c.option, c.value, run_path(c.path, dir)});
     QVERIFY(p.waitForFinished(90'000));
     QVERIFY2(p.exitCode() == 0, qPrintable(QString::fromLocal8Bit(p.readAllStandardError())));
     const QString err = QString::fromLocal8Bit(p.readAllStandardError());

@@ -24,7 +24,8 @@ namespace {
 struct Options {
   QCommandLineOption screenshot{"screenshot", "Render the window into FILE.png and exit.", "FILE"};
   QCommandLineOption size{"size", "Window size for --screenshot (default 1400x900).", "WxH", "1400x900"};
-  QCommandLineOption select{"select", "Select the first event named NAME and zoom to it.", "NAME"};
+  QCommandLineOption select{
+      "select", "Select the first event named NAME as a click does (a collective: across ranks too).", "NAME"};
   QCommandLineOption follow{
       "follow", "A running job's trace folder: open it and take in each step as every rank finishes it.", "DIR"};
   QCommandLineOption area{"area",

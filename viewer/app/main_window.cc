@@ -249,8 +249,10 @@ bool MainWindow::selectByName(const QString& name) {
     if (id == model::kNoString) continue;
     for (uint32_t t = 0; t < rank.tracks.size(); ++t)
       for (uint32_t i = 0; i < rank.tracks[t].events.size(); ++i)
-        if (rank.tracks[t].events[i].name == id) {
+        if (const model::Event& e = rank.tracks[t].events[i]; e.name == id) {
           jumpToEvent(r, {t, i});
+          // As a click does: a collective on every rank too (the Ranks dock, its late rank marked).
+          if (e.cls == model::IntervalClass::Communication && e.ph == 'X') selection_->showAcrossRanks(r, {t, i});
           return true;
         }
   }

@@ -45,7 +45,8 @@ class MainWindow : public QMainWindow {
   // Loads on this thread (for --screenshot). Returns the error when nothing loaded; failures of single
   // files go to `failures` instead of a dialog.
   QString openSync(const QStringList& paths, QStringList* failures);
-  // Selects the first event named `name` (any rank) and zooms to it; false when there is none.
+  // Selects the first event named `name` (any rank) and zooms to it, a collective across ranks too (as a
+  // click does); false when there is none.
   bool selectByName(const QString& name);
   TimelineWidget* timeline() const { return timeline_; }
   OverviewWidget* overview() const { return overview_; }
