@@ -9,6 +9,8 @@ string ones and are no rank's track) and a duration >= 0; times are whole us, so
 at the earliest slice of either rank. A slice is in the area [start + START, start + END) when it overlaps it
 (an instant: starts in it), over every row, i.e. every track of both ranks; it counts with its whole duration,
 grouped by name across ranks: count, total, max, and the mean rounded to the ns, heaviest total first.
+`--area step:551`: the area from the earliest to the latest end of the ranks' step 551 windows on the device
+(tests/golden/by_hand_common.py's gpu_step_windows, as the golden case's by_hand.py works them out).
 
 usage: area_by_hand.py SHARDSCOPE_VIEWER
 """
@@ -23,6 +25,9 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(ROOT, "tests", "golden"))
+from by_hand_common import gpu_step_windows, kineto_rank  # noqa: E402
 CASE = os.path.join("tests", "golden", "kineto_two_ranks")
 FILES = ("sampled_rank-0.json.gz", "sampled_rank-1.json.gz")
 LO_MS, HI_MS = 300, 302  # a 2 ms area inside ProfilerStep#551 on both ranks
@@ -47,10 +52,15 @@ def slices():
     return out
 
 
-def by_hand():
+def step_area(number):
+    windows = [w for f in FILES for w in gpu_step_windows(kineto_rank(os.path.join(ROOT, CASE, f))) if w[0] == number]
+    return min(w[1] for w in windows), max(w[2] for w in windows)
+
+
+def by_hand(step=None):
     events = slices()
     start = min(ts for _, ts, _ in events)
-    lo, hi = start + LO_MS * 1_000_000, start + HI_MS * 1_000_000
+    lo, hi = step_area(step) if step is not None else (start + LO_MS * 1_000_000, start + HI_MS * 1_000_000)
     groups = {}
     for name, ts, dur in events:
         inside = (lo <= ts < hi) if dur == 0 else (ts < hi and ts + dur > lo)
@@ -93,8 +103,18 @@ def main():
             check(f"row {w[0][:60]}", g == w, f"viewer {g[1:]}, by hand {w[1:]}" if g[0] == w[0] else f"{g[0]!r}")
         check("picture written", os.path.getsize(os.path.join(tmp, "area.png")) > 0)
 
+        p = viewer(binary, "step:551", tmp)
+        got = [tuple([c[0]] + [int(x) for x in c[1:]]) for c in (ln.split("\t") for ln in p.stdout.splitlines()[1:])]
+        want = by_hand(551)
+        check("step:551: exit 0", p.returncode == 0, f"exit {p.returncode}" if p.returncode else "")
+        check("step:551: the same rows", got == want,
+              f"{len(got)} rows, by hand {len(want)}; first difference "
+              f"{next(((g, w) for g, w in zip(got, want) if g != w), None)}")
+        check("step:551: more slices than the 2 ms area", sum(w[1] for w in want) > 1000, f"{sum(w[1] for w in want)}")
+
         for bad, why in (("300:302ms", "needs a unit"), ("302ms:300ms", "after the start"), ("1ms", "START:END"),
-                         ("10s:11s", "after the run's end")):
+                         ("10s:11s", "after the run's end"), ("step:9999", "no rank has step 9999"),
+                         ("step:x", "step:N")):
             p = viewer(binary, bad, tmp)
             err = [ln for ln in p.stderr.splitlines() if ln.startswith("shardscope-viewer:")]  # not Qt's notes
             check(f"--area {bad} refused", p.returncode == 2 and len(err) == 1 and why in err[0] and "--area" in err[0],

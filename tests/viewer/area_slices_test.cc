@@ -119,6 +119,30 @@ TEST(AreaSpan, TimesWithUnitsFromTheRunStart) {
   EXPECT_NE(error.find("after the start"), std::string::npos) << error;
 }
 
+TEST(AreaSpan, AStepByItsNumber) {
+  std::string error;
+  auto span = parse_area_span("step:552", &error);
+  ASSERT_TRUE(span) << error;
+  ASSERT_TRUE(span->step);
+  EXPECT_EQ(*span->step, 552);
+  for (const char* bad : {"step:", "step:-1", "step:x", "step:3ms", "step:1:2"}) {
+    error.clear();
+    EXPECT_FALSE(parse_area_span(bad, &error)) << bad;
+    EXPECT_NE(error.find("step:N"), std::string::npos) << bad << ": " << error;
+  }
+}
+
+// Step 7 on rank 0 [100, 300) and rank 1 [150, 420): the area spans [100, 420); step 8 only on rank 1.
+TEST_F(Area, AStepsWindowCoversEveryRanksStep) {
+  trace.ranks[0].steps.push_back({7, 100, 300});
+  trace.ranks[1].steps.push_back({7, 150, 420});
+  trace.ranks[1].steps.push_back({8, 420, 500});
+  TimelineLayout layout(trace);
+  EXPECT_EQ(step_window(layout, 7), (std::pair<int64_t, int64_t>{100, 420}));
+  EXPECT_EQ(step_window(layout, 8), (std::pair<int64_t, int64_t>{420, 500}));
+  EXPECT_FALSE(step_window(layout, 9));
+}
+
 TEST(Marks, MOnAMarkTakesItAway) {
   std::vector<TimeMark> marks;
   EXPECT_TRUE(toggle_mark(marks, 100, 200));

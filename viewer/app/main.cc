@@ -29,9 +29,10 @@ struct Options {
   QCommandLineOption follow{
       "follow", "A running job's trace folder: open it and take in each step as every rank finishes it.", "DIR"};
   QCommandLineOption area{"area",
-                          "With --screenshot: select START:END (from the run's start, with units: 120ms:180ms) over "
-                          "every row, as a Shift+drag across them does; raise the Area dock and print its table.",
-                          "START:END"};
+                          "With --screenshot: select START:END (from the run's start, with units: 120ms:180ms) or "
+                          "step:N over every row, as a Shift+drag across them does; raise the Area dock and print "
+                          "its table.",
+                          "START:END|step:N"};
   QCommandLineOption raise{"raise", "Bring the dock titled NAME to the front (Prefetch, Steps, Memory, Legend, ...).",
                            "NAME"};
 };
@@ -60,6 +61,15 @@ bool wants_help(int argc, char** argv) {
 bool selectArea(shardscope::viewer::MainWindow& window, const shardscope::viewer::AreaSpan& span, const QString& text) {
   const shardscope::viewer::TimelineLayout* layout = window.selection()->layout();
   const int64_t start = layout->start_ns();
+  if (span.step) {
+    const auto w = shardscope::viewer::step_window(*layout, *span.step);
+    if (!w || w->second <= w->first) {
+      std::fprintf(stderr, "shardscope-viewer: --area '%s': no rank has step %lld (the Steps dock lists them)\n",
+                   qPrintable(text), static_cast<long long>(*span.step));
+      return false;
+    }
+    return selectArea(window, {w->first - start, w->second - start, std::nullopt}, text);
+  }
   if (span.lo_ns >= layout->end_ns() - start) {
     std::fprintf(stderr, "shardscope-viewer: --area '%s' starts after the run's end (%.6g ms from its start)\n",
                  qPrintable(text), double(layout->end_ns() - start) / 1e6);

@@ -76,12 +76,26 @@ std::optional<int64_t> parse_time(const std::string& text, std::string* why) {
   return std::nullopt;
 }
 
+// "step:N": N a whole number (steps may be numbered from any start, never negative).
+std::optional<AreaSpan> parse_step(const std::string& text, std::string* why) {
+  const std::string n = text.substr(5);
+  if (n.empty() || n.size() > 18 || n.find_first_not_of("0123456789") != std::string::npos) {
+    *why = "a step is step:N with N its number, e.g. step:3";
+    return std::nullopt;
+  }
+  AreaSpan span;
+  span.step = std::stoll(n);
+  return span;
+}
+
 }  // namespace
 
 std::optional<AreaSpan> parse_area_span(const std::string& text, std::string* error) {
   std::string why;
   const size_t colon = text.find(':');
-  if (colon == std::string::npos || text.find(':', colon + 1) != std::string::npos) {
+  if (text.rfind("step:", 0) == 0) {
+    if (auto span = parse_step(text, &why)) return span;
+  } else if (colon == std::string::npos || text.find(':', colon + 1) != std::string::npos) {
     why = "wants START:END relative to the run's start, e.g. 120ms:180ms";
   } else if (auto lo = parse_time(text.substr(0, colon), &why)) {
     if (auto hi = parse_time(text.substr(colon + 1), &why)) {
@@ -91,6 +105,18 @@ std::optional<AreaSpan> parse_area_span(const std::string& text, std::string* er
   }
   if (error) *error = "--area '" + text.substr(0, 80) + "': " + why;
   return std::nullopt;
+}
+
+std::optional<std::pair<int64_t, int64_t>> step_window(const TimelineLayout& layout, int64_t number) {
+  std::optional<std::pair<int64_t, int64_t>> out;
+  for (const auto& r : layout.ranks())
+    for (const model::Step& s : r.rank->steps)
+      if (s.number == number) {
+        if (!out) out = std::pair{s.start_ns, s.end_ns};
+        out->first = std::min(out->first, s.start_ns);
+        out->second = std::max(out->second, s.end_ns);
+      }
+  return out;
 }
 
 }  // namespace shardscope::viewer

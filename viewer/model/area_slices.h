@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "viewer/model/timeline_layout.h"
@@ -36,11 +37,17 @@ std::vector<SliceGroup> area_slices(const TimelineLayout& layout, std::vector<Tr
 std::string area_tsv(const std::vector<SliceGroup>& groups);
 
 // `shardscope-viewer --area T0:T1`: a time range relative to the run's start, each end a number with its unit
-// (ns, us, ms or s; "1.5ms"). Returns [lo, hi) in ns from the start, or nullopt with `error` saying what is
-// wrong (a missing unit, an end not after the start, a negative time).
+// (ns, us, ms or s; "1.5ms"); or `step:N`, the step numbered N (the trace's own number). Returns [lo, hi) in
+// ns from the start, or the step, or nullopt with `error` saying what is wrong (a missing unit, an end not
+// after the start, a negative time, a step that is no number).
 struct AreaSpan {
   int64_t lo_ns = 0, hi_ns = 0;
+  std::optional<int64_t> step;  // "step:N": resolved on the open run by step_window
 };
 std::optional<AreaSpan> parse_area_span(const std::string& text, std::string* error);
+
+// Step `number`'s window over the ranks that have it: the earliest start to the latest end of their step
+// windows (model::Step, absolute ns), so an area over it holds every rank's step; nullopt when no rank has it.
+std::optional<std::pair<int64_t, int64_t>> step_window(const TimelineLayout& layout, int64_t number);
 
 }  // namespace shardscope::viewer
