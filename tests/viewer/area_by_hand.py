@@ -74,10 +74,10 @@ def by_hand(step=None):
     return rows
 
 
-def viewer(binary, area, tmp):
+def viewer(binary, area, tmp, run=CASE):
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_CONFIG_HOME=os.path.join(tmp, "config"))
     png = os.path.join(tmp, "area.png")
-    return subprocess.run([binary, "--screenshot", png, "--size", "1200x800", "--area", area, CASE], cwd=ROOT,
+    return subprocess.run([binary, "--screenshot", png, "--size", "1200x800", "--area", area, run], cwd=ROOT,
                           env=env, capture_output=True, text=True, timeout=120)
 
 
@@ -119,6 +119,12 @@ def main():
             err = [ln for ln in p.stderr.splitlines() if ln.startswith("shardscope-viewer:")]  # not Qt's notes
             check(f"--area {bad} refused", p.returncode == 2 and len(err) == 1 and why in err[0] and "--area" in err[0],
                   f"exit {p.returncode}, {err!r}")
+        # A run opened from rank summaries has no slices: refused, not a crash.
+        summary = os.path.join("tests", "fuzz", "corpus", "fuzz_summary_reader", "summary_rank0.sqlite")
+        p = viewer(binary, "1ms:2ms", tmp, summary)
+        check("--area on rank summaries refused", p.returncode == 2 and "rank summaries hold no slices" in p.stderr,
+              f"exit {p.returncode}")
+
         # In the window the area is the hand's: without --screenshot --area is refused, not ignored.
         p = subprocess.run([binary, "--area", "1ms:2ms", CASE], cwd=ROOT, capture_output=True, text=True, timeout=60,
                            env=dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_CONFIG_HOME=os.path.join(tmp, "config")))

@@ -60,6 +60,10 @@ bool wants_help(int argc, char** argv) {
 // misses the run.
 bool selectArea(shardscope::viewer::MainWindow& window, const shardscope::viewer::AreaSpan& span, const QString& text) {
   const shardscope::viewer::TimelineLayout* layout = window.selection()->layout();
+  if (!layout) {  // rank summaries: a row per rank, no slices
+    std::fprintf(stderr, "shardscope-viewer: --area needs trace files; rank summaries hold no slices\n");
+    return false;
+  }
   const int64_t start = layout->start_ns();
   if (span.step) {
     const auto w = shardscope::viewer::step_window(*layout, *span.step);
