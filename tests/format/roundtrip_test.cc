@@ -105,5 +105,26 @@ TEST(RoundTrip, RewritingATraceLeavesAReaderOfTheOldFileItsBytes) {
   EXPECT_EQ(read_trace(path).events.size(), 0u);  // the path now names the new run's file
 }
 
+// The reader holds a file's events in one vector sized from the text up front: 1025 events (just over a power
+// of two, where doubling would have held 2048) take 1025 places. A forged file of "ph" strings (20,000 of them
+// in 100 kB) reserves no more than the smallest events ({"ph":"M"},) could fill its text with.
+TEST(RoundTrip, EventVectorSizedToTheFile) {
+  std::string text = R"({"shardscope":{"schema_version":1,"rank":0,"world_size":1},"traceEvents":[)";
+  for (int i = 0; i < 1025; ++i) text += std::string(i ? "," : "") + R"({"ph":"X","name":"k","ts":1,"dur":2})";
+  text += "]}";
+  TraceFile f = parse_trace(text, "in.json");
+  ASSERT_EQ(f.events.size(), 1025u);
+  EXPECT_EQ(f.events.capacity(), 1025u);
+
+  std::string forged = R"({"shardscope":{"schema_version":1,"rank":0,"world_size":1},"traceEvents":[)";
+  forged += R"({"ph":"X","name":"k","ts":1,"dur":2,"args":{"s":[)";
+  for (int i = 0; i < 20'000; ++i) forged += std::string(i ? "," : "") + R"("ph")";  // 5 bytes a "ph"
+  forged += "]}}]}";
+  TraceFile g = parse_trace(forged, "forged.json");
+  ASSERT_EQ(g.events.size(), 1u);
+  EXPECT_LE(g.events.capacity(), forged.size() / 11);
+  EXPECT_GE(g.events.capacity(), 1u);
+}
+
 }  // namespace
 }  // namespace shardscope::trace
