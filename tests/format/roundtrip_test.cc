@@ -126,5 +126,31 @@ TEST(RoundTrip, EventVectorSizedToTheFile) {
   EXPECT_GE(g.events.capacity(), 1u);
 }
 
+// Events sent to a sink as they are read are those a plain parse keeps, in the same order, with the same
+// header and count; TraceFile::events stays empty. A cut file sends its whole events and says where it ends.
+TEST(RoundTrip, EventSinkGetsWhatAPlainParseKeeps) {
+  test::TempDir dir;
+  const std::filesystem::path path = dir.path() / "t.json";
+  {
+    Writer w(path, sample_header());
+    for (const Event& e : sample_events()) w.append(e);
+    w.close();
+  }
+  const std::string text = read_file_text(path);
+  for (size_t cut : {text.size(), text.size() - 40}) {
+    const std::string_view part = std::string_view(text).substr(0, cut);
+    TraceFile kept = parse_trace(part, "t.json");
+    std::vector<Event> sent;
+    TraceFile streamed = parse_trace(part, "t.json", [&sent](Event&& e) { sent.push_back(std::move(e)); });
+    EXPECT_TRUE(streamed.events.empty());
+    EXPECT_EQ(sent, kept.events);
+    EXPECT_EQ(streamed.event_count, kept.events.size());
+    EXPECT_EQ(kept.event_count, kept.events.size());
+    EXPECT_EQ(streamed.shardscope, kept.shardscope);
+    EXPECT_EQ(streamed.truncated.has_value(), cut < text.size());
+  }
+  EXPECT_EQ(parse_trace(text, "t.json").events, sample_events());
+}
+
 }  // namespace
 }  // namespace shardscope::trace
