@@ -5,10 +5,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "tests/support/temp_dir.h"
 #include "tracer/format/keys.h"
+#include "tracer/format/parse_progress.h"
 #include "tracer/format/reader.h"
 #include "tracer/format/writer.h"
 
@@ -150,6 +152,33 @@ TEST(RoundTrip, EventSinkGetsWhatAPlainParseKeeps) {
     EXPECT_EQ(streamed.truncated.has_value(), cut < text.size());
   }
   EXPECT_EQ(parse_trace(text, "t.json").events, sample_events());
+}
+
+// A text given up as it is parsed (ConsumedTextScope: the loader's own buffer) hands its parsed pages back
+// every 4 MB: its first 4 MB read as zeros after the parse, its end is untouched, and the events are those
+// of a plain parse. A text not given up is left as it was.
+TEST(RoundTrip, ConsumedTextGivesBackItsParsedPages) {
+  std::string text = R"({"shardscope":{"schema_version":1,"rank":0,"world_size":1},"traceEvents":[)";
+  for (int i = 0; text.size() < (10u << 20); ++i)
+    text += std::string(i ? ",\n" : "") + R"({"ph":"X","name":"aten::mm","cat":"cpu_op","tid":1,"ts":)" +
+            std::to_string(i * 10) + R"(,"dur":8,"args":{"Input Dims":"[[4096, 4096]]"}})";
+  text += "]}";
+  const std::string before = text;
+  TraceFile plain = parse_trace(text, "in.json");
+  ASSERT_EQ(text, before);
+  ASSERT_GT(plain.events.size(), 50'000u);
+
+  std::vector<Event> sent;
+  {
+    ConsumedTextScope scope(text.data(), text.size());
+    TraceFile consumed = parse_trace(text, "in.json", [&sent](Event&& e) { sent.push_back(std::move(e)); });
+    EXPECT_EQ(consumed.shardscope, plain.shardscope);
+  }
+  EXPECT_EQ(sent, plain.events);
+  const size_t page = size_t(sysconf(_SC_PAGESIZE));
+  const size_t zeros = size_t(std::count(text.begin(), text.begin() + (4 << 20), '\0'));
+  EXPECT_GE(zeros, (4u << 20) - 2 * page);
+  EXPECT_EQ(text.substr(text.size() - 200), before.substr(before.size() - 200));
 }
 
 }  // namespace

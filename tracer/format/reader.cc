@@ -115,7 +115,10 @@ bool is_kineto_key(const std::string& k) {
 class Handler {
  public:
   Handler(TraceFile& out, const char* base, size_t size, const char*& cursor, const EventSink* sink)
-      : out_(out), base_(base), size_(size), cursor_(cursor), sink_(sink) {}
+      : out_(out), base_(base), size_(size), cursor_(cursor), sink_(sink), discarded_(base) {}
+
+  // The text is given up as it is parsed (ConsumedTextScope).
+  void consume() { consume_ = true; }
 
   // --- nlohmann SAX interface ---
   bool null() { return scalar(json(nullptr)); }
@@ -413,6 +416,8 @@ class Handler {
     if (element_start_ >= next_progress_) {  // every few MB: a loader's progress (and its cancel)
       next_progress_ = element_start_ + kParseProgressBytes;
       parse_progress(element_start_, out_.event_count);
+      // Nothing reads the text behind the cursor again: a loader's own buffer gives those pages back.
+      if (consume_) discarded_ = discard_pages(discarded_, base_ + element_start_);
     }
     state_ = State::Events;
     return true;
@@ -437,6 +442,8 @@ class Handler {
   bool saw_events_ = false, header_done_ = false;
   uint64_t header_start_ = 0, key_start_ = 0, event_start_ = 0, element_start_ = 0;
   uint64_t next_progress_ = kParseProgressBytes;
+  bool consume_ = false;
+  const char* discarded_;  // the pages before it are handed back (consume_ only)
 };
 
 // A string longer than `limit`: where it starts (its '"'), how long it is, whether it ends.
@@ -505,6 +512,7 @@ TraceFile parse_trace(std::string_view text, const std::string& name, const Even
   if (!sink) out.events.reserve(events_in(text));
   const char* cursor = text.data();
   Handler h(out, text.data(), text.size(), cursor, sink ? &sink : nullptr);
+  if (text_consumed(text)) h.consume();
   TrackedIt first{text.data(), &cursor};
   TrackedIt last{text.data() + text.size(), &cursor};
   json::sax_parse(first, last, &h);
