@@ -608,6 +608,8 @@ class EachLoad {
   void read_built_in(size_t i, const Importer* imp, FileText t) {
     model::EventArgs args;
     auto read_with = [&](const Importer* by, FileText text) {
+      // The text is ours alone and read once (ReadAs reads the file again): its parsed pages may go back.
+      trace::ConsumedTextScope consumed(text.data, text.size);
       Input in{name(i), text.data, text.size, std::move(text.owner), text.gzip, text.gzip_cut_at};
       const auto* with_args = options_.keep_args ? dynamic_cast<const ArgsImporter*>(by) : nullptr;
       const auto* parallel = dynamic_cast<const ParallelImporter*>(by);

@@ -79,9 +79,9 @@ bool is_launch(const trace::Event& e) {
   return e.ph == 'X' && (e.cat == keys::kCatCudaRuntime || e.cat == keys::kCatCudaDriver);
 }
 
-// The rank as the file's header describes it, before its events: number, run config, clock, warnings.
-model::Rank rank_of_header(const trace::TraceFile& file, const std::string& path) {
-  model::Rank r;
+// What the file's header says of the rank, set once the events are in (the header may follow them, and
+// metadata patches change it): number, run config, clock, warnings.
+void apply_header(model::Rank& r, const trace::TraceFile& file, const std::string& path) {
   r.source = path;
   r.format = "shardscope";
   const json& h = file.shardscope;
@@ -95,21 +95,23 @@ model::Rank rank_of_header(const trace::TraceFile& file, const std::string& path
       r.clock_sync.push_back(*p);
   if (file.truncated)
     r.warnings.push_back(fmt::format("{}: file cut off at byte {} ({}): read the {} whole events before the cut", path,
-                                     file.truncated->offset, file.truncated->detail, file.events.size()));
+                                     file.truncated->offset, file.truncated->detail, file.event_count));
   if (int64_t dropped = trace::json_int64(h, keys::kDroppedRecords).value_or(0); dropped > 0)
     r.warnings.push_back(fmt::format("{}: the tracer dropped {} records (its buffers were full)", path, dropped));
   r.truncated = file.truncated.has_value();
-
-  return r;
 }
 
 // What the events' pass gathers beside the rank: the host ranges to join to the device work they launched, the
-// steps, and when each CUDA call was made (a kernel's issue time).
+// steps, and when each CUDA call was made (a kernel's issue time). The events come one at a time as the file
+// is read, so what depends on the whole file (whether it has GPU work, a launch after its kernel) is settled
+// after the last one.
 struct Gathered {
   bool has_gpu = false;
-  gpu_join::Input join;  // what the join of host ranges to device work needs (has_gpu only)
+  gpu_join::Input join;  // what the join of host ranges to device work needs (used when has_gpu)
   std::vector<model::Step> steps;
-  std::unordered_map<int64_t, int64_t> launch_ts;  // CUDA API call correlation -> when it was called
+  std::unordered_map<int64_t, int64_t> launch_ts;              // CUDA API call correlation -> when it was called
+  std::vector<std::pair<gpu_join::Ref, int64_t>> device_corr;  // device events, their correlation: issued_ns
+  std::vector<gpu_join::Ref> comm, compute;                    // host ranges whose class waits for has_gpu
 
   // A complete ('X') event: its class, collective and size, its track's kind, and what the join needs of it.
   void complete(const trace::Event& te, model::Event& e, model::Track& t, uint32_t ti, gpu_join::Ref ref) {
@@ -124,15 +126,18 @@ struct Gathered {
         // the trainer's host collective, when joined below, says it for the others.
         e.bytes = arg_int(te.args, keys::kArgBytes, model::kUnknown);
       }
+      has_gpu = true;
       t.kind = model::TrackKind::DeviceStream;
       int64_t corr = arg_int(te.args, keys::kArgCorrelation, -1);
-      if (auto l = launch_ts.find(corr); l != launch_ts.end()) e.issued_ns = l->second;
+      device_corr.push_back({ref, corr});
       if (corr >= 0)
         join.device.push_back(
             {ref, corr, external_id(te.args), arg_int(te.args, keys::kArgNcclMessageBytes, model::kUnknown)});
     } else if (is_launch(te)) {
-      if (int64_t corr = arg_int(te.args, keys::kArgCorrelation, -1); corr >= 0 && has_gpu)
+      if (int64_t corr = arg_int(te.args, keys::kArgCorrelation, -1); corr >= 0) {
+        launch_ts[corr] = te.ts_ns;
         join.api.push_back({ti, te.ts_ns, corr});
+      }
     } else if (te.cat == keys::kCatComm) {
       // The trainer's collectives. On a GPU run the NCCL kernels are the device's communication and this
       // host range is only the trainer's view of it.
@@ -140,14 +145,15 @@ struct Gathered {
       e.bytes = arg_int(te.args, keys::kArgBytes, model::kUnknown);
       e.group_size = int32_t(arg_int(te.args, keys::kArgGroupSize, 0));
       e.issued_ns = arg_int(te.args, keys::kArgIssuedNs, model::kUnknown);
-      e.cls = has_gpu ? IntervalClass::Host : IntervalClass::Communication;
-      if (!has_gpu) t.kind = model::TrackKind::Communication;
-      if (has_gpu) join.comm.push_back(ref);
+      e.cls = IntervalClass::Host;  // settle(): Communication on a CPU run, with its track
+      comm.push_back(ref);
+      join.comm.push_back(ref);
     } else if (te.cat == keys::kCatCompute || (te.cat == keys::kCatPhase && te.name == keys::kOptimizerPhase)) {
       // On a CPU run the compute thread is the device: each unit's forward/backward compute and the
       // optimizer step are its compute intervals (the forward/backward phase ranges also hold the waits).
-      e.cls = has_gpu ? IntervalClass::Host : IntervalClass::Compute;
-      if (has_gpu && te.cat == keys::kCatCompute && e.unit >= 0 &&
+      e.cls = IntervalClass::Host;  // settle(): Compute on a CPU run
+      compute.push_back(ref);
+      if (te.cat == keys::kCatCompute && e.unit >= 0 &&
           (te.name == keys::kUnitForward || te.name == keys::kUnitBackward))
         join.compute.push_back(ref);
     } else if (te.cat == keys::kCatStep && te.name == keys::kStepRange) {
@@ -155,6 +161,20 @@ struct Gathered {
       steps.push_back({n, te.ts_ns, te.ts_ns + te.dur_ns, te.ts_ns, te.ts_ns + te.dur_ns,
                        te.args.is_object() && te.args.contains(keys::kArgAborted)});
     }
+  }
+
+  // After the last event: kernels' issue times from their launches wherever those fell, and on a CPU run
+  // (no device work in the file) the trainer's collectives and compute as the device's.
+  void settle(model::Rank& r) {
+    auto at = [&r](gpu_join::Ref ref) -> model::Event& { return r.tracks[ref.track].events[ref.index]; };
+    for (const auto& [ref, corr] : device_corr)
+      if (auto l = launch_ts.find(corr); l != launch_ts.end()) at(ref).issued_ns = l->second;
+    if (has_gpu) return;
+    for (gpu_join::Ref ref : comm) {
+      at(ref).cls = IntervalClass::Communication;
+      r.tracks[ref.track].kind = model::TrackKind::Communication;
+    }
+    for (gpu_join::Ref ref : compute) at(ref).cls = IntervalClass::Compute;
   }
 };
 
@@ -194,35 +214,27 @@ bool ShardscopeImporter::can_read(std::string_view head) const {
   return false;
 }
 
-model::Rank ShardscopeImporter::read_rank(Input in, model::EventArgs* args) const {
-  trace::TraceFile file = trace::parse_trace(in.text(), in.path);
-  in.release();
-  model::Rank r = rank_of_header(file, in.path);
-  Gathered g;
-  g.has_gpu = std::any_of(file.events.begin(), file.events.end(), is_gpu_event);
-  std::optional<model::ArgsBuilder> kept;
-  if (args) kept.emplace(r.strings);
-  std::map<int64_t, size_t> track_index;
-  std::map<std::string, size_t> counter_index;
-  std::map<int64_t, std::string> names;
-  auto track = [&](int64_t tid) -> uint32_t {
-    auto [it, fresh] = track_index.try_emplace(tid, r.tracks.size());
-    if (fresh) r.tracks.push_back(model::Track{r.rank, tid, "", model::TrackKind::HostThread, {}});
-    return uint32_t(it->second);
-  };
-  for (const trace::Event& te : file.events)
-    if (is_launch(te) && arg_int(te.args, keys::kArgCorrelation, -1) >= 0)
-      g.launch_ts[arg_int(te.args, keys::kArgCorrelation, -1)] = te.ts_ns;
-  for (const trace::Event& te : file.events) {
+// The rank built from the events as the reader sends them (trace::EventSink): only the model's form of each
+// event stays, never the whole file as trace::Events with JSON args (on the H100 trainer's ranks that was
+// 55 MB a rank at the peak of an open, 420 bytes an event).
+class RankBuilder {
+ public:
+  explicit RankBuilder(bool keep_args) {
+    if (keep_args) kept.emplace(r.strings);
+  }
+  RankBuilder(const RankBuilder&) = delete;
+  RankBuilder& operator=(const RankBuilder&) = delete;
+
+  void add(trace::Event&& te) {
     if (te.ph == 'M') {
       if (te.name == keys::kClockSyncEvent)
-        if (auto p = clock_pair(te.args)) r.clock_sync.push_back(*p);
+        if (auto p = clock_pair(te.args)) clock_sync.push_back(*p);
       if (te.name == keys::kThreadName && te.args.is_object() && te.args.contains(keys::kName) &&
           te.args[keys::kName].is_string()) {
         names[te.tid] = te.args[keys::kName].get<std::string>();
         if (int64_t os = arg_int(te.args, keys::kOsTid, -1); os >= 0) g.join.os_tids.push_back({te.tid, os});
       }
-      continue;
+      return;
     }
     if (te.ph == 'C') {
       double v = te.args.is_object() && te.args.contains(keys::kValue) && te.args[keys::kValue].is_number()
@@ -231,9 +243,9 @@ model::Rank ShardscopeImporter::read_rank(Input in, model::EventArgs* args) cons
       auto [it, fresh] = counter_index.try_emplace(te.name, r.counters.size());
       if (fresh) r.counters.push_back({te.name, {}});
       r.counters[it->second].samples.push_back({te.ts_ns, v});
-      continue;
+      return;
     }
-    if (te.ph != 'X' && te.ph != 'i') continue;
+    if (te.ph != 'X' && te.ph != 'i') return;
     model::Event e;
     e.ph = te.ph;
     e.ts_ns = te.ts_ns;
@@ -249,6 +261,34 @@ model::Rank ShardscopeImporter::read_rank(Input in, model::EventArgs* args) cons
     if (kept && te.args.is_object() && !te.args.empty()) keep_args(*kept, ref.track, ref.index, te.args);
     t.events.push_back(e);
   }
+
+  model::Rank r;
+  Gathered g;
+  std::optional<model::ArgsBuilder> kept;
+  std::vector<model::ClockPair> clock_sync;  // the periodic ones, after the header's
+  std::map<int64_t, std::string> names;
+
+ private:
+  uint32_t track(int64_t tid) {
+    auto [it, fresh] = track_index.try_emplace(tid, r.tracks.size());
+    if (fresh) r.tracks.push_back(model::Track{0, tid, "", model::TrackKind::HostThread, {}});  // pid: the rank
+    return uint32_t(it->second);
+  }
+  std::map<int64_t, size_t> track_index;
+  std::map<std::string, size_t> counter_index;
+};
+
+model::Rank ShardscopeImporter::read_rank(Input in, model::EventArgs* args) const {
+  RankBuilder b(args != nullptr);
+  trace::TraceFile file = trace::parse_trace(in.text(), in.path, [&b](trace::Event&& te) { b.add(std::move(te)); });
+  in.release();
+  model::Rank& r = b.r;
+  apply_header(r, file, in.path);
+  r.clock_sync.insert(r.clock_sync.end(), b.clock_sync.begin(), b.clock_sync.end());
+  b.g.settle(r);
+  Gathered& g = b.g;
+  std::map<int64_t, std::string>& names = b.names;
+  for (model::Track& t : r.tracks) t.pid = r.rank;
   for (model::Track& t : r.tracks) {
     auto n = names.find(t.tid);
     t.name = n != names.end() ? n->second : fmt::format("track {}", t.tid);
@@ -259,10 +299,10 @@ model::Rank ShardscopeImporter::read_rank(Input in, model::EventArgs* args) cons
   if (!r.steps.empty()) r.step_rule = model::StepRule::TrainerStep;
   std::sort(r.clock_sync.begin(), r.clock_sync.end(),
             [](const model::ClockPair& a, const model::ClockPair& b) { return a.trace_ns < b.trace_ns; });
-  if (kept) *args = kept->finalize(r);
+  if (b.kept) *args = b.kept->finalize(r);
   else
     r.finalize();
-  return r;
+  return std::move(r);  // b's: the args builder above held its string table
 }
 
 }  // namespace shardscope::plugins

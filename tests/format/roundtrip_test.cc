@@ -5,10 +5,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "tests/support/temp_dir.h"
 #include "tracer/format/keys.h"
+#include "tracer/format/parse_progress.h"
 #include "tracer/format/reader.h"
 #include "tracer/format/writer.h"
 
@@ -103,6 +105,80 @@ TEST(RoundTrip, RewritingATraceLeavesAReaderOfTheOldFileItsBytes) {
   }
   ::close(held);
   EXPECT_EQ(read_trace(path).events.size(), 0u);  // the path now names the new run's file
+}
+
+// The reader holds a file's events in one vector sized from the text up front: 1025 events (just over a power
+// of two, where doubling would have held 2048) take 1025 places. A forged file of "ph" strings (20,000 of them
+// in 100 kB) reserves no more than the smallest events ({"ph":"M"},) could fill its text with.
+TEST(RoundTrip, EventVectorSizedToTheFile) {
+  std::string text = R"({"shardscope":{"schema_version":1,"rank":0,"world_size":1},"traceEvents":[)";
+  for (int i = 0; i < 1025; ++i) text += std::string(i ? "," : "") + R"({"ph":"X","name":"k","ts":1,"dur":2})";
+  text += "]}";
+  TraceFile f = parse_trace(text, "in.json");
+  ASSERT_EQ(f.events.size(), 1025u);
+  EXPECT_EQ(f.events.capacity(), 1025u);
+
+  std::string forged = R"({"shardscope":{"schema_version":1,"rank":0,"world_size":1},"traceEvents":[)";
+  forged += R"({"ph":"X","name":"k","ts":1,"dur":2,"args":{"s":[)";
+  for (int i = 0; i < 20'000; ++i) forged += std::string(i ? "," : "") + R"("ph")";  // 5 bytes a "ph"
+  forged += "]}}]}";
+  TraceFile g = parse_trace(forged, "forged.json");
+  ASSERT_EQ(g.events.size(), 1u);
+  EXPECT_LE(g.events.capacity(), forged.size() / 11);
+  EXPECT_GE(g.events.capacity(), 1u);
+}
+
+// Events sent to a sink as they are read are those a plain parse keeps, in the same order, with the same
+// header and count; TraceFile::events stays empty. A cut file sends its whole events and says where it ends.
+TEST(RoundTrip, EventSinkGetsWhatAPlainParseKeeps) {
+  test::TempDir dir;
+  const std::filesystem::path path = dir.path() / "t.json";
+  {
+    Writer w(path, sample_header());
+    for (const Event& e : sample_events()) w.append(e);
+    w.close();
+  }
+  const std::string text = read_file_text(path);
+  for (size_t cut : {text.size(), text.size() - 40}) {
+    const std::string_view part = std::string_view(text).substr(0, cut);
+    TraceFile kept = parse_trace(part, "t.json");
+    std::vector<Event> sent;
+    TraceFile streamed = parse_trace(part, "t.json", [&sent](Event&& e) { sent.push_back(std::move(e)); });
+    EXPECT_TRUE(streamed.events.empty());
+    EXPECT_EQ(sent, kept.events);
+    EXPECT_EQ(streamed.event_count, kept.events.size());
+    EXPECT_EQ(kept.event_count, kept.events.size());
+    EXPECT_EQ(streamed.shardscope, kept.shardscope);
+    EXPECT_EQ(streamed.truncated.has_value(), cut < text.size());
+  }
+  EXPECT_EQ(parse_trace(text, "t.json").events, sample_events());
+}
+
+// A text given up as it is parsed (ConsumedTextScope: the loader's own buffer) hands its parsed pages back
+// every 4 MB: its first 4 MB read as zeros after the parse, its end is untouched, and the events are those
+// of a plain parse. A text not given up is left as it was.
+TEST(RoundTrip, ConsumedTextGivesBackItsParsedPages) {
+  std::string text = R"({"shardscope":{"schema_version":1,"rank":0,"world_size":1},"traceEvents":[)";
+  for (int i = 0; text.size() < (10u << 20); ++i)
+    text += std::string(i ? ",\n" : "") + R"({"ph":"X","name":"aten::mm","cat":"cpu_op","tid":1,"ts":)" +
+            std::to_string(i * 10) + R"(,"dur":8,"args":{"Input Dims":"[[4096, 4096]]"}})";
+  text += "]}";
+  const std::string before = text;
+  TraceFile plain = parse_trace(text, "in.json");
+  ASSERT_EQ(text, before);
+  ASSERT_GT(plain.events.size(), 50'000u);
+
+  std::vector<Event> sent;
+  {
+    ConsumedTextScope scope(text.data(), text.size());
+    TraceFile consumed = parse_trace(text, "in.json", [&sent](Event&& e) { sent.push_back(std::move(e)); });
+    EXPECT_EQ(consumed.shardscope, plain.shardscope);
+  }
+  EXPECT_EQ(sent, plain.events);
+  const size_t page = size_t(sysconf(_SC_PAGESIZE));
+  const size_t zeros = size_t(std::count(text.begin(), text.begin() + (4 << 20), '\0'));
+  EXPECT_GE(zeros, (4u << 20) - 2 * page);
+  EXPECT_EQ(text.substr(text.size() - 200), before.substr(before.size() - 200));
 }
 
 }  // namespace

@@ -134,6 +134,39 @@ class TestViewerScreenshot : public QObject {
     QVERIFY2(missing.err.contains("nowhere"), qPrintable(missing.err));
   }
 
+  void maxTraceBytesRefusesAndRaises() {
+    // cut.json is 30,000 bytes: refused under a 20,000-byte limit, naming the file and the flag that raises it,
+    // and read under 1 MiB.
+    QTemporaryDir dir;
+    const QString cut = SHARDSCOPE_SOURCE_DIR "/tests/golden/truncated/cut.json";
+    QCOMPARE(QFileInfo(cut).size(), qint64(30'000));
+    Run small = run_viewer({"--max-trace-bytes", "20000", "--screenshot", dir.filePath("a.png"), cut});
+    QCOMPARE(small.code, 2);
+    QVERIFY2(small.err.contains("cut.json") && small.err.contains("over the limit of 20000 bytes") &&
+                 small.err.contains("--max-trace-bytes"),
+             qPrintable(small.err));
+    QVERIFY(!QFile::exists(dir.filePath("a.png")));
+    Run big = run_viewer({"--max-trace-bytes=1MiB", "--screenshot", dir.filePath("b.png"), cut});
+    QVERIFY2(big.code == 0, qPrintable(big.err));
+    QVERIFY(QFile::exists(dir.filePath("b.png")));
+    // Just over and just under the file, with the suffixes the CLI takes.
+    QCOMPARE(run_viewer({"--max-trace-bytes", "29KiB", "--screenshot", dir.filePath("c.png"), cut}).code, 2);
+    QCOMPARE(run_viewer({"--max-trace-bytes", "30k", "--screenshot", dir.filePath("d.png"), cut}).code, 0);
+    // Bad values: one line naming the flag and the value, exit 2, before anything is read. The GUI path too.
+    for (const char* bad : {"0", "-5", "lots", "12Q", "1.5M", "", "99999999999999999999", "17179869184G"})
+      for (bool gui : {false, true}) {
+        QStringList args{QString("--max-trace-bytes=") + bad};
+        if (!gui) args << "--screenshot" << dir.filePath("e.png");
+        Run r = run_viewer(args << cut);
+        QCOMPARE(r.code, 2);
+        // Qt may add its own warnings (XDG_RUNTIME_DIR); the viewer says one line.
+        const QStringList ours = r.err.split('\n').filter(QRegularExpression("^shardscope-viewer: "));
+        QVERIFY2(
+            ours.size() == 1 && ours[0].contains("--max-trace-bytes") && ours[0].endsWith(QString("got '%1'").arg(bad)),
+            qPrintable(r.err));
+      }
+  }
+
   void truncatedRunOpens() {
     QTemporaryDir dir;
     QString png = dir.filePath("cut.png");

@@ -5,8 +5,10 @@
 // the plugin ABI) does not change; an importer that parses on worker threads reports from its consuming thread.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <string_view>
 
 namespace shardscope::trace {
 
@@ -30,5 +32,27 @@ class ParseProgressScope {
 
 // Calls this thread's hook, if any (what it throws propagates).
 void parse_progress(uint64_t text_bytes, uint64_t events);
+
+// A text its owner gives up as it is parsed: while the scope lives, a parser on this thread reading it (or a
+// prefix of it) may hand the pages behind its cursor back to the system (discard_pages), so the text's memory
+// falls while the model's grows. For the loader's own buffer, which nothing reads after the parse (a second
+// attempt reads the file again); never for a caller's string. Thread-local like the hook, for the same reason.
+class ConsumedTextScope {
+ public:
+  ConsumedTextScope(const char* data, size_t size);
+  ~ConsumedTextScope();
+  ConsumedTextScope(const ConsumedTextScope&) = delete;
+  ConsumedTextScope& operator=(const ConsumedTextScope&) = delete;
+
+ private:
+  std::string_view previous_;
+};
+
+// Whether `text` lies within the text this thread's scope gives up.
+bool text_consumed(std::string_view text);
+
+// Hands the whole pages inside [from, to) back to the system (they then read as zeros) and returns where the
+// next call should start: `to` rounded down to a page. Only for a text that text_consumed() gives up.
+const char* discard_pages(const char* from, const char* to);
 
 }  // namespace shardscope::trace

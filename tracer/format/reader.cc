@@ -114,8 +114,11 @@ bool is_kineto_key(const std::string& k) {
 
 class Handler {
  public:
-  Handler(TraceFile& out, const char* base, size_t size, const char*& cursor)
-      : out_(out), base_(base), size_(size), cursor_(cursor) {}
+  Handler(TraceFile& out, const char* base, size_t size, const char*& cursor, const EventSink* sink)
+      : out_(out), base_(base), size_(size), cursor_(cursor), sink_(sink), discarded_(base) {}
+
+  // The text is given up as it is parsed (ConsumedTextScope).
+  void consume() { consume_ = true; }
 
   // --- nlohmann SAX interface ---
   bool null() { return scalar(json(nullptr)); }
@@ -263,7 +266,7 @@ class Handler {
   enum class Capture { None, Header, Args };
 
   uint64_t pos() const { return uint64_t(cursor_ - base_); }
-  std::string event_label() const { return "traceEvents[" + std::to_string(out_.events.size()) + "]"; }
+  std::string event_label() const { return "traceEvents[" + std::to_string(out_.event_count) + "]"; }
 
   // Offsets name where the problem is: the event's '{' for a bad event, the key for a bad top-level value,
   // the '{' of the header for a bad header, and the first offending character for a syntax error.
@@ -400,16 +403,21 @@ class Handler {
     if (int64_t end; __builtin_add_overflow(event_.ts_ns, event_.dur_ns, &end))
       return fail(event_label() + " (\"" + event_.name +
                   "\") ends beyond the nanosecond range (ts + dur past 9.2e15 µs)");
-    if (out_.events.size() >= limits().max_events)
+    if (out_.event_count >= limits().max_events)
       return fail(event_label() + ": more than " + std::to_string(limits().max_events) +
                   " events in one file: refused");
     if (event_.ph == 'M' && event_.name == keys::kMetadataPatch && event_.args.is_object() && header_done_)
       out_.shardscope.merge_patch(event_.args);
-    out_.events.push_back(std::move(event_));
+    if (sink_) (*sink_)(std::move(event_));
+    else
+      out_.events.push_back(std::move(event_));
+    ++out_.event_count;
     element_start_ = pos();
     if (element_start_ >= next_progress_) {  // every few MB: a loader's progress (and its cancel)
       next_progress_ = element_start_ + kParseProgressBytes;
-      parse_progress(element_start_, out_.events.size());
+      parse_progress(element_start_, out_.event_count);
+      // Nothing reads the text behind the cursor again: a loader's own buffer gives those pages back.
+      if (consume_) discarded_ = discard_pages(discarded_, base_ + element_start_);
     }
     state_ = State::Events;
     return true;
@@ -419,6 +427,7 @@ class Handler {
   const char* base_;
   size_t size_;
   const char*& cursor_;
+  const EventSink* sink_;  // nullptr: events kept in out_.events
   std::optional<std::pair<uint64_t, std::string>> error_;
   State state_ = State::Start;
   std::string key_;
@@ -433,6 +442,8 @@ class Handler {
   bool saw_events_ = false, header_done_ = false;
   uint64_t header_start_ = 0, key_start_ = 0, event_start_ = 0, element_start_ = 0;
   uint64_t next_progress_ = kParseProgressBytes;
+  bool consume_ = false;
+  const char* discarded_;  // the pages before it are handed back (consume_ only)
 };
 
 // A string longer than `limit`: where it starts (its '"'), how long it is, whether it ends.
@@ -468,9 +479,24 @@ std::optional<LongString> find_long_string(std::string_view text, uint64_t limit
   return std::nullopt;
 }
 
+// The events the text can hold, at most: its "ph" keys. Reserving them stops the event vector from doubling
+// past the file: one just over a power of two held twice its events, and three times while they moved (the
+// H100 trainer's 132 k-event ranks: 60 MB each instead of 20). Capped at what the smallest event
+// ({"ph":"M"},) could fill the text with, so a forged file reserves no more than a real one of its size needs.
+size_t events_in(std::string_view text) {
+  constexpr std::string_view kPh = "\"ph\"";
+  size_t n = 0;
+  for (const char *p = text.data(), *end = p + text.size();
+       (p = static_cast<const char*>(memmem(p, size_t(end - p), kPh.data(), kPh.size()))); p += kPh.size())
+    ++n;
+  return std::min<uint64_t>({n, text.size() / 11, limits().max_events});
+}
+
 }  // namespace
 
-TraceFile parse_trace(std::string_view text, const std::string& name) {
+TraceFile parse_trace(std::string_view text, const std::string& name) { return parse_trace(text, name, nullptr); }
+
+TraceFile parse_trace(std::string_view text, const std::string& name, const EventSink& sink) {
   TraceFile out;
   out.name = name;
   out.json_bytes = text.size();
@@ -483,14 +509,16 @@ TraceFile parse_trace(std::string_view text, const std::string& name) {
                          show_bytes(limits().max_string_bytes) + ": refused");
   // One that never ends is where the file was cut: what comes before it loads as a cut file does.
   if (long_string) text = text.substr(0, long_string->start);
+  if (!sink) out.events.reserve(events_in(text));
   const char* cursor = text.data();
-  Handler h(out, text.data(), text.size(), cursor);
+  Handler h(out, text.data(), text.size(), cursor, sink ? &sink : nullptr);
+  if (text_consumed(text)) h.consume();
   TrackedIt first{text.data(), &cursor};
   TrackedIt last{text.data() + text.size(), &cursor};
   json::sax_parse(first, last, &h);
   h.finish(name);
   parse_progress(text.size(),
-                 out.events.size());  // the whole text read; a cancel stops the load before the model is built
+                 out.event_count);  // the whole text read; a cancel stops the load before the model is built
   if (long_string && out.truncated)
     out.truncated->detail = "inside a string that starts here and runs " + std::to_string(long_string->length) +
                             " bytes to the end of the file";

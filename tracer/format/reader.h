@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,7 +24,8 @@ struct Truncation {
 struct TraceFile {
   std::string name;
   nlohmann::json shardscope;  // the top-level object, with later shardscope_metadata patches merged in
-  std::vector<Event> events;  // in file order
+  std::vector<Event> events;  // in file order (empty when they went to an EventSink)
+  size_t event_count = 0;     // events read, kept or sent
   std::optional<Truncation> truncated;
   uint64_t json_bytes = 0;
   bool gzip = false;
@@ -31,6 +33,14 @@ struct TraceFile {
 
 // Parses JSON text already in memory; `name` is used in messages.
 TraceFile parse_trace(std::string_view json, const std::string& name);
+
+// Takes each event as it is read, in file order. Errors still come as TraceError, possibly after events were
+// sent (the header is checked at the end: it may follow the events).
+using EventSink = std::function<void(Event&&)>;
+
+// As above, each event going to `sink` instead of TraceFile::events: a caller that builds its own model never
+// holds every event as an Event with JSON args at once.
+TraceFile parse_trace(std::string_view json, const std::string& name, const EventSink& sink);
 
 // Reads and parses a file; a ".gz" file (or one starting with the gzip magic) is inflated first.
 TraceFile read_trace(const std::filesystem::path& path);

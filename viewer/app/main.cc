@@ -12,6 +12,8 @@
 #include <cstring>
 #include <optional>
 
+#include "tracer/format/limits.h"
+
 #include "viewer/app/docks/area_dock.h"
 #include "viewer/app/live_follow.h"
 #include "viewer/app/main_window.h"
@@ -35,6 +37,10 @@ struct Options {
                           "START:END|step:N"};
   QCommandLineOption raise{"raise", "Bring the dock titled NAME to the front (Prefetch, Steps, Memory, Legend, ...).",
                            "NAME"};
+  QCommandLineOption max_trace_bytes{"max-trace-bytes",
+                                     "Refuse a trace whose JSON text (inflated) is larger than N, e.g. 16GiB (default: "
+                                     "4 GiB or an eighth of the memory this process may use, whichever is less).",
+                                     "N"};
 };
 
 void describe(QCommandLineParser& parser, const Options& o) {
@@ -45,7 +51,20 @@ void describe(QCommandLineParser& parser, const Options& o) {
       QString::fromStdString("Run directories or trace files: " +
                              shardscope::plugins::formats_text(shardscope::viewer::viewer_formats().formats())),
       "[PATH...]");
-  parser.addOptions({o.screenshot, o.size, o.select, o.area, o.raise, o.follow});
+  parser.addOptions({o.screenshot, o.size, o.select, o.area, o.raise, o.follow, o.max_trace_bytes});
+}
+
+// A size as the CLI's --max-trace-bytes reads it: bytes, or a K, M, G or T suffix in powers of 1024 (64MiB,
+// 16G, 512kb). Nothing for zero, a sign, another suffix or a number past 64 bits.
+std::optional<uint64_t> parse_size(const QString& text) {
+  auto m = QRegularExpression("^(\\d{1,20})\\s*(?:([kmgt])i?)?b?$", QRegularExpression::CaseInsensitiveOption)
+               .match(text.trimmed());
+  if (!m.hasMatch()) return std::nullopt;
+  bool ok = false;
+  const uint64_t n = m.captured(1).toULongLong(&ok);
+  const int shift = m.captured(2).isEmpty() ? 0 : 10 * (1 + int(QString("kmgt").indexOf(m.captured(2).toLower())));
+  if (!ok || n == 0 || n > (UINT64_MAX >> shift)) return std::nullopt;
+  return n << shift;
 }
 
 bool wants_help(int argc, char** argv) {
@@ -108,6 +127,16 @@ int main(int argc, char** argv) {
   describe(parser, o);
   parser.process(app);
   const QCommandLineOption &screenshot = o.screenshot, &size = o.size, &select = o.select, &raise = o.raise;
+  if (parser.isSet(o.max_trace_bytes)) {
+    // Process-wide, so the loader's worker thread reads under it too.
+    std::optional<uint64_t> limit = parse_size(parser.value(o.max_trace_bytes));
+    if (!limit) {
+      std::fprintf(stderr, "shardscope-viewer: --max-trace-bytes wants a size above 0 (4096, 64MiB, 16GiB), got '%s'\n",
+                   qPrintable(parser.value(o.max_trace_bytes)));
+      return 2;
+    }
+    shardscope::trace::limits().max_text_bytes = *limit;
+  }
 
   shardscope::viewer::MainWindow window;
   const QStringList paths = parser.positionalArguments();
