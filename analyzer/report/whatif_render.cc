@@ -14,7 +14,7 @@ const char* prefetch_name(metrics::Prefetch p) {
   return p == metrics::Prefetch::Pre ? "pre" : p == metrics::Prefetch::Post ? "post" : "none";
 }
 
-std::string ms(int64_t ns) { return fmt::format("{:.1f} ms", double(ns) / 1e6); }
+std::string ms_one_decimal(int64_t ns) { return fmt::format("{:.1f} ms", double(ns) / 1e6); }
 std::string signed_ms(int64_t ns) { return fmt::format("{:+.1f} ms", double(ns) / 1e6); }
 std::string share(int64_t part, int64_t whole) {
   return whole ? fmt::format("{:+.1f} %", 100.0 * double(part) / double(whole)) : "n/a";
@@ -41,13 +41,13 @@ std::string whatif_text(const metrics::WhatIf& w, const metrics::WhatIfChange& c
       "what if: {}{}\n", change_text(c),
       w.measured_backward.empty() ? "" : fmt::format(" (measured: backward prefetch {})", w.measured_backward));
   const int64_t d = w.predicted_step_ns - w.measured_step_ns;
-  t += fmt::format("predicted step time: {} (measured {}; {}, {})\n", ms(w.predicted_step_ns), ms(w.measured_step_ns),
-                   signed_ms(d), share(d, w.measured_step_ns));
+  t += fmt::format("predicted step time: {} (measured {}; {}, {})\n", ms_one_decimal(w.predicted_step_ns),
+                   ms_one_decimal(w.measured_step_ns), signed_ms(d), share(d, w.measured_step_ns));
   if (w.host_is_device)
     t += "caution: a CPU run: its ranks share the host's cores, which the replay cannot see; on the trainer's CPU "
          "pair its predictions were 57-62 % off (docs/whatif.md)\n";
-  t += fmt::format("exposed communication: {} a step (measured {}; {})\n", ms(w.predicted_exposed_ns),
-                   ms(w.measured_exposed_ns), signed_ms(w.predicted_exposed_ns - w.measured_exposed_ns));
+  t += fmt::format("exposed communication: {} a step (measured {}; {})\n", ms_one_decimal(w.predicted_exposed_ns),
+                   ms_one_decimal(w.measured_exposed_ns), signed_ms(w.predicted_exposed_ns - w.measured_exposed_ns));
   if (w.backward_all_gathers)
     t += fmt::format("backward all-gathers hidden: {:.0f} % (measured {:.0f} %; {:+.0f} points)\n",
                      100 * w.predicted_hidden, 100 * w.measured_hidden, 100 * (w.predicted_hidden - w.measured_hidden));
@@ -108,11 +108,11 @@ std::string prefetch_saving_sentence(const metrics::WhatIf& w) {
     return fmt::format(
         "what if: replayed with BACKWARD_PRE, this run's step would not be shorter ({} against {} "
         "measured; shardscope whatif, docs/whatif.md)",
-        ms(w.predicted_step_ns), ms(w.measured_step_ns));
+        ms_one_decimal(w.predicted_step_ns), ms_one_decimal(w.measured_step_ns));
   return fmt::format(
       "what if: turning BACKWARD_PRE on would save about {} a step ({:.1f} % of {}), by replaying this "
       "trace with it (shardscope whatif; its error on real runs: docs/whatif.md)",
-      ms(saved), 100.0 * double(saved) / double(w.measured_step_ns), ms(w.measured_step_ns));
+      ms_one_decimal(saved), 100.0 * double(saved) / double(w.measured_step_ns), ms_one_decimal(w.measured_step_ns));
 }
 
 std::string prefetch_saving_na_sentence(metrics::WhatIfNa why, size_t ranks) {

@@ -13,10 +13,10 @@
 namespace shardscope::plugins {
 namespace {
 
-constexpr std::string_view kPrefix = "FSDP::";
+constexpr std::string_view kFsdp2Prefix = "FSDP::";
 constexpr std::string_view kAllGather = "FSDP::all_gather";
-constexpr std::string_view kPreForward = "FSDP::pre_forward";
-constexpr std::string_view kPostForward = "FSDP::post_forward";
+constexpr std::string_view kFsdp2PreForward = "FSDP::pre_forward";
+constexpr std::string_view kFsdp2PostForward = "FSDP::post_forward";
 constexpr std::string_view kPreBackward = "FSDP::pre_backward";
 constexpr std::string_view kPostBackward = "FSDP::post_backward";  // also matches _accumulate, _reshard and _reduce
 constexpr std::string_view kRootPreForward = "FSDP::root_pre_forward";
@@ -28,8 +28,9 @@ bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.
 
 // The labels a parameter group writes through _with_fqn, which are the root's when they carry no fqn.
 bool group_kind(std::string_view kind) {
-  return kind == kPreForward || kind == kPostForward || kind == kAllGather || kind == "FSDP::all_gather_copy_in" ||
-         kind == "FSDP::all_gather_copy_out" || kind == kPreBackward || starts_with(kind, kPostBackward);
+  return kind == kFsdp2PreForward || kind == kFsdp2PostForward || kind == kAllGather ||
+         kind == "FSDP::all_gather_copy_in" || kind == "FSDP::all_gather_copy_out" || kind == kPreBackward ||
+         starts_with(kind, kPostBackward);
 }
 
 struct Label {
@@ -41,7 +42,7 @@ struct Label {
 
 Label parse(std::string_view name) {
   Label l;
-  if (!starts_with(name, kPrefix)) return l;
+  if (!starts_with(name, kFsdp2Prefix)) return l;
   if (size_t p = name.find(kPrefetchFor); p != std::string_view::npos) {
     l.kind = name.substr(0, p + kPrefetchFor.size() - 1);
     l.fqn = name.substr(p + kPrefetchFor.size());
@@ -105,7 +106,7 @@ std::optional<UnitLabels> fsdp2_units(const std::vector<HostLabel>& all) {
       out.pre_backward.push_back(w);
     } else if (starts_with(l.kind, kPostBackward)) {
       out.post_backward.push_back(w);
-    } else if (l.kind == kPreForward && l.fqn.empty()) {
+    } else if (l.kind == kFsdp2PreForward && l.fqn.empty()) {
       forward_since_last = true;
     }
   }

@@ -128,7 +128,7 @@ class BatchParser {
   std::vector<RawArg> raw_;
 };
 
-bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+bool is_json_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
 // The first '{' in [from, to) that follows '}' and ',' (whitespace between, looking back no further than
 // `lo`): where an event would start.
@@ -137,10 +137,10 @@ const char* guess_event_start(const char* lo, const char* from, const char* to) 
     p = static_cast<const char*>(std::memchr(p, '{', size_t(to - p)));
     if (!p) return nullptr;
     const char* q = p;
-    while (q > lo && is_space(q[-1])) --q;
+    while (q > lo && is_json_space(q[-1])) --q;
     if (q == lo || q[-1] != ',') continue;
     --q;
-    while (q > lo && is_space(q[-1])) --q;
+    while (q > lo && is_json_space(q[-1])) --q;
     if (q > lo && q[-1] == '}') return p;
   }
   return nullptr;
@@ -158,9 +158,9 @@ const char* whole_batch(const ChunkText& t, const char* p, const char* limit, co
   const char* next = guess_event_start(p, from, std::min(limit, from + o.batch_bytes));
   if (!next) return nullptr;
   const char* last = next;  // after the '}' before the guess
-  while (is_space(last[-1])) --last;
+  while (is_json_space(last[-1])) --last;
   --last;  // the ','
-  while (is_space(last[-1])) --last;
+  while (is_json_space(last[-1])) --last;
   const size_t fields = c.fields.size(), raw = c.raw.size(), parsed = c.parsed, skipped = c.skipped;
   if (bp.parse(p, last, c)) {
     c.events += c.parsed - parsed;

@@ -33,14 +33,14 @@ const json& row(const json& mem, const std::string& category) {
   return none;
 }
 
-struct Case {
+struct MemoryCase {
   const char* trace;
   double predicted_activations;  // worked out by hand below
 };
 
-void PrintTo(const Case& c, std::ostream* os) { *os << c.trace; }
+void PrintTo(const MemoryCase& c, std::ostream* os) { *os << c.trace; }
 
-class H100Memory : public ::testing::TestWithParam<Case> {};
+class H100Memory : public ::testing::TestWithParam<MemoryCase> {};
 
 TEST_P(H100Memory, RowsAddUpToTheAllocatorTotalAndActivationsWithinFifteenPercent) {
   const fs::path trace = fs::path(SHARDSCOPE_DATA_DIR) / GetParam().trace;
@@ -80,8 +80,8 @@ TEST_P(H100Memory, RowsAddUpToTheAllocatorTotalAndActivationsWithinFifteenPercen
 //     4 × (3,932,160 + 4,194,304) + 6,291,456 = 38,797,312 a layer, × 12 = 465,567,744 (measured 515.125 MB).
 INSTANTIATE_TEST_SUITE_P(
     Traces, H100Memory,
-    ::testing::Values(Case{"h100_nccl2/shardscope_train_pre/trace.rank0.json.gz", 11'072'962'560.0},
-                      Case{"h100_shardscope/train_small_full_shard.rank0.json.gz", 465'567'744.0}));
+    ::testing::Values(MemoryCase{"h100_nccl2/shardscope_train_pre/trace.rank0.json.gz", 11'072'962'560.0},
+                      MemoryCase{"h100_shardscope/train_small_full_shard.rank0.json.gz", 465'567'744.0}));
 
 }  // namespace
 

@@ -12,7 +12,7 @@ using metrics::Verdict;
 
 namespace {
 
-metrics::RankPrefetch check(const test::TrainerTraceOptions& o) { return test::check_prefetch_of(o); }
+metrics::RankPrefetch check_limited(const test::TrainerTraceOptions& o) { return test::check_prefetch_of(o); }
 
 // BACKWARD_PRE as FSDP issues it on a GPU (the prefetch goes out before the unit's own all-gather is
 // waited for), all-gathers longer than a unit's backward compute, and a limit of one in flight: at each
@@ -29,7 +29,7 @@ test::TrainerTraceOptions throttled_layout(int limit) {
 
 TEST(RateLimiter, AnIssueThatWaitedAtTheLimitIsThrottled) {
   test::TrainerTraceOptions o = throttled_layout(1);
-  metrics::RankPrefetch p = check(o);
+  metrics::RankPrefetch p = check_limited(o);
   ASSERT_EQ(p.steps.size(), 2u);
   for (const metrics::StepPrefetch& s : p.steps) {
     EXPECT_EQ(s.verdict, Verdict::NotEffective);
@@ -49,7 +49,7 @@ TEST(RateLimiter, TheSameTimelineWithoutTheLimitIsNotThrottled) {
   // A limit of two never binds here: each prefetch is issued in its hook at once. The device timeline is
   // the same (the all-gathers queue on one stream), so the step is still not effective, for another reason.
   test::TrainerTraceOptions o = throttled_layout(2);
-  metrics::RankPrefetch p = check(o);
+  metrics::RankPrefetch p = check_limited(o);
   ASSERT_EQ(p.steps.size(), 2u);
   for (const metrics::StepPrefetch& s : p.steps) {
     EXPECT_EQ(s.verdict, Verdict::NotEffective);
@@ -65,7 +65,7 @@ TEST(RateLimiter, TheSameTimelineWithoutTheLimitIsNotThrottled) {
 TEST(RateLimiter, AWellPrefetchedRunWithTheLimiterOnIsEffective) {
   test::TrainerTraceOptions o;
   o.limit_all_gathers = 2;
-  metrics::RankPrefetch p = check(o);
+  metrics::RankPrefetch p = check_limited(o);
   EXPECT_EQ(p.verdict, Verdict::Effective);
   for (const metrics::StepPrefetch& s : p.steps) {
     EXPECT_EQ(s.verdict, Verdict::Effective) << int(s.cause);

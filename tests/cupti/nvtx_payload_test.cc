@@ -22,7 +22,7 @@ using test::Records;
 using trace::Event;
 using Entry = PayloadSchema::Entry;
 
-constexpr int64_t kPid = 3;
+constexpr int64_t kPayloadPid = 3;
 constexpr uint32_t kDomain = 7;                                           // CUPTI's id for the "NCCL" domain
 constexpr uint64_t kAllGather = NVTX_PAYLOAD_SCHEMA_ID_STATIC_START + 4;  // NCCL's NVTX_SID_AllGather
 constexpr uint64_t kAllReduce = NVTX_PAYLOAD_SCHEMA_ID_STATIC_START + 5;
@@ -85,16 +85,16 @@ using test::dump;
 class NvtxPayloadTest : public ::testing::Test {
  protected:
   RecordProcessor make() {
-    return RecordProcessor({.pid = kPid, .schemas = schemas}, [this](const std::string& name) {
+    return RecordProcessor({.pid = kPayloadPid, .schemas = schemas}, [this](const std::string& name) {
       tracks.push_back(name);
       return uint32_t(100 + tracks.size() - 1);
     });
   }
   Event X(std::string name, std::string cat, int64_t tid, int64_t ts, int64_t dur, json args) {
-    return {'X', std::move(name), std::move(cat), kPid, tid, ts, dur, "", std::move(args)};
+    return {'X', std::move(name), std::move(cat), kPayloadPid, tid, ts, dur, "", std::move(args)};
   }
   Event flow(char ph, int64_t tid, int64_t ts, std::string id) {
-    return {ph, keys::kFlowLaunch, keys::kCatFlow, kPid, tid, ts, 0, std::move(id), nullptr};
+    return {ph, keys::kFlowLaunch, keys::kCatFlow, kPayloadPid, tid, ts, 0, std::move(id), nullptr};
   }
   static json kargs(uint32_t corr, json extra) {
     json a = {{"device", 0},       {"stream", 20},       {"correlation", corr},

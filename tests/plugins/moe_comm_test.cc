@@ -20,7 +20,7 @@ using model::IntervalClass;
 
 namespace {
 
-model::Rank load_text(const std::string& text, bool keep_args) {
+model::Rank load_moe_text(const std::string& text, bool keep_args) {
   test::TempDir d;
   std::ofstream(d.path() / "t.json", std::ios::binary) << text;
   plugins::LoadOptions o;
@@ -30,7 +30,7 @@ model::Rank load_text(const std::string& text, bool keep_args) {
   return std::move(r.trace.ranks.at(0));
 }
 
-std::map<std::string, const model::Event*> by_name(const model::Rank& r) {
+std::map<std::string, const model::Event*> moe_by_name(const model::Rank& r) {
   std::map<std::string, const model::Event*> out;
   for (const auto& t : r.tracks)
     for (const auto& e : t.events)
@@ -134,8 +134,8 @@ const char* kDeepEp = R"J({"distributedInfo": {"rank": 3, "world_size": 64, "bac
 
 TEST(CommKernels, DeepEpKernelsAreCommunicationByHalfOnAKinetoTrace) {
   for (bool keep : {false, true}) {
-    model::Rank r = load_text(kDeepEp, keep);
-    auto ev = by_name(r);
+    model::Rank r = load_moe_text(kDeepEp, keep);
+    auto ev = moe_by_name(r);
     EXPECT_EQ(ev.at("void deep_ep::layout::get_dispatch_layout<256, 32, 8>(long const*, int*)")->cls,
               IntervalClass::Compute);
     EXPECT_EQ(ev.at("void deep_ep::internode::combine<__nv_bfloat16, 8, 4, 12>(int4*)")->coll,
@@ -175,8 +175,8 @@ const char* kNcclAllToAll = R"J({"traceEvents": [
 
 TEST(NcclAllToAll, SendRecvKernelsLaunchedByAnAllToAllOpAreAllToAllOnKineto) {
   for (bool keep : {false, true}) {
-    model::Rank r = load_text(kNcclAllToAll, keep);
-    auto ev = by_name(r);
+    model::Rank r = load_moe_text(kNcclAllToAll, keep);
+    auto ev = moe_by_name(r);
     const model::Event* nested = ev.at("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)");
     EXPECT_EQ(nested->coll, CollectiveKind::AllToAll);
     EXPECT_EQ(nested->bytes, 4096);  // record_param_comms': 1024 floats in

@@ -18,7 +18,7 @@ namespace {
 
 constexpr int64_t kUs = 1000;
 
-void write_export(const fs::path& file) {
+void write_all_to_all_export(const fs::path& file) {
   test::Sql db(file, true);
   db.exec("BEGIN;" + test::export_tables_sql() +
           "INSERT INTO StringIds VALUES (1, 'ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)'), "
@@ -51,7 +51,7 @@ void write_export(const fs::path& file) {
 TEST(NsysAllToAll, SendRecvKernelsInsidePyTorchsAllToAllRangeAreAllToAll) {
   test::TempDir d;
   const fs::path db = d.path() / "a2a.sqlite";
-  write_export(db);
+  write_all_to_all_export(db);
   plugins::LoadResult loaded = plugins::load({db});
   ASSERT_EQ(loaded.trace.ranks.size(), 1u);
   const model::Rank& r = loaded.trace.ranks[0];

@@ -31,7 +31,7 @@ std::string payload(uint64_t comm, uint64_t bytes, int32_t third) {
   return b;
 }
 
-void write_export(const fs::path& file, bool schemas) {
+void write_payload_export(const fs::path& file, bool schemas) {
   test::Sql db(file, true);
   db.exec(
       "BEGIN;"
@@ -113,7 +113,7 @@ std::vector<int64_t> comm_bytes(const model::Rank& r) {
 TEST(NsysBinaryPayload, MessageSizesReadThroughTheExportsSchemas) {
   test::TempDir d;
   const fs::path db = d.path() / "binary.sqlite";
-  write_export(db, true);
+  write_payload_export(db, true);
   plugins::LoadResult run = plugins::load({db});
   ASSERT_EQ(run.trace.ranks.size(), 1u);
   const std::vector<int64_t> want{4 << 20, 1 << 20};  // the send/recv pair counted by what is sent
@@ -145,7 +145,7 @@ TEST(NsysBinaryPayload, MessageSizesReadThroughTheExportsSchemas) {
 TEST(NsysBinaryPayload, SendRecvKernelKeepsItsPeerAsAnArg) {
   test::TempDir d;
   const fs::path db = d.path() / "binary.sqlite";
-  write_export(db, true);
+  write_payload_export(db, true);
   plugins::LoadOptions o;
   o.keep_args = true;
   plugins::LoadResult run = plugins::load({db}, o);
@@ -168,7 +168,7 @@ TEST(NsysBinaryPayload, SendRecvKernelKeepsItsPeerAsAnArg) {
 TEST(NsysBinaryPayload, WithoutSchemaTablesBytesStayUnknownAndTheLoadSaysWhy) {
   test::TempDir d;
   const fs::path db = d.path() / "binary.sqlite";
-  write_export(db, false);
+  write_payload_export(db, false);
   plugins::LoadResult run = plugins::load({db});
   ASSERT_EQ(run.trace.ranks.size(), 1u);
   const std::vector<int64_t> unknown{model::kUnknown, model::kUnknown};

@@ -23,7 +23,7 @@ int64_t gpid(int64_t pid) { return (int64_t(1) << 48) | (pid << 24); }  // a VM 
 int64_t gtid(int64_t pid, int64_t tid) { return gpid(pid) | tid; }
 
 // A small export of schema 3.x: two processes (pids 200 and 100), one kernel and one NCCL kernel each.
-void write_export(const fs::path& file, bool with_env = false, bool payloads = true) {
+void write_hostile_export(const fs::path& file, bool with_env = false, bool payloads = true) {
   test::Sql db(file, true);
   db.exec(
       "CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT);"
@@ -78,7 +78,7 @@ const model::Event* find(const model::Rank& r, std::string_view name) {
 
 TEST(NsysExport, ProcessesAreRanksInPidOrderWithKernelsLinkedAndNcclDescribed) {
   test::TempDir d;
-  write_export(d.path() / "run.sqlite");
+  write_hostile_export(d.path() / "run.sqlite");
   plugins::LoadResult r = plugins::load({d.path() / "run.sqlite"});
   ASSERT_EQ(r.trace.ranks.size(), 2u);
   for (int i = 0; i < 2; ++i) {
@@ -113,7 +113,7 @@ TEST(NsysExport, ProcessesAreRanksInPidOrderWithKernelsLinkedAndNcclDescribed) {
 
 TEST(NsysExport, RanksFromTheLaunchersEnvironment) {
   test::TempDir d;
-  write_export(d.path() / "run.sqlite", true);
+  write_hostile_export(d.path() / "run.sqlite", true);
   plugins::LoadResult r = plugins::load({d.path() / "run.sqlite"});
   ASSERT_EQ(r.trace.ranks.size(), 2u);
   EXPECT_EQ(r.trace.ranks[0].metadata["nsys"]["pid"], 200);  // RANK=0 is pid 200
@@ -228,7 +228,7 @@ TEST(NsysExport, NotAnExportDamagedOrCutOffIsOneError) {
 TEST(NsysExport, ViewsInAnExportNeverRun) {
   test::TempDir d;
   const fs::path f = d.path() / "view.sqlite";
-  write_export(f);
+  write_hostile_export(f);
   constexpr const char* kEndless =
       " AS WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r) SELECT x AS start, x + 1 AS end, 0 AS "
       "deviceId, 7 AS streamId, x AS correlationId, 0 AS globalPid, 1 AS demangledName, 1 AS shortName, x AS id, "

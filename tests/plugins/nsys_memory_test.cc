@@ -18,7 +18,7 @@ using namespace shardscope;
 
 namespace {
 
-constexpr int64_t kUtc = 1'700'000'000'000'000'000;
+constexpr int64_t kSessionUtc = 1'700'000'000'000'000'000;
 int64_t gpid(int64_t pid) { return (int64_t(1) << 48) | (pid << 24); }
 int64_t gtid(int64_t pid, int64_t tid) { return gpid(pid) | tid; }
 
@@ -32,7 +32,7 @@ int64_t gtid(int64_t pid, int64_t tid) { return gpid(pid) | tid; }
 //   left out, one warning: a free at t=7000 of an address never allocated, an allocation of -3 bytes at
 //   7100, an operation type 7 at 7200.
 // Rank 1 (pid 200, GPU 1): one allocation of 7 MB at t=1200, never freed: its peak.
-void write_export(const fs::path& file) {
+void write_memory_export(const fs::path& file) {
   test::Sql db(file, true);
   db.exec("BEGIN;" + test::export_tables_sql() +
           "CREATE TABLE CUDA_GPU_MEMORY_USAGE_EVENTS (start INTEGER NOT NULL, globalPid INTEGER NOT NULL, deviceId "
@@ -40,7 +40,7 @@ void write_export(const fs::path& file) {
           "NOT NULL, memKind INTEGER NOT NULL, memoryOperationType INTEGER NOT NULL, name TEXT, correlationId INTEGER, "
           "streamId INTEGER);"
           "INSERT INTO StringIds VALUES (1, 'cudaMalloc_v3020'), (2, 'cudaFree_v3020');" +
-          fmt::format("INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES ({}, '', '', 0);", kUtc));
+          fmt::format("INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES ({}, '', '', 0);", kSessionUtc));
   for (int64_t pid : {100, 200}) {
     db.exec(fmt::format(
         "INSERT INTO PROCESSES VALUES ({0}, {1}, 'python3');"
@@ -91,7 +91,7 @@ const model::Rank& rank_of(const model::Trace& t, int rank) {
 
 TEST(NsysMemory, CudaMemoryRecordsAreTheAllocatorEventsWithTheirPeakAndGroups) {
   test::TempDir d;
-  write_export(d.path() / "run.sqlite");
+  write_memory_export(d.path() / "run.sqlite");
   plugins::LoadResult r = plugins::load({d.path() / "run.sqlite"});
   ASSERT_EQ(r.trace.ranks.size(), 2u);
   const model::Rank& r0 = rank_of(r.trace, 0);
@@ -100,7 +100,7 @@ TEST(NsysMemory, CudaMemoryRecordsAreTheAllocatorEventsWithTheirPeakAndGroups) {
   const metrics::MeasuredMemory m = metrics::measure_memory(r0);
   EXPECT_EQ(m.device, 0);
   EXPECT_EQ(m.peak_allocated, 150'000'000);
-  EXPECT_EQ(m.peak_ts_ns, kUtc + 2000);
+  EXPECT_EQ(m.peak_ts_ns, kSessionUtc + 2000);
   EXPECT_EQ(m.chain_breaks, 0);
   EXPECT_EQ(m.before_trace, 0);
   EXPECT_EQ(m.alive[size_t(metrics::Made::AllGather)].bytes, 100'000'000);
@@ -126,7 +126,7 @@ TEST(NsysMemory, CudaMemoryRecordsAreTheAllocatorEventsWithTheirPeakAndGroups) {
 
 TEST(NsysMemory, ReportShowsTheMeasuredPeakOfAnExport) {
   test::TempDir d;
-  write_export(d.path() / "run.sqlite");
+  write_memory_export(d.path() / "run.sqlite");
   const test::RunResult res = test::run({SHARDSCOPE_BIN, "report", (d.path() / "run.sqlite").string(), "--ranks", "0"});
   ASSERT_EQ(res.rc, 0) << res.err;
   EXPECT_NE(res.out.find("memory measured (the GPU allocator's events, device 0): "), std::string::npos) << res.out;
@@ -135,7 +135,7 @@ TEST(NsysMemory, ReportShowsTheMeasuredPeakOfAnExport) {
 
 TEST(NsysMemory, AnExportWithoutTheRecordsSaysHowToCaptureThem) {
   test::TempDir d;
-  write_export(d.path() / "run.sqlite");
+  write_memory_export(d.path() / "run.sqlite");
   test::Sql(d.path() / "run.sqlite", true).exec("DROP TABLE CUDA_GPU_MEMORY_USAGE_EVENTS");
   const test::RunResult res = test::run({SHARDSCOPE_BIN, "report", (d.path() / "run.sqlite").string(), "--ranks", "0"});
   ASSERT_EQ(res.rc, 0) << res.err;

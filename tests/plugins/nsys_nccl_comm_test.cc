@@ -24,7 +24,7 @@ using namespace shardscope;
 
 namespace {
 
-constexpr int64_t kMs = 1'000'000;
+constexpr int64_t kOneMs = 1'000'000;
 constexpr uint64_t kWorld = 0xf1e2d3c4b5a69788;  // above INT64_MAX, as half of all hashes are
 
 struct Options {
@@ -50,7 +50,7 @@ std::string coll_payload(uint64_t comm, uint64_t bytes) {
   return b;
 }
 
-void write_export(const fs::path& file, const Options& o) {
+void write_comm_export(const fs::path& file, const Options& o) {
   test::Sql db(file, true);
   db.exec(
       "BEGIN;" + test::export_tables_sql(", jsonText TEXT, binaryData TEXT") +
@@ -101,12 +101,12 @@ void write_export(const fs::path& file, const Options& o) {
     const int64_t gpid = (int64_t(1) << 48) | (p.pid << 24), gtid = gpid | p.pid;
     db.exec(fmt::format("INSERT INTO PROCESSES VALUES ({}, {}, 'python3')", gpid, p.pid));
     if (o.init)
-      range(kMs, 2 * kMs, "ncclCommInitRank", gtid,
+      range(kOneMs, 2 * kOneMs, "ncclCommInitRank", gtid,
             fmt::format(R"({{"NCCL communicator ID": {}, "No. of ranks": 2, "Rank": {}, "CUDA device": {}}})", kWorld,
                         o.clash ? 0 : p.nccl_rank, p.device),
             init_payload(kWorld, 2, o.clash ? 0 : p.nccl_rank));
     for (int i = 0; i < 3; ++i) {
-      const int64_t launch = (10 + 10 * i) * kMs, start = launch + kMs / 10, corr = 50 + i;
+      const int64_t launch = (10 + 10 * i) * kOneMs, start = launch + kOneMs / 10, corr = 50 + i;
       const std::string comm = o.comm ? fmt::format(R"("NCCL communicator ID": {}, )", kWorld) : "";
       range(launch - 1000, launch + 9000, "ncclAllReduce", gtid,
             fmt::format(R"({{{}"Message size [bytes]": {}}})", comm, 1 << 20),
@@ -114,7 +114,7 @@ void write_export(const fs::path& file, const Options& o) {
       db.exec(fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES ({}, {}, 0, {}, {}, 2, 0)", launch,
                           launch + 5000, gtid, corr));
       db.exec(fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES ({}, {}, {}, 7, {}, {}, 1, 1)", start,
-                          start + kMs, p.device, corr, gpid));
+                          start + kOneMs, p.device, corr, gpid));
       if (o.table)
         db.exec(fmt::format("INSERT INTO NCCL_OPERATIONS VALUES ({}, {}, {}, {}, 3, {}, {}, {}{})", launch,
                             launch + 5000, gtid, corr, int64_t(kWorld), i + 1, 1 << 20,
@@ -165,7 +165,7 @@ class NcclCommInit : public ::testing::TestWithParam<bool> {};  // JSON payloads
 TEST_P(NcclCommInit, RanksFromNcclNotPidOrderAndGroupSizeFromTheInit) {
   test::TempDir d;
   const fs::path db = d.path() / "nccl.sqlite";
-  write_export(db, {.json = GetParam()});
+  write_comm_export(db, {.json = GetParam()});
   plugins::LoadResult run = plugins::load({db});
   ASSERT_EQ(run.trace.ranks.size(), 2u);
   std::map<int64_t, int> rank_of_pid;
@@ -197,7 +197,7 @@ INSTANTIATE_TEST_SUITE_P(Payloads, NcclCommInit, ::testing::Values(false, true),
 TEST(NsysNcclComm, ClashingNcclRanksFallBackToPidOrder) {
   test::TempDir d;
   const fs::path db = d.path() / "nccl.sqlite";
-  write_export(db, {.clash = true});
+  write_comm_export(db, {.clash = true});
   plugins::LoadResult run = plugins::load({db});
   ASSERT_EQ(run.trace.ranks.size(), 2u);
   std::map<int64_t, int> rank_of_pid;
@@ -216,7 +216,7 @@ TEST(NsysNcclComm, ClashingNcclRanksFallBackToPidOrder) {
 TEST(NsysNcclComm, GroupSizeCountedFromTheFilesRanksAndSaidSo) {
   test::TempDir d;
   const fs::path db = d.path() / "nccl.sqlite";
-  write_export(db, {.init = false});
+  write_comm_export(db, {.init = false});
   plugins::LoadResult run = plugins::load({db});
   ASSERT_EQ(run.trace.ranks.size(), 2u);
   for (const model::Rank& r : run.trace.ranks) {
@@ -236,7 +236,7 @@ TEST(NsysNcclComm, WithoutACommunicatorTheSizeStaysUnknown) {
   for (bool json_payloads : {false, true}) {
     test::TempDir d;
     const fs::path db = d.path() / "nccl.sqlite";
-    write_export(db, {.json = json_payloads, .init = false, .comm = false});
+    write_comm_export(db, {.json = json_payloads, .init = false, .comm = false});
     plugins::LoadResult run = plugins::load({db});
     ASSERT_EQ(run.trace.ranks.size(), 2u);
     for (const model::Rank& r : run.trace.ranks) {
@@ -253,7 +253,7 @@ TEST(NsysNcclComm, WithoutACommunicatorTheSizeStaysUnknown) {
 TEST(NsysNcclComm, TheTablesSizeColumnFirst) {
   test::TempDir d;
   const fs::path db = d.path() / "nccl.sqlite";
-  write_export(db, {.table = true, .table_size = 4});
+  write_comm_export(db, {.table = true, .table_size = 4});
   plugins::LoadResult run = plugins::load({db});
   ASSERT_EQ(run.trace.ranks.size(), 2u);
   for (const model::Rank& r : run.trace.ranks) {
@@ -268,7 +268,7 @@ TEST(NsysNcclComm, TheTablesSizeColumnFirst) {
 
   // The same table without the column: the init's size.
   const fs::path db2 = d.path() / "nccl2.sqlite";
-  write_export(db2, {.table = true});
+  write_comm_export(db2, {.table = true});
   plugins::LoadResult run2 = plugins::load({db2});
   for (const model::Rank& r : run2.trace.ranks)
     EXPECT_EQ(r.metadata["nsys"]["group_size_from"], json({{nsys::kSizeFromInit, 3}}));

@@ -21,7 +21,7 @@ namespace {
 constexpr int64_t kMs = 1'000'000;
 
 // `with_table`: write the composite table (named here as no export is known to; found by its columns).
-void write_export(const fs::path& file, bool with_table) {
+void write_table_export(const fs::path& file, bool with_table) {
   test::Sql db(file, true);
   db.exec(
       "BEGIN;"
@@ -72,7 +72,7 @@ void write_export(const fs::path& file, bool with_table) {
 TEST(NsysNcclTable, PairsInstancesBySequenceNumberAndSizesThem) {
   test::TempDir d;
   const fs::path db = d.path() / "nccl.sqlite";
-  write_export(db, true);
+  write_table_export(db, true);
   plugins::LoadResult run = plugins::load({db});
   ASSERT_EQ(run.trace.ranks.size(), 2u);
   for (const model::Rank& r : run.trace.ranks) {
@@ -118,7 +118,7 @@ TEST(NsysNcclTable, PairsInstancesBySequenceNumberAndSizesThem) {
 TEST(NsysNcclTable, WithoutItInstancesPairByPosition) {
   test::TempDir d;
   const fs::path db = d.path() / "nccl.sqlite";
-  write_export(db, false);
+  write_table_export(db, false);
   auto out = test::run({SHARDSCOPE_BIN, "report", db.string(), "--format", "json", "--ranks", "all"});
   ASSERT_EQ(out.rc, 0) << out.err;
   json j = json::parse(out.out, nullptr, false);

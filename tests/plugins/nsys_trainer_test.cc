@@ -26,14 +26,14 @@ using namespace shardscope;
 
 namespace {
 
-class Writer {
+class TrainerExport {
  public:
   // `payloads`: write the trainer's unit/step payloads (int64Value), as a CUDA build of the tracer pushes them.
-  Writer(const fs::path& file, bool payloads) : db_(file, true), payloads_(payloads) {
+  TrainerExport(const fs::path& file, bool payloads) : db_(file, true), payloads_(payloads) {
     db_.exec("BEGIN;" + test::export_tables_sql(payloads ? ", int64Value INTEGER, jsonText TEXT" : "") +
              "INSERT INTO NVTX_EVENTS (start, end, eventType, text, domainId) VALUES (0, NULL, 75, 'NCCL', 1);");
   }
-  ~Writer() { db_.exec("COMMIT"); }
+  ~TrainerExport() { db_.exec("COMMIT"); }
 
   // One trainer rank as its own process. Returns what was written, by kind.
   std::map<std::string, int> add_rank(const json& trace) {
@@ -175,7 +175,7 @@ TEST_P(NsysTrainer, SameEventsUnitsStepsAndVerdictAsItsOwnFile) {
   test::TempDir d;
   const fs::path db = d.path() / "train.sqlite";
   {
-    Writer w(db, true);
+    TrainerExport w(db, true);
     for (int r = 0; r < 2; ++r) {
       auto n = w.add_rank(test::read_gz_json(dir / fmt::format("trace.rank{}.json.gz", r)));
       EXPECT_GT(n["kernel"], 1000);
@@ -230,7 +230,7 @@ TEST(NsysTrainer, WithoutPayloadsSaysUnitsAreUnknown) {
   test::TempDir d;
   const fs::path db = d.path() / "old.sqlite";
   {
-    Writer w(db, false);
+    TrainerExport w(db, false);
     w.add_rank(test::read_gz_json(fs::path(SHARDSCOPE_DATA_DIR) / "h100_nccl2" / "shardscope_train_pre" /
                                   "trace.rank0.json.gz"));
   }

@@ -12,9 +12,7 @@ namespace {
 
 namespace k = report_keys;
 
-nlohmann::json optional_number(const std::optional<double>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
+nlohmann::json link_number(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 
 class Links final : public Section {
  public:
@@ -57,8 +55,8 @@ class Links final : public Section {
            {k::kFastestNs, l.fastest_ns},
            {k::kBytes, l.sized ? nlohmann::json(l.bytes) : nlohmann::json(nullptr)},
            {k::kSizedCount, l.sized},
-           {k::kAlgbwGbps, optional_number(l.algbw_gbps())},
-           {k::kBusbwGbps, optional_number(l.busbw_gbps())},
+           {k::kAlgbwGbps, link_number(l.algbw_gbps())},
+           {k::kBusbwGbps, link_number(l.busbw_gbps())},
            {k::kGroupSize, l.group_size ? nlohmann::json(l.group_size) : nlohmann::json(nullptr)}});
   }
 
