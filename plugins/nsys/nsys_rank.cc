@@ -71,12 +71,13 @@ class RankBuilder {
   template <typename Q>
   bool times(Q& q, int c, model::Event& e) {
     const int64_t s = q.i64_or(c, model::kUnknown), end = q.i64_or(c + 1, model::kUnknown);
-    int64_t ts = 0, te = 0;
+    int64_t ts = 0, te = 0, dur = 0;
+    // A start near INT64_MIN and a small end do not fit one duration either (found by fuzz_nsys_grammar).
     if (s == model::kUnknown || end == model::kUnknown || end < s || __builtin_add_overflow(s, x_.base_ns, &ts) ||
-        __builtin_add_overflow(end, x_.base_ns, &te) || ts == model::kUnknown)
+        __builtin_add_overflow(end, x_.base_ns, &te) || ts == model::kUnknown || __builtin_sub_overflow(te, ts, &dur))
       return false;
     e.ts_ns = ts;
-    e.dur_ns = te - ts;
+    e.dur_ns = dur;
     return true;
   }
 

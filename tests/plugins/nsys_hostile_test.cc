@@ -180,6 +180,33 @@ TEST(NsysExport, HostileValuesAreReadPastNeverCrash) {
   EXPECT_NE(all.find("out-of-range times"), std::string::npos) << all;  // the session start pushes them past int64
 }
 
+// fuzz_nsys_grammar's regress_duration_overflow: a start near INT64_MIN and a small end each fit, their
+// difference does not. The row is counted out of range, never kept with a wrapped (negative) duration.
+TEST(NsysExport, ASpanWiderThanInt64IsOutOfRangeNotANegativeDuration) {
+  test::TempDir d;
+  const fs::path f = d.path() / "wide.sqlite";
+  {
+    test::Sql db(f, true);
+    db.exec(
+        "CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT); INSERT INTO StringIds VALUES (1, 'k');"
+        "CREATE TABLE TARGET_INFO_SESSION_START_TIME(utcEpochNs INTEGER); INSERT INTO TARGET_INFO_SESSION_START_TIME "
+        "VALUES (0);"
+        "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start, end, deviceId, streamId, correlationId, globalPid, "
+        "demangledName, shortName);"
+        "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (-9223372036854775708, 200, 0, 7, 1, 0, 1, 1),"
+        "(100, 300, 0, 7, 2, 0, 1, 1);");
+  }
+  plugins::LoadResult r;
+  ASSERT_NO_THROW(r = plugins::load({f}));
+  ASSERT_EQ(r.trace.ranks.size(), 1u);
+  std::vector<int64_t> durations;
+  for (const model::Track& t : r.trace.ranks[0].tracks)
+    for (const model::Event& e : t.events) durations.push_back(e.dur_ns);
+  EXPECT_EQ(durations, std::vector<int64_t>{200});  // the well-formed kernel alone
+  std::string all = fmt::format("{}", fmt::join(r.warnings, "\n"));
+  EXPECT_NE(all.find("out-of-range times"), std::string::npos) << all;
+}
+
 TEST(NsysExport, NotAnExportDamagedOrCutOffIsOneError) {
   test::TempDir d;
   const fs::path other = d.path() / "other.sqlite";
