@@ -18,8 +18,6 @@ using shardscope::test::write_trainer_trace;
 
 namespace {
 
-const std::string kHtmlBin = SHARDSCOPE_BIN;
-
 std::string hostile(const std::string& field) { return "<b id=" + field + ">\"'&"; }
 // The tag as text; the quotes and ampersand after it are escaped too, though a JSON value's quote is printed
 // as \&quot; (the warning shows the value as JSON), so only the tag is looked for.
@@ -37,7 +35,7 @@ TEST(HtmlEscaping, EveryTextFromATraceIsShownAsTextNeverAsMarkup) {
                           {"comment", hostile(r == 0 ? "config0" : "config1")}};
     write_trainer_trace(dir / (hostile("file") + std::to_string(r) + ".json"), o);
   }
-  auto r = run({kHtmlBin, "report", dir.string(), "--format", "html", "--ranks", "all", "--steps", "all"});
+  auto r = run({SHARDSCOPE_BIN, "report", dir.string(), "--format", "html", "--ranks", "all", "--steps", "all"});
   ASSERT_EQ(r.rc, 0) << r.err;
   for (const char* field : {"dir", "file", "kernel", "configured", "config0", "config1"})
     EXPECT_NE(r.out.find(escaped(field)), std::string::npos) << field << " is not printed, or not escaped as expected\n"

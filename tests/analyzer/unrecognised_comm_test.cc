@@ -18,8 +18,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kShardscopeBin = SHARDSCOPE_BIN;
-
 // Four kernels of an unknown library's MoE exchange and its layer's compute (the exchange the longest), a copy,
 // and `extra` events; distributedInfo as given ("" none).
 std::string trace(const std::string& dist, const std::string& extra = "") {
@@ -42,7 +40,7 @@ fs::path write(const fs::path& dir, const std::string& name, const std::string& 
 TEST(UnrecognisedComm, ADistributedRankWithoutCollectivesNamesItsLongestKernels) {
   TempDir d;
   const fs::path f = write(d.path(), "rank3.json", trace(R"({"rank": 3, "world_size": 8, "backend": "nccl"})"));
-  auto r = run({kShardscopeBin, "report", f.string()});
+  auto r = run({SHARDSCOPE_BIN, "report", f.string()});
   ASSERT_EQ(r.rc, 0) << r.err;
   const std::string want =
       "warning: no communication recognised on rank 3, though its trace says world size 8: its longest kernels, "
@@ -51,12 +49,12 @@ TEST(UnrecognisedComm, ADistributedRankWithoutCollectivesNamesItsLongestKernels)
       "shardscope knows";
   EXPECT_NE(r.out.find(want), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("relu_kernel ("), std::string::npos);  // the fourth longest, and the copy, are not named
-  auto j = run({kShardscopeBin, "report", f.string(), "--format", "json"});
+  auto j = run({SHARDSCOPE_BIN, "report", f.string(), "--format", "json"});
   ASSERT_EQ(j.rc, 0) << j.err;
   const json warnings = json::parse(j.out)["warnings"];
   ASSERT_EQ(warnings.size(), 1u) << warnings.dump();
   EXPECT_EQ("warning: " + warnings[0].get<std::string>(), want);
-  auto h = run({kShardscopeBin, "report", f.string(), "--format", "html"});
+  auto h = run({SHARDSCOPE_BIN, "report", f.string(), "--format", "html"});
   EXPECT_NE(h.out.find("no communication recognised on rank 3"), std::string::npos);
 }
 
@@ -64,7 +62,7 @@ TEST(UnrecognisedComm, SeveralRanksLoadedSayItWithoutAWorldSize) {
   TempDir d;
   write(d.path() / "run", "a.json", trace(R"({"rank": 0})"));
   write(d.path() / "run", "b.json", trace(R"({"rank": 1})"));
-  auto r = run({kShardscopeBin, "report", (d.path() / "run").string()});
+  auto r = run({SHARDSCOPE_BIN, "report", (d.path() / "run").string()});
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_NE(r.out.find("warning: no communication recognised on ranks 0-1, though 2 ranks were loaded: rank 0's "
                        "longest kernels, counted as compute, are void mylib::token_exchange<8>(int4*)"),
@@ -85,7 +83,7 @@ TEST(UnrecognisedComm, NoWarningForOneRankOrWhereACollectiveIsRecognised) {
                                        R"J(,
 {"ph": "X", "cat": "kernel", "name": "void deep_ep::internode::combine<8>(int4*)", "pid": 0, "tid": 21, "ts": 0, "dur": 5, "args": {"stream": 21}})J"));
   for (const fs::path& f : {alone, no_dist, nccl, deep_ep}) {
-    auto r = run({kShardscopeBin, "report", f.string()});
+    auto r = run({SHARDSCOPE_BIN, "report", f.string()});
     ASSERT_EQ(r.rc, 0) << f << r.err;
     EXPECT_EQ(r.out.find("no communication recognised"), std::string::npos) << f << r.out;
   }

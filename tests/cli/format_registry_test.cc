@@ -22,13 +22,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-void write_file_text(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
-
 TEST(FormatRegistry, AToyFormatLoadsFromADirectory) {
   plugins::Registry reg = registry_with_toy();
   TempDir d;
-  write_file_text(d.path() / "run.toy", "TOYTRACE\ngemm 1000 500\nsoftmax 2000 100\n");
-  write_file_text(d.path() / "notes.txt", "not a trace, not listed");
+  write_file(d.path() / "run.toy", "TOYTRACE\ngemm 1000 500\nsoftmax 2000 100\n");
+  write_file(d.path() / "notes.txt", "not a trace, not listed");
   EXPECT_EQ(plugins::expand_inputs({d.path()}, &reg), std::vector<fs::path>{d.path() / "run.toy"});
   plugins::LoadResult r = plugins::load({d.path()}, {.registry = &reg});
   ASSERT_EQ(r.trace.ranks.size(), 1u);
@@ -43,7 +41,7 @@ TEST(FormatRegistry, InspectDescribesAToyFile) {
   plugins::Registry reg = registry_with_toy();
   TempDir d;
   const fs::path toy = d.path() / "run.toy";
-  write_file_text(toy, "TOYTRACE\ngemm 1000 500\nsoftmax 2000 100\n");
+  write_file(toy, "TOYTRACE\ngemm 1000 500\nsoftmax 2000 100\n");
   std::ostringstream out, err;
   ASSERT_EQ(cli::inspect({toy.string()}, true, out, err, &reg), 0) << err.str();
   nlohmann::json j = nlohmann::json::parse(out.str());

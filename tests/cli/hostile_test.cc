@@ -23,8 +23,6 @@ namespace {
 namespace fs = std::filesystem;
 const std::string kHeader = R"({"shardscope":{"schema_version":1,"rank":0,"world_size":1)";
 
-void write_hostile(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
-
 // One gzip member of `text`.
 std::string gzip(const std::string& text) {
   z_stream zs{};
@@ -70,7 +68,7 @@ TEST(Hostile, DeepNestingInEveryHeaderObject) {
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
   for (const char* key : {"clock", "run_config", "tracer"}) {
     fs::path f = dir.path() / (std::string("deep_") + key + ".json");
-    write_hostile(f, kHeader + ",\"" + key + "\":" + deep + "},\"traceEvents\":[]}");
+    write_file(f, kHeader + ",\"" + key + "\":" + deep + "},\"traceEvents\":[]}");
     expect_refused_everywhere(f.string(), "nested deeper than 128 levels");
   }
   // Inside an event's args, and objects rather than arrays.
@@ -78,15 +76,13 @@ TEST(Hostile, DeepNestingInEveryHeaderObject) {
   for (int i = 0; i < 50000; ++i) objs += "{\"a\":";
   objs += "1" + std::string(50000, '}');
   fs::path args = dir.path() / "deep_args.json";
-  write_hostile(
-      args, kHeader + "},\"traceEvents\":[{\"ph\":\"i\",\"name\":\"x\",\"pid\":0,\"tid\":1,\"ts\":1,\"args\":" + objs +
-                "}]}");
+  write_file(args, kHeader + "},\"traceEvents\":[{\"ph\":\"i\",\"name\":\"x\",\"pid\":0,\"tid\":1,\"ts\":1,\"args\":" +
+                       objs + "}]}");
   expect_refused_everywhere(args.string(), "nested deeper than 128 levels");
   // Kineto's distributedInfo (report reads Kineto files).
   fs::path kineto = dir.path() / "deep_kineto.json";
-  write_hostile(kineto,
-                "{\"schemaVersion\":1,\"distributedInfo\":" + deep +
-                    ",\"traceEvents\":[{\"ph\":\"X\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":1.5,\"dur\":2}]}");
+  write_file(kineto, "{\"schemaVersion\":1,\"distributedInfo\":" + deep +
+                         ",\"traceEvents\":[{\"ph\":\"X\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":1.5,\"dur\":2}]}");
   expect_refused({"report", kineto.string()}, kineto.string(),
                  "distributedInfo nests objects and arrays deeper than 128 levels");
 }
@@ -105,7 +101,7 @@ TEST(Hostile, GzipTrailerIsNeverTrusted) {
   std::string g = gzip(std::string(1000, ' '));
   std::string lie = g.substr(0, 18) + std::string("\xff\xff\xff\xff\0\0\0\0", 8);
   fs::path f = dir.path() / "lie.json.gz";
-  write_hostile(f, lie.substr(0, 26));
+  write_file(f, lie.substr(0, 26));
   for (const char* cmd : {"inspect", "report"}) {
     std::vector<std::string> a = {"/usr/bin/timeout", "-s", "KILL", "20", SHARDSCOPE_BIN, cmd, f.string()};
     rusage before{}, after{};
@@ -126,21 +122,21 @@ TEST(Hostile, GzipBombsStopAtTheLimit) {
   std::string multi = gzip(kHeader + "},\"traceEvents\":[");
   for (int i = 0; i < 16; ++i) multi += ws;
   fs::path m = dir.path() / "ws_bomb.json.gz";
-  write_hostile(m, multi);
+  write_file(m, multi);
   // One member of 80 MiB of valid events: its trailer is plausible, so libdeflate's one-pass path meets it.
   std::string ev =
       R"({"ph":"X","name":"kernel","cat":"kernel","pid":0,"tid":7,"ts":1000,"dur":5,"args":{"stream":7}},)";
   std::string events = kHeader + "},\"traceEvents\":[";
   while (events.size() < (80u << 20)) events += ev;
   fs::path one = dir.path() / "event_bomb.json.gz";
-  write_hostile(one, gzip(events));
+  write_file(one, gzip(events));
   for (const fs::path& f : {m, one})
     for (const char* cmd : {"inspect", "report"})
       expect_refused({cmd, "--max-trace-bytes", "64MiB", f.string()}, f.string(),
                      "inflates to more than 64 MiB of JSON text, the limit (--max-trace-bytes raises it)", 10);
   // The limit also bounds plain files.
   fs::path plain = dir.path() / "big.json";
-  write_hostile(plain, kHeader + "},\"traceEvents\":[" + std::string(2 << 20, ' ') + "]}");
+  write_file(plain, kHeader + "},\"traceEvents\":[" + std::string(2 << 20, ' ') + "]}");
   expect_refused({"inspect", "--max-trace-bytes", "1MiB", plain.string()}, plain.string(), "over the limit of 1 MiB");
   // Raised, the same file loads.
   RunResult ok = run({SHARDSCOPE_BIN, "inspect", "--max-trace-bytes", "4MiB", plain.string()});
@@ -168,7 +164,7 @@ TEST(Hostile, LongUnterminatedStringInGzipIsACutNotAHang) {
                      R"(},"traceEvents":[{"ph":"i","name":"kept","pid":0,"tid":1,"ts":1},{"ph":"X","name":")" +
                      std::string(40'000'000, 'a');
   fs::path f = dir.path() / "long_string.json.gz";
-  write_hostile(f, gzip(text));
+  write_file(f, gzip(text));
   const uint64_t at = text.find("\"aaaa");
   for (const char* cmd : {"inspect", "report"}) {
     auto t0 = std::chrono::steady_clock::now();
@@ -182,7 +178,7 @@ TEST(Hostile, LongUnterminatedStringInGzipIsACutNotAHang) {
   }
   // A string over the limit that does end is refused where it starts.
   fs::path closed = dir.path() / "long_closed.json";
-  write_hostile(closed, kHeader + R"(},"traceEvents":[{"ph":"X","name":")" + std::string(20 << 20, 'a') + "\"}]}");
+  write_file(closed, kHeader + R"(},"traceEvents":[{"ph":"X","name":")" + std::string(20 << 20, 'a') + "\"}]}");
   expect_refused({"report", closed.string()}, closed.string(), "over the limit of 16 MiB");
 }
 
@@ -202,7 +198,7 @@ TEST(Hostile, TimesOutOfRangeAreErrors) {
   };
   for (const Case& c : cases) {
     fs::path f = dir.path() / c.name;
-    write_hostile(f, kHeader + ev + c.fields + "}]}");
+    write_file(f, kHeader + ev + c.fields + "}]}");
     expect_refused_everywhere(f.string(), c.what);
   }
 }
@@ -224,7 +220,7 @@ TEST(Hostile, HeaderFieldsOfTheWrongKind) {
   };
   for (const Case& c : cases) {
     fs::path f = dir.path() / c.name;
-    write_hostile(f, c.header + R"(,"traceEvents":[]})");
+    write_file(f, c.header + R"(,"traceEvents":[]})");
     expect_refused_everywhere(f.string(), c.what);
   }
 }
@@ -235,7 +231,7 @@ TEST(Hostile, InspectReadsAKinetoFileAsReportDoes) {
   for (int i = 0; i < 200000; ++i) events += R"({"ph":"X","name":"k","pid":0,"tid":7,"ts":1.5,"dur":2},)";
   events += R"({"name":"Record Window End","ph":"i","s":"g","pid":"","tid":"","ts":5}]})";
   fs::path f = dir.path() / "kineto.json";
-  write_hostile(f, events);
+  write_file(f, events);
   RunResult i = run({SHARDSCOPE_BIN, "inspect", f.string()});
   EXPECT_EQ(i.rc, 0) << i.err;
   EXPECT_NE(i.out.find("(kineto)"), std::string::npos) << i.out;
@@ -250,23 +246,23 @@ TEST(Hostile, BareArrays) {
   const std::string ev = R"({"name":"a","ph":"X","ts":1,"dur":1,"tid":1,"pid":"CPU functions")";
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
   fs::path nested = dir.path() / "nested.json";
-  write_hostile(nested, deep);
+  write_file(nested, deep);
   expect_refused({"report", nested.string()}, nested.string(), "unknown format: no importer reads it");
   fs::path deep_event = dir.path() / "deep_event.json";
-  write_hostile(deep_event, "[" + ev + "}," + deep + "]");
+  write_file(deep_event, "[" + ev + "}," + deep + "]");
   expect_refused({"report", deep_event.string()}, deep_event.string(), "at byte 68: array[1] is not an object");
   fs::path number = dir.path() / "number.json";
-  write_hostile(number, "[" + ev + "},\"x\"]");
+  write_file(number, "[" + ev + "},\"x\"]");
   expect_refused({"report", number.string()}, number.string(), "at byte 68: array[1] is not an object");
   // Deep args are read past, as in the object form: the event loads.
   fs::path deep_args = dir.path() / "deep_args.json";
-  write_hostile(deep_args, "[" + ev + ",\"args\":" + deep + "}]");
+  write_file(deep_args, "[" + ev + ",\"args\":" + deep + "}]");
   RunResult r = run({SHARDSCOPE_BIN, "report", "--format", "json", deep_args.string()});
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(nlohmann::json::parse(r.out)["ranks"][0]["events"], 1);
   // Cut in its third event: the two before it, and one warning saying so.
   fs::path cut = dir.path() / "cut.json";
-  write_hostile(cut, "[" + ev + "}," + ev + "}," + ev.substr(0, 20));
+  write_file(cut, "[" + ev + "}," + ev + "}," + ev.substr(0, 20));
   r = run({SHARDSCOPE_BIN, "report", "--format", "json", cut.string()});
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_NE(r.err.find(cut.string() + ": file cut off at byte 135 of 155: read the 2 whole events before the cut"),
@@ -278,7 +274,7 @@ TEST(Hostile, BareArrays) {
 TEST(Hostile, ZeroLengthDeviceEventsKeepSharesInRange) {
   TempDir dir;
   fs::path f = dir.path() / "zero.json";
-  write_hostile(f, kHeader + R"(},"traceEvents":[
+  write_file(f, kHeader + R"(},"traceEvents":[
 {"ph":"X","name":"ncclDevKernel_ReduceScatter_Sum_f32_RING_LL","cat":"comm","pid":0,"tid":7,"ts":10.3,"dur":0,"args":{"stream":7}},
 {"ph":"X","name":"ncclDevKernel_ReduceScatter_Sum_f32_RING_LL","cat":"comm","pid":0,"tid":7,"ts":500.3,"dur":0,"args":{"stream":7}},
 {"ph":"X","name":"gemm","cat":"kernel","pid":0,"tid":7,"ts":100,"dur":3,"args":{"stream":7}}]})");
@@ -292,7 +288,7 @@ TEST(Hostile, ZeroLengthDeviceEventsKeepSharesInRange) {
 TEST(Hostile, ImplausibleParameterCountIsNotApplicable) {
   TempDir dir;
   fs::path f = dir.path() / "params.json";
-  write_hostile(
+  write_file(
       f,
       kHeader +
           R"(,"run_config":{"sharding":"full_shard","world_size":1,"units":[{"id":0,"params":1e308},{"id":1,"params":1e308}]}},"traceEvents":[
@@ -320,7 +316,7 @@ TEST(Hostile, StragglerTotalsNeverWrap) {
            R"({"ph":"X","name":"ncclDevKernel_AllGather_RING_LL","cat":"comm","pid":0,"tid":7,"ts":)" +
            std::to_string(10 + i * 10) + R"(,"dur":1,"args":{"stream":7}})";
     fs::path f = dir.path() / ("rank" + std::to_string(r) + ".json");
-    write_hostile(f, t + "]}");
+    write_file(f, t + "]}");
     return f.string();
   };
   std::string a = rank(0, "-9000000000000000000"), b = rank(1, "9000000000000000000");
@@ -352,7 +348,7 @@ TEST(Hostile, ClockPairsBeyondInt64MapNoWallStart) {
                     realtime +
                     R"(}}},"traceEvents":[{"ph":"X","name":"step","cat":"range","pid":0,"tid":1,"ts":10,"dur":1}]})";
     fs::path f = dir.path() / ("rank" + std::to_string(r) + ".json");
-    write_hostile(f, t);
+    write_file(f, t);
     return f.string();
   };
   std::string a = rank(0, "-9000000000000000000", "9000000000000000000"), b = rank(1, "0", "1700000000000000000");
@@ -422,9 +418,9 @@ TEST(Hostile, AbsurdMemoryCountersPrintAsOutOfRange) {
   for (const char* c : {"sharded_params", "gradients", "optimizer_state", "allocator_total"})
     events += std::string(R"(,{"ph":"C","name":"memory.)") + c +
               R"(","cat":"counter","pid":1,"tid":1,"ts":101,"args":{"value":1e308}})";
-  write_hostile(f, kHeader +
-                       R"(,"run_config":{"sharding":"full_shard","world_size":1,"units":[{"id":0,"params":1000}]}},)" +
-                       R"("traceEvents":[)" + events + "]}");
+  write_file(f, kHeader +
+                    R"(,"run_config":{"sharding":"full_shard","world_size":1,"units":[{"id":0,"params":1000}]}},)" +
+                    R"("traceEvents":[)" + events + "]}");
   for (const char* fmt : {"text", "md", "html"}) {
     RunResult r = run({SHARDSCOPE_BIN, "report", "--format", fmt, "--ranks", "all", f.string()});
     ASSERT_EQ(r.rc, 0) << r.err;

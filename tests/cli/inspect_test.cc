@@ -13,10 +13,6 @@ namespace {
 
 using json = nlohmann::json;
 
-void write_inspected(const std::filesystem::path& p, const std::string& text) {
-  std::ofstream(p, std::ios::binary) << text;
-}
-
 TEST(Cli, HelpVersionAndWrongFlags) {
   RunResult help = run({SHARDSCOPE_BIN, "--help"});
   EXPECT_EQ(help.rc, 0);
@@ -67,9 +63,9 @@ TEST(Cli, InspectsFilesTheTracerWrote) {
 TEST(Cli, BadFilesNameFileAndByteAndExit2) {
   TempDir dir;
   auto empty = dir.path() / "empty.json", garbage = dir.path() / "garbage.json", headless = dir.path() / "h.json";
-  write_inspected(empty, "");
-  write_inspected(garbage, "{\"shardscope\": nope}");
-  write_inspected(headless, R"({"shardscope_x": 1, "events": 3})");
+  write_file(empty, "");
+  write_file(garbage, "{\"shardscope\": nope}");
+  write_file(headless, R"({"shardscope_x": 1, "events": 3})");
   auto missing = dir.path() / "missing.json";
   for (auto [path, expect] : std::vector<std::pair<std::filesystem::path, std::string>>{
            {empty, "at byte 0: empty file"},
@@ -108,7 +104,7 @@ TEST(Cli, InspectReadsWhatReportReads) {
 TEST(Cli, AnNsightReportGetsTheExportCommand) {
   TempDir dir;
   auto rep = dir.path() / "run.nsys-rep";
-  write_inspected(rep, std::string("\x00\x01binary", 8));
+  write_file(rep, std::string("\x00\x01binary", 8));
   const std::string hint =
       "an Nsight Systems report; shardscope reads its SQLite export: nsys export --type sqlite "
       "--output " +
@@ -176,7 +172,7 @@ TEST(Cli, TruncatedFileLoadsWithWarning) {
   std::ifstream in(trace);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   size_t cut = text.size() - 30;
-  write_inspected(trace, text.substr(0, cut));
+  write_file(trace, text.substr(0, cut));
   RunResult r = run({SHARDSCOPE_BIN, "inspect", trace.string()});
   EXPECT_EQ(r.rc, 0) << r.err;
   EXPECT_NE(r.err.find("warning: " + trace.string() + ": file cut off at byte " + std::to_string(cut)),

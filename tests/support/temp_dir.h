@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <fstream>
 #include <stdexcept>
 #include <string>
 
@@ -25,5 +26,10 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+// Writes `text` to `p` as it is (a trace, a damaged file, a folder's stray file).
+inline void write_file(const std::filesystem::path& p, const std::string& text) {
+  std::ofstream(p, std::ios::binary) << text;
+}
 
 }  // namespace shardscope::test
