@@ -68,6 +68,8 @@ struct Event {
   uint8_t flags = 0;
 
   int64_t end_ns() const { return ts_ns + dur_ns; }
+  // When the host asked for it (a collective's issue, a kernel's launch), else its start.
+  int64_t issued_or_start_ns() const { return issued_ns != kUnknown ? issued_ns : ts_ns; }
   bool is_device() const { return cls != IntervalClass::Host; }
 };
 static_assert(sizeof(Event) <= 64, "the model's event must stay compact");

@@ -156,7 +156,7 @@ std::vector<Step> steps_from_collectives(const Rank& rank) {
   for (const Track& t : rank.tracks)
     for (const Event& e : t.events)
       if (e.cls == IntervalClass::Communication && e.coll != CollectiveKind::None)
-        s.push_back({e.issued_ns != kUnknown ? e.issued_ns : e.ts_ns, e.coll, e.bytes});
+        s.push_back({e.issued_or_start_ns(), e.coll, e.bytes});
   std::stable_sort(s.begin(), s.end(), [](const Issued& a, const Issued& b) { return a.at < b.at; });
   const size_t p = smallest_period(s);
   if (p == 0 || s.size() < 2 * p) return {};
@@ -182,7 +182,7 @@ void set_steps(Rank& r, std::vector<Step> steps, bool device_windows) {
     for (Event& e : t.events) {
       if (!e.is_device()) continue;
       e.step = -1;
-      const int64_t at = e.issued_ns != kUnknown ? e.issued_ns : e.ts_ns;
+      const int64_t at = e.issued_or_start_ns();
       auto it = std::upper_bound(r.steps.begin(), r.steps.end(), at,
                                  [](int64_t x, const Step& s) { return x < s.host_start_ns; });
       if (it != r.steps.begin() && at < std::prev(it)->host_end_ns) e.step = int32_t(std::prev(it) - r.steps.begin());

@@ -25,8 +25,6 @@ struct Ref {
   EventRef at;
 };
 
-int64_t issued(const Event& e) { return e.issued_ns != model::kUnknown ? e.issued_ns : e.ts_ns; }
-
 // The events the check reads, found once.
 struct Inputs {
   std::vector<Ref> bcs, fwds, ags, rss, phases;
@@ -195,20 +193,20 @@ UnitPrefetch pair_of(const Ref& current, const Ref& following, const Ref* ag, co
   u.compute_start_ns = cur.ts_ns;
   u.compute_end_ns = cur.end_ns();
   u.next_compute_start_ns = next.ts_ns;
-  u.issued_ns = issued(a);
+  u.issued_ns = a.issued_or_start_ns();
   u.ag_start_ns = a.ts_ns;
   u.ag_end_ns = a.end_ns();
   // Issue order is a host matter: on a GPU the host runs ahead of the device, so AG_{i-1}'s issue is set
   // against BC_i's first launch (the importers give derived compute its launch), on a CPU its start.
-  u.compute_issued_ns = issued(cur);
-  u.issue_lead_ns = sat_diff(issued(cur), issued(a));
+  u.compute_issued_ns = cur.issued_or_start_ns();
+  u.issue_lead_ns = sat_diff(cur.issued_or_start_ns(), a.issued_or_start_ns());
   u.ag_ns = a.dur_ns;
   u.hidden_ns = length_within(sets.compute, a.ts_ns, a.end_ns());
   const int64_t wait_end = std::min(a.end_ns(), next.ts_ns);
   u.exposed_wait_ns =
       std::max<int64_t>(0, sat_sub(sat_sub(wait_end, a.ts_ns), length_within(sets.compute, a.ts_ns, wait_end)));
-  u.queued_ns = sat_diff(a.ts_ns, issued(a));
-  if (const ReduceScatter* r = rs_before(rss_by_end, ag->at.track, issued(a), a.ts_ns)) {
+  u.queued_ns = sat_diff(a.ts_ns, a.issued_or_start_ns());
+  if (const ReduceScatter* r = rs_before(rss_by_end, ag->at.track, a.issued_or_start_ns(), a.ts_ns)) {
     u.serialized_behind_rs = true;
     u.reduce_scatter = r->at;
   }
@@ -223,7 +221,7 @@ std::vector<model::Step> steps_or_whole(const model::Rank& rank, const Inputs& i
   if (!steps.empty()) return steps;
   int64_t lo = INT64_MAX, hi = INT64_MIN;
   for (const Ref& r : in.bcs) lo = std::min(lo, r.e->ts_ns), hi = std::max(hi, r.e->end_ns());
-  for (const Ref& r : in.ags) lo = std::min(lo, issued(*r.e)), hi = std::max(hi, r.e->end_ns());
+  for (const Ref& r : in.ags) lo = std::min(lo, r.e->issued_or_start_ns()), hi = std::max(hi, r.e->end_ns());
   const int64_t end = sat_add(hi, 1);  // just past the last end; INT64_MAX when that is the last end
   steps.push_back({-1, lo, end, lo, end});
   return steps;
@@ -270,7 +268,7 @@ RankPrefetch check_prefetch(const model::Rank& rank) {
     };
     auto issued_in_step = [&](const Event& e) {
       if (own_steps && e.step >= 0) return size_t(e.step) == si;
-      return issued(e) >= step_lo && issued(e) < issue_hi && e.ts_ns < step_hi;
+      return e.issued_or_start_ns() >= step_lo && e.issued_or_start_ns() < issue_hi && e.ts_ns < step_hi;
     };
     std::vector<Ref> all_b;
     for (const Ref& r : in.bcs)
@@ -284,7 +282,7 @@ RankPrefetch check_prefetch(const model::Rank& rank) {
     for (const Ref& r : in.phases)
       if (in_step(*r.e)) backward_start = r.e->ts_ns;
     for (const Ref& a : in.ags)
-      if (issued_in_step(*a.e) && issued(*a.e) < backward_start) {
+      if (issued_in_step(*a.e) && a.e->issued_or_start_ns() < backward_start) {
         ++out.forward_all_gathers;
         out.forward_throttled += limiter.throttled(*a.e);
       }
@@ -292,7 +290,7 @@ RankPrefetch check_prefetch(const model::Rank& rank) {
     // computes too but has no all-gather to hide, so it is not one of the pairs.
     std::vector<const Ref*> backward_ags;
     for (const Ref& a : in.ags)
-      if (issued_in_step(*a.e) && issued(*a.e) >= backward_start) backward_ags.push_back(&a);
+      if (issued_in_step(*a.e) && a.e->issued_or_start_ns() >= backward_start) backward_ags.push_back(&a);
     // Each unit's backward all-gathers, in order: the pairs below look theirs up by unit, linear in units.
     std::unordered_map<int32_t, std::vector<const Ref*>> ags_of;
     for (const Ref* a : backward_ags) ags_of[a->e->unit].push_back(a);

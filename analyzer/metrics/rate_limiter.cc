@@ -6,9 +6,7 @@
 
 namespace shardscope::metrics {
 
-namespace {
-int64_t issued_or_start(const model::Event& e) { return e.issued_ns != model::kUnknown ? e.issued_ns : e.ts_ns; }
-}  // namespace
+namespace {}  // namespace
 
 RateLimiter::RateLimiter(const model::Rank& rank) {
   if (rank.shape.limit_all_gathers > 0) limit_ = rank.shape.limit_all_gathers;
@@ -18,14 +16,14 @@ RateLimiter::RateLimiter(const model::Rank& rank) {
       if (e.name == mark && !e.is_device()) marks_.push_back({e.ts_ns, e.unit});
       else if (e.cls == model::IntervalClass::Communication && e.coll == model::CollectiveKind::AllGather &&
                e.ph == 'X')
-        gathers_.push_back({issued_or_start(e), e.end_ns(), &e});
+        gathers_.push_back({e.issued_or_start_ns(), e.end_ns(), &e});
     }
   std::sort(marks_.begin(), marks_.end(), [](const Mark& a, const Mark& b) { return a.ts < b.ts; });
   std::sort(gathers_.begin(), gathers_.end(), [](const Gather& a, const Gather& b) { return a.issued < b.issued; });
 }
 
 std::optional<int64_t> RateLimiter::held_from(const model::Event& ag) const {
-  const int64_t at = issued_or_start(ag);
+  const int64_t at = ag.issued_or_start_ns();
   // The latest hit at or before the issue that is about this all-gather's unit (or names none).
   const Mark* hit = nullptr;
   for (auto it = std::upper_bound(marks_.begin(), marks_.end(), at, [](int64_t t, const Mark&m) { return t < m.ts; });
