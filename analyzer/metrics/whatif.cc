@@ -66,13 +66,19 @@ void rewire_prefetch(const Graph& g, Wiring& w, const WhatIfChange& c, int32_t o
   const Op& op = g.ops[size_t(o)];
   if (op.before_first == kNone || op.consumer_first == kNone) return;
   const Prefetch now = measured_state(g, w, o);
+  // A CPU run: the host runs the compute itself, so it issues a prefetch as it reaches that compute (pre) or
+  // once it has finished it (post), where a GPU's host issues it around the compute's launches.
+  const bool host = g.ops[size_t(op.before_first)].launch == kNone;
   if (op.backward && c.backward && *c.backward != now) {
     drop_waits(g, w, o);
     const Op &before_first = g.ops[size_t(op.before_first)], &before_last = g.ops[size_t(op.before_last)];
-    if (*c.backward == Prefetch::Pre) move_issue(g, w, o, op.before_first, before_first.ts_ns);
-    else if (*c.backward == Prefetch::Post)
+    if (*c.backward == Prefetch::Pre) {
+      move_issue(g, w, o, op.before_first, before_first.ts_ns);
+      if (host) w.release[size_t(o)] = op.before_first;
+    } else if (*c.backward == Prefetch::Post) {
       move_issue(g, w, o, op.before_last, before_last.ts_ns);
-    else {
+      if (host) w.after[size_t(o)].push_back({op.before_last, 0});
+    } else {
       // Issued at its own unit's pre-backward, and FSDP's stream waits for the compute issued before it. A
       // host that waited for it in the measured order no longer does: that compute's own launches come first.
       move_issue(g, w, o, op.consumer_first, end_of(before_last));
@@ -84,6 +90,8 @@ void rewire_prefetch(const Graph& g, Wiring& w, const WhatIfChange& c, int32_t o
     drop_waits(g, w, o);
     const int32_t anchor = *c.forward ? op.before_first : op.consumer_first;
     move_issue(g, w, o, anchor, *c.forward ? g.ops[size_t(anchor)].ts_ns : end_of(g.ops[size_t(op.before_last)]));
+    if (host && *c.forward) w.release[size_t(o)] = op.before_first;
+    if (host && !*c.forward) w.after[size_t(o)].push_back({op.before_last, 0});
   }
 }
 
