@@ -1,5 +1,7 @@
 #include "analyzer/cli/diff.h"
 
+#include <algorithm>
+
 #include <cmath>
 #include <optional>
 #include <ostream>
@@ -14,14 +16,16 @@
 
 namespace shardscope::cli {
 
-bool split_sides(const std::vector<std::string>& runs, size_t b_count, DiffArgs& args, std::ostream& err) {
-  if (b_count == 0 && runs.size() == 2) b_count = 1;
-  if (b_count == 0 || b_count >= runs.size()) {
+bool split_sides(const std::vector<std::string>& runs, DiffArgs& args, std::ostream& err) {
+  const auto at = std::find(runs.begin(), runs.end(), kSideBreak);
+  const bool two = at == runs.end() && runs.size() == 2;
+  if (!two && (at == runs.end() || at == runs.begin() || at + 1 == runs.end() ||
+               std::find(at + 1, runs.end(), kSideBreak) != runs.end())) {
     print_error(err, "diff: give two runs (A B), or each side's runs as A1 A2 -- B1 B2");
     return false;
   }
-  args.a.assign(runs.begin(), runs.end() - long(b_count));
-  args.b.assign(runs.end() - long(b_count), runs.end());
+  args.a.assign(runs.begin(), two ? runs.begin() + 1 : at);
+  args.b.assign(two ? runs.begin() + 1 : at + 1, runs.end());
   return true;
 }
 

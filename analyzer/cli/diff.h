@@ -5,6 +5,7 @@
 
 #include <iosfwd>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "plugins/load/load.h"
@@ -19,9 +20,13 @@ struct DiffArgs {
   std::string format = "text", output = "-";
 };
 
-// Splits diff's positional arguments: "A B", or each side's runs with `b_count` (those after "--") the B side.
+// What main puts in the place of diff's "--" before CLI11 parses (CLI11 would drop it), so that the split
+// between the sides survives options written after B's runs (`A1 A2 -- B1 B2 --fail-on ...`).
+inline constexpr std::string_view kSideBreak = "\x1f--";
+
+// Splits diff's positional arguments: "A B", or each side's runs with kSideBreak before the B side's.
 // Returns false (message on err) when the split leaves a side empty.
-bool split_sides(const std::vector<std::string>& runs, size_t b_count, DiffArgs& args, std::ostream& err);
+bool split_sides(const std::vector<std::string>& runs, DiffArgs& args, std::ostream& err);
 
 // Exit 0: no threshold failed; 1: one failed beyond the noise; 2: an error, or a threshold that could not be judged.
 int diff(const DiffArgs& args, std::ostream& out, std::ostream& err, const plugins::ReadRules& rules = {});

@@ -87,8 +87,7 @@ struct Args {
   std::string format = "text", output = "-", ranks_arg = "worst", steps_arg, files_per_process, summary_dir;
   std::string follow;                  // report --follow DIR
   double follow_timeout = 0;           // and when it gives up; 0: never
-  std::vector<std::string> diff_runs;  // diff's positionals; the last diff_b_count of them are side B
-  size_t diff_b_count = 0;
+  std::vector<std::string> diff_runs;  // diff's positionals; side B's after cli::kSideBreak
   shardscope::cli::DiffArgs d;
   shardscope::plugins::ReadRules rules;
   bool mpi = false, units = false, quiet = false, perfetto = false, no_whatif = false;
@@ -438,7 +437,7 @@ int run_printing(Args& x, const Commands& c, std::ostream& out) {
   if (*c.exporter) return cli::export_perfetto(x.paths, x.output, out, std::cerr, x.rules);
   if (*c.summarize) return cli::summarize(x.paths, x.summary_dir, out, std::cerr, x.rules);
   if (*c.diff) {
-    if (!cli::split_sides(x.diff_runs, x.diff_b_count, x.d, std::cerr)) return 2;
+    if (!cli::split_sides(x.diff_runs, x.d, std::cerr)) return 2;
     return cli::diff(x.d, out, std::cerr, x.rules);
   }
   if (*c.whatif) return cli::whatif(x.paths, whatif_change(x, c), x.format, out, std::cerr, x.rules);
@@ -476,14 +475,14 @@ int main(int argc, char** argv) {
   add_memory(app, x, c);
   add_output(x, c);
 
-  // diff A1 A2 -- B1 B2: the runs after "--" are side B. CLI11 hands a subcommand's arguments after "--" to
-  // no positional, so the "--" is taken out here and the count of B's runs kept (options go before it).
+  // diff A1 A2 -- B1 B2: the runs after "--" are side B. CLI11 would drop the "--", so it becomes a positional
+  // of its own that marks where B starts, wherever the options are written.
   std::vector<char*> args(argv, argv + argc);
+  std::string side_break(shardscope::cli::kSideBreak);
   if (argc > 1 && std::string_view(argv[1]) == "diff")
     for (size_t i = 2; i < args.size(); ++i)
       if (std::string_view(args[i]) == "--") {
-        x.diff_b_count = args.size() - i - 1;
-        args.erase(args.begin() + long(i));
+        args[i] = side_break.data();
         break;
       }
   try {

@@ -202,6 +202,58 @@ TEST(DiffGate, BadExpressionsAndFormats) {
   EXPECT_NE(md.out.find("| step_time_ms |"), std::string::npos) << md.out;
 }
 
+// The quiet CPU rounds (tests/data/trainer_cpu_quiet: three rounds of the trainer with backward prefetch pre,
+// pre again and none, one run after the other, nothing else on the machine). Three runs of one configuration
+// against three more are within the noise on every timing figure, and the gate passes; `none` against `pre`
+// fails on its prefetch verdict. The options come after B's runs, as a user writes them.
+TEST(DiffGate, QuietCpuRunsOfOneConfigurationAreWithinTheNoise) {
+  const std::string q = kData + "/trainer_cpu_quiet/";
+  std::vector<std::string> pre, again, none;
+  for (const char* round : {"a", "b", "c"})
+    pre.push_back(q + round + "/pre"), again.push_back(q + round + "/pre_again"), none.push_back(q + round + "/none");
+  auto sides = [&](const std::vector<std::string>& b, const std::string& fail_on) {
+    std::vector<std::string> args = pre;
+    args.push_back("--");
+    args.insert(args.end(), b.begin(), b.end());
+    args.insert(args.end(), {"--fail-on", fail_on});
+    return args;
+  };
+  json same = diff_json(sides(again, "step_time>+5%,exposed_comm>+2pp,comm>+5%"), 0);
+  ASSERT_FALSE(same.is_discarded());
+  EXPECT_EQ(same["inputs"]["a"].size(), 3u);
+  EXPECT_EQ(same["inputs"]["b"].size(), 3u);
+  EXPECT_EQ(same["noise_test"]["run_to_run"], "student_t_over_run_medians");
+  for (const char* key : {"step_time_ms", "comm_ms", "exposed_comm_ms", "exposed_comm_pct", "idle_ms"})
+    EXPECT_NE(same["changes"][key]["noise"], "beyond") << key << ": " << same["changes"][key];
+  for (const json& g : same["gate"]) EXPECT_EQ(g["outcome"], "pass") << g;
+  // The step-time rule worked out here from each run's steps as `report` gives them: Student's t over the
+  // runs' medians, 3 and 3 runs (t(0.975, 4) = 2.776), the spread pooled within the sides.
+  std::vector<double> ma, mb;
+  for (const std::string& r : pre) ma.push_back(median(steady_step_ms(r)));
+  for (const std::string& r : again) mb.push_back(median(steady_step_ms(r)));
+  const json& rn = same["changes"]["step_time_ms"]["run_noise"];
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_NEAR(rn["a_run_medians"][i].get<double>(), ma[i], 1e-6);
+    EXPECT_NEAR(rn["b_run_medians"][i].get<double>(), mb[i], 1e-6);
+  }
+  auto mean = [](const std::vector<double>& v) { return (v[0] + v[1] + v[2]) / 3; };
+  auto ss = [&](const std::vector<double>& v) {
+    double t = 0;
+    for (double x : v) t += (x - mean(v)) * (x - mean(v));
+    return t;
+  };
+  const double bound = 2.776 * std::sqrt((ss(ma) + ss(mb)) / 4) * std::sqrt(2.0 / 3);
+  EXPECT_NEAR(rn["bound"].get<double>(), bound, 1e-3 * bound);
+  EXPECT_LT(std::abs(mean(mb) - mean(ma)), bound);
+  // `none` against `pre`: the verdict fails the gate (its step time on two shared cores is no regression).
+  json worse = diff_json(sides(none, "prefetch=not_effective"), 1);
+  ASSERT_FALSE(worse.is_discarded());
+  EXPECT_EQ(worse["inputs"]["b"].size(), 3u);
+  EXPECT_EQ(worse["prefetch_verdict"]["a"], "effective");
+  EXPECT_EQ(worse["prefetch_verdict"]["b"], "not_effective");
+  EXPECT_EQ(worse["gate"][0]["outcome"], "fail");
+}
+
 #ifdef TRAINER_BIN
 TEST(DiffGate, CpuTrainerRuns) {
   shardscope::test::TempDir d;
@@ -211,7 +263,8 @@ TEST(DiffGate, CpuTrainerRuns) {
   }
   const std::string pre1 = (d.path() / "pre1").string(), pre2 = (d.path() / "pre2").string();
   // The same configuration twice: the same collectives (counts are the program's, not the machine's), so a
-  // structural gate passes; the step times' noise verdict is printed, not asserted (it is this machine's load).
+  // structural gate passes; the step times' noise verdict is printed, not asserted (it is this machine's load:
+  // QuietCpuRunsOfOneConfigurationAreWithinTheNoise asserts it on runs recorded quietly).
   // The floor this machine needs (docs/diff.md: +329% between two such runs under load), not a GPU node's 5%.
   json same =
       diff_json({pre1, pre2, "--fail-on", "all_gather_count>+0%,reduce_scatter_count>+0%", "--noise-floor", "350%"}, 0);
