@@ -42,6 +42,17 @@ CLI::Validator positive() {
       },
       "POSITIVE");
 }
+// --max-trace-bytes: read by trace::parse_bytes, as the viewer reads it, and handed on as bytes.
+CLI::Validator byte_size() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        const std::optional<uint64_t> n = shardscope::trace::parse_bytes(s);
+        if (!n) return fmt::format("wants a size above 0 (4096, 64MiB, 16GiB), not '{}'", s.substr(0, 40));
+        s = std::to_string(*n);
+        return {};
+      },
+      "SIZE");
+}
 // A what-if speed factor: from 0.001 to 1000, so every replayed time stays within the clock's range.
 CLI::Validator speed() {
   return CLI::Validator(
@@ -310,8 +321,7 @@ void add_reading(CLI::App& app, Args& x, Commands& c, const std::string& formats
                     "Refuse a trace whose JSON text (inflated) is larger than this, e.g. 16GiB (default: 4 GiB or an "
                     "eighth of the memory this "
                     "process may use, whichever is less)")
-        ->transform(CLI::AsSizeValue(false))
-        ->check(positive());
+        ->transform(byte_size());
 }
 
 // -o on every command that prints a result, said one way.

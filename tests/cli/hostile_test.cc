@@ -143,6 +143,25 @@ TEST(Hostile, GzipBombsStopAtTheLimit) {
   EXPECT_EQ(ok.rc, 0) << ok.err;
 }
 
+// --max-trace-bytes, read one way by the CLI and the viewer: whole bytes with a power-of-1024 suffix. A size
+// past 64 bits is refused, not taken as some other number (CLI11's own size reader accepted 10^20).
+TEST(Hostile, TraceByteLimitsAreReadOneWay) {
+  const std::pair<const char*, uint64_t> good[] = {{"4096", 4096},        {"30k", 30 << 10},
+                                                   {"29KiB", 29 << 10},   {"64MiB", 64ull << 20},
+                                                   {" 5 M ", 5ull << 20}, {"16gb", 16ull << 30},
+                                                   {"1T", 1ull << 40},    {"100b", 100},
+                                                   {"15E", 15ull << 60},  {"18446744073709551615", UINT64_MAX}};
+  for (const auto& [text, bytes] : good) EXPECT_EQ(trace::parse_bytes(text), bytes) << text;
+  for (const char* bad : {"0", "-5", "+5", "lots", "12Q", "1.5M", "", "M", "5 MiBs", "5ib", "5bb",
+                          "99999999999999999999", "17179869184G", "16E"})
+    EXPECT_EQ(trace::parse_bytes(bad), std::nullopt) << bad;
+  RunResult r = run({SHARDSCOPE_BIN, "inspect", "--max-trace-bytes", "99999999999999999999", "x.json"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("--max-trace-bytes: wants a size above 0 (4096, 64MiB, 16GiB), not '99999999999999999999'"),
+            std::string::npos)
+      << r.err;
+}
+
 TEST(Hostile, DefaultLimitFollowsTheMemoryAllowed) {
   // In a child: RLIMIT_AS of 2 GiB makes the default an eighth of it.
   pid_t pid = fork();

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace shardscope::trace {
 
@@ -29,6 +31,11 @@ uint64_t default_max_text_bytes();
 
 // The text limit in force: limits().max_text_bytes, or the default.
 uint64_t max_text_bytes();
+
+// A size as --max-trace-bytes takes it, in the CLI and the viewer alike: a whole number of bytes, or with a K,
+// M, G, T, P or E suffix in powers of 1024 (64MiB, 16G, 512kb, 30k; a trailing B or b alone is bytes), spaces
+// around it ignored. Nothing for 0, a sign, a fraction, another suffix or a size past 64 bits.
+std::optional<uint64_t> parse_bytes(std::string_view text);
 
 // "4 GiB", "512 MiB", "1000 bytes": for messages.
 std::string show_bytes(uint64_t n);

@@ -54,19 +54,6 @@ void describe(QCommandLineParser& parser, const Options& o) {
   parser.addOptions({o.screenshot, o.size, o.select, o.area, o.raise, o.follow, o.max_trace_bytes});
 }
 
-// A size as the CLI's --max-trace-bytes reads it: bytes, or a K, M, G or T suffix in powers of 1024 (64MiB,
-// 16G, 512kb). Nothing for zero, a sign, another suffix or a number past 64 bits.
-std::optional<uint64_t> parse_size(const QString& text) {
-  auto m = QRegularExpression("^(\\d{1,20})\\s*(?:([kmgt])i?)?b?$", QRegularExpression::CaseInsensitiveOption)
-               .match(text.trimmed());
-  if (!m.hasMatch()) return std::nullopt;
-  bool ok = false;
-  const uint64_t n = m.captured(1).toULongLong(&ok);
-  const int shift = m.captured(2).isEmpty() ? 0 : 10 * (1 + int(QString("kmgt").indexOf(m.captured(2).toLower())));
-  if (!ok || n == 0 || n > (UINT64_MAX >> shift)) return std::nullopt;
-  return n << shift;
-}
-
 bool wants_help(int argc, char** argv) {
   for (int i = 1; i < argc; ++i)
     for (const char* h : {"--help", "-h", "-?", "--help-all"})
@@ -129,7 +116,7 @@ int main(int argc, char** argv) {
   const QCommandLineOption &screenshot = o.screenshot, &size = o.size, &select = o.select, &raise = o.raise;
   if (parser.isSet(o.max_trace_bytes)) {
     // Process-wide, so the loader's worker thread reads under it too.
-    std::optional<uint64_t> limit = parse_size(parser.value(o.max_trace_bytes));
+    std::optional<uint64_t> limit = shardscope::trace::parse_bytes(parser.value(o.max_trace_bytes).toStdString());
     if (!limit) {
       std::fprintf(stderr, "shardscope-viewer: --max-trace-bytes wants a size above 0 (4096, 64MiB, 16GiB), got '%s'\n",
                    qPrintable(parser.value(o.max_trace_bytes)));
