@@ -35,29 +35,36 @@ TEST(PrefetchRuns, ARankSlowedOnPurposeIsNamedAsTheCause) {
   shardscope::test::TempDir d;
   // Rank 1 issues each backward prefetch only after rank 0 has finished the backward compute it was to hide
   // behind (the trainer waits on rank 0's word through the run's store), then sleeps 200 ms: rank 0's wait for
-  // it is in the open and at least 200 ms long by construction, however loaded the machine.
+  // it is in the open and at least 200 ms long by construction, however loaded the machine. How much of each
+  // all-gather that leaves hidden is the load's (a loaded host stretches the compute it hides behind: under
+  // four copies of this test and two busy loops, 3 of 5 steps hid over half of it), so each step's verdict is
+  // held to its own hidden share, and the late peer to what was planted.
   Checked c = train_and_check(d.path(), {"--backward-prefetch", "pre", "--slow-rank", "1", "--slow-rank-ms", "200"});
   ASSERT_FALSE(c.result.is_discarded()) << c.text;
-  EXPECT_EQ(c.rc, 1) << c.text;
   const json& rank0 = c.result["ranks"][0];
   ASSERT_EQ(rank0["rank"], 0);
-  EXPECT_EQ(rank0["verdict"], "not effective") << c.text;
-  int named = 0, steps_named = 0;
-  int64_t late_max = 0;
+  int units = 0, not_effective = 0;
   for (const json& step : rank0["steps"]) {
     if (step["warm_up"].get<bool>()) continue;
-    steps_named += step["cause"] == "late peer";
-    for (const json& u : step["units"])
-      if (u["cause"] == "late peer") {
-        ++named;
-        EXPECT_EQ(u["late_peer"], 1);
-        late_max = std::max(late_max, u["late_peer_ns"].get<int64_t>());
-      }
+    for (const json& u : step["units"]) {
+      ++units;
+      EXPECT_EQ(u["late_peer"], 1) << c.text;
+      EXPECT_GE(u["late_peer_ns"].get<int64_t>(), 200'000'000) << c.text;  // at least the 200 ms planted
+      EXPECT_GE(u["exposed_wait_ns"].get<int64_t>(), 200'000'000) << c.text;
+    }
+    if (step["verdict"] == "effective") {
+      EXPECT_GE(step["hidden_share"].get<double>(), 0.5) << c.text;
+    } else {
+      ++not_effective;
+      EXPECT_EQ(step["cause"], "late peer") << c.text;  // named, not a cause of rank 0's own
+    }
   }
-  EXPECT_GT(named, 0) << c.text;
-  EXPECT_GE(late_max, 200'000'000) << c.text;          // at least the 200 ms planted
-  EXPECT_GT(steps_named, (kSteps - 1) / 2) << c.text;  // most steady steps name it
-  EXPECT_NE(c.text.find("a late peer: rank 1 arrived"), std::string::npos) << c.text;
+  EXPECT_EQ(units, 3 * (kSteps - 1)) << c.text;  // units 4, 3 and 2 hide the next one's in each steady step
+  if (not_effective > 0) EXPECT_NE(c.text.find("a late peer: rank 1 arrived"), std::string::npos) << c.text;
+  if (not_effective > (kSteps - 1) / 2) {
+    EXPECT_EQ(c.rc, 1) << c.text;
+    EXPECT_EQ(rank0["verdict"], "not effective") << c.text;
+  }
 }
 
 TEST(PrefetchRuns, TheRateLimiterHoldingForwardPrefetchIsReported) {
