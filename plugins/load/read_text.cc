@@ -1,6 +1,7 @@
 #include "plugins/load/read_text.h"
 
 #include "plugins/common/magic.h"
+#include "plugins/common/text_window.h"
 
 #include <fcntl.h>
 #include <libdeflate.h>
@@ -11,6 +12,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <system_error>
 
 #include "tracer/format/error.h"
 #include "tracer/format/limits.h"
@@ -94,6 +96,19 @@ FileText read_text(const std::filesystem::path& path) {
   f.data = text->data();
   f.size = text->size();
   f.owner = text;
+  return f;
+}
+
+FileText read_text_window(const std::filesystem::path& path) {
+  std::shared_ptr<TextWindow> w;
+  try {
+    w = std::make_shared<TextWindow>(path);
+  } catch (const std::system_error&) {
+    return read_text(path);  // no memory file or address range: the whole text, as before
+  }
+  FileText f;
+  f.data = w->data(), f.size = w->size(), f.window = w.get();  // the size read to, when the file already shrank
+  f.owner = std::move(w);
   return f;
 }
 
