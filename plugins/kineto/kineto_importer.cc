@@ -616,13 +616,17 @@ model::Rank read_kineto(Input in, const KinetoParseOptions& options, model::Even
           return end;
         },
         window);
-    // What was read: less than the file's size when it shrank while it was read.
-    const uint64_t size = window ? window->size() : in.size;
+    // The text's size: a window reads (inflates) on to its end first, after which its text is gone.
+    auto text_size = [&] {
+      if (window) window->finish();
+      return window ? window->size() : in.size;
+    };
     if (!top.has_events) {
       if (top.truncated_at)
         throw trace::TraceError(name, *top.truncated_at,
                                 "file cut off before its \"traceEvents\" array: nothing to load");
-      throw trace::TraceError(name, size, "no \"traceEvents\" array: not a Chrome-trace / PyTorch profiler file");
+      throw trace::TraceError(name, text_size(),
+                              "no \"traceEvents\" array: not a Chrome-trace / PyTorch profiler file");
     }
     // A top-level "shardscope" header past the head this importer was chosen by: a shardscope trace whose
     // events come first. `inspect` reads it as one; so does the loader, asked to read it again.
@@ -663,7 +667,7 @@ model::Rank read_kineto(Input in, const KinetoParseOptions& options, model::Even
       continue;
     }
     if (pending) std::rethrow_exception(pending);
-    uint64_t text_size = size;
+    const uint64_t size = text_size();
     in.release();  // the text is no longer needed: free it before the model's tracks are built
     model::Rank r = b.finish(dist, args);
     r.format = "kineto";
@@ -684,7 +688,7 @@ model::Rank read_kineto(Input in, const KinetoParseOptions& options, model::Even
     if (top.truncated_at) {
       r.truncated = true;
       r.warnings.push_back(fmt::format("{}: file cut off at byte {} of {}: read the {} whole events before the cut",
-                                       name, *top.truncated_at, text_size, events));
+                                       name, *top.truncated_at, size, events));
     }
     return r;
   }

@@ -565,8 +565,9 @@ class EachLoad {
     const Importer* imp = is_gzip(raw_head) ? nullptr : registry_.find(raw_head);
     std::optional<FileText> text;
     if (!imp || !imp->reads_file()) {
-      // A plain Kineto file is read as it is parsed, through a window of reused pages (text_window.h).
-      const bool windowed = dynamic_cast<const KinetoImporter*>(imp) != nullptr;
+      // A Kineto file, and any gzip file until its head says otherwise, is read (inflated) as it is parsed,
+      // through a window of reused pages (text_window.h).
+      const bool windowed = is_gzip(raw_head) || dynamic_cast<const KinetoImporter*>(imp) != nullptr;
       imp = nullptr;
       text = windowed ? read_text_window(files_[i]) : read_text(files_[i]);
       text_size = text->size;
@@ -625,7 +626,10 @@ class EachLoad {
     };
     model::Rank rank;
     try {
+      const std::shared_ptr<const void> window_owner = t.window ? t.owner : nullptr;  // its size, once read
+      const TextWindow* window = t.window;
       rank = read_with(imp, std::move(t));
+      if (window) slots_.sizes[i] = window->size();
     } catch (const ReadAs& again) {
       // The head chose one importer, the whole file says another (its header after its events).
       const Importer* other = registry_.named(again.importer);

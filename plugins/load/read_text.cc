@@ -107,7 +107,9 @@ FileText read_text_window(const std::filesystem::path& path) {
     return read_text(path);  // no memory file or address range: the whole text, as before
   }
   FileText f;
-  f.data = w->data(), f.size = w->size(), f.window = w.get();  // the size read to, when the file already shrank
+  f.data = w->data(), f.window = w.get(), f.gzip = w->gzip();
+  // The size, or a gzip file's likely size until its text is read (the importer reads on to its end).
+  f.size = w->whole() ? w->size() : std::max<uint64_t>(w->size_hint(), uint64_t(w->end() - w->data()));
   f.owner = std::move(w);
   return f;
 }
