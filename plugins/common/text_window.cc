@@ -214,7 +214,7 @@ void TextWindow::finish() {
     extend(end() + piece_);
     for (size_t i = from; i <= size_t(avail_ / piece_) && i < slot_of_.size(); ++i) unmap_piece(i);
   }
-  if (ftruncate(mem_, 0) == 0) slots_ = 0, free_.clear();  // the pieces' memory back to the system
+  if (ftruncate(mem_, 0) == 0) free_.clear();  // the pieces' memory back to the system (slots_ stays the most held)
 }
 
 TextWindow* text_window_of(const char* data) { return current && current->data() == data ? current : nullptr; }

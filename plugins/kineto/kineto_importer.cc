@@ -576,10 +576,10 @@ bool KinetoImporter::can_read(std::string_view head) const {
 
 unsigned default_parse_threads() { return std::clamp(std::thread::hardware_concurrency(), 1u, kMaxParseThreads); }
 
-model::Rank read_kineto(Input in, const KinetoParseOptions& options, model::EventArgs* args) {
+namespace {
+
+model::Rank parse_kineto(Input in, const KinetoParseOptions& options, model::EventArgs* args, TextWindow* window) {
   const std::string& name = in.path;
-  // A text the loader reads through a window: read on as the parse goes, given back behind it.
-  TextWindow* window = text_window_of(in.data);
   ChunkText text{in.data, in.data + in.size, name, "traceEvents", window};
   ChunkOptions chunking{std::clamp(options.threads ? options.threads : default_parse_threads(), 1u, kMaxParseThreads),
                         options.chunk_bytes, options.batch_bytes, options.guess_batches};
@@ -691,6 +691,22 @@ model::Rank read_kineto(Input in, const KinetoParseOptions& options, model::Even
                                        name, *top.truncated_at, size, events));
     }
     return r;
+  }
+}
+
+}  // namespace
+
+model::Rank read_kineto(Input in, const KinetoParseOptions& options, model::EventArgs* args) {
+  // A text the loader reads through a window: read on as the parse goes, given back behind it.
+  TextWindow* window = text_window_of(in.data);
+  const std::shared_ptr<const void> keep = window ? in.owner : nullptr;
+  try {
+    return parse_kineto(std::move(in), options, args, window);
+  } catch (const trace::TraceError&) {
+    // Corrupt gzip data (or more text than the limit) says so, as when the file was inflated whole before its
+    // parse: what the parse met first may be the garbage it inflated to.
+    if (window && window->gzip()) window->finish();
+    throw;
   }
 }
 

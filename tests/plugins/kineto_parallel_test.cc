@@ -8,6 +8,7 @@
 #include <string>
 
 #include <fmt/format.h>
+#include <zlib.h>
 
 #include "plugins/common/text_window.h"
 #include "plugins/kineto/kineto_importer.h"
@@ -15,6 +16,7 @@
 #include "plugins/load/read_text.h"
 #include "tests/support/temp_dir.h"
 #include "tracer/format/error.h"
+#include "tracer/format/limits.h"
 
 namespace fs = std::filesystem;
 using namespace shardscope;
@@ -81,10 +83,24 @@ Parsed parse(const std::string& text, const plugins::KinetoParseOptions& o, bool
 
 // The same text written to a file and read through a window of `piece`-byte pieces (the loader's way for a
 // plain Kineto file), its pieces given back behind the parse: a piece of one page cuts most events.
-Parsed parse_windowed(const std::string& text, const plugins::KinetoParseOptions& o, bool keep_args,
+// gzip data of `text` (one member), as a file holds it.
+std::string gzip(const std::string& text) {
+  z_stream zs{};
+  EXPECT_EQ(deflateInit2(&zs, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  std::string out(deflateBound(&zs, uLong(text.size())), '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data())), zs.avail_in = uInt(text.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data()), zs.avail_out = uInt(out.size());
+  EXPECT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
+  out.resize(zs.total_out);
+  deflateEnd(&zs);
+  return out;
+}
+
+// `file` holds the bytes on disk (plain or gzip); the text is what they read as.
+Parsed parse_windowed(const std::string& file, const plugins::KinetoParseOptions& o, bool keep_args,
                       size_t piece = 4096, size_t* pieces_held = nullptr) {
   test::TempDir dir;
-  test::write_file(dir.path() / "t.json", text);
+  test::write_file(dir.path() / "t.json", file);
   auto w = std::make_shared<plugins::TextWindow>(dir.path() / "t.json", piece, piece);
   plugins::TextWindow* window = w.get();
   plugins::TextWindowScope scope(window);
@@ -288,6 +304,51 @@ TEST(KinetoParallel, WindowStaysSmallForALongFile) {
   // 4 kB): about 112 kB, not the file's 1 MB and more.
   EXPECT_GT(held, 4u);
   EXPECT_LE(held, 40u) << "pieces of 4 kB in use at once, for a text of " << text.size() << " bytes";
+}
+
+// A gzip file inflates through the window: the same rank as its text read whole, and read_text's errors for
+// a cut stream (the text before the cut), corrupt data and a text over the limit.
+TEST(KinetoParallel, GzipThroughTheWindowGivesTheTextsRank) {
+  const std::string text = tricky_trace(1000);
+  const std::string gz = gzip(text);
+  for (unsigned threads : {1u, 3u})
+    for (bool keep_args : {false, true}) {
+      const Parsed whole = parse(text, {.threads = threads, .chunk_bytes = 4096, .batch_bytes = 1024}, keep_args);
+      ASSERT_EQ(whole.error, "");
+      const Parsed w = parse_windowed(gz, {.threads = threads, .chunk_bytes = 4096, .batch_bytes = 1024}, keep_args);
+      EXPECT_EQ(w.error, "");
+      EXPECT_TRUE(w.dump == whole.dump) << threads << " threads: " << first_difference(whole.dump, w.dump);
+    }
+  // Cut at 60 % of its compressed bytes: the events before the cut, as read_text's text of the same file.
+  test::TempDir dir;
+  test::write_file(dir.path() / "cut.json.gz", gz.substr(0, gz.size() * 6 / 10));
+  const plugins::FileText cut = plugins::read_text(dir.path() / "cut.json.gz");
+  ASSERT_TRUE(cut.gzip_cut_at.has_value());
+  const Parsed cut_whole =
+      parse(std::string(cut.text()), {.threads = 3, .chunk_bytes = 4096, .batch_bytes = 1024}, false);
+  ASSERT_NE(cut_whole.dump.find("file cut off at byte"), std::string::npos);
+  const Parsed cut_w =
+      parse_windowed(gz.substr(0, gz.size() * 6 / 10), {.threads = 3, .chunk_bytes = 4096, .batch_bytes = 1024}, false);
+  EXPECT_TRUE(cut_w.dump == cut_whole.dump) << first_difference(cut_whole.dump, cut_w.dump);
+  // Corrupt deflate data halfway: read_text's message and compressed byte.
+  std::string bad = gz;
+  for (size_t i = bad.size() / 2; i < bad.size() / 2 + 64; ++i) bad[i] = char(~bad[i]);
+  test::write_file(dir.path() / "bad.json.gz", bad);
+  std::string read_text_error;
+  try {
+    plugins::read_text(dir.path() / "bad.json.gz");
+  } catch (const trace::TraceError& e) {
+    read_text_error = e.what();
+  }
+  ASSERT_NE(read_text_error.find("corrupt gzip data"), std::string::npos) << read_text_error;
+  const Parsed bad_w = parse_windowed(bad, {.threads = 3, .chunk_bytes = 4096, .batch_bytes = 1024}, false);
+  EXPECT_EQ(bad_w.error.substr(bad_w.error.find(':')), read_text_error.substr(read_text_error.find(':')));
+  // A text over the limit (a third of it): refused as read_text refuses it.
+  const uint64_t before = trace::limits().max_text_bytes;
+  trace::limits().max_text_bytes = text.size() / 3;
+  const Parsed over = parse_windowed(gz, {.threads = 3, .chunk_bytes = 4096, .batch_bytes = 1024}, false);
+  trace::limits().max_text_bytes = before;
+  EXPECT_NE(over.error.find("inflates to more than"), std::string::npos) << over.error;
 }
 
 TEST(KinetoParallel, ThreadsDefaultToTheCoresWithinABound) {
