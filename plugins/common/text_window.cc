@@ -172,6 +172,7 @@ void TextWindow::extend(const char* to) {
     if (n == 0) size_ = avail_;  // the file shrank since it was opened, or its gzip text ended: it ends here
     if (avail_ == size_) whole_ = true;
   }
+  if (avail_ == size_) whole_ = true;  // an empty file: nothing to read
   if (avail_ > limit_)
     throw trace::TraceError(name_, gz_->at(),
                             "the gzip data inflates to more than " + trace::show_bytes(limit_) +

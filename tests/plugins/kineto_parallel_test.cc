@@ -292,6 +292,9 @@ TEST(KinetoParallel, WindowEdgesGiveTheSameRank) {
   // Cut inside the big event, and inside the member after the array: cut files, as read whole.
   expect_same_on_threads(text.substr(0, at + 150'000), "cut inside the big event");
   expect_same_on_threads(late.substr(0, late.size() - 20'000), "cut inside a member after the array");
+  // Nothing, whitespace, a bare '{': the errors of the text read whole.
+  for (const std::string& tiny : {std::string(), std::string("  \n "), std::string("{")})
+    EXPECT_EQ(parse_windowed(tiny, {.threads = 1}, false).error, parse(tiny, {.threads = 1}, false).error) << tiny;
 }
 
 TEST(KinetoParallel, WindowStaysSmallForALongFile) {
