@@ -84,6 +84,10 @@ class BatchParser {
     if (!simdjson::validate_utf8(buf_.data(), len)) replace_invalid_utf8(buf_);
     buf_.append(simdjson::SIMDJSON_PADDING, '\0');
     try {
+      // The parser grows by half again at least: simdjson would reallocate (fresh pages) for each batch a
+      // little longer than any before.
+      if (parser_.capacity() < len)
+        if (auto e = parser_.allocate(std::max(len, parser_.capacity() * 3 / 2))) throw simdjson::simdjson_error(e);
       simdjson::ondemand::document doc = parser_.iterate(buf_.data(), len, buf_.size());
       for (auto elem : doc.get_array()) {
         Fields& f = c.fields.emplace_back();  // read in place: a copy of its 360 bytes was 3 % of the parse
@@ -178,6 +182,11 @@ const char* whole_batch(const ChunkText& t, const char* p, const char* limit, co
 void scan_chunk(const ChunkText& t, const char* start, const char* region_end, const char* limit, const ChunkOptions& o,
                 BatchParser& bp, Chunk& c) {
   c.start = start, c.text_end = t.end;
+  if (!c.fields.capacity()) {
+    // Room for a region's events at once (Kineto's take 150 bytes and more): pages are touched as events
+    // fill them, never twice over as each doubling would (half a small file's page faults were those).
+    c.fields.reserve(o.chunk_bytes / 128), c.batch_of.reserve(o.chunk_bytes / 128);
+  }
   const char* p = start;
   const char* batch = nullptr;
   const char* last_end = nullptr;
