@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "plugins/common/text_window.h"
 #include "tracer/format/error.h"
 #include "tracer/format/parse_progress.h"
 
@@ -49,6 +50,7 @@ struct Chunk {
   enum class End { Region, ArrayEnd, Truncated, Overrun, NotObject };
   const char* start = nullptr;  // where the scan began; nullptr: no plausible event start in the region
   const char* stop = nullptr;   // Region: the next chunk's start; ArrayEnd: after ']'; Truncated, NotObject: the byte
+  const char* text_end = nullptr;  // where the text it scanned ended (a window's: the part read by then)
   End end = End::Region;
   size_t events = 0;                  // whole events scanned
   size_t parsed = 0;                  // of them, parsed (before any parse error)
@@ -61,7 +63,7 @@ struct Chunk {
 
   // Empty again, keeping its memory: fresh pages for every chunk would cost as much as parsing it.
   void clear() {
-    start = stop = nullptr, end = End::Region, events = parsed = skipped = 0;
+    start = stop = text_end = nullptr, end = End::Region, events = parsed = skipped = 0;
     fields.clear(), batch_of.clear(), raw.clear(), arena.clear(), parse_error.reset();
   }
 };
@@ -82,6 +84,10 @@ class BatchParser {
     if (!simdjson::validate_utf8(buf_.data(), len)) replace_invalid_utf8(buf_);
     buf_.append(simdjson::SIMDJSON_PADDING, '\0');
     try {
+      // The parser grows by half again at least: simdjson would reallocate (fresh pages) for each batch a
+      // little longer than any before.
+      if (parser_.capacity() < len)
+        if (auto e = parser_.allocate(std::max(len, parser_.capacity() * 3 / 2))) throw simdjson::simdjson_error(e);
       simdjson::ondemand::document doc = parser_.iterate(buf_.data(), len, buf_.size());
       for (auto elem : doc.get_array()) {
         Fields& f = c.fields.emplace_back();  // read in place: a copy of its 360 bytes was 3 % of the parse
@@ -175,7 +181,12 @@ const char* whole_batch(const ChunkText& t, const char* p, const char* limit, co
 // (below the text's end for a guessed start) bounds how far a scan may run: a wrong guess costs little.
 void scan_chunk(const ChunkText& t, const char* start, const char* region_end, const char* limit, const ChunkOptions& o,
                 BatchParser& bp, Chunk& c) {
-  c.start = start;
+  c.start = start, c.text_end = t.end;
+  if (!c.fields.capacity()) {
+    // Room for a region's events at once (Kineto's take 150 bytes and more): pages are touched as events
+    // fill them, never twice over as each doubling would (half a small file's page faults were those).
+    c.fields.reserve(o.chunk_bytes / 128), c.batch_of.reserve(o.chunk_bytes / 128);
+  }
   const char* p = start;
   const char* batch = nullptr;
   const char* last_end = nullptr;
@@ -224,7 +235,9 @@ class Workers {
     regions_ = (size_t(t.end - t.begin) + o.chunk_bytes - 1) / o.chunk_bytes;
     done_.resize(regions_);
     window_ = o.threads + 1;  // each chunk holds its events' fields (over 300 bytes each): few at a time
-    for (unsigned k = 0; k < o.threads; ++k) pool_.emplace_back([this] { work(); });
+    avail_ = t.window ? t.window->end() : t.end, whole_ = !t.window || t.window->whole();
+    busy_.assign(o.threads, SIZE_MAX);
+    for (unsigned k = 0; k < o.threads; ++k) pool_.emplace_back([this, k] { work(k); });
   }
   ~Workers() {
     {
@@ -239,11 +252,27 @@ class Workers {
     return t_.begin + std::min(size_t(t_.end - t_.begin), (k + 1) * o_.chunk_bytes);
   }
 
+  // A window's text has been read up to `avail` (`whole`: the file's end).
+  void grown(const char* avail, bool whole) {
+    {
+      std::lock_guard lock(mu_);
+      avail_ = avail, whole_ = whole;
+    }
+    cv_.notify_all();
+  }
+  // The first region a worker may still read (none: SIZE_MAX); none that starts later lies before the one
+  // last taken.
+  size_t lowest_busy() {
+    std::lock_guard lock(mu_);
+    return *std::min_element(busy_.begin(), busy_.end());
+  }
+
   // Region k's chunk, as a worker scanned it; `used` (the previous one) goes back to be filled again.
   std::unique_ptr<Chunk> take(size_t k, std::unique_ptr<Chunk> used) {
     std::unique_lock lock(mu_);
     if (used) free_.push_back(std::move(used));
     consumed_ = k;
+    next_ = std::max(next_, k);  // regions skipped (an event across them) are never scanned
     for (; released_ < k; ++released_)
       if (done_[released_]) free_.push_back(std::move(done_[released_]));
     cv_.notify_all();
@@ -252,15 +281,20 @@ class Workers {
   }
 
  private:
-  void work() {
+  // Whether region k's text, and the region after it that its last events may reach into, has been read.
+  bool readable(size_t k) const { return whole_ || region_end(k) + o_.chunk_bytes <= avail_; }
+
+  void work(unsigned id) {
     BatchParser bp(keep_args_);
     for (;;) {
       size_t k;
+      ChunkText t = t_;  // the text as far as it is read now
       {
         std::unique_lock lock(mu_);
-        cv_.wait(lock, [&] { return stop_ || next_ >= regions_ || next_ < consumed_ + window_; });
+        cv_.wait(lock, [&] { return stop_ || next_ >= regions_ || (next_ < consumed_ + window_ && readable(next_)); });
         if (stop_ || next_ >= regions_) return;
         k = next_++;
+        busy_[id] = k, t.end = avail_;
       }
       std::unique_ptr<Chunk> c;
       {
@@ -271,14 +305,19 @@ class Workers {
       else
         c = std::make_unique<Chunk>();
       try {
-        const char* start =
-            k == first_ ? begin_ : guess_event_start(begin_, t_.begin + k * o_.chunk_bytes, region_end(k));
-        const char* limit = k == first_ ? t_.end : std::min(t_.end, region_end(k) + o_.chunk_bytes);
-        if (start) scan_chunk(t_, start, region_end(k), limit, o_, bp, *c);
+        // A window's worker looks back no further than its region, which the consumer keeps while it works.
+        const char* from = t.begin + k * o_.chunk_bytes;
+        const char* lo = t.window ? from : begin_;
+        const char* start = k == first_    ? begin_
+                            : from < t.end ? guess_event_start(lo, from, std::min(t.end, region_end(k)))
+                                           : nullptr;
+        const char* limit = k == first_ ? t.end : std::min(t.end, region_end(k) + o_.chunk_bytes);
+        if (start) scan_chunk(t, start, region_end(k), limit, o_, bp, *c);
       } catch (...) {  // bad_alloc, say: the consumer scans the chunk again and meets it itself
         c->start = nullptr;
       }
       std::lock_guard lock(mu_);
+      busy_[id] = SIZE_MAX;
       if (k >= consumed_) done_[k] = std::move(c);
       cv_.notify_all();
     }
@@ -289,12 +328,46 @@ class Workers {
   const ChunkOptions& o_;
   bool keep_args_;
   size_t regions_ = 0, window_ = 0, first_, next_, consumed_, released_ = first_;
+  const char* avail_ = nullptr;  // how far the text is read (a window's; else its end)
+  bool whole_ = true;
+  std::vector<size_t> busy_;  // the region each worker is scanning; SIZE_MAX: none
   std::vector<std::unique_ptr<Chunk>> done_, free_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
   std::vector<std::thread> pool_;
 };
+
+// Reads a window's text on far enough for the workers' regions ahead of region k, and gives back what lies
+// behind both k and the regions the workers are still scanning (the array's first piece and what precedes it
+// stay: the members before the array are read after it).
+void slide(const ChunkText& t, const char* begin, size_t k, const ChunkOptions& o, std::optional<Workers>& workers) {
+  TextWindow* w = t.window;
+  const size_t ahead = k + (workers ? o.threads + 2 : 1);
+  w->extend(t.begin + std::min(size_t(t.end - t.begin), ahead * o.chunk_bytes + o.chunk_bytes));
+  const size_t behind = workers ? std::min(k, workers->lowest_busy()) : k;
+  w->release(begin, t.begin + behind * o.chunk_bytes);
+  if (workers) workers->grown(w->end(), w->whole());
+}
+
+// Region k's chunk from `at` scanned on this thread; through a window, read on and scanned again while its
+// last event runs past the text read so far.
+void scan_here(const ChunkText& t, const char* at, size_t k, const ChunkOptions& o, BatchParser& bp,
+               std::optional<Workers>& workers, std::unique_ptr<Chunk>& c) {
+  const char* region_end = t.begin + std::min(size_t(t.end - t.begin), (k + 1) * o.chunk_bytes);
+  for (;;) {
+    if (c) c->clear();
+    else
+      c = std::make_unique<Chunk>();
+    ChunkText read = t;
+    if (t.window) read.end = t.window->end();
+    scan_chunk(read, at, region_end, read.end, o, bp, *c);
+    if (!t.window || c->end != Chunk::End::Truncated || t.window->whole()) return;
+    const char* end = t.window->end();
+    t.window->extend(end + std::max<ptrdiff_t>(end - at, ptrdiff_t(o.chunk_bytes)));  // twice as far: few rescans
+    if (workers) workers->grown(t.window->end(), t.window->whole());
+  }
+}
 
 }  // namespace
 
@@ -307,19 +380,17 @@ ArrayEnd parse_event_array(const ChunkText& t, const char* begin, const ChunkOpt
   if (opt.threads > 1 && size_t(t.end - begin) > opt.chunk_bytes)
     workers.emplace(t, begin, opt, keep_args);  // one region: no threads
   auto region = [&](const char* p) { return size_t(p - t.begin) / opt.chunk_bytes; };
-  auto region_end = [&](size_t k) { return t.begin + std::min(size_t(t.end - t.begin), (k + 1) * opt.chunk_bytes); };
   const char* at = begin;
   std::unique_ptr<Chunk> c;
   for (;;) {
     const size_t k = region(at);
+    if (t.window) slide(t, begin, k, opt, workers);
     if (workers) c = workers->take(k, std::move(c));
-    // A worker's chunk counts only when it began where the chunk before it stopped and ran to its end.
-    if (!c || c->start != at || c->end == Chunk::End::Overrun) {
-      if (c) c->clear();
-      else
-        c = std::make_unique<Chunk>();
-      scan_chunk(t, at, region_end(k), t.end, opt, bp, *c);
-    }
+    // A worker's chunk counts only when it began where the chunk before it stopped and ran to its end (the
+    // file's end, for a cut: not merely the end of the text read when it was scanned).
+    const bool cut_short =
+        c && c->end == Chunk::End::Truncated && t.window && !(t.window->whole() && c->text_end == t.window->end());
+    if (!c || c->start != at || c->end == Chunk::End::Overrun || cut_short) scan_here(t, at, k, opt, bp, workers, c);
     if (c->end == Chunk::End::NotObject)
       throw trace::TraceError(t.name, uint64_t(c->stop - t.begin),
                               fmt::format("{}[{}] is not an object", t.array, events + c->events));

@@ -30,12 +30,17 @@ struct ChunkOptions {
   bool guess_batches = false;  // KinetoParseOptions::guess_batches
 };
 
+class TextWindow;
+
 // The text of the whole file, for byte offsets in messages.
 struct ChunkText {
   const char* begin;
   const char* end;
   const std::string& name;
   std::string_view array = "traceEvents";  // how messages name the events array ("array": a bare one)
+  // Set: the text is read through this window (begin its first byte), as far as the parse has gone, and the
+  // text behind the parse is given back to it; `end` is where the file ends.
+  TextWindow* window = nullptr;
 };
 
 // Called with each parsed event of a phase the importer reads (phase_read), in file order, with its kept

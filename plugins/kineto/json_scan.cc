@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "plugins/common/text_window.h"
 #include "tracer/format/error.h"
 
 namespace shardscope::plugins {
@@ -86,15 +87,33 @@ int nesting_depth(std::string_view value) {
   return deepest;
 }
 
-TopLevel scan_top_level(std::string_view text, const std::string& name, const EventsCallback& on_events) {
+TopLevel scan_top_level(std::string_view text, const std::string& name, const EventsCallback& on_events,
+                        TextWindow* window) {
   TopLevel out;
   const char* base = text.data();
-  const char* end = base + text.size();
+  const char* end = window ? window->end() : base + text.size();
   auto at = [&](const char* p) { return uint64_t(p - base); };
   auto fail = [&](const char* p, const std::string& what) { throw trace::TraceError(name, at(p), what); };
+  // Reads more of a window's text (at least as much again as from `from`): false when the text has ended.
+  auto more = [&](const char* from) {
+    if (!window || window->whole()) return false;
+    window->extend(end + std::max<ptrdiff_t>(end - from, ptrdiff_t(window->piece_bytes())));
+    end = window->end();
+    return true;
+  };
+  auto space = [&](const char* p) {
+    while ((p = skip_space(p, end)) == end && more(p)) {}
+    return p;
+  };
+  // A value (or key) from p: nullptr when the text ends inside it.
+  auto value = [&](const char* p) {
+    const char* v;
+    while (!(v = skip_value(p, end)) && more(p)) {}
+    return v;
+  };
 
-  const char* p = skip_space(text.starts_with("\xEF\xBB\xBF") ? base + 3 : base, end);  // after a UTF-8 byte order mark
-  if (p == end) fail(p, text.empty() ? "empty file" : "file holds only whitespace");
+  const char* p = space(text.starts_with("\xEF\xBB\xBF") ? base + 3 : base);  // after a UTF-8 byte order mark
+  if (p == end) fail(p, p == base ? "empty file" : "file holds only whitespace");
   if (*p == '[') {
     // Text after the array's ']' is not looked at, as after the object's '}'; a missing ']' is a cut.
     out.has_events = out.bare_array = true;
@@ -105,7 +124,7 @@ TopLevel scan_top_level(std::string_view text, const std::string& name, const Ev
   if (*p != '{') fail(p, "not JSON: the top level is neither an object nor an array");
   ++p;
   for (;;) {
-    p = skip_space(p, end);
+    p = space(p);
     if (p == end) return out.truncated_at = at(p), out;
     if (*p == '}') return out;
     if (*p == ',') {
@@ -113,16 +132,16 @@ TopLevel scan_top_level(std::string_view text, const std::string& name, const Ev
       continue;
     }
     if (*p != '"') fail(p, "not JSON: expected a key");
-    const char* key_end = skip_string(p, end);
+    const char* key_end = value(p);
     if (!key_end) return out.truncated_at = at(p), out;
     std::string_view key(p + 1, size_t(key_end - p - 2));
-    p = skip_space(key_end, end);
+    p = space(key_end);
     if (p == end) return out.truncated_at = at(p), out;
     if (*p != ':') fail(p, "not JSON: expected ':' after a key");
-    p = skip_space(p + 1, end);
+    p = space(p + 1);
     if (p == end) return out.truncated_at = at(p), out;
     if (key != "traceEvents") {
-      const char* v = skip_value(p, end);
+      const char* v = value(p);
       if (!v) return out.truncated_at = at(p), out;
       out.members.emplace_back(key, std::string_view(p, size_t(v - p)));
       p = v;
@@ -133,6 +152,7 @@ TopLevel scan_top_level(std::string_view text, const std::string& name, const Ev
     ArrayEnd a = on_events(p + 1, out);
     if (!a.end) return out.truncated_at = a.truncated_at, out;
     p = a.end;
+    if (window) end = window->end();  // the array's parse read on
   }
 }
 

@@ -14,6 +14,8 @@
 
 namespace shardscope::plugins {
 
+class TextWindow;
+
 // Each helper returns nullptr when the text ends first.
 const char* skip_space(const char* p, const char* end);
 const char* skip_string(const char* p, const char* end);     // p at '"': after the closing quote
@@ -38,9 +40,10 @@ struct TopLevel {
 // `on_events(begin, so_far)` is called for each "traceEvents" array, `begin` just after its '[', with the
 // members seen before it; for a bare array, once, `begin` just after the top-level '['. Throws
 // trace::TraceError(name, byte, what) when the text is neither a JSON object with a well-formed structure nor
-// an array.
+// an array. With a window (`text` its whole range), the text is read on as far as the scan goes.
 using EventsCallback = std::function<ArrayEnd(const char* begin, const TopLevel& so_far)>;
-TopLevel scan_top_level(std::string_view text, const std::string& name, const EventsCallback& on_events);
+TopLevel scan_top_level(std::string_view text, const std::string& name, const EventsCallback& on_events,
+                        TextWindow* window = nullptr);
 
 // How deep objects and arrays nest in one JSON value's text (strings skipped): checked before a DOM parse,
 // since copying, dumping and destroying a DOM recurse once per level.

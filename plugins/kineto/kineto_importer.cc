@@ -17,6 +17,7 @@
 #include "model/classify.h"
 #include "plugins/kineto/event_chunks.h"
 #include "plugins/common/fsdp_labels.h"
+#include "plugins/common/text_window.h"
 #include "plugins/kineto/json_scan.h"
 #include "plugins/kineto/kineto_keys.h"
 #include "tracer/format/error.h"
@@ -575,15 +576,19 @@ bool KinetoImporter::can_read(std::string_view head) const {
 
 unsigned default_parse_threads() { return std::clamp(std::thread::hardware_concurrency(), 1u, kMaxParseThreads); }
 
-model::Rank read_kineto(Input in, const KinetoParseOptions& options, model::EventArgs* args) {
+namespace {
+
+model::Rank parse_kineto(Input in, const KinetoParseOptions& options, model::EventArgs* args, TextWindow* window) {
   const std::string& name = in.path;
-  ChunkText text{in.data, in.data + in.size, name};
+  ChunkText text{in.data, in.data + in.size, name, "traceEvents", window};
   ChunkOptions chunking{std::clamp(options.threads ? options.threads : default_parse_threads(), 1u, kMaxParseThreads),
                         options.chunk_bytes, options.batch_bytes, options.guess_batches};
   // The events are added as they are parsed, with the baseTimeNanoseconds seen before their array (Kineto
-  // writes it first). A file that gives it only later is read again with the final one.
+  // writes it first). A file that gives it only later is read again with the final one (a window's text
+  // is read from the file again).
   std::optional<int64_t> forced_base;
   for (;;) {
+    if (window && forced_base) window->rewind();
     Builder b(args != nullptr);
     b.reserve_for(in.size);
     std::exception_ptr pending;  // the first bad event: raised after the checks of the whole file's structure
@@ -592,26 +597,36 @@ model::Rank read_kineto(Input in, const KinetoParseOptions& options, model::Even
     auto base_of = [](std::string_view v, int64_t& out) {
       return std::from_chars(v.data(), v.data() + v.size(), out).ec == std::errc();
     };
-    TopLevel top = scan_top_level(in.text(), name, [&](const char* begin, const TopLevel& so_far) {
-      int64_t base = 0;
-      for (auto [key, value] : so_far.members)
-        if (key == kk::kBaseTimeNanoseconds && !base_of(value, base)) base = 0;
-      bases_used.push_back(forced_base.value_or(base));
-      b.set_base(bases_used.back());
-      if (so_far.bare_array) b.set_bare_array();
-      size_t skipped = 0;
-      if (so_far.bare_array) text.array = "array";
-      ArrayEnd end = parse_event_array(
-          text, begin, chunking, args != nullptr, events, skipped,
-          [&](const Fields& f, std::span<const RawArg> raw) { return b.add(f, raw); }, pending);
-      b.add_skipped(skipped);
-      return end;
-    });
+    TopLevel top = scan_top_level(
+        in.text(), name,
+        [&](const char* begin, const TopLevel& so_far) {
+          if (window) text.end = in.data + window->size();  // a file that shrank as it was read ends sooner
+          int64_t base = 0;
+          for (auto [key, value] : so_far.members)
+            if (key == kk::kBaseTimeNanoseconds && !base_of(value, base)) base = 0;
+          bases_used.push_back(forced_base.value_or(base));
+          b.set_base(bases_used.back());
+          if (so_far.bare_array) b.set_bare_array();
+          size_t skipped = 0;
+          if (so_far.bare_array) text.array = "array";
+          ArrayEnd end = parse_event_array(
+              text, begin, chunking, args != nullptr, events, skipped,
+              [&](const Fields& f, std::span<const RawArg> raw) { return b.add(f, raw); }, pending);
+          b.add_skipped(skipped);
+          return end;
+        },
+        window);
+    // The text's size: a window reads (inflates) on to its end first, after which its text is gone.
+    auto text_size = [&] {
+      if (window) window->finish();
+      return window ? window->size() : in.size;
+    };
     if (!top.has_events) {
       if (top.truncated_at)
         throw trace::TraceError(name, *top.truncated_at,
                                 "file cut off before its \"traceEvents\" array: nothing to load");
-      throw trace::TraceError(name, in.size, "no \"traceEvents\" array: not a Chrome-trace / PyTorch profiler file");
+      throw trace::TraceError(name, text_size(),
+                              "no \"traceEvents\" array: not a Chrome-trace / PyTorch profiler file");
     }
     // A top-level "shardscope" header past the head this importer was chosen by: a shardscope trace whose
     // events come first. `inspect` reads it as one; so does the loader, asked to read it again.
@@ -652,7 +667,7 @@ model::Rank read_kineto(Input in, const KinetoParseOptions& options, model::Even
       continue;
     }
     if (pending) std::rethrow_exception(pending);
-    uint64_t text_size = in.size;
+    const uint64_t size = text_size();
     in.release();  // the text is no longer needed: free it before the model's tracks are built
     model::Rank r = b.finish(dist, args);
     r.format = "kineto";
@@ -673,9 +688,25 @@ model::Rank read_kineto(Input in, const KinetoParseOptions& options, model::Even
     if (top.truncated_at) {
       r.truncated = true;
       r.warnings.push_back(fmt::format("{}: file cut off at byte {} of {}: read the {} whole events before the cut",
-                                       name, *top.truncated_at, text_size, events));
+                                       name, *top.truncated_at, size, events));
     }
     return r;
+  }
+}
+
+}  // namespace
+
+model::Rank read_kineto(Input in, const KinetoParseOptions& options, model::EventArgs* args) {
+  // A text the loader reads through a window: read on as the parse goes, given back behind it.
+  TextWindow* window = text_window_of(in.data);
+  const std::shared_ptr<const void> keep = window ? in.owner : nullptr;
+  try {
+    return parse_kineto(std::move(in), options, args, window);
+  } catch (const trace::TraceError&) {
+    // Corrupt gzip data (or more text than the limit) says so, as when the file was inflated whole before its
+    // parse: what the parse met first may be the garbage it inflated to.
+    if (window && window->gzip()) window->finish();
+    throw;
   }
 }
 

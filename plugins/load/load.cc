@@ -21,6 +21,8 @@
 
 #include "model/steps.h"
 #include "plugins/common/magic.h"
+#include "plugins/common/text_window.h"
+#include "plugins/kineto/kineto_importer.h"
 #include "plugins/load/read_text.h"
 #include "tracer/format/error.h"
 #include "tracer/format/keys.h"
@@ -563,13 +565,17 @@ class EachLoad {
     const Importer* imp = is_gzip(raw_head) ? nullptr : registry_.find(raw_head);
     std::optional<FileText> text;
     if (!imp || !imp->reads_file()) {
+      // A Kineto file, and any gzip file until its head says otherwise, is read (inflated) as it is parsed,
+      // through a window of reused pages (text_window.h).
+      const bool windowed = is_gzip(raw_head) || dynamic_cast<const KinetoImporter*>(imp) != nullptr;
       imp = nullptr;
-      text = read_text(files_[i]);
+      text = windowed ? read_text_window(files_[i]) : read_text(files_[i]);
       text_size = text->size;
       std::string_view head = text->text().substr(0, 64 * 1024);
       if (head.find_first_not_of(" \t\r\n") == std::string_view::npos)
         throw trace::TraceError(name(i), 0, text->size == 0 ? "empty file" : "file holds only whitespace");
       imp = registry_.find(head);
+      if (text->window && !dynamic_cast<const KinetoImporter*>(imp)) text = read_text(files_[i]);
     }
     if (!imp && !named_.count(files_[i])) {
       slots_.skipped[i] = 1;  // found by listing a directory (a training log, say): passed over with a warning
@@ -610,6 +616,7 @@ class EachLoad {
     auto read_with = [&](const Importer* by, FileText text) {
       // The text is ours alone and read once (ReadAs reads the file again): its parsed pages may go back.
       trace::ConsumedTextScope consumed(text.data, text.size);
+      TextWindowScope window(text.window);
       Input in{name(i), text.data, text.size, std::move(text.owner), text.gzip, text.gzip_cut_at};
       const auto* with_args = options_.keep_args ? dynamic_cast<const ArgsImporter*>(by) : nullptr;
       const auto* parallel = dynamic_cast<const ParallelImporter*>(by);
@@ -619,7 +626,10 @@ class EachLoad {
     };
     model::Rank rank;
     try {
+      const std::shared_ptr<const void> window_owner = t.window ? t.owner : nullptr;  // its size, once read
+      const TextWindow* window = t.window;
       rank = read_with(imp, std::move(t));
+      if (window) slots_.sizes[i] = window->size();
     } catch (const ReadAs& again) {
       // The head chose one importer, the whole file says another (its header after its events).
       const Importer* other = registry_.named(again.importer);

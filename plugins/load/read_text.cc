@@ -1,6 +1,7 @@
 #include "plugins/load/read_text.h"
 
 #include "plugins/common/magic.h"
+#include "plugins/common/text_window.h"
 
 #include <fcntl.h>
 #include <libdeflate.h>
@@ -11,6 +12,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <system_error>
 
 #include "tracer/format/error.h"
 #include "tracer/format/limits.h"
@@ -94,6 +96,21 @@ FileText read_text(const std::filesystem::path& path) {
   f.data = text->data();
   f.size = text->size();
   f.owner = text;
+  return f;
+}
+
+FileText read_text_window(const std::filesystem::path& path) {
+  std::shared_ptr<TextWindow> w;
+  try {
+    w = std::make_shared<TextWindow>(path);
+  } catch (const std::system_error&) {
+    return read_text(path);  // no memory file or address range: the whole text, as before
+  }
+  FileText f;
+  f.data = w->data(), f.window = w.get(), f.gzip = w->gzip();
+  // The size, or a gzip file's likely size until its text is read (the importer reads on to its end).
+  f.size = w->whole() ? w->size() : std::max<uint64_t>(w->size_hint(), uint64_t(w->end() - w->data()));
+  f.owner = std::move(w);
   return f;
 }
 
