@@ -260,11 +260,13 @@ class Workers {
     }
     cv_.notify_all();
   }
-  // The first region a worker may still read (none: SIZE_MAX); none that starts later lies before the one
-  // last taken.
+  // The first region a worker may still read: one it is scanning, or the next it may take (none: SIZE_MAX).
+  // The next counts: when the consumer skips regions (an event across them), slide() runs before take()
+  // moves next_ past them, and a worker could take a skipped region whose text was just given back.
   size_t lowest_busy() {
     std::lock_guard lock(mu_);
-    return *std::min_element(busy_.begin(), busy_.end());
+    const size_t next = next_ < regions_ ? next_ : SIZE_MAX;
+    return std::min(next, *std::min_element(busy_.begin(), busy_.end()));
   }
 
   // Region k's chunk, as a worker scanned it; `used` (the previous one) goes back to be filled again.
