@@ -521,8 +521,7 @@ class Handler {
       next_progress_ = element_start_ + kParseProgressBytes;
       parse_progress(element_start_, out_.event_count);
       // Nothing reads the text behind the cursor again: a loader's own buffer gives those pages back.
-      if (consume_ && !consume_paused_)
-        discarded_ = discard_pages(discarded_, base_ + std::min(element_start_, keep_));
+      if (consume_ && !consume_paused_) discarded_ = discard_pages(discarded_, base_ + std::min(element_start_, keep_));
     }
     state_ = State::Events;
   }
@@ -550,11 +549,10 @@ class Handler {
   bool stop_at_events_ = false, consume_paused_ = false;
   uint64_t stop_after_ = kNoStop, keep_ = kNoStop;
   std::string prefix_token_, real_token_;  // a resumed parse's (resume)
-  int swallow_ = 0;     // callbacks of a resumed parse's prefix, already made
-  int64_t shift_ = 0;   // text offset minus the resumed parse's position
-  const char* discarded_;  // the pages before it are handed back (consume_ only)
+  int swallow_ = 0;                        // callbacks of a resumed parse's prefix, already made
+  int64_t shift_ = 0;                      // text offset minus the resumed parse's position
+  const char* discarded_;                  // the pages before it are handed back (consume_ only)
 };
-
 
 namespace od = simdjson::ondemand;
 
@@ -639,8 +637,8 @@ bool value_of(od::value v, int depth, json& out) {
     od::field field;
     std::string_view k;
     json j;
-    if (std::move(f).get(field) != simdjson::SUCCESS || field.unescaped_key().get(k) != simdjson::SUCCESS || !same_string(k) ||
-        !value_of(field.value(), depth + 1, j))
+    if (std::move(f).get(field) != simdjson::SUCCESS || field.unescaped_key().get(k) != simdjson::SUCCESS ||
+        !same_string(k) || !value_of(field.value(), depth + 1, j))
       return false;
     out[std::string(k)] = std::move(j);
   }
@@ -767,7 +765,8 @@ class FastEvents {
       od::field field;
       std::string_view k;
       od::json_type t;
-      if (std::move(f).get(field) != simdjson::SUCCESS || field.unescaped_key().get(k) != simdjson::SUCCESS || !same_string(k))
+      if (std::move(f).get(field) != simdjson::SUCCESS || field.unescaped_key().get(k) != simdjson::SUCCESS ||
+          !same_string(k))
         return false;
       od::value v = field.value();
       if (v.type().get(t) != simdjson::SUCCESS) return false;
@@ -775,8 +774,9 @@ class FastEvents {
       std::string_view token;
       if (t == od::json_type::object || t == od::json_type::array) {
         // As the SAX parse: an object "args" is kept, any other container skipped (an array "args" is refused).
-        if (!value_of(v, kEventDepth + 1, x) || (k == keys::kArgs && !x.is_object())) return false;
-        if (k == keys::kArgs) h_.set_args(std::move(x));
+        const bool args = k == std::string_view(keys::kArgs);
+        if (!value_of(v, kEventDepth + 1, x) || (args && !x.is_object())) return false;
+        if (args) h_.set_args(std::move(x));
         continue;
       }
       if (direct(k, v, t)) continue;
@@ -786,22 +786,38 @@ class FastEvents {
   }
   // The common fields of the common kinds, set as event_field sets them (anything else, an error included, is
   // left to it): false when not set.
-  bool direct(std::string_view k, od::value& v, od::json_type t) {
+  enum class Key { Ph, Name, Cat, Pid, Tid, Ts, Dur, Other };
+  static Key key_of(std::string_view k) {
+    using sv = std::string_view;
+    switch (k.size()) {  // the keys' lengths
+      case 2: return k == sv(keys::kPh) ? Key::Ph : k == sv(keys::kTs) ? Key::Ts : Key::Other;
+      case 3:
+        return k == sv(keys::kCat)   ? Key::Cat
+               : k == sv(keys::kPid) ? Key::Pid
+               : k == sv(keys::kTid) ? Key::Tid
+               : k == sv(keys::kDur) ? Key::Dur
+                                     : Key::Other;
+      case 4: return k == sv(keys::kName) ? Key::Name : Key::Other;
+      default: return Key::Other;
+    }
+  }
+  bool direct(std::string_view name, od::value& v, od::json_type t) {
     Event& e = h_.event_;
-    if (t == od::json_type::string && (k == keys::kName || k == keys::kCat || k == keys::kPh)) {
+    const Key k = key_of(name);
+    if (t == od::json_type::string && (k == Key::Name || k == Key::Cat || k == Key::Ph)) {
       std::string_view sv;
       if (v.get_string().get(sv) != simdjson::SUCCESS || !same_string(sv)) return false;
-      if (k == keys::kPh) {
+      if (k == Key::Ph) {
         if (sv.size() != 1) return false;
         e.ph = sv[0], h_.has_ph_ = true;
       } else {
-        (k == keys::kName ? e.name : e.cat).assign(sv);
+        (k == Key::Name ? e.name : e.cat).assign(sv);
       }
       return true;
     }
     if (t != od::json_type::number) return false;
-    const bool time = k == keys::kTs || k == keys::kDur;
-    if (!time && k != keys::kPid && k != keys::kTid) return false;
+    const bool time = k == Key::Ts || k == Key::Dur;
+    if (!time && k != Key::Pid && k != Key::Tid) return false;
     const std::string_view token = number_token(v.raw_json_token());
     int64_t x = 0;
     if (token.empty() || token.find_first_of(".eE") != std::string_view::npos) {
@@ -813,11 +829,11 @@ class FastEvents {
     } else if (v.get_int64().get(x) != simdjson::SUCCESS || (time && __builtin_mul_overflow(x, int64_t(1000), &x))) {
       return false;
     }
-    if (k == keys::kTs) e.ts_ns = x, h_.has_ts_ = true;
-    else if (k == keys::kDur)
+    if (k == Key::Ts) e.ts_ns = x, h_.has_ts_ = true;
+    else if (k == Key::Dur)
       e.dur_ns = x, h_.has_dur_ = true;
     else
-      (k == keys::kPid ? e.pid : e.tid) = x;
+      (k == Key::Pid ? e.pid : e.tid) = x;
     return true;
   }
 
@@ -918,7 +934,8 @@ uint64_t FastEvents::last_token(uint64_t b) const {
 void FastEvents::resume(uint64_t b, bool first, uint64_t stop) {
   // Before the first element the parser has read `{"traceEvents":[` (three callbacks); after one, also `{}`
   // (two more, the element's).
-  const std::string_view head = first ? std::string_view("{\"traceEvents\":[") : std::string_view("{\"traceEvents\":[{}");
+  const std::string_view head =
+      first ? std::string_view("{\"traceEvents\":[") : std::string_view("{\"traceEvents\":[{}");
   const uint64_t column = b - line_start_, taken = lines_ == 0 ? head.size() : 0;
   const uint64_t spaces = column > taken ? column - taken : 0;
   const uint64_t prefix = head.size() + lines_ + spaces;
