@@ -6,6 +6,7 @@
 #include <string>
 
 #include "tracer/format/error.h"
+#include "tracer/format/limits.h"
 #include "tracer/format/reader.h"
 
 namespace shardscope::trace {
@@ -115,6 +116,23 @@ TEST(ReaderBatches, AHeaderAfterTheEventsAndAPatchAmongThem) {
     EXPECT_EQ(f.shardscope["rank"], 3) << bytes;
     EXPECT_EQ(f.shardscope["host"], "h1") << bytes;  // the patch came before the header: not merged
   }
+}
+
+// The check for strings over the limit skips texts it can prove have none (a plain quote in every block of
+// half the limit): a long string made of escaped quotes must still be found, where it starts.
+TEST(ReaderBatches, AStringOverTheLimitIsFoundWhateverItHolds) {
+  const uint64_t saved = limits().max_string_bytes;
+  limits().max_string_bytes = 1000;
+  const std::string fine = trace(200);
+  EXPECT_EQ(parse_trace(fine, "in.json").event_count, 200u);
+  std::string quotes;
+  for (int i = 0; i < 1000; ++i) quotes += "a\\\"";  // a\" (3 bytes; 3,000 in all)
+  std::string text = std::string(kHead) + event(0) + R"(, {"ph": "i", "name": ")";
+  const uint64_t open = text.size() - 1;
+  text += quotes + R"(", "ts": 1}]})";
+  EXPECT_EQ(error_of(text), "in.json: at byte " + std::to_string(open) +
+                                ": a string of 3000 bytes, over the limit of 1000 bytes: refused");
+  limits().max_string_bytes = saved;
 }
 
 }  // namespace
