@@ -570,10 +570,12 @@ bool same_string(std::string_view s) {
   return true;
 }
 
+bool number_char(char c) { return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'; }
+
 // A number's token as written (the value's raw token may run on into whitespace).
 std::string_view number_token(std::string_view raw) {
   size_t n = 0;
-  while (n < raw.size() && std::strchr("0123456789+-.eE", raw[n]) && raw[n] != '\0') ++n;
+  while (n < raw.size() && number_char(raw[n])) ++n;
   return raw.substr(0, n);
 }
 
@@ -924,7 +926,7 @@ uint64_t FastEvents::last_token(uint64_t b) const {
     }
     if (c >= '0' && c <= '9') {
       uint64_t q = i - 1;
-      while (q > 0 && text_[q - 1] != 0 && std::strchr("0123456789.eE+-", text_[q - 1])) --q;
+      while (q > 0 && number_char(text_[q - 1])) --q;
       return q;
     }
   }
