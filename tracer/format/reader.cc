@@ -6,6 +6,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -556,8 +557,8 @@ class Handler {
 
 namespace od = simdjson::ondemand;
 
-constexpr uint64_t kBatchBytes = 256 << 10;  // about 1,300 events (1 MB held 50 MB more at the peak of an open)
-uint64_t batch_bytes = kBatchBytes;
+constexpr uint64_t kBatchBytes = 256 << 10;      // about 1,300 events (1 MB held 50 MB more at the peak of an open)
+std::atomic<uint64_t> batch_bytes{kBatchBytes};  // tests set it while loaders on other threads read it
 
 // Whether simdjson reads a string as nlohmann's lexer does: the two differ on control characters (raw ones
 // are an error for nlohmann) and on lone surrogates (UTF-8 ED A0..ED BF), so a string with either, escaped
@@ -696,7 +697,7 @@ class FastEvents {
   // The end is guessed (the last '}' before ',' or ']') and proved by the parse; a wrong guess (inside a
   // string) fails it, and the window is then scanned exactly.
   uint64_t batch(uint64_t s, uint64_t& window) {
-    for (window = batch_bytes;; window *= 2) {
+    for (window = batch_bytes.load(std::memory_order_relaxed);; window *= 2) {
       const uint64_t w = std::min<uint64_t>(text_.size(), s + window);
       uint64_t guess = w;
       while (guess > s) {
@@ -1025,7 +1026,9 @@ size_t events_in(std::string_view text) {
 
 }  // namespace
 
-void set_events_batch_bytes(size_t bytes) { batch_bytes = bytes > 0 ? bytes : kBatchBytes; }
+void set_events_batch_bytes(size_t bytes) {
+  batch_bytes.store(bytes > 0 ? bytes : kBatchBytes, std::memory_order_relaxed);
+}
 
 TraceFile parse_trace(std::string_view text, const std::string& name) { return parse_trace(text, name, nullptr); }
 
