@@ -699,20 +699,20 @@ class FastEvents {
   uint64_t batch(uint64_t s, uint64_t& window) {
     for (window = batch_bytes.load(std::memory_order_relaxed);; window *= 2) {
       const uint64_t w = std::min<uint64_t>(text_.size(), s + window);
-      uint64_t guess = w;
-      while (guess > s) {
-        const void* q = memrchr(text_.data() + s, '}', size_t(guess - s));
+      uint64_t guess = s;  // just past the guessed end; s: none in the window
+      for (uint64_t at = w; at > s;) {
+        const void* q = memrchr(text_.data() + s, '}', size_t(at - s));
         if (!q) break;
-        guess = uint64_t(static_cast<const char*>(q) - text_.data());
-        if (element_end_at(guess)) break;
+        at = uint64_t(static_cast<const char*>(q) - text_.data());
+        if (element_end_at(at)) guess = at + 1, at = s;
       }
-      if (guess > s && text_[guess] == '}') {
-        if (parse(s, guess + 1)) return guess + 1;
+      if (guess > s) {
+        if (parse(s, guess)) return guess;
         const uint64_t exact = exact_end(s, w);
-        if (exact > s && exact != guess + 1 && parse(s, exact)) return exact;
+        if (exact > s && exact != guess && parse(s, exact)) return exact;
         return s;
       }
-      if (w == text_.size()) return s;
+      if (w == text_.size()) return s;  // no element ends before the text does: the SAX parse says why
     }
   }
   // The end of the last whole element in [s, w), following strings and nesting: s when none.
