@@ -6,8 +6,13 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
+
+#include <simdjson.h>
 
 #include "tracer/format/error.h"
 #include "tracer/format/keys.h"
@@ -138,6 +143,7 @@ class Handler {
   bool binary(json::binary_t&) { return fail_at(pos(), "unexpected binary value"); }
 
   bool start_object(std::size_t) {
+    if (swallow_ > 0) return --swallow_, true;
     if (++depth_ > limits().max_depth) return too_deep();
     if (builder_) return builder_->start(json::object()), true;
     if (skip_depth_ > 0) return ++skip_depth_, true;
@@ -155,6 +161,7 @@ class Handler {
     }
   }
   bool start_array(std::size_t) {
+    if (swallow_ > 0) return --swallow_, true;
     if (++depth_ > limits().max_depth) return too_deep();
     if (builder_) return builder_->start(json::array()), true;
     if (skip_depth_ > 0) return ++skip_depth_, true;
@@ -169,7 +176,7 @@ class Handler {
           saw_events_ = true;
           element_start_ = pos();
           state_ = State::Events;
-          return true;
+          return !stop_at_events_;  // the fast walk takes over from here (parse_events)
         }
         return container_value(json::array());
       case State::EventValue: return container_value(json::array());
@@ -178,6 +185,7 @@ class Handler {
     }
   }
   bool end_object() {
+    if (swallow_ > 0) return --swallow_, true;
     --depth_;
     if (builder_) return end_container();
     if (skip_depth_ > 0) return --skip_depth_, after_skip(), true;
@@ -193,6 +201,7 @@ class Handler {
     return fail_at(pos() - 1, "unexpected end of array");
   }
   bool key(std::string& k) {
+    if (swallow_ > 0) return --swallow_, true;
     if (k.size() > limits().max_string_bytes) return too_long(k.size());
     if (builder_) return builder_->key(k), true;
     if (skip_depth_ > 0) return true;
@@ -211,15 +220,102 @@ class Handler {
     return fail_at(pos(), "unexpected key");
   }
   bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& ex) {
+    position = std::size_t(int64_t(position) + shift_);  // a resumed parse counts from its prefix
+    if (!prefix_token_.empty()) {
+      // The lexer quotes what it read since the last string or number began: in a resumed parse, possibly
+      // its prefix, where the whole parse read the text's own token.
+      std::string what = ex.what();
+      const std::string tag = "last read: '" + prefix_token_;
+      if (auto at = what.find(tag); at != std::string::npos) what.replace(at + 12, prefix_token_.size(), real_token_);
+      return parse_error_at(position, what);
+    }
+    return parse_error_at(position, ex.what());
+  }
+  bool parse_error_at(std::size_t position, const std::string& what) {
     // The lexer counts the end-of-input as one more character read: a position past the last byte means the
     // text simply stopped, i.e. the file was cut off.
     if (position > size_) {
-      out_.truncated = Truncation{size_, clean_message(ex.what())};
+      out_.truncated = Truncation{size_, clean_message(what)};
       return false;
     }
-    error_.emplace(error_offset(position, ex.what()), clean_message(ex.what()));
+    error_.emplace(error_offset(position, what), clean_message(what));
     return false;
   }
+
+  // --- the fast walk of the events array (FastEvents), through the same checks as the SAX callbacks ---
+  // Stop the SAX parse just after the '[' of "traceEvents"; whether it got there.
+  void stop_at_events() { stop_at_events_ = true; }
+  bool at_events() {
+    bool at = stop_at_events_ && state_ == State::Events && !error_ && !out_.truncated;
+    stop_at_events_ = false;  // a second "traceEvents" array is the SAX parse's
+    return at;
+  }
+  void begin_event() {
+    event_ = Event{};
+    has_ph_ = has_ts_ = has_dur_ = false;
+  }
+  bool field(std::string_view k, const json& v, std::string_view raw_number) {
+    key_.assign(k);
+    raw_number_.assign(raw_number);
+    bool ok = event_field(v);
+    raw_number_.clear();
+    return ok;
+  }
+  void set_args(json&& a) { event_.args = std::move(a); }
+  // Checks the event and puts it in `batch`, as finish_event would send it.
+  bool end_event(std::vector<Event>& batch) {
+    if (!check_event()) return false;
+    batch.push_back(std::move(event_));
+    ++out_.event_count;
+    return true;
+  }
+  struct Mark {
+    size_t event_count;
+    json shardscope;
+  };
+  Mark mark() const { return {out_.event_count, out_.shardscope}; }
+  // A batch that failed: as if none of it was read, for the SAX parse to read it again (and say why).
+  void rewind(Mark&& m) {
+    out_.event_count = m.event_count;
+    out_.shardscope = std::move(m.shardscope);
+    error_.reset();
+    key_.clear();
+    state_ = State::Events;
+  }
+  // A batch that parsed: its events go out, and `next` (where the next element starts) is the cursor.
+  // Pages are handed back only before `keep` (the batch's start): a resumed parse may quote the text before
+  // `next`.
+  void deliver(std::vector<Event>& batch, uint64_t next, uint64_t keep) {
+    keep_ = keep;
+    for (Event& e : batch)
+      if (sink_) (*sink_)(std::move(e));
+      else
+        out_.events.push_back(std::move(e));
+    batch.clear();
+    cursor_ = base_ + next;
+    consume_paused_ = false;
+    after_event();
+  }
+  // The SAX parse goes on from the cursor, fed `prefix` first (whose three callbacks, '{', the key and '[',
+  // are the ones already made): positions shift by `shift` to stay the text's.
+  // Stops after the first event that ends at or past `stop_after` (none: to the end), keeping the pages it
+  // reads meanwhile (the walk counts their lines afterwards).
+  // `prefix_token` and `real_token`: the prefix's last token as the lexer quotes it, and the text's.
+  void resume(int swallow, int64_t shift, uint64_t stop_after, std::string prefix_token, std::string real_token) {
+    prefix_token_ = std::move(prefix_token);
+    real_token_ = std::move(real_token);
+    swallow_ = swallow;
+    shift_ = shift;
+    stop_after_ = stop_after;
+    consume_paused_ = stop_after != kNoStop;
+  }
+  // Whether a resumed parse stopped as asked; it then resumes the walk at element_end().
+  bool stopped() const {
+    return stop_after_ != kNoStop && state_ == State::Events && !error_ && !out_.truncated &&
+           element_start_ >= stop_after_;
+  }
+  uint64_t element_end() const { return element_start_; }
+  static constexpr uint64_t kNoStop = UINT64_MAX;
 
   // --- after parsing ---
   void finish(const std::string& name) {
@@ -262,6 +358,7 @@ class Handler {
   }
 
  private:
+  friend class FastEvents;  // sets the common fields directly, as event_field would
   enum class State { Start, Top, TopValue, Events, InEvent, EventValue, End };
   enum class Capture { None, Header, Args };
 
@@ -395,6 +492,15 @@ class Handler {
   }
 
   bool finish_event() {
+    if (!check_event()) return false;
+    if (sink_) (*sink_)(std::move(event_));
+    else
+      out_.events.push_back(std::move(event_));
+    ++out_.event_count;
+    after_event();
+    return element_start_ < stop_after_;  // a resumed parse hands back to the fast walk there
+  }
+  bool check_event() {
     if (!has_ph_) return fail(event_label() + " has no \"ph\"");
     if (event_.ph != 'M' && !has_ts_) return fail(event_label() + " (\"" + event_.name + "\") has no \"ts\"");
     if (event_.ph == 'X' && !has_dur_)
@@ -408,19 +514,17 @@ class Handler {
                   " events in one file: refused");
     if (event_.ph == 'M' && event_.name == keys::kMetadataPatch && event_.args.is_object() && header_done_)
       out_.shardscope.merge_patch(event_.args);
-    if (sink_) (*sink_)(std::move(event_));
-    else
-      out_.events.push_back(std::move(event_));
-    ++out_.event_count;
+    return true;
+  }
+  void after_event() {
     element_start_ = pos();
     if (element_start_ >= next_progress_) {  // every few MB: a loader's progress (and its cancel)
       next_progress_ = element_start_ + kParseProgressBytes;
       parse_progress(element_start_, out_.event_count);
       // Nothing reads the text behind the cursor again: a loader's own buffer gives those pages back.
-      if (consume_) discarded_ = discard_pages(discarded_, base_ + element_start_);
+      if (consume_ && !consume_paused_) discarded_ = discard_pages(discarded_, base_ + std::min(element_start_, keep_));
     }
     state_ = State::Events;
-    return true;
   }
 
   TraceFile& out_;
@@ -443,8 +547,414 @@ class Handler {
   uint64_t header_start_ = 0, key_start_ = 0, event_start_ = 0, element_start_ = 0;
   uint64_t next_progress_ = kParseProgressBytes;
   bool consume_ = false;
-  const char* discarded_;  // the pages before it are handed back (consume_ only)
+  bool stop_at_events_ = false, consume_paused_ = false;
+  uint64_t stop_after_ = kNoStop, keep_ = kNoStop;
+  std::string prefix_token_, real_token_;  // a resumed parse's (resume)
+  int swallow_ = 0;                        // callbacks of a resumed parse's prefix, already made
+  int64_t shift_ = 0;                      // text offset minus the resumed parse's position
+  const char* discarded_;                  // the pages before it are handed back (consume_ only)
 };
+
+namespace od = simdjson::ondemand;
+
+constexpr uint64_t kBatchBytes = 256 << 10;      // about 1,300 events (1 MB held 50 MB more at the peak of an open)
+std::atomic<uint64_t> batch_bytes{kBatchBytes};  // tests set it while loaders on other threads read it
+
+// Whether simdjson reads a string as nlohmann's lexer does: the two differ on control characters (raw ones
+// are an error for nlohmann) and on lone surrogates (UTF-8 ED A0..ED BF), so a string with either, escaped
+// or not, is left to the SAX parse.
+bool same_string(std::string_view s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto c = uint8_t(s[i]);
+    if (c < 0x20 || (c == 0xED && i + 1 < s.size() && uint8_t(s[i + 1]) >= 0xA0)) return false;
+  }
+  return true;
+}
+
+bool number_char(char c) { return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'; }
+
+// A number's token as written (the value's raw token may run on into whitespace).
+std::string_view number_token(std::string_view raw) {
+  size_t n = 0;
+  while (n < raw.size() && number_char(raw[n])) ++n;
+  return raw.substr(0, n);
+}
+
+// A scalar as nlohmann's lexer makes it: an integer token unsigned without a sign, signed with one, any other
+// number a double. False where they could differ (an integer past 64 bits is a double to nlohmann).
+bool scalar_of(od::value& v, od::json_type t, json& out, std::string_view& token) {
+  switch (t) {
+    case od::json_type::number: {
+      token = number_token(v.raw_json_token());
+      if (token.empty()) return false;
+      if (token.find_first_of(".eE") == std::string_view::npos) {
+        int64_t i = 0;
+        uint64_t u = 0;
+        if (token[0] == '-') return v.get_int64().get(i) == simdjson::SUCCESS && (out = i, true);
+        return v.get_uint64().get(u) == simdjson::SUCCESS && (out = u, true);
+      }
+      double d = 0;
+      return v.get_double().get(d) == simdjson::SUCCESS && std::isfinite(d) && (out = d, true);
+    }
+    case od::json_type::string: {
+      std::string_view sv;
+      if (v.get_string().get(sv) != simdjson::SUCCESS || !same_string(sv)) return false;
+      out = std::string(sv);
+      return true;
+    }
+    case od::json_type::boolean: {
+      bool b = false;
+      return v.get_bool().get(b) == simdjson::SUCCESS && (out = b, true);
+    }
+    case od::json_type::null: {
+      bool null = false;
+      return v.is_null().get(null) == simdjson::SUCCESS && null && (out = nullptr, true);
+    }
+    default: return false;
+  }
+}
+
+// Any value, whole, as nlohmann would build it; `depth` is its own nesting level in the file (the limit's).
+bool value_of(od::value v, int depth, json& out) {
+  od::json_type t;
+  if (v.type().get(t) != simdjson::SUCCESS) return false;
+  std::string_view token;
+  if (t != od::json_type::object && t != od::json_type::array) return scalar_of(v, t, out, token);
+  if (depth > limits().max_depth) return false;
+  if (t == od::json_type::array) {
+    od::array a;
+    if (v.get_array().get(a) != simdjson::SUCCESS) return false;
+    out = json::array();
+    for (auto e : a) {
+      od::value x;
+      json j;
+      if (e.get(x) != simdjson::SUCCESS || !value_of(x, depth + 1, j)) return false;
+      out.push_back(std::move(j));
+    }
+    return true;
+  }
+  od::object o;
+  if (v.get_object().get(o) != simdjson::SUCCESS) return false;
+  out = json::object();
+  for (auto f : o) {
+    od::field field;
+    std::string_view k;
+    json j;
+    if (std::move(f).get(field) != simdjson::SUCCESS || field.unescaped_key().get(k) != simdjson::SUCCESS ||
+        !same_string(k) || !value_of(field.value(), depth + 1, j))
+      return false;
+    out[std::string(k)] = std::move(j);
+  }
+  return true;
+}
+
+// The "traceEvents" array read with simdjson, a batch of whole events (about a MB of text) at a time, each
+// event through the Handler's own checks. What it cannot read exactly as the SAX parse would (an error, a
+// control character in a string, a cut file, the end of the array) it hands to the SAX parse, resumed at the
+// batch's start as if it had read everything before (same state, same line and column), which reads that
+// batch and gives the walk back the next one; so the events, the messages and the offsets are the SAX
+// parse's, at simdjson's speed.
+class FastEvents {
+ public:
+  FastEvents(Handler& h, std::string_view text, const char** cursor) : h_(h), text_(text), cursor_(cursor) {}
+
+  // `from`: just after the array's '['.
+  void run(uint64_t from) {
+    uint64_t b = from;
+    bool first = true;
+    count_lines(0, b);
+    for (;;) {
+      uint64_t s = skip_ws(b);
+      if (s < text_.size() && text_[s] == ']') return resume(b, first, Handler::kNoStop);  // the rest
+      if (!first && (s >= text_.size() || text_[s] != ',')) return resume(b, first, Handler::kNoStop);
+      if (!first) s = skip_ws(s + 1);
+      uint64_t window = 0;
+      const uint64_t cut = batch(s, window);
+      if (cut > s) {
+        count_lines(b, cut);
+        h_.deliver(events_, cut, s);
+        b = cut, first = false;
+        continue;
+      }
+      resume(b, first, std::min<uint64_t>(text_.size(), s + window));
+      if (!h_.stopped()) return;
+      count_lines(b, h_.element_end());
+      b = h_.element_end(), first = false;
+    }
+  }
+
+ private:
+  uint64_t skip_ws(uint64_t i) const {
+    while (i < text_.size() && (text_[i] == ' ' || text_[i] == '\n' || text_[i] == '\r' || text_[i] == '\t')) ++i;
+    return i;
+  }
+  // Whether the '}' at `i` ends an element: the next non-blank is ',' or ']'.
+  bool element_end_at(uint64_t i) const {
+    const uint64_t n = skip_ws(i + 1);
+    return n < text_.size() && (text_[n] == ',' || text_[n] == ']');
+  }
+  // The events starting at `s` and ending in its window, parsed into events_: where the last one ends (s: none).
+  // The end is guessed (the last '}' before ',' or ']') and proved by the parse; a wrong guess (inside a
+  // string) fails it, and the window is then scanned exactly.
+  uint64_t batch(uint64_t s, uint64_t& window) {
+    for (window = batch_bytes.load(std::memory_order_relaxed);; window *= 2) {
+      const uint64_t w = std::min<uint64_t>(text_.size(), s + window);
+      uint64_t guess = s;  // just past the guessed end; s: none in the window
+      for (uint64_t at = w; at > s;) {
+        const void* q = memrchr(text_.data() + s, '}', size_t(at - s));
+        if (!q) break;
+        at = uint64_t(static_cast<const char*>(q) - text_.data());
+        if (element_end_at(at)) guess = at + 1, at = s;
+      }
+      if (guess > s) {
+        if (parse(s, guess)) return guess;
+        const uint64_t exact = exact_end(s, w);
+        if (exact > s && exact != guess && parse(s, exact)) return exact;
+        return s;
+      }
+      if (w == text_.size()) return s;  // no element ends before the text does: the SAX parse says why
+    }
+  }
+  // The end of the last whole element in [s, w), following strings and nesting: s when none.
+  uint64_t exact_end(uint64_t s, uint64_t w) const {
+    int depth = 0;
+    bool in_string = false;
+    uint64_t end = s;
+    for (uint64_t i = s; i < w; ++i) {
+      const char c = text_[i];
+      if (in_string) {
+        if (c == '\\') ++i;
+        else if (c == '"')
+          in_string = false;
+      } else if (c == '"') {
+        in_string = true;
+      } else if (c == '{' || c == '[') {
+        ++depth;
+      } else if ((c == '}' || c == ']') && --depth == 0 && c == '}' && element_end_at(i)) {
+        end = i + 1;
+      }
+    }
+    return end;
+  }
+  bool parse(uint64_t s, uint64_t end) {
+    buf_.clear();
+    buf_.push_back('[');
+    buf_.append(text_.data() + s, size_t(end - s));
+    buf_.push_back(']');
+    const size_t len = buf_.size();
+    buf_.append(simdjson::SIMDJSON_PADDING, '\0');
+    Handler::Mark mark = h_.mark();
+    od::document doc;
+    od::array events;
+    bool ok = parser_.iterate(buf_.data(), len, buf_.size()).get(doc) == simdjson::SUCCESS &&
+              doc.get_array().get(events) == simdjson::SUCCESS;
+    if (ok)
+      for (auto e : events) {
+        od::object o;
+        if (!(ok = e.get_object().get(o) == simdjson::SUCCESS && read_event(o))) break;
+      }
+    const char* after = nullptr;
+    if (ok) ok = doc.current_location().get(after) == simdjson::OUT_OF_BOUNDS;
+    if (!ok) {
+      events_.clear();
+      h_.rewind(std::move(mark));
+    }
+    return ok;
+  }
+  bool read_event(od::object& o) {
+    constexpr int kEventDepth = 3;  // the top-level object, "traceEvents", the event
+    h_.begin_event();
+    for (auto f : o) {
+      od::field field;
+      std::string_view k;
+      od::json_type t;
+      if (std::move(f).get(field) != simdjson::SUCCESS || field.unescaped_key().get(k) != simdjson::SUCCESS ||
+          !same_string(k))
+        return false;
+      od::value v = field.value();
+      if (v.type().get(t) != simdjson::SUCCESS) return false;
+      json x;
+      std::string_view token;
+      if (t == od::json_type::object || t == od::json_type::array) {
+        // As the SAX parse: an object "args" is kept, any other container skipped (an array "args" is refused).
+        const bool args = k == std::string_view(keys::kArgs);
+        if (!value_of(v, kEventDepth + 1, x) || (args && !x.is_object())) return false;
+        if (args) h_.set_args(std::move(x));
+        continue;
+      }
+      if (direct(k, v, t)) continue;
+      if (!scalar_of(v, t, x, token) || !h_.field(k, x, t == od::json_type::number ? token : "")) return false;
+    }
+    return h_.end_event(events_);
+  }
+  // The common fields of the common kinds, set as event_field sets them (anything else, an error included, is
+  // left to it): false when not set.
+  enum class Key { Ph, Name, Cat, Pid, Tid, Ts, Dur, Other };
+  static Key key_of(std::string_view k) {
+    using sv = std::string_view;
+    switch (k.size()) {  // the keys' lengths
+      case 2: return k == sv(keys::kPh) ? Key::Ph : k == sv(keys::kTs) ? Key::Ts : Key::Other;
+      case 3:
+        return k == sv(keys::kCat)   ? Key::Cat
+               : k == sv(keys::kPid) ? Key::Pid
+               : k == sv(keys::kTid) ? Key::Tid
+               : k == sv(keys::kDur) ? Key::Dur
+                                     : Key::Other;
+      case 4: return k == sv(keys::kName) ? Key::Name : Key::Other;
+      default: return Key::Other;
+    }
+  }
+  bool direct(std::string_view name, od::value& v, od::json_type t) {
+    Event& e = h_.event_;
+    const Key k = key_of(name);
+    if (t == od::json_type::string && (k == Key::Name || k == Key::Cat || k == Key::Ph)) {
+      std::string_view sv;
+      if (v.get_string().get(sv) != simdjson::SUCCESS || !same_string(sv)) return false;
+      if (k == Key::Ph) {
+        if (sv.size() != 1) return false;
+        e.ph = sv[0], h_.has_ph_ = true;
+      } else {
+        (k == Key::Name ? e.name : e.cat).assign(sv);
+      }
+      return true;
+    }
+    if (t != od::json_type::number) return false;
+    const bool time = k == Key::Ts || k == Key::Dur;
+    if (!time && k != Key::Pid && k != Key::Tid) return false;
+    const std::string_view token = number_token(v.raw_json_token());
+    int64_t x = 0;
+    if (token.empty() || token.find_first_of(".eE") != std::string_view::npos) {
+      if (!time) return false;
+      const std::optional<int64_t> ns = parse_us(token);
+      double d = 0;
+      if (!ns || v.get_double().get(d) != simdjson::SUCCESS || !std::isfinite(d)) return false;  // as nlohmann reads it
+      x = *ns;
+    } else if (v.get_int64().get(x) != simdjson::SUCCESS || (time && __builtin_mul_overflow(x, int64_t(1000), &x))) {
+      return false;
+    }
+    if (k == Key::Ts) e.ts_ns = x, h_.has_ts_ = true;
+    else if (k == Key::Dur)
+      e.dur_ns = x, h_.has_dur_ = true;
+    else
+      (k == Key::Pid ? e.pid : e.tid) = x;
+    return true;
+  }
+
+  // The SAX parse, from `b` to the end or to the first event ending at or past `stop`: fed first the text that
+  // puts the parser where it stood at `b` (inside the array, before its first element or after one), then the
+  // blank lines and spaces that put `b` on its line and column.
+  void resume(uint64_t b, bool first, uint64_t stop);
+  // Where the last string or number before `b` starts: the lexer quotes from there in a message.
+  uint64_t last_token(uint64_t b) const;
+  void count_lines(uint64_t from, uint64_t to) {
+    const char* p = text_.data();
+    lines_ += uint64_t(std::count(p + from, p + to, '\n'));
+    if (const void* nl = memrchr(p + from, '\n', size_t(to - from)))
+      line_start_ = uint64_t(static_cast<const char*>(nl) - p) + 1;
+  }
+
+  Handler& h_;
+  std::string_view text_;
+  const char** cursor_;  // the Handler's
+  std::string buf_;
+  od::parser parser_;
+  std::vector<Event> events_;
+  uint64_t lines_ = 0, line_start_ = 0;  // newlines before the walk's position, and where its line starts
+};
+
+// A resumed parse's input: `head`, `lines` newlines, `spaces` spaces, then the text from `from`; the cursor
+// stays at `from` until the text is reached.
+struct ResumeIt {
+  using iterator_category = std::input_iterator_tag;
+  using value_type = char;
+  using difference_type = std::ptrdiff_t;
+  using pointer = const char*;
+  using reference = const char&;
+  static constexpr char kNewline = '\n', kSpace = ' ';
+  std::string_view head;
+  uint64_t lines, spaces;
+  const char* from;
+  const char** cursor;
+  uint64_t i;
+  reference operator*() const {
+    if (i < head.size()) return head[i];
+    if (i < head.size() + lines) return kNewline;
+    if (i < head.size() + lines + spaces) return kSpace;
+    return from[i - head.size() - lines - spaces];
+  }
+  ResumeIt& operator++() {
+    if (++i >= head.size() + lines + spaces) *cursor = from + (i - head.size() - lines - spaces);
+    return *this;
+  }
+  ResumeIt operator++(int) {
+    ResumeIt t = *this;
+    ++*this;
+    return t;
+  }
+  bool operator==(const ResumeIt& o) const { return i == o.i; }
+  bool operator!=(const ResumeIt& o) const { return i != o.i; }
+};
+
+// How nlohmann's lexer quotes text it read: control characters as <U+XXXX>.
+std::string lexer_quote(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (uint8_t(c) > 0x1F) {
+      out.push_back(c);
+      continue;
+    }
+    char u[9];
+    std::snprintf(u, sizeof u, "<U+%.4X>", unsigned(uint8_t(c)));
+    out += u;
+  }
+  return out;
+}
+
+uint64_t FastEvents::last_token(uint64_t b) const {
+  // The text before `b` is valid JSON (it was parsed): a number ends in a digit, true/false/null in a letter,
+  // a string in an unescaped quote, whose opening quote is the nearest one before it not escaped.
+  auto escaped = [&](uint64_t q) {
+    uint64_t n = 0;
+    while (q > n && text_[q - n - 1] == '\\') ++n;
+    return n % 2 == 1;
+  };
+  for (uint64_t i = b; i > 0; --i) {
+    const char c = text_[i - 1];
+    if (c == '"' && !escaped(i - 1)) {
+      for (uint64_t q = i - 1; q > 0; --q)
+        if (text_[q - 1] == '"' && !escaped(q - 1)) return q - 1;
+      return 0;
+    }
+    if (c >= '0' && c <= '9') {
+      uint64_t q = i - 1;
+      while (q > 0 && number_char(text_[q - 1])) --q;
+      return q;
+    }
+  }
+  return 0;
+}
+
+void FastEvents::resume(uint64_t b, bool first, uint64_t stop) {
+  // Before the first element the parser has read `{"traceEvents":[` (three callbacks); after one, also `{}`
+  // (two more, the element's).
+  const std::string_view head =
+      first ? std::string_view("{\"traceEvents\":[") : std::string_view("{\"traceEvents\":[{}");
+  const uint64_t column = b - line_start_, taken = lines_ == 0 ? head.size() : 0;
+  const uint64_t spaces = column > taken ? column - taken : 0;
+  const uint64_t prefix = head.size() + lines_ + spaces;
+  std::string prefix_token = lexer_quote(head.substr(1)) + [&] {
+    std::string t;
+    for (uint64_t i = 0; i < lines_; ++i) t += "<U+000A>";
+    return t + std::string(spaces, ' ');
+  }();
+  h_.resume(first ? 3 : 5, int64_t(b) - int64_t(prefix), stop, std::move(prefix_token),
+            lexer_quote(text_.substr(last_token(b), b - last_token(b))));
+  *cursor_ = text_.data() + b;
+  const uint64_t total = prefix + (text_.size() - b);
+  ResumeIt it{head, lines_, spaces, text_.data() + b, cursor_, 0};
+  ResumeIt last{head, lines_, spaces, text_.data() + b, cursor_, total};
+  json::sax_parse(it, last, &h_);
+}
 
 // A string longer than `limit`: where it starts (its '"'), how long it is, whether it ends.
 struct LongString {
@@ -479,6 +989,27 @@ std::optional<LongString> find_long_string(std::string_view text, uint64_t limit
   return std::nullopt;
 }
 
+// Proves cheaply that no string is longer than `limit`, in most texts: a quote not after a backslash is a
+// string's end or start, never inside one, so a string over `limit` bytes (ended or not) spans a whole aligned
+// block of limit / 2 bytes with no such quote. One found early in every block settles it; false: look.
+bool no_long_string(std::string_view text, uint64_t limit) {
+  const uint64_t block = limit / 2;
+  if (block < 64) return false;
+  for (uint64_t at = 0; at + block <= text.size(); at += block) {
+    const char* p = text.data() + at;
+    const char* end = p + block;
+    bool plain = false;
+    while (!plain && p < end) {
+      const char* q = static_cast<const char*>(std::memchr(p, '"', size_t(end - p)));
+      if (!q) break;
+      plain = q == text.data() || q[-1] != '\\';
+      p = q + 1;
+    }
+    if (!plain) return false;
+  }
+  return true;
+}
+
 // The events the text can hold, at most: its "ph" keys. Reserving them stops the event vector from doubling
 // past the file: one just over a power of two held twice its events, and three times while they moved (the
 // H100 trainer's 132 k-event ranks: 60 MB each instead of 20). Capped at what the smallest event
@@ -495,6 +1026,10 @@ size_t events_in(std::string_view text) {
 
 }  // namespace
 
+void set_events_batch_bytes(size_t bytes) {
+  batch_bytes.store(bytes > 0 ? bytes : kBatchBytes, std::memory_order_relaxed);
+}
+
 TraceFile parse_trace(std::string_view text, const std::string& name) { return parse_trace(text, name, nullptr); }
 
 TraceFile parse_trace(std::string_view text, const std::string& name, const EventSink& sink) {
@@ -503,7 +1038,8 @@ TraceFile parse_trace(std::string_view text, const std::string& name, const Even
   out.json_bytes = text.size();
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos)
     throw TraceError(name, 0, text.empty() ? "empty file" : "file holds only whitespace");
-  std::optional<LongString> long_string = find_long_string(text, limits().max_string_bytes);
+  std::optional<LongString> long_string;
+  if (!no_long_string(text, limits().max_string_bytes)) long_string = find_long_string(text, limits().max_string_bytes);
   if (long_string && long_string->terminated)
     throw TraceError(name, long_string->start,
                      "a string of " + std::to_string(long_string->length) + " bytes, over the limit of " +
@@ -516,7 +1052,10 @@ TraceFile parse_trace(std::string_view text, const std::string& name, const Even
   if (text_consumed(text)) h.consume();
   TrackedIt first{text.data(), &cursor};
   TrackedIt last{text.data() + text.size(), &cursor};
+  // The SAX parse up to the events, the fast walk over them, the SAX parse again for what follows.
+  h.stop_at_events();
   json::sax_parse(first, last, &h);
+  if (h.at_events()) FastEvents(h, text, &cursor).run(uint64_t(cursor - text.data()));
   h.finish(name);
   parse_progress(text.size(),
                  out.event_count);  // the whole text read; a cancel stops the load before the model is built

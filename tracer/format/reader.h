@@ -42,6 +42,10 @@ using EventSink = std::function<void(Event&&)>;
 // holds every event as an Event with JSON args at once.
 TraceFile parse_trace(std::string_view json, const std::string& name, const EventSink& sink);
 
+// For tests: how much text the events array is read in at a time (a batch, one simdjson document; the SAX
+// parse reads again one that it cannot), so that small files cross batches. 0: the default (256 kB).
+void set_events_batch_bytes(size_t bytes);
+
 // Reads and parses a file; a ".gz" file (or one starting with the gzip magic) is inflated first.
 TraceFile read_trace(const std::filesystem::path& path);
 
