@@ -138,9 +138,11 @@ void ArgsBuilder::relocate(const std::vector<std::pair<uint32_t, uint32_t>>& whe
 EventArgs ArgsBuilder::finalize(Rank& rank) {
   EventArgs out;
   std::erase_if(spans_, [](const Span& s) { return s.begin == s.end; });
-  std::stable_sort(spans_.begin(), spans_.end(), [](const Span& a, const Span& b) {
+  // Importers mostly give events, and so spans, in order already: a check costs a pass, a sort a copy.
+  const auto by_place = [](const Span& a, const Span& b) {
     return a.track != b.track ? a.track < b.track : a.index < b.index;
-  });
+  };
+  if (!std::is_sorted(spans_.begin(), spans_.end(), by_place)) std::stable_sort(spans_.begin(), spans_.end(), by_place);
   out.offsets_.resize(rank.tracks.size());
   out.blob_.reserve(blob_.size());
   size_t s = 0;
@@ -154,25 +156,30 @@ EventArgs ArgsBuilder::finalize(Rank& rank) {
       sort_events(ev);
       continue;
     }
-    // Sort positions, not events, to know where each event went.
+    // Sort positions, not events, to know where each event went (none moves when they are in order).
+    const bool in_order = std::is_sorted(ev.begin(), ev.end(), event_before);
     order.resize(ev.size());
     std::iota(order.begin(), order.end(), 0u);
-    std::stable_sort(order.begin(), order.end(), [&ev](uint32_t a, uint32_t b) { return event_before(ev[a], ev[b]); });
+    if (!in_order)
+      std::stable_sort(order.begin(), order.end(),
+                       [&ev](uint32_t a, uint32_t b) { return event_before(ev[a], ev[b]); });
     first_span.assign(ev.size(), SIZE_MAX);
     for (size_t k = s; k-- > lo;)
       if (spans_[k].index < ev.size()) first_span[spans_[k].index] = k;
-    std::vector<Event> sorted(ev.size());
+    std::vector<Event> sorted(in_order ? 0 : ev.size());
     std::vector<uint32_t>& off = out.offsets_[t];
     off.resize(ev.size() + 1);
     for (size_t j = 0; j < order.size(); ++j) {
-      sorted[j] = ev[order[j]];
+      if (!in_order) sorted[j] = ev[order[j]];
       off[j] = uint32_t(out.blob_.size());
       for (size_t k = first_span[order[j]]; k < s && spans_[k].index == order[j]; ++k)
         out.blob_.insert(out.blob_.end(), blob_.begin() + int64_t(spans_[k].begin),
                          blob_.begin() + int64_t(spans_[k].end));
     }
     off[ev.size()] = uint32_t(out.blob_.size());
-    ev = std::move(sorted);
+    if (!in_order) ev = std::move(sorted);
+    else
+      ev.shrink_to_fit();  // as the sorted copy was: an importer's reserve or doubling is not kept
   }
   sort_counters(rank);
   out.keys_ = std::move(keys_);
