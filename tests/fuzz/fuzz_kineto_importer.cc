@@ -57,6 +57,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     two.threads = 2;
     const std::string whole = outcome(text, one);
     if (whole != outcome(text, two)) std::abort();
+    // The text as it is, through the window: a gzip magic would make the window inflate what the in-memory
+    // reads above took as text (gzip through the window is fuzz_gzip's).
+    if (text.size() >= 2 && uint8_t(text[0]) == 0x1f && uint8_t(text[1]) == 0x8b) return 0;
     static const std::string file = "/tmp/fuzz_kineto_window." + std::to_string(getpid()) + ".json";
     std::ofstream(file, std::ios::binary | std::ios::trunc) << text;
     plugins::TextWindow window(file, 4096, 4096);
