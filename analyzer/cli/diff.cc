@@ -1,7 +1,6 @@
 #include "analyzer/cli/diff.h"
 
 #include <algorithm>
-
 #include <cmath>
 #include <optional>
 #include <ostream>
