@@ -165,12 +165,14 @@ Wiring measured_wiring(const Graph& g) {
   }
   wire_limiter(g, w);
   wire_host_waits(g, w);
-  // Most specific first: a launch takes the first wait that explains its gap. An all-gather the host waited
-  // for is looked for up to 2.5 ms back (the trainer's comm thread then wakes its compute thread: 1.1-2.1 ms
-  // after the all-gather's end in the H100 `none` run); a gap of a
-  // millisecond or more that ends just after any device op is the host draining the device.
+  // Most specific first: a launch takes the first wait that explains its gap. A collective the host waited
+  // for is looked for up to 2.5 ms back, an all-gather before any other (the trainer's comm thread wakes its
+  // compute thread 1.1-2.1 ms after an all-gather's end in the H100 `none` run, where the reduce-scatter
+  // beside it ends as late, and about 1 ms after the last reduce-scatter before the optimizer step); a gap
+  // of a millisecond or more that ends just after any device op is the host draining the device.
   wire_host_gaps(g, w, Waited::Collectives, 200'000, 200'000);
   wire_host_gaps(g, w, Waited::AllGathers, 200'000, 2'500'000);
+  wire_host_gaps(g, w, Waited::Collectives, 200'000, 2'500'000);
   wire_host_gaps(g, w, Waited::Anything, 1'000'000, 200'000);
   infer_waits(g, w);
   return w;

@@ -214,6 +214,27 @@ TEST(WhatIf, OnCpuThePrefetchIsIssuedWhereTheHostReachesTheCompute) {
   EXPECT_EQ(metrics::what_if(pre, to_none).predicted_step_ns, 250 * us);
 }
 
+// The host's wait for a reduce-scatter: the trainer's compute thread waits for its comm thread's reduce-scatters
+// before the optimizer step and wakes about a millisecond after the last one ends. Unit 1's backward runs
+// 0-100 µs, its reduce-scatter 100-200 µs; the optimizer's kernel is launched at 1,200 µs, 1 ms after it.
+// Twice as fast communication ends the reduce-scatter at 150 µs, so the launch comes at 1,150 µs and the
+// step ends at 1,250 µs, not 1,300 µs: the launch follows the reduce-scatter, not the previous launch.
+TEST(WhatIf, ALaunchThatWaitedForAReduceScatterFollowsIt) {
+  RankBuilder b(0, 1, 1300 * us);
+  b.kernel(1, 0, 0, 100 * us);                                                       // unit 1's backward
+  b.kernel(2, 1 * us, 100 * us, 100 * us, model::CollectiveKind::ReduceScatter, 1);  // its reduce-scatter
+  b.kernel(1, 1200 * us, 1200 * us, 100 * us);                                       // the optimizer
+  b.unit_backward(1, 0, 100 * us);
+  model::Trace t;
+  t.ranks.push_back(b.done());
+  WhatIfChange c;
+  c.comm_speed = 2;
+  const metrics::WhatIf w = metrics::what_if(t, c);
+  EXPECT_EQ(w.measured_step_ns, 1300 * us);
+  EXPECT_EQ(w.steps[0].unchanged_ns, 1300 * us);
+  EXPECT_EQ(w.predicted_step_ns, 1250 * us);
+}
+
 TEST(WhatIf, NothingToReplayIsAnError) {
   model::Trace t;
   t.ranks.push_back(RankBuilder(0, 1, 100).done());
@@ -258,10 +279,54 @@ TEST(WhatIf, RealH100PairsWithinTheirQuotedError) {
   const Pair pairs[] = {
       {"h100_nccl2/pytorch_fsdp1_backward_pre", "h100_nccl2/pytorch_fsdp1_backward_none", Prefetch::None, 0.0161},
       {"h100_nccl2/pytorch_fsdp1_backward_none", "h100_nccl2/pytorch_fsdp1_backward_pre", Prefetch::Pre, 0.0048},
-      {"h100_nccl2/shardscope_train_pre", "h100_nccl2/shardscope_train_none", Prefetch::None, 0.0014},
-      {"h100_nccl2/shardscope_train_none", "h100_nccl2/shardscope_train_pre", Prefetch::Pre, 0.0896},
+      {"h100_nccl2/shardscope_train_pre", "h100_nccl2/shardscope_train_none", Prefetch::None, 0.0081},
+      {"h100_nccl2/shardscope_train_none", "h100_nccl2/shardscope_train_pre", Prefetch::Pre, 0.0537},
   };
   check_pairs(pairs);
+}
+
+// The trainer on an H200, recorded quietly (tests/data/h200_trainer_quiet, record.sh beside it: 2 NCCL ranks
+// sharing the GPU, two rounds a and b, each backward prefetch pre, none, pre again and --limit-all-gathers 1,
+// one run after the other, nothing else running): each run predicted from the other run of its round. `pre`
+// runs the default --limit-all-gathers 2, so it is the limit-2 side of the limit pair. Each error is held to
+// docs/whatif.md's table plus a point, and within the 5 % goal for quiet runs. `pre` -> `pre_again` changes
+// nothing: two runs of one configuration, the noise of this machine.
+TEST(WhatIf, H200TrainerQuietPairs) {
+  struct QuietPair {
+    const char *round, *from, *to;
+    std::optional<Prefetch> backward;
+    std::optional<int> limit;
+    double quoted;  // |predicted − measured| / measured of `to`, as docs/whatif.md has it
+  };
+  const QuietPair pairs[] = {
+      {"a", "pre", "none", Prefetch::None, {}, 0.0096},
+      {"a", "none", "pre", Prefetch::Pre, {}, 0.0031},
+      {"a", "none", "pre_again", Prefetch::Pre, {}, 0.0038},
+      {"a", "limit1", "pre", {}, 2, 0.0430},
+      {"a", "pre", "limit1", {}, 1, 0.0454},
+      {"a", "pre", "pre_again", {}, {}, 0.0008},
+      {"b", "pre", "none", Prefetch::None, {}, 0.0071},
+      {"b", "none", "pre", Prefetch::Pre, {}, 0.0106},
+      {"b", "limit1", "pre", {}, 2, 0.0144},
+      {"b", "pre", "limit1", {}, 1, 0.0190},
+  };
+  std::map<std::string, model::Trace> runs;
+  for (const QuietPair& p : pairs)
+    for (const char* run : {p.from, p.to})
+      if (const std::string dir = std::string(p.round) + "/" + run; !runs.count(dir))
+        runs.emplace(dir, load("h200_trainer_quiet/" + dir));
+  for (const QuietPair& p : pairs) {
+    WhatIfChange c;
+    c.backward = p.backward, c.limit = p.limit;
+    const std::string from_dir = std::string(p.round) + "/" + p.from, to_dir = std::string(p.round) + "/" + p.to;
+    const metrics::WhatIf from = metrics::what_if(runs.at(from_dir), c), to = metrics::what_if(runs.at(to_dir), {});
+    EXPECT_LE(from.unchanged_error, 0.001) << from_dir;
+    const double e = std::abs(double(from.predicted_step_ns - to.measured_step_ns)) / double(to.measured_step_ns);
+    EXPECT_LE(e, p.quoted + 0.01) << from_dir << " -> " << to_dir;
+    EXPECT_LE(e, 0.05) << from_dir << " -> " << to_dir << ": the quiet goal";
+    std::printf("%s -> %s: predicted %.1f ms, measured %.1f ms, error %.2f %%\n", from_dir.c_str(), to_dir.c_str(),
+                double(from.predicted_step_ns) / 1e6, double(to.measured_step_ns) / 1e6, 100 * e);
+  }
 }
 
 // The trainer on CPU (tests/golden/trainer_cpu_2ranks: 2 ranks on 2 shared cores): replayed unchanged within
