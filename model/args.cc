@@ -28,9 +28,9 @@ int64_t unzigzag(uint64_t v) { return int64_t(v >> 1) ^ -int64_t(v & 1); }
 
 std::vector<Arg> EventArgs::of(uint32_t track, uint32_t index) const {
   std::vector<Arg> out;
-  if (track >= offsets_.size() || size_t(index) + 1 >= offsets_[track].size()) return out;
-  const uint8_t* p = blob_.data() + offsets_[track][index];
-  const uint8_t* end = blob_.data() + offsets_[track][index + 1];
+  if (track >= ranges_.size() || index >= ranges_[track].size()) return out;
+  const uint8_t* p = blob_.data() + ranges_[track][index].begin;
+  const uint8_t* end = blob_.data() + ranges_[track][index].end;
   while (p < end) {
     uint64_t head = read_varint(p);
     Arg a;
@@ -60,16 +60,18 @@ std::optional<ArgValue> EventArgs::find(uint32_t track, uint32_t index, StringId
   return std::nullopt;
 }
 
+// The blob's bytes, not its capacity: it is the builder's, grown by doubling, and the room past its end was
+// never written, so it holds no memory.
 size_t EventArgs::memory_bytes() const {
-  size_t n = blob_.capacity() + keys_.capacity() * sizeof(StringId) + offsets_.capacity() * sizeof(offsets_[0]);
-  for (const auto& o : offsets_) n += o.capacity() * sizeof(uint32_t);
+  size_t n = blob_.size() + keys_.capacity() * sizeof(StringId) + ranges_.capacity() * sizeof(ranges_[0]);
+  for (const auto& r : ranges_) n += r.capacity() * sizeof(Range);
   return n;
 }
 
 size_t EventArgs::events_with_args() const {
   size_t n = 0;
-  for (const auto& o : offsets_)
-    for (size_t i = 0; i + 1 < o.size(); ++i) n += o[i + 1] > o[i];
+  for (const auto& r : ranges_)
+    for (const Range& x : r) n += x.end > x.begin;
   return n;
 }
 
@@ -79,8 +81,17 @@ void ArgsBuilder::begin(uint32_t track, uint32_t index) {
   if (!open_) return;
   if (!spans_.empty() && spans_.back().track == track && spans_.back().index == index)
     return;  // the same event again: append
-  spans_.push_back({track, index, blob_.size(), blob_.size()});
+  spans_.push_back({track, index, uint32_t(blob_.size()), uint32_t(blob_.size())});
   prev_ = 0;
+}
+
+void ArgsBuilder::close_arg() {
+  if (blob_.size() < UINT32_MAX) {
+    spans_.back().end = uint32_t(blob_.size());
+    return;
+  }
+  blob_.resize(spans_.back().end);  // one event's args across the bound: the rest of them are not kept
+  open_ = false;
 }
 
 void ArgsBuilder::put_varint(uint64_t v) {
@@ -113,46 +124,58 @@ bool ArgsBuilder::put_key(std::string_view key, ArgKind kind) {
 }
 
 void ArgsBuilder::add(std::string_view key, int64_t v) {
-  if (put_key(key, ArgKind::Int)) put_varint(zigzag(v)), spans_.back().end = blob_.size();
+  if (put_key(key, ArgKind::Int)) put_varint(zigzag(v)), close_arg();
 }
 void ArgsBuilder::add(std::string_view key, double v) {
   if (!put_key(key, ArgKind::Double)) return;
   uint64_t bits = std::bit_cast<uint64_t>(v);
   for (int i = 0; i < 8; ++i) blob_.push_back(uint8_t(bits >> (8 * i)));
-  spans_.back().end = blob_.size();
+  close_arg();
 }
 void ArgsBuilder::add(std::string_view key, bool v) {
-  if (put_key(key, ArgKind::Bool)) blob_.push_back(v ? 1 : 0), spans_.back().end = blob_.size();
+  if (put_key(key, ArgKind::Bool)) blob_.push_back(v ? 1 : 0), close_arg();
 }
 void ArgsBuilder::add_string(std::string_view key, std::string_view v) {
-  if (put_key(key, ArgKind::String)) put_varint(strings_.intern(v)), spans_.back().end = blob_.size();
+  if (put_key(key, ArgKind::String)) put_varint(strings_.intern(v)), close_arg();
 }
 void ArgsBuilder::add_json(std::string_view key, std::string_view text) {
-  if (put_key(key, ArgKind::Json)) put_varint(strings_.intern(text)), spans_.back().end = blob_.size();
+  if (put_key(key, ArgKind::Json)) put_varint(strings_.intern(text)), close_arg();
 }
 
 void ArgsBuilder::relocate(const std::vector<std::pair<uint32_t, uint32_t>>& where) {
   for (Span& s : spans_) std::tie(s.track, s.index) = where[s.index];
 }
 
+// Each event's spans are chained in the order they were given (the spans are not sorted: a sort held a copy
+// of half of them), and an event with one span, which is nearly every one, points at it where it lies: the
+// blob becomes the table's as it is, not copied in the events' order (which held a second blob at once).
 EventArgs ArgsBuilder::finalize(Rank& rank) {
+  constexpr uint32_t kNoSpan = UINT32_MAX;
   EventArgs out;
   std::erase_if(spans_, [](const Span& s) { return s.begin == s.end; });
-  // Importers mostly give events, and so spans, in order already: a check costs a pass, a sort a copy.
-  const auto by_place = [](const Span& a, const Span& b) {
-    return a.track != b.track ? a.track < b.track : a.index < b.index;
-  };
-  if (!std::is_sorted(spans_.begin(), spans_.end(), by_place)) std::stable_sort(spans_.begin(), spans_.end(), by_place);
-  out.offsets_.resize(rank.tracks.size());
-  out.blob_.reserve(blob_.size());
-  size_t s = 0;
+  std::vector<std::vector<uint32_t>> first(rank.tracks.size());  // per track, event -> its first span
+  std::vector<uint32_t> next(spans_.size(), kNoSpan);
+  uint64_t extra = 0;  // the bytes of the events given in several spans, laid end to end after the blob
+  for (size_t k = spans_.size(); k-- > 0;) {
+    const Span& s = spans_[k];
+    if (s.track >= rank.tracks.size() || s.index >= rank.tracks[s.track].events.size()) continue;
+    std::vector<uint32_t>& f = first[s.track];
+    if (f.empty()) f.assign(rank.tracks[s.track].events.size(), kNoSpan);
+    if (const uint32_t was = f[s.index]; was != kNoSpan)
+      extra += s.end - s.begin + (next[was] == kNoSpan ? spans_[was].end - spans_[was].begin : 0);
+    next[k] = f[s.index];
+    f[s.index] = uint32_t(k);
+  }
+  // Such events (an importer that gave one event's args in pieces) are copied whole past the blob's end, the
+  // room made first so that the blob never moves under the spans being read; past 4 GiB they keep their
+  // first piece only.
+  const bool join = extra && blob_.size() + extra < UINT32_MAX;
+  if (join) blob_.reserve(blob_.size() + extra);
+  out.ranges_.resize(rank.tracks.size());
   std::vector<uint32_t> order;
-  std::vector<size_t> first_span;  // old index -> its first span in spans_, or SIZE_MAX
   for (uint32_t t = 0; t < rank.tracks.size(); ++t) {
     std::vector<Event>& ev = rank.tracks[t].events;
-    const size_t lo = s;
-    while (s < spans_.size() && spans_[s].track == t) ++s;
-    if (lo == s) {
+    if (first[t].empty()) {
       sort_events(ev);
       continue;
     }
@@ -163,29 +186,30 @@ EventArgs ArgsBuilder::finalize(Rank& rank) {
     if (!in_order)
       std::stable_sort(order.begin(), order.end(),
                        [&ev](uint32_t a, uint32_t b) { return event_before(ev[a], ev[b]); });
-    first_span.assign(ev.size(), SIZE_MAX);
-    for (size_t k = s; k-- > lo;)
-      if (spans_[k].index < ev.size()) first_span[spans_[k].index] = k;
-    std::vector<Event> sorted(in_order ? 0 : ev.size());
-    std::vector<uint32_t>& off = out.offsets_[t];
-    off.resize(ev.size() + 1);
+    std::vector<EventArgs::Range>& ranges = out.ranges_[t];
+    ranges.resize(ev.size());
     for (size_t j = 0; j < order.size(); ++j) {
-      if (!in_order) sorted[j] = ev[order[j]];
-      off[j] = uint32_t(out.blob_.size());
-      for (size_t k = first_span[order[j]]; k < s && spans_[k].index == order[j]; ++k)
-        out.blob_.insert(out.blob_.end(), blob_.begin() + int64_t(spans_[k].begin),
-                         blob_.begin() + int64_t(spans_[k].end));
+      const uint32_t k = first[t][order[j]];
+      if (k == kNoSpan) continue;
+      ranges[j] = {spans_[k].begin, spans_[k].end};
+      if (next[k] == kNoSpan || !join) continue;
+      ranges[j].begin = uint32_t(blob_.size());
+      for (uint32_t x = k; x != kNoSpan; x = next[x]) {
+        const size_t at = blob_.size(), n = spans_[x].end - spans_[x].begin;
+        blob_.resize(at + n);  // within the room reserved: no move
+        std::memcpy(blob_.data() + at, blob_.data() + spans_[x].begin, n);
+      }
+      ranges[j].end = uint32_t(blob_.size());
     }
-    off[ev.size()] = uint32_t(out.blob_.size());
-    if (!in_order) ev = std::move(sorted);
-    else
-      ev.shrink_to_fit();  // as the sorted copy was: an importer's reserve or doubling is not kept
+    std::vector<uint32_t>().swap(first[t]);
+    permute_events(ev, order);  // in place: a sorted copy held every event twice
+    ev.shrink_to_fit();         // an importer's reserve or doubling is not kept
   }
   sort_counters(rank);
   out.keys_ = std::move(keys_);
-  std::vector<uint8_t>().swap(blob_);
+  out.blob_ = std::move(blob_);
   std::vector<Span>().swap(spans_);
-  if (out.blob_.empty()) out = EventArgs{};
+  if (out.events_with_args() == 0) out = EventArgs{};
   return out;
 }
 

@@ -1,9 +1,10 @@
 // Each event's args (the trace's "args" object: a kernel's grid and block, a collective's in_msg_nelems,
 // Kineto's "External id", a range's payload), kept in a side table so the 56-byte event stays as it is.
 // Keys and strings are interned in the rank's string table; values are int64, double, string, bool, or the
-// JSON text of a nested object or array. Per track an offsets array (4 bytes an event) points into one byte
+// JSON text of a nested object or array. Per track a range array (8 bytes an event) points into one byte
 // blob where an event's args are varint-encoded (key and kind in one byte for a trace's first 31 keys): a
-// Kineto event's five to fifteen args cost tens of bytes, not 16 bytes an arg as a plain struct would.
+// Kineto event's five to fifteen args cost tens of bytes, not 16 bytes an arg as a plain struct would. The
+// blob is the importer's, in the order it read the args: the table is not laid out again when it is made.
 #pragma once
 
 #include <cstdint>
@@ -45,7 +46,10 @@ class EventArgs {
 
  private:
   friend class ArgsBuilder;
-  std::vector<std::vector<uint32_t>> offsets_;  // per track: events + 1 entries, or none (no args on it)
+  struct Range {
+    uint32_t begin = 0, end = 0;  // into blob_
+  };
+  std::vector<std::vector<Range>> ranges_;  // per track: one an event, or none (no args on it)
   std::vector<uint8_t> blob_;
   std::vector<StringId> keys_;  // the table's key numbers -> the rank's string ids
 };
@@ -71,10 +75,11 @@ class ArgsBuilder {
  private:
   struct Span {
     uint32_t track, index;
-    uint64_t begin, end;  // into blob_
+    uint32_t begin, end;  // into blob_ (begin() keeps it under 4 GiB)
   };
   bool put_key(std::string_view key, ArgKind kind);
   void put_varint(uint64_t v);
+  void close_arg();  // the arg just written ends its event's span (or is dropped at the 4 GiB bound)
   StringTable& strings_;
   std::vector<Span> spans_;
   std::vector<uint8_t> blob_;

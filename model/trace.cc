@@ -1,6 +1,7 @@
 #include "model/trace.h"
 
 #include <algorithm>
+#include <numeric>
 #include <cstdint>
 #include <vector>
 
@@ -62,6 +63,25 @@ const CounterSeries* Rank::counter(std::string_view name) const {
 // Traces list a thread's events nearly in order (a step's range after the ops inside it, say): one pass
 // keeps the events in order and sets aside the few others (the lone early or late one), which are sorted
 // and merged in. Ties go by position, so the result is std::stable_sort's, in linear time on such input.
+void permute_events(std::vector<Event>& events, std::vector<uint32_t>& order) {
+  for (uint32_t i = 0; i < order.size(); ++i) {
+    if (order[i] == i) continue;
+    const Event held = events[i];
+    uint32_t j = i;
+    while (order[j] != i) {
+      const uint32_t from = order[j];
+      events[j] = events[from];
+      order[j] = j;
+      j = from;
+    }
+    events[j] = held;
+    order[j] = j;
+  }
+}
+
+// The order is worked out on 4-byte positions and the events then moved in place: a sorted copy of the
+// events (or stable_sort's buffer of half of them) was most of a big file's peak when its tracks came out
+// of order.
 void sort_events(std::vector<Event>& events) {
   const size_t n = events.size();
   if (std::is_sorted(events.begin(), events.end(), event_before)) return;
@@ -69,26 +89,35 @@ void sort_events(std::vector<Event>& events) {
   auto before = [&](uint32_t a, uint32_t b) {
     return event_before(events[a], events[b]) || (!event_before(events[b], events[a]) && a < b);
   };
-  std::vector<uint32_t> run, rest;
-  run.reserve(n);
-  for (uint32_t i = 0; i < n; ++i) {
-    if (run.empty() || !event_before(events[i], events[run.back()])) {
-      run.push_back(i);
-    } else if (run.size() >= 2 && !event_before(events[i], events[run[run.size() - 2]])) {
-      rest.push_back(run.back());  // the run's last came too early
-      run.back() = i;
+  std::vector<uint32_t> order;
+  {
+    std::vector<uint32_t> run, rest;
+    run.reserve(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      if (run.empty() || !event_before(events[i], events[run.back()])) {
+        run.push_back(i);
+      } else if (run.size() >= 2 && !event_before(events[i], events[run[run.size() - 2]])) {
+        rest.push_back(run.back());  // the run's last came too early
+        run.back() = i;
+      } else {
+        rest.push_back(i);  // this one comes too late
+      }
+    }
+    if (rest.size() > n / 8) {
+      std::vector<uint32_t>().swap(run);
+      order.resize(n);
+      std::iota(order.begin(), order.end(), 0u);
+      std::stable_sort(order.begin(), order.end(),
+                       [&](uint32_t a, uint32_t b) { return event_before(events[a], events[b]); });
     } else {
-      rest.push_back(i);  // this one comes too late
+      std::sort(rest.begin(), rest.end(), before);
+      order.reserve(n);
+      size_t i = 0, j = 0;
+      while (i < run.size() || j < rest.size())
+        order.push_back(j == rest.size() || (i < run.size() && before(run[i], rest[j])) ? run[i++] : rest[j++]);
     }
   }
-  if (rest.size() > n / 8) return std::stable_sort(events.begin(), events.end(), event_before);
-  std::sort(rest.begin(), rest.end(), before);
-  std::vector<Event> out;
-  out.reserve(n);
-  size_t i = 0, j = 0;
-  while (i < run.size() || j < rest.size())
-    out.push_back(events[j == rest.size() || (i < run.size() && before(run[i], rest[j])) ? run[i++] : rest[j++]]);
-  events = std::move(out);
+  permute_events(events, order);
 }
 
 void sort_counters(Rank& rank) {

@@ -124,6 +124,9 @@ inline bool event_before(const Event& a, const Event& b) {
   return a.ts_ns != b.ts_ns ? a.ts_ns < b.ts_ns : a.dur_ns > b.dur_ns;
 }
 void sort_events(std::vector<Event>& events);
+// events[j] becomes the old events[order[j]] for every j, in place (one event held aside a cycle, not a copy
+// of them all); `order`, a permutation of the positions, is left as the identity.
+void permute_events(std::vector<Event>& events, std::vector<uint32_t>& order);
 void sort_counters(Rank& rank);  // the series by name, each one's samples by time
 
 struct Trace {

@@ -36,38 +36,66 @@ struct HtaSet {
 };
 HtaSet hta_merge(std::vector<Interval> v) {
   std::stable_sort(v.begin(), v.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
-  HtaSet s;
+  // Grouped in place, as merge() does.
+  size_t n = 0;
   int64_t running_end = 0;
   for (const Interval& i : v) {
-    if (s.groups.empty() || i.start > running_end) {
-      s.groups.push_back(i);
+    if (!n || i.start > running_end) {
+      v[n++] = i;
       running_end = i.end;
     } else {
-      s.groups.back().end = std::max(s.groups.back().end, i.end);
+      v[n - 1].end = std::max(v[n - 1].end, i.end);
       running_end = std::max(running_end, i.end);
     }
   }
+  v.resize(n);
+  return HtaSet{std::move(v)};
+}
+
+// Each device event's interval as `as` makes it, by class: all of them, computation, communication (the
+// arrays sized first: doubling them held up to twice their room at once).
+struct ClassSets {
+  std::vector<Interval> all, comp, comm;
+};
+template <class Make, class Keep, class Cls>
+ClassSets class_sets(const model::Rank& rank, Keep keep, Cls cls, Make as) {
+  size_t n[3] = {0, 0, 0};
+  for (const model::Track& t : rank.tracks)
+    for (const model::Event& e : t.events)
+      if (keep(t, e)) {
+        ++n[0];
+        const model::IntervalClass c = cls(e);
+        n[1] += c == model::IntervalClass::Compute, n[2] += c == model::IntervalClass::Communication;
+      }
+  ClassSets s;
+  s.all.reserve(n[0]), s.comp.reserve(n[1]), s.comm.reserve(n[2]);
+  for (const model::Track& t : rank.tracks)
+    for (const model::Event& e : t.events)
+      if (keep(t, e)) {
+        const Interval i = as(e);
+        s.all.push_back(i);
+        const model::IntervalClass c = cls(e);
+        if (c == model::IntervalClass::Compute) s.comp.push_back(i);
+        else if (c == model::IntervalClass::Communication)
+          s.comm.push_back(i);
+      }
   return s;
 }
 
 }  // namespace
 
 DeviceSets device_sets(const model::Rank& rank) {
-  std::vector<Interval> c, m, a;
+  ClassSets c = class_sets(
+      rank, [](const model::Track&, const model::Event& e) { return e.is_device() && e.ph == 'X'; },
+      [](const model::Event& e) { return e.cls; },
+      [](const model::Event& e) {
+        return Interval{e.ts_ns, e.end_ns()};
+      });
   DeviceSets s;
-  for (const model::Track& t : rank.tracks)
-    for (const model::Event& e : t.events) {
-      if (!e.is_device() || e.ph != 'X') continue;
-      ++s.device_events;
-      Interval i{e.ts_ns, e.end_ns()};
-      a.push_back(i);
-      if (e.cls == model::IntervalClass::Compute) c.push_back(i);
-      else if (e.cls == model::IntervalClass::Communication)
-        m.push_back(i);
-    }
-  s.compute = merge(std::move(c));
-  s.comm = merge(std::move(m));
-  s.all = merge(std::move(a));
+  s.device_events = c.all.size();
+  s.compute = merge(std::move(c.comp));
+  s.comm = merge(std::move(c.comm));
+  s.all = merge(std::move(c.all));
   return s;
 }
 
@@ -137,50 +165,51 @@ std::optional<double> HtaBreakdown::exact_non_compute_pct() const {
 
 std::optional<HtaBreakdown> hta_breakdown(const model::Rank& rank) {
   const bool kineto = rank.format == "kineto";
-  std::vector<Interval> c, m, a, cn, mn, an;  // in whole µs as HTA has them; in ns
   size_t left_out = 0;
-  for (const model::Track& t : rank.tracks) {
-    // HTA reads GPU kernels only: a CPU-only rank's Gloo ranges (kineto_importer.cc) are not among them.
-    if (kineto && t.kind != model::TrackKind::DeviceStream) continue;
-    for (const model::Event& e : t.events) {
-      if (!e.is_device() || e.ph != 'X') continue;
-      if (e.flags & model::kOutsideHtaWindow) {
-        ++left_out;
-        continue;
-      }
-      Interval i{ceil_div(e.ts_ns, 1000), floor_div(e.end_ns(), 1000)}, exact{e.ts_ns, e.end_ns()};
-      a.push_back(i);
-      an.push_back(exact);
-      // On PyTorch profiler traces (the ones HTA reads) HTA takes collectives it does not know by name
-      // (symmetric memory, custom all-reduce, those found by their launching op) for compute; so does the
-      // breakdown compared with HTA's.
-      model::IntervalClass cls = e.cls;
-      if (kineto && cls == model::IntervalClass::Communication) cls = model::hta_device_class(rank.str(e.name));
-      if (cls == model::IntervalClass::Compute) c.push_back(i), cn.push_back(exact);
-      else if (cls == model::IntervalClass::Communication)
-        m.push_back(i), mn.push_back(exact);
-    }
-  }
-  if (a.empty()) return std::nullopt;
+  // HTA reads GPU kernels only: a CPU-only rank's Gloo ranges (kineto_importer.cc) are not among them.
+  auto keep = [&](const model::Track& t, const model::Event& e) {
+    if ((kineto && t.kind != model::TrackKind::DeviceStream) || !e.is_device() || e.ph != 'X') return false;
+    return !(e.flags & model::kOutsideHtaWindow);
+  };
+  for (const model::Track& t : rank.tracks)
+    if (!kineto || t.kind == model::TrackKind::DeviceStream)
+      for (const model::Event& e : t.events)
+        left_out += e.is_device() && e.ph == 'X' && (e.flags & model::kOutsideHtaWindow);
+  // On PyTorch profiler traces (the ones HTA reads) HTA takes collectives it does not know by name
+  // (symmetric memory, custom all-reduce, those found by their launching op) for compute; so does the
+  // breakdown compared with HTA's.
+  auto cls = [&](const model::Event& e) {
+    return kineto && e.cls == model::IntervalClass::Communication ? model::hta_device_class(rank.str(e.name)) : e.cls;
+  };
+  // In whole µs as HTA has them first, then in ns: one set of arrays at a time.
+  ClassSets us = class_sets(rank, keep, cls, [](const model::Event& e) {
+    return Interval{ceil_div(e.ts_ns, 1000), floor_div(e.end_ns(), 1000)};
+  });
+  if (us.all.empty()) return std::nullopt;
   HtaBreakdown b;
-  b.device_events = a.size();
+  b.device_events = us.all.size();
   b.left_out = left_out;
-  HtaSet all = hta_merge(std::move(a)), comp = hta_merge(std::move(c)), comm = hta_merge(std::move(m));
-  int64_t first = all.groups.front().start, last = all.groups.front().end;
-  for (const Interval& g : all.groups) last = std::max(last, g.end);
-  b.window_us = last - first;
-  b.busy_us = all.length();
-  b.compute_us = comp.length();
-  b.comm_us = comm.length();
-  // HTA's overlap sweep only ever counts time where both are active: reversed groups add nothing.
-  b.overlap_us = intersection_length(merge(comm.groups), merge(comp.groups));
+  {
+    HtaSet all = hta_merge(std::move(us.all)), comp = hta_merge(std::move(us.comp)),
+           comm = hta_merge(std::move(us.comm));
+    int64_t first = all.groups.front().start, last = all.groups.front().end;
+    for (const Interval& g : all.groups) last = std::max(last, g.end);
+    b.window_us = last - first;
+    b.busy_us = all.length();
+    b.compute_us = comp.length();
+    b.comm_us = comm.length();
+    // HTA's overlap sweep only ever counts time where both are active: reversed groups add nothing.
+    b.overlap_us = intersection_length(merge(std::move(comm.groups)), merge(std::move(comp.groups)));
+  }
   if (b.window_us <= 0) return std::nullopt;
   // The same, unrounded: no reversed intervals, so the plain union serves; the window from every event,
   // zero-length ones too, as HTA's.
+  ClassSets ns = class_sets(rank, keep, cls, [](const model::Event& e) { return Interval{e.ts_ns, e.end_ns()}; });
   int64_t lo = INT64_MAX, hi = INT64_MIN;
-  for (const Interval& i : an) lo = std::min(lo, i.start), hi = std::max(hi, i.end);
+  for (const Interval& i : ns.all) lo = std::min(lo, i.start), hi = std::max(hi, i.end);
   b.window_ns = sat_sub(hi, lo);
-  IntervalSet all_ns = merge(std::move(an)), comp_ns = merge(std::move(cn)), comm_ns = merge(std::move(mn));
+  IntervalSet all_ns = merge(std::move(ns.all)), comp_ns = merge(std::move(ns.comp)),
+              comm_ns = merge(std::move(ns.comm));
   b.busy_ns = length(all_ns);
   b.compute_ns = length(comp_ns);
   b.comm_ns = length(comm_ns);

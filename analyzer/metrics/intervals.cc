@@ -15,16 +15,20 @@ void add_piece(int64_t& total, int64_t start, int64_t end) {
 
 }  // namespace
 
+// In place: a rank's device events are millions of intervals, and a second array for the union was a large
+// part of a big file's peak.
 IntervalSet merge(std::vector<Interval> v) {
   std::erase_if(v, [](const Interval& i) { return i.end <= i.start; });
   std::sort(v.begin(), v.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
-  IntervalSet out;
+  size_t n = 0;
   for (const Interval& i : v) {
-    if (!out.empty() && i.start <= out.back().end) out.back().end = std::max(out.back().end, i.end);
+    if (n && i.start <= v[n - 1].end) v[n - 1].end = std::max(v[n - 1].end, i.end);
     else
-      out.push_back(i);
+      v[n++] = i;
   }
-  return out;
+  v.resize(n);
+  if (v.capacity() > 2 * n + 64) v.shrink_to_fit();  // the union is kept: not the events' room
+  return v;
 }
 
 int64_t length(const IntervalSet& s) {

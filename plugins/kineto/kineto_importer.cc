@@ -23,6 +23,7 @@
 #include "tracer/format/error.h"
 #include "tracer/format/keys.h"
 #include "tracer/format/limits.h"
+#include "tracer/format/parse_progress.h"
 #include "tracer/format/serialize.h"
 
 namespace shardscope::plugins {
@@ -148,7 +149,14 @@ class Builder {
     apply_steps_and_launches();
     host_collectives();
     derive_fsdp_units(rank_, events_, track_of_, launches_);
+    // What only the joins above read goes before the rank is laid out (a big file's launch table is
+    // hundreds of MB).
     std::vector<Launch>().swap(launches_);
+    decltype(launch_)().swap(launch_);
+    decltype(comm_by_ext_)().swap(comm_by_ext_);
+    decltype(device_refs_)().swap(device_refs_);
+    decltype(all_to_all_)().swap(all_to_all_);
+    decltype(gloo_)().swap(gloo_);
     distribute();
     if (dist.is_object()) {
       // Range-checked in read(): these fit an int.
@@ -481,10 +489,19 @@ class Builder {
     for (size_t t = 0; t < counts.size(); ++t) rank_.tracks[t].events.reserve(counts[t]);
     // Where each event goes (kept args follow their events): its track, its place there.
     std::vector<std::pair<uint32_t, uint32_t>> where(args_ ? events_.size() : 0);
+    // The copied events' pages go back as the copy goes (a second copy of every event was a third of a big
+    // file's peak); nothing reads them again before the arrays are freed.
+    constexpr size_t kReleaseEvery = 1 << 16;
     for (size_t i = 0; i < events_.size(); ++i) {
       std::vector<model::Event>& on = rank_.tracks[track_of_[i]].events;
       if (args_) where[i] = {track_of_[i], uint32_t(on.size())};
       on.push_back(events_[i]);
+      if ((i + 1) % kReleaseEvery == 0) {
+        trace::discard_pages(reinterpret_cast<const char*>(events_.data()),
+                             reinterpret_cast<const char*>(events_.data() + i + 1));
+        trace::discard_pages(reinterpret_cast<const char*>(track_of_.data()),
+                             reinterpret_cast<const char*>(track_of_.data() + i + 1));
+      }
     }
     std::vector<model::Event>().swap(events_);
     std::vector<uint32_t>().swap(track_of_);
