@@ -43,6 +43,27 @@ TEST(SortEvents, SameOrderAsStableSort) {
     }
 }
 
+// permute_events moves each event to its place in place: the result is the gather ev[order[j]] done on a copy,
+// for any permutation (cycles of every length, fixed points, the identity), and `order` ends as the identity.
+TEST(SortEvents, PermuteInPlaceIsTheGatherOfACopy) {
+  std::mt19937 rng(7);
+  for (size_t n : {size_t(0), size_t(1), size_t(2), size_t(17), size_t(1000)})
+    for (int round = 0; round < 5; ++round) {
+      std::vector<Event> ev(n);
+      for (size_t i = 0; i < n; ++i) ev[i].name = StringId(i), ev[i].ts_ns = int64_t(rng() % 100);
+      std::vector<uint32_t> perm(n);
+      for (uint32_t i = 0; i < n; ++i) perm[i] = i;
+      if (round) std::shuffle(perm.begin(), perm.end(), rng);  // round 0: the identity
+      std::vector<StringId> want;
+      for (uint32_t o : perm) want.push_back(ev[o].name);
+      permute_events(ev, perm);
+      ASSERT_EQ(perm.size(), n);
+      EXPECT_EQ(ev.size(), n);
+      EXPECT_EQ(order(ev), want) << n << " events, round " << round;
+      for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(perm[i], i);
+    }
+}
+
 TEST(SortEvents, AStepAfterItsOpsGoesBeforeThem) {
   std::vector<Event> ev(4);
   ev[0].ts_ns = 10, ev[1].ts_ns = 20, ev[2].ts_ns = 30, ev[3].ts_ns = 10, ev[3].dur_ns = 100;
