@@ -1,8 +1,8 @@
 #include "model/trace.h"
 
 #include <algorithm>
-#include <numeric>
 #include <cstdint>
+#include <numeric>
 #include <vector>
 
 namespace shardscope::model {
@@ -60,9 +60,6 @@ const CounterSeries* Rank::counter(std::string_view name) const {
   return nullptr;
 }
 
-// Traces list a thread's events nearly in order (a step's range after the ops inside it, say): one pass
-// keeps the events in order and sets aside the few others (the lone early or late one), which are sorted
-// and merged in. Ties go by position, so the result is std::stable_sort's, in linear time on such input.
 void permute_events(std::vector<Event>& events, std::vector<uint32_t>& order) {
   for (uint32_t i = 0; i < order.size(); ++i) {
     if (order[i] == i) continue;
@@ -79,6 +76,9 @@ void permute_events(std::vector<Event>& events, std::vector<uint32_t>& order) {
   }
 }
 
+// Traces list a thread's events nearly in order (a step's range after the ops inside it, say): one pass
+// keeps the events in order and sets aside the few others (the lone early or late one), which are sorted
+// and merged in. Ties go by position, so the result is std::stable_sort's, in linear time on such input.
 // The order is worked out on 4-byte positions and the events then moved in place: a sorted copy of the
 // events (or stable_sort's buffer of half of them) was most of a big file's peak when its tracks came out
 // of order.
