@@ -11,10 +11,12 @@
 // importer opens it read-only and immutable and reads only plain tables: a view, trigger or virtual table
 // never runs (an endless view that ran would meet the step cap, lowered here: that error aborts), and nothing
 // is ever created beside the file (a -wal, -shm or -journal there afterwards aborts).
+#include <signal.h>
 #include <sqlite3.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -199,7 +201,17 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   // The databases here hold a few rows: reading one takes thousands of SQLite steps. A view or trigger that
   // ran (an endless one would) meets this cap at once, and the error it gives is a finding.
   shardscope::sqlite::budget().min_steps = uint64_t(1) << 24;
-  g_path = "/dev/shm/shardscope_fuzz_nsys_grammar_" + std::to_string(getpid()) + ".sqlite";
+  // A run stopped by a signal never reaches the atexit below, and its database (once an 18 GB WAL) stays in
+  // memory: those of processes no longer running go first.
+  const std::string prefix = "shardscope_fuzz_nsys_grammar_";
+  std::error_code ec;
+  for (const auto& f : std::filesystem::directory_iterator("/dev/shm", ec)) {
+    const std::string name = f.path().filename().string();
+    if (!name.starts_with(prefix)) continue;
+    const long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
+    if (pid > 0 && kill(pid_t(pid), 0) != 0 && errno == ESRCH) std::filesystem::remove(f.path(), ec);
+  }
+  g_path = "/dev/shm/" + prefix + std::to_string(getpid()) + ".sqlite";
   std::atexit([] {
     for (const char* s : {"", "-wal", "-shm", "-journal"}) unlink((g_path + s).c_str());
   });
