@@ -114,13 +114,17 @@ int64_t split_total(const model::Rank& rank, RankMemory& out) {
   };
   const model::CounterSample* fullest = &total->samples.front();
   double most = -1;
+  // Between moments the categories hold alike (none: a trace with the total alone), the fuller device.
   for (const model::CounterSample& x : total->samples)
-    if (const double c = counted_at(x.ts_ns); c > most) most = c, fullest = &x;
+    if (const double c = counted_at(x.ts_ns); c > most || (c == most && x.value > fullest->value))
+      most = c, fullest = &x;
   for (size_t i = 0; i < out.rows.size(); ++i) {
     const std::string name = "memory." + out.rows[i].category;
     if (name == keys::kMemoryAllocatorTotal) out.rows[i].at_fullest = fullest->value;
-    else if (name != keys::kMemoryHostOffloaded)
-      out.rows[i].at_fullest = series[i] ? value_at(*series[i], fullest->ts_ns) : 0.0;
+    else if (series[i])
+      out.rows[i].at_fullest = value_at(*series[i], fullest->ts_ns);
+    else if (name != keys::kMemoryHostOffloaded && out.state_counters)
+      out.rows[i].at_fullest = 0.0;  // the trainer's: a counter never written never left zero
   }
   MemoryRow rest;
   rest.category = kMemoryRest;
@@ -148,7 +152,9 @@ void replace_rest(std::vector<MemoryRow>::iterator rest, std::vector<MemoryRow>&
 // The rest row as cached_free and other_allocated, where the measured device's last allocator event at or
 // before the fullest moment says the reserved total: reserved less allocated is what the caching allocator
 // holds free then. Where the trace instead samples the allocator's reserved and allocated bytes with its
-// total (shardscope-train on a GPU), also outside_allocator: the total less reserved.
+// total (shardscope-train on a GPU), also outside_allocator: the total less reserved. Where it samples the
+// reserved total alone with the total (the injection library), the rest is the reserved bytes no category counts
+// and outside_allocator.
 void split_rest(const model::Rank& rank, int64_t fullest_ts, RankMemory& out) {
   auto rest =
       std::find_if(out.rows.begin(), out.rows.end(), [](const MemoryRow& r) { return r.category == kMemoryRest; });
@@ -165,6 +171,12 @@ void split_rest(const model::Rank& rank, int64_t fullest_ts, RankMemory& out) {
       return replace_rest(
           rest, out.rows,
           {{kMemoryCachedFree, r - a}, {kMemoryOtherAllocated, a - counted}, {kMemoryOutsideAllocator, t - r}});
+  } else if (reserved && total && !allocated) {
+    // The injection library's pair: what the program's allocator reserved holds every category and more.
+    const double r = value_at(*reserved, fullest_ts), t = value_at(*total, fullest_ts);
+    if (r >= t - all && t >= r)
+      return replace_rest(rest, out.rows,
+                          {{kMemoryAllocatorReservedRow, r - (t - all)}, {kMemoryOutsideAllocator, t - r}});
   }
   if (out.measured.events == 0) return;
   const model::AllocatorEvent* last = nullptr;
@@ -239,7 +251,7 @@ std::optional<ActivationCheck> check_activations(const RankMemory& m) {
 
 bool is_rest_row(const std::string& category) {
   return category == kMemoryRest || category == kMemoryCachedFree || category == kMemoryOtherAllocated ||
-         category == kMemoryOutsideAllocator;
+         category == kMemoryOutsideAllocator || category == kMemoryAllocatorReservedRow;
 }
 
 void give_memory_inputs(RankMemory& m, const MemoryGiven& given) {

@@ -40,6 +40,9 @@ inline constexpr const char* kMemoryOtherAllocated = "other_allocated";
 // on a GPU), other_allocated is the allocated bytes no category counts, and this the total less reserved: the
 // CUDA context, NCCL's buffers, other libraries' and processes' memory on the device.
 inline constexpr const char* kMemoryOutsideAllocator = "outside_allocator";
+// Where the trace has the reserved total and the device's used memory but no allocated total (the injection
+// library's: the cudaMallocs PyTorch's caching allocator asked for), the rest is this and outside_allocator.
+inline constexpr const char* kMemoryAllocatorReservedRow = "allocator_reserved";
 bool is_rest_row(const std::string& category);
 
 struct RankMemory {

@@ -91,6 +91,10 @@ std::string na_text(const sizing::MemoryNa& why) {
         return "n/a: not a category: the allocator total's bytes no category counts, less the cached free blocks "
                "and the outside_allocator row where it is shown (tensors no category counts, rounding; without "
                "that row also the CUDA context, NCCL's and cuBLAS's buffers, any other process on the same GPU)";
+      if (why.text == metrics::kMemoryAllocatorReservedRow)
+        return "n/a: not a category: PyTorch's caching allocator's reserved bytes at the fullest moment (the "
+               "cudaMallocs libc10_cuda asked for, as the injection library records them), less what the categories "
+               "count";
       if (why.text == metrics::kMemoryOutsideAllocator)
         return "n/a: not a category: the device's used memory less the caching allocator's reserved total (the "
                "CUDA context, NCCL's buffers, other libraries' and other processes' memory on the same GPU)";

@@ -238,6 +238,28 @@ TEST(MemoryModel, RestSplitsThreeWaysWhereTheTraceSamplesTheAllocatorsReservedAn
   EXPECT_EQ(outside->predicted_na.text, "outside_allocator");
 }
 
+TEST(MemoryModel, WithTheDeviceAndTheReserveAloneTheRestIsReservedAndOutside) {
+  // The injection library's pair, sampled at each cudaMalloc and cudaFree; no category, no allocated total.
+  auto rank = [](double reserved_at_200) {
+    model::Rank r;
+    r.counters.push_back(CounterSeries{"memory.allocator_total", {{100, 600}, {200, 2500}, {300, 2100}}});
+    r.counters.push_back(CounterSeries{"memory.allocator_reserved", {{100, 0}, {200, reserved_at_200}, {300, 1500}}});
+    r.finalize();
+    return r;
+  };
+  const metrics::RankMemory m = metrics::compare_memory(rank(1900));
+  EXPECT_EQ(row_named(m, "rest"), nullptr);
+  const metrics::MemoryRow* reserved = row_named(m, "allocator_reserved");
+  const metrics::MemoryRow* outside = row_named(m, "outside_allocator");
+  ASSERT_TRUE(reserved && outside);
+  // At the device's fullest sample (200), not the first, where no category tells one moment from another.
+  EXPECT_DOUBLE_EQ(*reserved->at_fullest, 1900);
+  EXPECT_DOUBLE_EQ(*outside->at_fullest, 600);  // 2500 used - 1900 reserved
+  EXPECT_EQ(reserved->predicted_na.text, "allocator_reserved");
+  // More reserved than the device uses: samples that disagree split nothing.
+  EXPECT_NE(row_named(metrics::compare_memory(rank(2600)), "rest"), nullptr);
+}
+
 TEST(MemoryModel, RestStaysWholeWhereTheAllocatorsSamplesCannotBothHold) {
   // 300 allocated is less than the 350 the categories count at that moment: no part is made up.
   const metrics::RankMemory m = metrics::compare_memory(counters_rank(1800, 300));

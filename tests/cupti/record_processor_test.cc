@@ -217,6 +217,29 @@ TEST_F(RecordProcessorTest, AllocationsAndFreesBecomeAPerDeviceCounter) {
   EXPECT_EQ(p.stats().ignored, 1u);
 }
 
+TEST_F(RecordProcessorTest, TheCachingAllocatorsAllocationsAreItsReserveApart) {
+  // With the allocation source on (the injection library), PyTorch's caching allocator's cudaMallocs are its
+  // reserve; cuBLAS's own workspace, and a record naming no library, are the device's but not the reserve.
+  Records r;
+  const char* c10 = "/venv/lib/python3.11/site-packages/torch/lib/libc10_cuda.so";
+  r.memory(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION, 0, 0x1000, 20 << 20, 100).source = c10;
+  r.memory(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION, 0, 0x9000, 64 << 20, 200).source =
+      "/venv/lib/python3.11/site-packages/nvidia/cu13/lib/libcublas.so.13";
+  r.memory(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION, 0, 0x5000, 2 << 20, 300).source = c10;
+  r.memory(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION, 0, 0x7000, 1024, 350);   // no source
+  r.memory(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE, 0, 0x1000, 20 << 20, 400);  // empty_cache
+  r.memory(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE, 0, 0x9000, 64 << 20, 500);
+  // A c10 address reused without a free we saw, now by another library: the reserve gives it up.
+  r.memory(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION, 0, 0x5000, 4 << 20, 600).source = "libnccl.so.2";
+  RecordProcessor p = make();
+  p.process(r.batch());
+  std::vector<std::pair<int64_t, int64_t>> reserve;
+  for (const Event& e : p.take())
+    if (e.name == "memory.allocator_reserved") reserve.emplace_back(e.ts_ns, e.args.at("value").get<int64_t>());
+  EXPECT_EQ(reserve,
+            (std::vector<std::pair<int64_t, int64_t>>{{100, 20 << 20}, {300, 22 << 20}, {400, 2 << 20}, {600, 0}}));
+}
+
 TEST_F(RecordProcessorTest, ApiCallsSyncOverheadExternalIdsAndDroppedRecords) {
   Records r;
   r.external(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, 99, 41);

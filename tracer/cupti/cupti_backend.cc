@@ -76,6 +76,7 @@ struct Backend {
   std::mutex queue_mu;  // completed buffers; taken by CUPTI's callback thread
   std::vector<std::pair<uint8_t*, size_t>> completed;
   std::atomic<uint64_t> dropped{0};
+  int (*mem_get_info)(size_t* free, size_t* total) = nullptr;  // cuMemGetInfo_v2 (sample_device_memory)
 };
 
 // Leaked on purpose (CUPTI may call back during exit, after static destructors); replaced after a fork.
@@ -188,11 +189,26 @@ void before_stop() {
   if (finalize) cuptiFinalize();
 }
 
+// The device's used memory as a cudaMalloc or cudaFree returns, from the calling thread, whose current
+// device the call used: the moments it moves, so the highest sample is the peak. Beside the MEMORY2 records'
+// running totals (record_processor.h), the part outside the program's allocator.
+void on_runtime_exit(const CUpti_CallbackData& cb) {
+  Backend* b = g_backend.load();
+  size_t free = 0, total = 0;
+  if (!b || !b->mem_get_info || cb.callbackSite != CUPTI_API_EXIT || b->mem_get_info(&free, &total) != 0 ||
+      free > total)
+    return;
+  tracer::counter(keys::kMemoryAllocatorTotal, int64_t(total - free));
+}
+
 // On the thread destroying a context: hand CUPTI's buffers over now (they are queued, and read at the next
-// flush); takes none of our locks but the queue's, as the buffer callback does.
-void CUPTIAPI on_resource(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void*) {
+// flush); takes none of our locks but the queue's, as the buffer callback does. On the thread that called
+// cudaMalloc or cudaFree: the memory sample (the tracer's thread buffer only).
+void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) {
   if (domain == CUPTI_CB_DOMAIN_RESOURCE && id == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  else if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && data)
+    on_runtime_exit(*static_cast<const CUpti_CallbackData*>(data));
 }
 
 void after_fork_in_child() {
@@ -226,7 +242,7 @@ bool enable_after_check(const DeviceCheck& device, const GpuOptions& gpu, const 
   // Claim CUPTI: a second subscriber (nsys, ncu, torch.profiler's Kineto) would take our buffers over.
   char holder[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN * 2] = {};
   CUpti_SubscriberParams params{CUpti_SubscriberParams_STRUCT_SIZE, "shardscope", holder, sizeof holder};
-  CUptiResult r = cuptiSubscribe_v2(&b->subscriber, on_resource, nullptr, &params);
+  CUptiResult r = cuptiSubscribe_v2(&b->subscriber, on_callback, nullptr, &params);
   if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
     b->subscriber = nullptr;
     teardown_locked(b);
@@ -262,6 +278,22 @@ bool enable_after_check(const DeviceCheck& device, const GpuOptions& gpu, const 
       return false;
     }
     b->enabled.push_back(&k);
+  }
+  if (gpu.sample_device_memory) {
+    // Loaded already (the device check, or the driver calling us from cuInit): no new dependency.
+    if (void* cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD))
+      b->mem_get_info = reinterpret_cast<int (*)(size_t*, size_t*)>(dlsym(cuda, "cuMemGetInfo_v2"));
+    // Each allocation record then names the library that asked (PyTorch's caching allocator: libc10_cuda).
+    // Without it the traces still hold the device's use, not split.
+    if (r = cuptiActivityEnableAllocationSource(1); r != CUPTI_SUCCESS)
+      say("CUPTI error: cuptiActivityEnableAllocationSource returned " + std::to_string(int(r)) + " (" +
+          result_name(r) + "); the caching allocator's reserve is not told apart");
+    cuptiActivityEnableDriverApi(CUPTI_DRIVER_TRACE_CBID_cuMemGetInfo_v2, 0);  // our own samples' calls
+    for (CUpti_CallbackId id : {CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020})
+      if (r = cuptiEnableCallback(1, b->subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, id); r != CUPTI_SUCCESS) {
+        fail_locked(b, "cuptiEnableCallback(CUPTI_CB_DOMAIN_RUNTIME_API)", r);
+        return false;
+      }
   }
   // Calls made thousands of times a step that say nothing about the GPU's timeline (as Kineto filters them).
   cuptiActivityEnableRuntimeApi(CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, 0);

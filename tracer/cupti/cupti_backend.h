@@ -32,6 +32,11 @@ struct GpuOptions {
   bool check_device = true;
   // cuptiFinalize at stop, so CUPTI's instrumentation stops costing (pytorch#144455). Off at process exit.
   bool finalize_at_stop = true;
+  // The device's used memory (memory.allocator_total) sampled as each cudaMalloc and cudaFree returns, and the
+  // library that asked for each allocation, so that PyTorch's caching allocator's reserve is counted apart
+  // (memory.allocator_reserved, record_processor.h): for a program that samples no memory itself (the
+  // injection library's); shardscope-train samples its own.
+  bool sample_device_memory = false;
 };
 
 // Starts the host tracer (tracer::start, which may throw as it does) and, where a CUDA device is present,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <string_view>
 
 #include "tracer/cupti/names.h"
 #include "tracer/cupti/nccl.h"
@@ -21,6 +22,14 @@ bool bad_interval(uint64_t start, uint64_t end) { return start == 0 || end < sta
 
 uint32_t marker_thread(const CUpti_ActivityMarker2* m) {
   return m->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ? m->objectId.pt.threadId : 0;
+}
+
+// Whether an allocation record's source library (cuptiActivityEnableAllocationSource; null when off) is PyTorch's
+// CUDA caching allocator, whose live cudaMalloc bytes are its reserved total.
+bool from_caching_allocator(const char* source) {
+  if (!source) return false;
+  const std::string_view path(source);
+  return path.substr(path.find_last_of('/') + 1).starts_with("libc10_cuda");
 }
 
 }  // namespace
@@ -414,6 +423,9 @@ void RecordProcessor::emit_sync(const CUpti_ActivitySynchronization2* r) {
 void RecordProcessor::emit_memory(std::vector<const CUpti_ActivityMemory4*>& records) {
   // The running total per device must follow time, which the batch does not.
   std::stable_sort(records.begin(), records.end(), [](auto* a, auto* b) { return a->timestamp < b->timestamp; });
+  auto counter = [&](std::string name, int64_t t, int64_t value) {
+    push({'C', std::move(name), keys::kCatCounter, opts_.pid, 0, t, 0, "", {{keys::kValue, value}}});
+  };
   for (const CUpti_ActivityMemory4* r : records) {
     if (r->timestamp == 0) {
       ++stats_.bad_timestamps;
@@ -421,9 +433,20 @@ void RecordProcessor::emit_memory(std::vector<const CUpti_ActivityMemory4*>& rec
     }
     auto& live = live_allocations_[r->deviceId];
     int64_t& total = allocated_[r->deviceId];
+    bool reserve_moved = false;
+    auto forget = [&](std::map<uint64_t, Live>::iterator it) {
+      total -= it->second.bytes;
+      if (it->second.caching_allocator) allocator_reserved_ -= it->second.bytes, reserve_moved = true;
+      live.erase(it);
+    };
     if (r->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION) {
-      live[r->address] = int64_t(r->bytes);
-      total += int64_t(r->bytes);
+      // The same address again without a free between means a free we did not see: replaced, not counted twice.
+      if (auto old = live.find(r->address); old != live.end()) forget(old);
+      const Live a{int64_t(r->bytes),
+                   r->memoryKind == CUPTI_ACTIVITY_MEMORY_KIND_DEVICE && from_caching_allocator(r->source)};
+      live.emplace(r->address, a);
+      total += a.bytes;
+      if (a.caching_allocator) allocator_reserved_ += a.bytes, reserve_moved = true;
     } else if (r->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE) {
       // A free of memory allocated before tracing began is unknown to us: it would drive the total negative.
       auto it = live.find(r->address);
@@ -431,21 +454,13 @@ void RecordProcessor::emit_memory(std::vector<const CUpti_ActivityMemory4*>& rec
         ++stats_.ignored;
         continue;
       }
-      total -= it->second;
-      live.erase(it);
+      forget(it);
     } else {
       ++stats_.ignored;
       continue;
     }
-    push({'C',
-          fill(keys::kGpuMemoryCounter, r->deviceId),
-          keys::kCatCounter,
-          opts_.pid,
-          0,
-          ts(r->timestamp),
-          0,
-          "",
-          {{keys::kValue, total}}});
+    counter(fill(keys::kGpuMemoryCounter, r->deviceId), ts(r->timestamp), total);
+    if (reserve_moved) counter(keys::kMemoryAllocatorReserved, ts(r->timestamp), allocator_reserved_);
   }
 }
 

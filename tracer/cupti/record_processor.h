@@ -134,9 +134,14 @@ class RecordProcessor {
   std::unordered_map<uint32_t, OpenMarker> open_markers_;  // by marker id
   std::unordered_map<uint32_t, MarkerData> marker_data_;   // by marker id
   std::deque<uint32_t> marker_data_order_, open_marker_order_;
-  std::unordered_map<uint32_t, std::deque<NvtxRange>> nccl_ranges_;   // by thread, by start
-  std::map<uint32_t, std::map<uint64_t, int64_t>> live_allocations_;  // device -> address -> bytes
-  std::map<uint32_t, int64_t> allocated_;                             // device -> bytes
+  std::unordered_map<uint32_t, std::deque<NvtxRange>> nccl_ranges_;  // by thread, by start
+  struct Live {
+    int64_t bytes;
+    bool caching_allocator;  // asked for by PyTorch's caching allocator (the record's source library)
+  };
+  std::map<uint32_t, std::map<uint64_t, Live>> live_allocations_;  // device -> address -> allocation
+  std::map<uint32_t, int64_t> allocated_;                          // device -> bytes
+  int64_t allocator_reserved_ = 0;  // the caching allocator's, every device's (one a process, as a rank has)
   uint64_t next_flow_ = 1;
   Stats stats_;
   std::vector<trace::Event> out_;

@@ -58,8 +58,12 @@ void initialize() {
          .run_config = {{"program", "injected"}},
          .process_name = "rank " + std::to_string(rank) + " (pid " + std::to_string(getpid()) + ")"},
         // Inside cuInit: no device check (it would re-enter the driver); the program's NVTX ranges are the
-        // user's own, so the default domain is kept; no cuptiFinalize from an exit handler.
-        {.default_domain_markers = true, .check_device = false, .finalize_at_stop = false});
+        // user's own, so the default domain is kept; no cuptiFinalize from an exit handler; the program
+        // samples no memory of its own, so the device's used memory is sampled at its allocations.
+        {.default_domain_markers = true,
+         .check_device = false,
+         .finalize_at_stop = false,
+         .sample_device_memory = true});
     if (!gpu) {
       // Without CUPTI an unmodified program records nothing: leave no empty file behind.
       tr::stop();

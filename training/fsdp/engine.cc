@@ -147,6 +147,9 @@ void Engine::backward_done(int unit) {
 double Engine::forward_backward(const torch::Tensor& tokens, const torch::Tensor& targets) {
   const int L = int(units_.size()) - 1;
   Unit& root = *units_[0];
+  // Samples of the device's memory beside the allocator's: at the step's start and end (after the optimizer)
+  // and at the end of forward, where the activations peak.
+  mem_.sample_allocator();
   for (auto& u : units_) u->begin_step();
   std::vector<torch::Tensor> inputs(size_t(L) + 1), outputs(size_t(L) + 1);
   torch::Tensor embedded, hidden, loss;
@@ -278,6 +281,7 @@ void Engine::barrier() {
 
 void Engine::after_optimizer() {
   for (auto& u : units_) u->after_optimizer(comms_);
+  mem_.sample_allocator();
 }
 
 torch::Tensor Engine::full_parameters() {

@@ -56,14 +56,16 @@ void MemoryLedger::add(Mem m, int64_t delta) {
 void MemoryLedger::sample_allocator() {
 #if SHARDSCOPE_TRAIN_NCCL
   if (on_gpu_) {  // the device's used memory: the caching allocator's reserve and everything else on it
-    size_t free = 0, total = 0;
-    if (cudaMemGetInfo(&free, &total) == cudaSuccess)
-      tracer::counter(keys::kMemoryAllocatorTotal, int64_t(total - free));
 #if SHARDSCOPE_TORCH_CUDA
+    // Before the total: a report reads each counter's last sample at or before the total's, so the three
+    // are one sample only in this order.
     const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device_);
     tracer::counter(keys::kMemoryAllocatorReserved, int64_t(stats.reserved_bytes[0].current));
     tracer::counter(keys::kMemoryAllocatorAllocated, int64_t(stats.allocated_bytes[0].current));
 #endif
+    size_t free = 0, total = 0;
+    if (cudaMemGetInfo(&free, &total) == cudaSuccess)
+      tracer::counter(keys::kMemoryAllocatorTotal, int64_t(total - free));
     return;
   }
 #endif
