@@ -263,9 +263,10 @@ constexpr Tolerance kFp32{1e-5, 1e-4, 5e-4, 1e-6, 1e-3};
 // the gradient norm, which sums the squares of bf16 gradients, to 25 % (observed up to 10.5 %). Where a
 // rounded gradient flips the sign of a small entry's Adam step, that entry can end as far off as moving the
 // other way at every step, so the worst entry bounds nothing tighter than that; the whole update is bounded
-// instead: its rms difference under a tenth of the rms update (observed 4.4 %) and under 1e-3 absolute
-// (observed 2.6e-4).
-constexpr Tolerance kBf16{2e-2, 0.25, -1, 1e-3, 0.1};
+// instead: its rms difference under a fifth of the rms update and under 1e-3 absolute. Observed 4.4 % and
+// 2.6e-4 on an Intel Xeon; 10.0-10.2 % and 5.9-6.1e-4 on an AMD EPYC without AVX-512, where libtorch's bf16
+// kernels take another path (the same commit, 2026-11-28), so a tenth was the CPU's verdict, not the trainer's.
+constexpr Tolerance kBf16{2e-2, 0.25, -1, 1e-3, 0.2};
 
 using Case = std::tuple<std::string, int, std::string>;  // sharding, ranks, param/reduce dtype
 
