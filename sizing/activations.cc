@@ -75,6 +75,7 @@ std::optional<ActivationConfig> activation_config_from_run(const trace::RunShape
   const std::string dtype = rc.param_dtype.value_or("fp32");
   c.bytes_per_element = dtype == "fp32" || dtype == "float32" || dtype == "float" ? 4 : 2;
   c.checkpointing = rc.activation_checkpointing;
+  c.scores_kept = rc.model.attention.value_or("eager") != "sdpa";  // SDPA keeps no s² scores for backward
   if (rc.model.ffn_dim && *rc.model.ffn_dim > 0) c.ffn_dim = *rc.model.ffn_dim;  // the trainer's own block
   return c;
 }

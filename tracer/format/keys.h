@@ -147,6 +147,8 @@ inline constexpr const char* kCfgModelDim = "dim";
 inline constexpr const char* kCfgModelHeads = "heads";
 inline constexpr const char* kCfgModelSeqLen = "seq_len";
 inline constexpr const char* kCfgModelFfnDim = "ffn_dim";  // the SwiGLU FFN's width
+// "sdpa" (fused: no s² scores kept for backward) or "eager" (the scores kept); absent: eager.
+inline constexpr const char* kCfgModelAttention = "attention";
 
 // --- What the CUPTI backend records (tracer/cupti/) ---
 // Track names below are patterns: each "{}" is replaced by a number, in order.

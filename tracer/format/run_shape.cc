@@ -65,8 +65,8 @@ RunShape run_shape_from_json(const json& cfg) {
   s.batch_size = json_number(cfg, keys::kCfgBatchSize);
   if (const json* m = json_field(cfg, keys::kCfgModel))
     s.model = {json_number(*m, keys::kCfgModelLayers), json_number(*m, keys::kCfgModelDim),
-               json_number(*m, keys::kCfgModelHeads), json_number(*m, keys::kCfgModelSeqLen),
-               json_number(*m, keys::kCfgModelFfnDim)};
+               json_number(*m, keys::kCfgModelHeads),  json_number(*m, keys::kCfgModelSeqLen),
+               json_number(*m, keys::kCfgModelFfnDim), json_string(*m, keys::kCfgModelAttention)};
   if (const json* units = json_field(cfg, keys::kCfgUnits); units && units->is_array())
     for (const json& u : *units)
       s.units.push_back({unit_id(u), json_string(u, keys::kName).value_or(""), json_number(u, keys::kCfgUnitParams),
@@ -95,6 +95,7 @@ json to_json(const RunShape& s) {
                                                                        {keys::kCfgModelFfnDim, &s.model.ffn_dim}};
   for (const auto& [key, v] : dims)
     if (*v) j[keys::kCfgModel][key] = count(**v);
+  if (s.model.attention) j[keys::kCfgModel][keys::kCfgModelAttention] = *s.model.attention;
   for (const UnitShape& u : s.units) {
     json o = {{keys::kCfgUnitId, u.id}, {keys::kName, u.name}};
     if (u.params) o[keys::kCfgUnitParams] = count(*u.params);

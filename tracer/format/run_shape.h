@@ -30,6 +30,7 @@ struct UnitShape {
 // ffn_dim (the trainer's SwiGLU width) picks the formula for the trainer's block.
 struct ModelShape {
   std::optional<double> layers, dim, heads, seq_len, ffn_dim;
+  std::optional<std::string> attention;  // keys::kCfgModelAttention
   bool operator==(const ModelShape&) const = default;
 };
 

@@ -21,6 +21,7 @@
 #include <torch/cuda.h>
 #endif
 #include "training/comm/group.h"
+#include "training/model/transformer.h"
 #include "training/preflight.h"
 
 namespace shardscope::train {
@@ -140,6 +141,10 @@ void add_fsdp_flags(CLI::App& app, Args& a, std::vector<std::pair<CLI::Option*, 
   app.add_option("--param-dtype", a.param_dtype, "fp32 | bf16");
   app.add_option("--reduce-dtype", a.reduce_dtype, "fp32 | bf16");
   app.add_flag("--activation-checkpointing", a.checkpointing, "Recompute each block's forward in backward");
+  app.add_option("--attention", a.attention,
+                 "sdpa (fused, libtorch 2.x) | eager (the scores materialised, softmax in fp32) | auto: sdpa where "
+                 "libtorch has it")
+      ->check(CLI::IsMember({"auto", "sdpa", "eager"}));
   app.add_flag("--cpu-offload", a.cpu_offload, "Keep sharded state on the host (GPU runs)");
 }
 
@@ -264,6 +269,10 @@ FsdpOptions fsdp_options(const Args& a, const WorldEnv& world) {
   o.param_dtype = parse_dtype(a.param_dtype);
   o.reduce_dtype = parse_dtype(a.reduce_dtype);
   o.activation_checkpointing = a.checkpointing;
+  if (a.attention == "sdpa" && !kHaveSdpa)
+    throw std::invalid_argument("--attention sdpa: this libtorch (" TORCH_VERSION
+                                ") has no scaled_dot_product_attention (2.0 and later do); use eager");
+  o.sdpa = a.attention == "sdpa" || (a.attention == "auto" && kHaveSdpa);
   o.ranks_per_node = a.ranks_per_node;
   o.collective_timeout_s = a.collective_timeout_s;
   if (a.slow_rank >= 0 && a.slow_rank >= world.world_size)

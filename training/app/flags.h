@@ -17,6 +17,7 @@ struct Args {
   sizing::ModelConfig model;
   std::string data = "synthetic", device = "cpu", sharding = "full_shard", prefetch = "pre";
   std::string param_dtype = "fp32", reduce_dtype = "fp32";
+  std::string attention = "auto";  // sdpa | eager | auto (sdpa where libtorch has it)
   int stop_after = -1;
   int steps = 10, batch = 2, warmup = -1, limit_all_gathers = 2, ranks_per_node = 0, save_every = 0, threads = 1;
   double lr = 3e-3, max_grad_norm = 1.0;

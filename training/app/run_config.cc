@@ -39,6 +39,7 @@ json run_config(const Args& a, const FsdpOptions& o, const WorldEnv& w, int shar
   model["ffn_dim"] = m.ffn_dim;
   model["vocab"] = m.vocab;
   model["params"] = sizing::parameter_count(m);
+  model[keys::kCfgModelAttention] = o.sdpa ? "sdpa" : "eager";
   // The same on every rank, so that the ranks' headers agree.
   if (a.slow_rank >= 0)
     cfg[keys::kCfgPlantedDelay] = {{keys::kRank, a.slow_rank}, {keys::kCfgPlantedDelayMs, a.slow_rank_ms}};

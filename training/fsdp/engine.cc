@@ -116,7 +116,9 @@ void Engine::wait_unshard(Unit& u) {
   std::erase(in_flight_, &u);
 }
 
-torch::Tensor Engine::run_block(Unit& u, const torch::Tensor& x) { return block_forward(model_, u.views(), x); }
+torch::Tensor Engine::run_block(Unit& u, const torch::Tensor& x) {
+  return block_forward(model_, u.views(), x, opts_.sdpa);
+}
 
 int Engine::next_in_forward(int unit) const {
   auto it = std::find(exec_order_.begin(), exec_order_.end(), unit);

@@ -26,6 +26,7 @@ struct FsdpOptions {
   DType param_dtype = DType::F32;
   DType reduce_dtype = DType::F32;
   bool activation_checkpointing = false;
+  bool sdpa = false;             // at::scaled_dot_product_attention (libtorch 2.x), else the block's own attention
   bool cpu_offload = false;      // fp32 shard, gradient shard and optimizer state on the host; AdamW runs there
   int ranks_per_node = 0;        // hybrid_shard: the sharding group size
   int collective_timeout_s = 0;  // a collective's deadline from its issue; 0: 30 s on CPU, 300 s on a GPU

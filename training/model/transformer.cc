@@ -27,7 +27,7 @@ torch::Tensor rope(const torch::Tensor& x) {  // [b, s, h, d]
 
 }  // namespace
 
-torch::Tensor block_forward(const sizing::ModelConfig& c, const ParamViews& p, const torch::Tensor& x) {
+torch::Tensor block_forward(const sizing::ModelConfig& c, const ParamViews& p, const torch::Tensor& x, bool sdpa) {
   const auto& attn_norm = p[0];
   const auto& wq = p[1];
   const auto& wk = p[2];
@@ -48,10 +48,17 @@ torch::Tensor block_forward(const sizing::ModelConfig& c, const ParamViews& p, c
     v = v.repeat_interleave(c.heads / c.kv_heads, 2);
   }
   q = q.transpose(1, 2), k = k.transpose(1, 2), v = v.transpose(1, 2);  // [b, h, s, d]
-  auto scores = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(double(hd));
-  auto mask = torch::ones({s, s}, torch::TensorOptions().dtype(torch::kBool).device(x.device())).triu(1);
-  scores = scores.masked_fill(mask, -std::numeric_limits<float>::infinity());
-  auto attn = torch::matmul(torch::softmax(scores.to(torch::kFloat32), -1).to(v.scalar_type()), v);
+  torch::Tensor attn;
+#if TORCH_VERSION_MAJOR >= 2
+  if (sdpa) attn = at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);
+#endif
+  if (!attn.defined()) {
+    TORCH_CHECK(!sdpa, "scaled_dot_product_attention needs libtorch 2.0 or later");
+    auto scores = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(double(hd));
+    auto mask = torch::ones({s, s}, torch::TensorOptions().dtype(torch::kBool).device(x.device())).triu(1);
+    scores = scores.masked_fill(mask, -std::numeric_limits<float>::infinity());
+    attn = torch::matmul(torch::softmax(scores.to(torch::kFloat32), -1).to(v.scalar_type()), v);
+  }
   auto out = x + torch::matmul(attn.transpose(1, 2).reshape({b, s, c.dim}), wo.t());
 
   auto m = rms_norm(out, mlp_norm);
