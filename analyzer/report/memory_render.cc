@@ -200,12 +200,15 @@ std::string trainer_block_how(const sizing::ActivationConfig& c) {
   const std::string inputs = fmt::format("s={:g} b={:g} h={:g} a={:g} L={:g} ffn={:g}", c.seq_len, c.batch, c.hidden,
                                          c.heads, c.layers, c.ffn_dim);
   const double e = c.bytes_per_element;
-  const std::string layer = fmt::format("{:g}·(10·s·b·h + 4·s·b·ffn) + 4·a·s²·b{}", e,
-                                        e < 4 ? fmt::format(" + 8·s·b·h + {:g}·a·s²·b", e) : "");
-  const std::string assumes = fmt::format(
-      "assumes RMSNorm, eager attention with the a·s²·b scores kept (softmax in fp32), SwiGLU, no dropout, "
-      "{:g}-byte activations",
-      e);
+  // The scores' terms only where they are kept (eager attention; SDPA keeps none).
+  const std::string layer =
+      fmt::format("{:g}·(10·s·b·h + 4·s·b·ffn){}{}", e, c.scores_kept ? " + 4·a·s²·b" : "",
+                  e < 4 ? fmt::format(" + 8·s·b·h{}", c.scores_kept ? fmt::format(" + {:g}·a·s²·b", e) : "") : "");
+  const std::string assumes =
+      fmt::format("assumes RMSNorm, {}, SwiGLU, no dropout, {:g}-byte activations",
+                  c.scores_kept ? "eager attention with the a·s²·b scores kept (softmax in fp32)"
+                                : "fused attention (scaled_dot_product_attention: no s² scores kept)",
+                  e);
   if (c.checkpointing)
     return fmt::format(
         "predicted for shardscope-train's block with full activation checkpointing: each layer's input, {:g}·s·b·h, "

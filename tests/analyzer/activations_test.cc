@@ -89,6 +89,21 @@ TEST(Activations, TheTrainersBlockWhereRunConfigGivesTheFfnWidth) {
   EXPECT_DOUBLE_EQ(sizing::predict_activations(*c).bytes, 1'138'688);
 }
 
+// run_config.model.attention "sdpa" (the trainer on libtorch 2.x): no s² scores kept, so the block drops
+// 4·A and, in bf16, the scores' 2·A cast: 679,936 + 131,072 = 811,008 a layer, × 4 = 3,244,032.
+TEST(Activations, TheTrainersBlockUnderSdpaKeepsNoScores) {
+  sizing::MemoryNa why;
+  json rc = model_config(false, "bf16");
+  rc["model"]["ffn_dim"] = 344;
+  rc["model"]["attention"] = "sdpa";
+  auto c = sizing::activation_config_from_run(trace::run_shape_from_json(rc), why);
+  ASSERT_TRUE(c) << why.text;
+  EXPECT_FALSE(c->scores_kept);
+  EXPECT_DOUBLE_EQ(sizing::predict_activations(*c).bytes, 3'244'032);
+  rc["model"]["attention"] = "eager";
+  EXPECT_TRUE(sizing::activation_config_from_run(trace::run_shape_from_json(rc), why)->scores_kept);
+}
+
 TEST(Activations, MissingFieldsAreNamed) {
   sizing::MemoryNa why;
   json rc = model_config(false, "bf16");
